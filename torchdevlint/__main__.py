@@ -1,0 +1,3 @@
+from torchdevlint.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,128 @@
+"""The shared analysis every rule asks: what a value is, what a name refers to, what guards it."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import libcst as cst
+
+from torchdevlint.analysis import torch_api as api
+from torchdevlint.analysis.builder import Builder, Collected, iter_children
+from torchdevlint.analysis.kinds import KindInference
+from torchdevlint.analysis.model import ASSIGN, Ctx, Scope, string_value
+
+
+class Analysis:
+    """One parsed file, traversed once; rules query it."""
+
+    def __init__(self, module: cst.Module) -> None:
+        self.module = module
+        self.collected: Collected = Builder().build(module)
+        self.kinds = KindInference()
+        self._guard_memo: dict = {}
+
+    # Shorthands the rules use.
+    def qualname(self, expr: cst.BaseExpression, scope: Scope) -> Optional[str]:
+        return self.kinds.qualname(expr, scope)
+
+    def kind_of(self, expr: cst.BaseExpression, scope: Scope):
+        return self.kinds.kind_of(expr, scope)
+
+    def call_sites(self, names, qualified_names=()):
+        """Calls whose callee's last name is in ``names`` or is an import alias of one of
+        ``qualified_names`` (``from torch import load as L``)."""
+        wanted = set(names)
+        for qualified in qualified_names:
+            wanted.update(self.collected.imported_as.get(qualified, ()))
+        sites = []
+        for name in wanted:
+            sites.extend(self.collected.calls_by_name.get(name, ()))
+        return sites
+
+    # -- CUDA availability guards (TDL002) ----------------------------------------------
+
+    def is_guarded(self, ctx: Ctx) -> bool:
+        """Whether code in ``ctx`` only runs when CUDA was checked for or asked for."""
+        for condition in ctx.iter_conditions():
+            if isinstance(condition, str):
+                if _mentions_cuda(condition):  # def test_cuda_..., class CUDATests, def to_gpu
+                    return True
+            elif self.is_guard_test(condition, ctx.scope):
+                return True
+        return False
+
+    def is_guard_test(self, expr: cst.CSTNode, scope: Scope, depth: int = 0) -> bool:
+        """A test that involves CUDA availability or a choice of device.
+
+        ``torch.cuda.is_available()``, ``x.is_cuda``, ``args.cuda``, ``use_gpu``,
+        ``device.type == "cuda"``, ``"cuda" in str(device)``, or a variable computed from
+        one of these (``use_cuda = not args.no_cuda and torch.cuda.is_available()``).
+        """
+        key = id(expr)
+        if key in self._guard_memo:
+            return self._guard_memo[key]
+        self._guard_memo[key] = False
+        verdict = self._guard_test(expr, scope, depth)
+        self._guard_memo[key] = verdict
+        return verdict
+
+    def _guard_test(self, expr: cst.CSTNode, scope: Scope, depth: int) -> bool:
+        stack = [expr]
+        while stack:
+            node = stack.pop()
+            if isinstance(node, cst.Name):
+                if _mentions_cuda(node.value):
+                    return True
+                if depth < 4 and self._name_holds_guard(node.value, scope, depth):
+                    return True
+            elif isinstance(node, cst.Attribute):
+                if _mentions_cuda(node.attr.value):
+                    return True
+            elif isinstance(node, cst.Comparison):
+                operands = [node.left] + [c.comparator for c in node.comparisons]
+                for operand in operands:
+                    value = string_value(operand)
+                    if value is not None and value.split(":")[0] in ("cuda", "cpu", "mps"):
+                        return True
+            elif isinstance(node, (cst.SimpleString, cst.ConcatenatedString)):
+                continue
+            if isinstance(node, (cst.Lambda, cst.FunctionDef)):
+                continue
+            stack.extend(iter_children(node))
+        return False
+
+    def _name_holds_guard(self, name: str, scope: Scope, depth: int) -> bool:
+        for binding in scope.lookup(name):
+            if binding.how == ASSIGN and isinstance(binding.value, cst.BaseExpression):
+                if self.is_guard_test(binding.value, binding.ctx.scope, depth + 1):
+                    return True
+        return False
+
+    # -- devices ------------------------------------------------------------------------
+
+    def is_cpu_device(self, expr: cst.BaseExpression, scope: Scope, depth: int = 0) -> bool:
+        """``"cpu"``, ``torch.device("cpu")`` or a name bound only to such a value."""
+        value = string_value(expr)
+        if value is not None:
+            return value == "cpu"
+        if isinstance(expr, cst.Call) and expr.args and self.qualname(expr.func, scope) == "torch.device":
+            return self.is_cpu_device(expr.args[0].value, scope, depth + 1)
+        if isinstance(expr, cst.Name) and depth < 4:
+            bindings = scope.lookup(expr.value)
+            return bool(bindings) and all(
+                b.how == ASSIGN and not b.path and self.is_cpu_device(b.value, b.ctx.scope, depth + 1)
+                for b in bindings)
+        return False
+
+    def is_dtype(self, expr: cst.BaseExpression, scope: Scope) -> bool:
+        qualified = self.qualname(expr, scope)
+        return qualified is not None and qualified.startswith("torch.") and \
+            qualified.rpartition(".")[2] in api.DTYPE_NAMES
+
+
+_CUDA_WORDS = ("cuda", "gpu")
+
+
+def _mentions_cuda(identifier: str) -> bool:
+    lowered = identifier.lower()
+    return any(word in lowered for word in _CUDA_WORDS)

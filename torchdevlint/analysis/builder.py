@@ -1,0 +1,520 @@
+"""The one traversal of a file: scopes, bindings and the sites the rules look at.
+
+LibCST's own visitor dispatch costs about as much as parsing (it visits every whitespace and
+token node); this walker follows only the fields that can hold code and dispatches on the few
+node types that matter, so a file costs a few percent of its parse time.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Dict, List, Optional
+
+import libcst as cst
+
+from torchdevlint.analysis.model import (
+    ASSIGN, AUGMENT, CLASS, DEF, FOR, IMPORT, PARAM, UNKNOWN, WITH,
+    Binding, CallSite, ClassInfo, Ctx, FunctionInfo, Scope, last_name, string_value,
+)
+
+# Fields that only hold syntax (whitespace, punctuation, operators): never walked.
+_SYNTAX_FIELDS = frozenset(
+    """
+    lpar rpar comma semicolon header footer leading_lines lines_after_decorators
+    trailing_whitespace equal colon dot asynchronous newline lbracket rbracket lbrace rbrace
+    operator keyword arrow walrus star indent
+    """.split()
+)
+_FIELDS: Dict[type, tuple] = {}
+
+
+def _code_fields(cls: type) -> tuple:
+    fields = _FIELDS.get(cls)
+    if fields is None:
+        fields = tuple(
+            f.name
+            for f in dataclasses.fields(cls)
+            if f.name not in _SYNTAX_FIELDS and not f.name.startswith("whitespace")
+        )
+        _FIELDS[cls] = fields
+    return fields
+
+
+def iter_children(node: cst.CSTNode):
+    """Child nodes that can contain code, in source order."""
+    for name in _code_fields(type(node)):
+        value = getattr(node, name)
+        if isinstance(value, cst.CSTNode):
+            yield value
+        elif type(value) in (tuple, list):
+            for item in value:
+                if isinstance(item, cst.CSTNode):
+                    yield item
+
+
+_EXIT_CALLS = frozenset("skip skipTest exit _exit quit abort fail SkipTest".split())
+_TRANSPARENT_DECORATORS = frozenset(
+    "no_grad inference_mode enable_grad staticmethod classmethod wraps lru_cache cache "
+    "compile export autocast property cached_property".split()
+)
+
+
+class Collected:
+    """Everything the traversal records for the rules."""
+
+    def __init__(self) -> None:
+        self.module_scope: Optional[Scope] = None
+        self.calls_by_name: Dict[str, List[CallSite]] = {}
+        self.device_keyword_calls: List[CallSite] = []
+        self.cuda_tensor_types: List[tuple] = []  # (Attribute, Ctx)
+        self.type_check_args: set = set()  # ids of isinstance()/issubclass() type arguments
+        self.string_assignments: List[tuple] = []  # (target, literal, Ctx) for "cuda..." values
+        self.device_param_defaults: List[tuple] = []  # (Param, literal, Ctx)
+        self.for_loops: List[tuple] = []  # (For, Ctx)
+        self.imported_as: Dict[str, set] = {}  # qualified name -> names it is bound to
+        self.functions: List[FunctionInfo] = []
+        self.classes: List[ClassInfo] = []
+
+
+def _is_cuda_literal(expr) -> bool:
+    value = string_value(expr)
+    return value is not None and value.startswith("cuda")
+
+
+def _ends_in_exit(body: cst.BaseSuite) -> bool:
+    statements = body.body
+    if not statements:
+        return False
+    last = statements[-1]
+    if isinstance(body, cst.IndentedBlock):
+        if not isinstance(last, cst.SimpleStatementLine) or not last.body:
+            return False
+        last = last.body[-1]
+    if isinstance(last, (cst.Return, cst.Raise, cst.Continue, cst.Break)):
+        return True
+    if isinstance(last, cst.Expr) and isinstance(last.value, cst.Call):
+        return last_name(last.value.func) in _EXIT_CALLS
+    return False
+
+
+class Builder:
+    def __init__(self) -> None:
+        self.out = Collected()
+        self._handlers = {
+            cst.Module: self._module,
+            cst.SimpleStatementLine: self._simple_line,
+            cst.SimpleStatementSuite: self._suite,
+            cst.IndentedBlock: self._suite,
+            cst.FunctionDef: self._function,
+            cst.ClassDef: self._class,
+            cst.Lambda: self._lambda,
+            cst.ListComp: self._comprehension,
+            cst.SetComp: self._comprehension,
+            cst.GeneratorExp: self._comprehension,
+            cst.DictComp: self._comprehension,
+            cst.For: self._for,
+            cst.If: self._if,
+            cst.IfExp: self._ifexp,
+            cst.BooleanOperation: self._boolean,
+            cst.With: self._with,
+            cst.ExceptHandler: self._except,
+            cst.ExceptStarHandler: self._except,
+            cst.Call: self._call,
+            cst.Attribute: self._attribute,
+            cst.NamedExpr: self._named_expr,
+            cst.Yield: self._yield,
+            cst.MatchAs: self._match_capture,
+            cst.MatchStar: self._match_capture,
+            cst.MatchMapping: self._match_mapping,
+            cst.Import: self._import,
+            cst.ImportFrom: self._import_from,
+            cst.Global: self._global,
+            cst.Nonlocal: self._nonlocal,
+        }
+        self._small = {
+            cst.Assign: self._assign,
+            cst.AnnAssign: self._ann_assign,
+            cst.AugAssign: self._aug_assign,
+            cst.Expr: self._expr_statement,
+            cst.Return: self._return,
+        }
+
+    # -- driving ------------------------------------------------------------------------
+
+    def build(self, module: cst.Module) -> Collected:
+        self.walk(module, None)
+        return self.out
+
+    def walk(self, node: cst.CSTNode, ctx: Optional[Ctx]) -> None:
+        handler = self._handlers.get(type(node))
+        if handler is not None:
+            handler(node, ctx)
+            return
+        for child in iter_children(node):
+            self.walk(child, ctx)
+
+    def _walk_all(self, nodes, ctx: Ctx) -> None:
+        for node in nodes:
+            self.walk(node, ctx)
+
+    def _block(self, statements, ctx: Ctx) -> None:
+        for statement in statements:
+            self.walk(statement, ctx)
+            after = self._condition_after(statement)
+            if after is not None:
+                ctx = ctx.with_condition(after)
+
+    @staticmethod
+    def _condition_after(statement) -> Optional[cst.CSTNode]:
+        """A test that holds for the rest of the block once ``statement`` has run."""
+        if isinstance(statement, cst.If) and _ends_in_exit(statement.body):
+            return statement.test
+        if isinstance(statement, cst.SimpleStatementLine):
+            for small in statement.body:
+                if isinstance(small, cst.Assert):
+                    return small.test
+                if (isinstance(small, cst.Assign) and len(small.targets) == 1
+                        and isinstance(small.targets[0].target, cst.Name)
+                        and small.targets[0].target.value == "pytestmark"):
+                    return small.value
+        return None
+
+    # -- scopes and bindings ------------------------------------------------------------
+
+    def _bind_target(self, target, how: str, value, ctx: Ctx, value_ctx: Ctx, path=()) -> None:
+        if isinstance(target, cst.Name):
+            ctx.scope.add(target.value, Binding(how, value, path, value_ctx, target))
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            for index, element in enumerate(target.elements):
+                if isinstance(element, cst.StarredElement):
+                    self._bind_target(element.value, UNKNOWN, None, ctx, value_ctx)
+                else:
+                    self._bind_target(element.value, how, value, ctx, value_ctx, path + (index,))
+        elif isinstance(target, cst.StarredElement):
+            self._bind_target(target.value, UNKNOWN, None, ctx, value_ctx)
+        elif isinstance(target, cst.Attribute) and not path and how == ASSIGN:
+            self._maybe_self_attribute(target, value, ctx)
+
+    def _maybe_self_attribute(self, target: cst.Attribute, value, ctx: Ctx) -> None:
+        """Record ``self.name = value`` in a method as an attribute of the class."""
+        info = self._self_class(target.value, ctx)
+        if info is not None:
+            info.attributes.setdefault(target.attr.value, []).append(
+                Binding(ASSIGN, value, (), ctx, target))
+
+    @staticmethod
+    def _self_class(expr, ctx: Ctx) -> Optional[ClassInfo]:
+        if not isinstance(expr, cst.Name):
+            return None
+        bindings = ctx.scope.lookup(expr.value)
+        if len(bindings) != 1 or bindings[0].how != PARAM:
+            return None
+        _param, func, index = bindings[0].value
+        if index == 0 and func.cls is not None and func.self_name == expr.value:
+            return func.cls
+        return None
+
+    # -- handlers -----------------------------------------------------------------------
+
+    def _module(self, node: cst.Module, _ctx) -> None:
+        scope = Scope("module", None, node)
+        self.out.module_scope = scope
+        self._block(node.body, Ctx(scope, None, None, None))
+
+    def _simple_line(self, node: cst.SimpleStatementLine, ctx: Ctx) -> None:
+        for small in node.body:
+            handler = self._small.get(type(small))
+            if handler is not None:
+                handler(small, ctx)
+            else:
+                self.walk(small, ctx)
+
+    def _suite(self, node, ctx: Ctx) -> None:
+        if isinstance(node, cst.SimpleStatementSuite):
+            self._simple_line(node, ctx)  # same shape: a list of small statements
+        else:
+            self._block(node.body, ctx)
+
+    def _function(self, node: cst.FunctionDef, ctx: Ctx) -> None:
+        decorators = [d.decorator for d in node.decorators]
+        self._walk_all(decorators, ctx)
+        in_class = ctx.scope.kind == "class"
+        info = FunctionInfo(node, node.name.value, ctx, ctx.cls if in_class else None)
+        self.out.functions.append(info)
+        ctx.scope.add(node.name.value, Binding(DEF, info, (), ctx, node.name))
+        if in_class and ctx.cls is not None:
+            ctx.cls.methods[node.name.value] = info
+        if node.asynchronous is not None or any(
+                last_name(_decorator_callee(d)) not in _TRANSPARENT_DECORATORS for d in decorators):
+            info.opaque_return = True  # the call does not return what the body returns
+        scope = Scope("function", ctx.scope, node, func=info)
+        info.scope = scope
+        body_conditions = ctx.conditions
+        for decorator in decorators:
+            body_conditions = (decorator, body_conditions)
+        body_ctx = Ctx(scope, (node.name.value, body_conditions), info, ctx.cls)
+        self._params(node.params, info, ctx, body_ctx)
+        if node.returns is not None:
+            self.walk(node.returns.annotation, ctx)
+        is_static = any(last_name(_decorator_callee(d)) == "staticmethod" for d in decorators)
+        if in_class and info.param_names and not is_static:
+            info.self_name = info.param_names[0]
+        self.walk(node.body, body_ctx)
+
+    def _params(self, params: cst.Parameters, info: Optional[FunctionInfo], outer: Ctx,
+                inner: Ctx) -> None:
+        every = list(params.posonly_params) + list(params.params)
+        if isinstance(params.star_arg, cst.Param):
+            every.append(params.star_arg)
+        every += list(params.kwonly_params)
+        if params.star_kwarg is not None:
+            every.append(params.star_kwarg)
+        for index, param in enumerate(every):
+            if param.annotation is not None:
+                self.walk(param.annotation.annotation, outer)
+            if param.default is not None:
+                self.walk(param.default, outer)
+                name = param.name.value
+                if (name == "device" or name.endswith("_device")) and _is_cuda_literal(param.default):
+                    self.out.device_param_defaults.append((param, param.default, inner))
+            name = param.name.value
+            if info is not None:
+                info.param_names.append(name)
+            inner.scope.add(name, Binding(PARAM, (param, info, index), (), inner, param.name))
+
+    def _lambda(self, node: cst.Lambda, ctx: Ctx) -> None:
+        scope = Scope("lambda", ctx.scope, node)
+        inner = Ctx(scope, ctx.conditions, ctx.func, ctx.cls)
+        self._params(node.params, None, ctx, inner)
+        self.walk(node.body, inner)
+
+    def _class(self, node: cst.ClassDef, ctx: Ctx) -> None:
+        decorators = [d.decorator for d in node.decorators]
+        self._walk_all(decorators, ctx)
+        for arg in node.bases:
+            self.walk(arg.value, ctx)
+        for arg in node.keywords:
+            self.walk(arg.value, ctx)
+        info = ClassInfo(node, ctx)
+        self.out.classes.append(info)
+        ctx.scope.add(node.name.value, Binding(CLASS, info, (), ctx, node.name))
+        scope = Scope("class", ctx.scope, node)
+        info.scope = scope
+        conditions = ctx.conditions
+        for decorator in decorators:
+            conditions = (decorator, conditions)
+        self.walk(node.body, Ctx(scope, (node.name.value, conditions), None, info))
+
+    def _comprehension(self, node, ctx: Ctx) -> None:
+        scope = Scope("comprehension", ctx.scope, node)
+        inner = Ctx(scope, ctx.conditions, ctx.func, ctx.cls)
+        comp = node.for_in
+        first = True
+        while comp is not None:
+            iter_ctx = ctx if first else inner
+            self.walk(comp.iter, iter_ctx)
+            self._bind_target(comp.target, FOR, comp.iter, inner, iter_ctx)
+            for condition in comp.ifs:
+                self.walk(condition.test, inner)
+            comp = comp.inner_for_in
+            first = False
+        if isinstance(node, cst.DictComp):
+            self.walk(node.key, inner)
+            self.walk(node.value, inner)
+        else:
+            self.walk(node.elt, inner)
+
+    def _assign(self, node: cst.Assign, ctx: Ctx) -> None:
+        self.walk(node.value, ctx)
+        for target in node.targets:
+            self._bind_target(target.target, ASSIGN, node.value, ctx, ctx)
+            self._walk_target(target.target, ctx)
+            if _is_cuda_literal(node.value):
+                self.out.string_assignments.append((target.target, node.value, ctx))
+
+    def _ann_assign(self, node: cst.AnnAssign, ctx: Ctx) -> None:
+        self.walk(node.annotation.annotation, ctx)
+        if node.value is None:
+            return
+        self.walk(node.value, ctx)
+        self._bind_target(node.target, ASSIGN, node.value, ctx, ctx)
+        self._walk_target(node.target, ctx)
+        if _is_cuda_literal(node.value):
+            self.out.string_assignments.append((node.target, node.value, ctx))
+
+    def _aug_assign(self, node: cst.AugAssign, ctx: Ctx) -> None:
+        self.walk(node.value, ctx)
+        if isinstance(node.target, cst.Name):
+            ctx.scope.add(node.target.value, Binding(AUGMENT, node.value, (), ctx, node.target))
+        self._walk_target(node.target, ctx)
+
+    def _walk_target(self, target, ctx: Ctx) -> None:
+        """Targets can hold code too: ``a[f(x)] = ...``, ``obj.attr.x = ...``."""
+        if isinstance(target, (cst.Attribute, cst.Subscript)):
+            self.walk(target, ctx)
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            for element in target.elements:
+                self._walk_target(element.value, ctx)
+        elif isinstance(target, cst.StarredElement):
+            self._walk_target(target.value, ctx)
+
+    def _expr_statement(self, node: cst.Expr, ctx: Ctx) -> None:
+        if isinstance(node.value, cst.Call):
+            self._call(node.value, ctx, statement=node)
+        else:
+            self.walk(node.value, ctx)
+
+    def _return(self, node: cst.Return, ctx: Ctx) -> None:
+        if node.value is not None:
+            self.walk(node.value, ctx)
+        if ctx.func is not None and ctx.scope.kind == "function":
+            ctx.func.returns.append((node.value, ctx))
+
+    def _yield(self, node: cst.Yield, ctx: Ctx) -> None:
+        if ctx.func is not None and ctx.scope.kind == "function":
+            ctx.func.opaque_return = True
+        if node.value is not None:
+            self.walk(node.value, ctx)
+
+    def _for(self, node: cst.For, ctx: Ctx) -> None:
+        self.walk(node.iter, ctx)
+        self._bind_target(node.target, FOR, node.iter, ctx, ctx)
+        self._walk_target(node.target, ctx)
+        self.out.for_loops.append((node, ctx))
+        self.walk(node.body, ctx)
+        if node.orelse is not None:
+            self.walk(node.orelse.body, ctx)
+
+    def _if(self, node: cst.If, ctx: Ctx) -> None:
+        self.walk(node.test, ctx)
+        guarded = ctx.with_condition(node.test)
+        self.walk(node.body, guarded)
+        if node.orelse is not None:
+            if isinstance(node.orelse, cst.If):
+                self._if(node.orelse, guarded)
+            else:
+                self.walk(node.orelse.body, guarded)
+
+    def _ifexp(self, node: cst.IfExp, ctx: Ctx) -> None:
+        self.walk(node.test, ctx)
+        guarded = ctx.with_condition(node.test)
+        self.walk(node.body, guarded)
+        self.walk(node.orelse, guarded)
+
+    def _boolean(self, node: cst.BooleanOperation, ctx: Ctx) -> None:
+        # ``available() and x.cuda()``: the right side runs only when the left allows it.
+        self.walk(node.left, ctx)
+        self.walk(node.right, ctx.with_condition(node.left))
+
+    def _with(self, node: cst.With, ctx: Ctx) -> None:
+        for item in node.items:
+            self.walk(item.item, ctx)
+            if item.asname is not None:
+                self._bind_target(item.asname.name, WITH, item.item, ctx, ctx)
+        self.walk(node.body, ctx)
+
+    def _except(self, node, ctx: Ctx) -> None:
+        if node.type is not None:
+            self.walk(node.type, ctx)
+        if node.name is not None and isinstance(node.name.name, cst.Name):
+            ctx.scope.add(node.name.name.value, Binding(UNKNOWN, None, (), ctx, node.name.name))
+        self.walk(node.body, ctx)
+
+    def _named_expr(self, node: cst.NamedExpr, ctx: Ctx) -> None:
+        self.walk(node.value, ctx)
+        scope = ctx.scope
+        while scope.kind == "comprehension" and scope.parent is not None:
+            scope = scope.parent
+        if isinstance(node.target, cst.Name):
+            scope.add(node.target.value, Binding(ASSIGN, node.value, (), ctx, node.target))
+
+    def _match_capture(self, node, ctx: Ctx) -> None:
+        if node.name is not None:
+            ctx.scope.add(node.name.value, Binding(UNKNOWN, None, (), ctx, node.name))
+        for child in iter_children(node):
+            if child is not node.name:
+                self.walk(child, ctx)
+
+    def _match_mapping(self, node: cst.MatchMapping, ctx: Ctx) -> None:
+        if node.rest is not None:
+            ctx.scope.add(node.rest.value, Binding(UNKNOWN, None, (), ctx, node.rest))
+        for element in node.elements:
+            self.walk(element, ctx)
+
+    def _import(self, node: cst.Import, ctx: Ctx) -> None:
+        for alias in node.names:
+            dotted = _dotted(alias.name)
+            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                ctx.scope.add(alias.asname.name.value, Binding(IMPORT, dotted, (), ctx, alias))
+                self.out.imported_as.setdefault(dotted, set()).add(alias.asname.name.value)
+            else:
+                top = dotted.split(".")[0]
+                ctx.scope.add(top, Binding(IMPORT, top, (), ctx, alias))
+
+    def _import_from(self, node: cst.ImportFrom, ctx: Ctx) -> None:
+        if isinstance(node.names, cst.ImportStar):
+            return
+        module = "." * len(node.relative) + (_dotted(node.module) if node.module else "")
+        for alias in node.names:
+            name = _dotted(alias.name)
+            qualified = f"{module}.{name}" if module and not module.endswith(".") else module + name
+            bound = name
+            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                bound = alias.asname.name.value
+            ctx.scope.add(bound, Binding(IMPORT, qualified, (), ctx, alias))
+            self.out.imported_as.setdefault(qualified, set()).add(bound)
+
+    def _global(self, node: cst.Global, ctx: Ctx) -> None:
+        ctx.scope.global_names.update(item.name.value for item in node.names)
+
+    def _nonlocal(self, node: cst.Nonlocal, ctx: Ctx) -> None:
+        ctx.scope.nonlocal_names.update(item.name.value for item in node.names)
+
+    def _attribute(self, node: cst.Attribute, ctx: Ctx) -> None:
+        value = node.value
+        if (isinstance(value, cst.Attribute) and value.attr.value == "cuda"
+                and node.attr.value.endswith("Tensor")):
+            self.out.cuda_tensor_types.append((node, ctx))
+        self.walk(value, ctx)
+
+    def _call(self, node: cst.Call, ctx: Ctx, statement: Optional[cst.Expr] = None) -> None:
+        site = CallSite(node, ctx, statement)
+        name = last_name(node.func)
+        if name is not None:
+            self.out.calls_by_name.setdefault(name, []).append(site)
+            if name in ("isinstance", "issubclass") and len(node.args) >= 2:
+                types = node.args[1].value
+                self.out.type_check_args.add(id(types))
+                if isinstance(types, cst.Tuple):
+                    self.out.type_check_args.update(id(e.value) for e in types.elements)
+            elif name in ("register_buffer", "register_parameter") and len(node.args) >= 2:
+                self._register_attribute(node, ctx)
+        for arg in node.args:
+            if arg.keyword is not None and arg.keyword.value in ("device", "map_location"):
+                self.out.device_keyword_calls.append(site)
+                break
+        self.walk(node.func, ctx)
+        for arg in node.args:
+            self.walk(arg.value, ctx)
+
+    def _register_attribute(self, node: cst.Call, ctx: Ctx) -> None:
+        func = node.func
+        if not isinstance(func, cst.Attribute):
+            return
+        info = self._self_class(func.value, ctx)
+        attr = string_value(node.args[0].value)
+        if info is not None and attr:
+            info.attributes.setdefault(attr, []).append(
+                Binding(ASSIGN, node.args[1].value, (), ctx, node))
+
+
+def _decorator_callee(decorator: cst.BaseExpression) -> cst.BaseExpression:
+    return decorator.func if isinstance(decorator, cst.Call) else decorator
+
+
+def _dotted(node) -> str:
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute):
+        return f"{_dotted(node.value)}.{node.attr.value}"
+    return ""

@@ -1,0 +1,663 @@
+"""What kind of value an expression holds: a tensor, a module, a loader, ... or unknown.
+
+Flow-insensitive and conservative: a name has a kind only when every binding it has in its
+scope agrees. ``UNKNOWN`` is the answer whenever the analysis cannot tell, and rules stay
+silent on it.
+"""
+
+from __future__ import annotations
+
+from typing import Dict, Optional, Tuple
+
+import libcst as cst
+
+from torchdevlint.analysis import torch_api as api
+from torchdevlint.analysis.model import (
+    ASSIGN, AUGMENT, CLASS, DEF, FOR, IMPORT, PARAM, WITH,
+    Binding, ClassInfo, FunctionInfo, Scope, last_name, string_value,
+)
+
+
+class Kind:
+    __slots__ = ()
+
+
+class _Simple(Kind):
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+TENSOR = _Simple("TENSOR")
+MODULE = _Simple("MODULE")  # an nn.Module: .to() moves it in place
+PRETRAINED = _Simple("PRETRAINED")  # a Hugging Face model: a module whose call gives MODEL_OUTPUT
+LOADER = _Simple("LOADER")  # a DataLoader-like iterable of batches
+DATASET = _Simple("DATASET")
+BATCH = _Simple("BATCH")  # one item of a loader, structure unknown (tensor, tuple, dict, BatchEncoding)
+ENCODING = _Simple("ENCODING")  # a Hugging Face BatchEncoding: .to() moves it in place
+TOKENIZER = _Simple("TOKENIZER")
+MODEL_OUTPUT = _Simple("MODEL_OUTPUT")
+DEVICE = _Simple("DEVICE")
+OTHER = _Simple("OTHER")  # known to be neither a tensor nor a module (numbers, strings, None, ...)
+UNKNOWN = _Simple("UNKNOWN")
+_PENDING = _Simple("PENDING")  # a binding being evaluated (recursion): ignored when combining
+
+MODULE_LIKE = (MODULE, PRETRAINED)
+
+
+class Qual(Kind):
+    """A name that refers to something imported: ``torch.nn.functional``."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, Qual) and other.name == self.name
+
+    def __hash__(self) -> int:
+        return hash(self.name)
+
+    def __repr__(self) -> str:
+        return f"Qual({self.name})"
+
+
+class _Ref(Kind):
+    __slots__ = ("info",)
+
+    def __init__(self, info) -> None:
+        self.info = info
+
+    def __eq__(self, other) -> bool:
+        return type(other) is type(self) and other.info is self.info
+
+    def __hash__(self) -> int:
+        return id(self.info)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.info.name})"
+
+
+class ClassRef(_Ref):
+    """A class defined in this file."""
+
+
+class Instance(_Ref):
+    """An instance of a class defined in this file."""
+
+
+class FuncRef(_Ref):
+    """A function defined in this file."""
+
+
+class TupleKind(Kind):
+    __slots__ = ("items",)
+
+    def __init__(self, items: Tuple[Kind, ...]) -> None:
+        self.items = items
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, TupleKind) and other.items == self.items
+
+    def __hash__(self) -> int:
+        return hash(self.items)
+
+    def __repr__(self) -> str:
+        return f"Tuple{self.items}"
+
+
+class Iterable(Kind):
+    """An iterable whose items have a known kind (``model.parameters()``)."""
+
+    __slots__ = ("item",)
+
+    def __init__(self, item: Kind) -> None:
+        self.item = item
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, Iterable) and other.item == self.item
+
+    def __hash__(self) -> int:
+        return hash(("iter", self.item))
+
+
+def combine(kinds) -> Kind:
+    """The kind of a value that may come from any of ``kinds``: known only if they agree."""
+    result: Optional[Kind] = None
+    for kind in kinds:
+        if kind is _PENDING:
+            continue
+        if result is None:
+            result = kind
+        elif kind != result:
+            if result in MODULE_LIKE and kind in MODULE_LIKE:
+                result = MODULE
+            else:
+                return UNKNOWN
+    return result if result is not None else UNKNOWN
+
+
+_STDLIB_NON_TORCH = ("abc.", "enum.", "typing.", "collections.", "dataclasses.", "argparse.",
+                     "typing_extensions.", "numbers.", "json.", "pathlib.", "logging.")
+
+
+class KindInference:
+    def __init__(self) -> None:
+        self._expr_memo: Dict[int, Kind] = {}
+        self._name_memo: Dict[Tuple[int, str], Kind] = {}
+        self._return_memo: Dict[int, Kind] = {}
+        self._class_memo: Dict[int, Optional[bool]] = {}
+        self._lightning_memo: Dict[int, bool] = {}
+        self._attr_memo: Dict[Tuple[int, str], Kind] = {}
+
+    # -- names and qualified names -----------------------------------------------------
+
+    def qualname(self, expr: cst.BaseExpression, scope: Scope) -> Optional[str]:
+        """``T.nn.functional.relu`` -> "torch.nn.functional.relu" when ``T`` is ``import torch as T``."""
+        if isinstance(expr, cst.Attribute):
+            base = self.qualname(expr.value, scope)
+            return f"{base}.{expr.attr.value}" if base else None
+        if isinstance(expr, cst.Name):
+            qualified = None
+            for binding in scope.lookup(expr.value):
+                if binding.how == IMPORT:
+                    if qualified is not None and qualified != binding.value:
+                        return None
+                    qualified = binding.value
+                elif not (binding.how == ASSIGN and isinstance(binding.value, cst.Name)
+                          and binding.value.value == "None"):
+                    return None  # also rebound to something else: not reliably the import
+            return qualified
+        return None
+
+    def name_kind(self, name: str, scope: Scope) -> Kind:
+        owner = scope.resolve(name)
+        if owner is None:
+            return OTHER if name in api.NON_TENSOR_BUILTINS or name in ("None", "True", "False") \
+                else UNKNOWN
+        key = (id(owner), name)
+        kind = self._name_memo.get(key)
+        if kind is None:
+            self._name_memo[key] = _PENDING
+            kind = combine(self.binding_kind(b) for b in owner.bindings[name])
+            if kind is UNKNOWN and "loader" in name.lower():
+                kind = LOADER
+            self._name_memo[key] = kind
+        return kind
+
+    def binding_kind(self, binding: Binding) -> Kind:
+        how = binding.how
+        if how == ASSIGN:
+            return self.element_kind(self.kind_of(binding.value, binding.ctx.scope), binding.path)
+        if how == FOR:
+            item = self.item_kind(binding.value, binding.ctx.scope)
+            return self.element_kind(item, binding.path)
+        if how == PARAM:
+            return self._param_kind(binding)
+        if how == IMPORT:
+            return Qual(binding.value)
+        if how == DEF:
+            return FuncRef(binding.value)
+        if how == CLASS:
+            return ClassRef(binding.value)
+        if how == AUGMENT:
+            return _PENDING  # ``x += y`` keeps whatever kind x already had
+        if how == WITH:
+            return UNKNOWN
+        return UNKNOWN
+
+    def _param_kind(self, binding: Binding) -> Kind:
+        param, func, index = binding.value
+        if func is not None and index == 0 and func.self_name == param.name.value:
+            return Instance(func.cls)
+        if param.annotation is not None:
+            return self.annotation_kind(param.annotation.annotation, binding.ctx.scope)
+        return UNKNOWN
+
+    def annotation_kind(self, annotation: cst.BaseExpression, scope: Scope) -> Kind:
+        text = string_value(annotation)
+        if text is not None:  # a forward reference: "torch.Tensor"
+            if text in ("Tensor", "torch.Tensor"):
+                return TENSOR
+            return UNKNOWN
+        # Optional[X], X | None
+        if isinstance(annotation, cst.Subscript) and last_name(annotation.value) == "Optional":
+            if len(annotation.slice) == 1 and isinstance(annotation.slice[0].slice, cst.Index):
+                return self.annotation_kind(annotation.slice[0].slice.value, scope)
+            return UNKNOWN
+        if isinstance(annotation, cst.BinaryOperation) and isinstance(annotation.operator, cst.BitOr):
+            sides = [annotation.left, annotation.right]
+            sides = [s for s in sides if not (isinstance(s, cst.Name) and s.value == "None")]
+            return self.annotation_kind(sides[0], scope) if len(sides) == 1 else UNKNOWN
+        qualified = self.qualname(annotation, scope)
+        if qualified is not None:
+            if qualified in api.TENSOR_CLASSES or api.TENSOR_TYPE_RE.match(qualified):
+                return TENSOR
+            if qualified in api.MODULE_BASES:
+                return MODULE
+            if qualified in api.LOADER_CLASSES:
+                return LOADER
+            return UNKNOWN
+        kind = self.kind_of(annotation, scope)
+        if isinstance(kind, ClassRef):
+            return Instance(kind.info)
+        return UNKNOWN
+
+    # -- expressions --------------------------------------------------------------------
+
+    def kind_of(self, expr: Optional[cst.BaseExpression], scope: Scope) -> Kind:
+        if expr is None:
+            return OTHER
+        key = id(expr)
+        kind = self._expr_memo.get(key)
+        if kind is None:
+            self._expr_memo[key] = _PENDING
+            kind = self._compute(expr, scope)
+            if kind is _PENDING:
+                del self._expr_memo[key]  # depends on a binding still being evaluated
+            else:
+                self._expr_memo[key] = kind
+        return kind
+
+    def _compute(self, expr: cst.BaseExpression, scope: Scope) -> Kind:
+        if isinstance(expr, cst.Name):
+            return self.name_kind(expr.value, scope)
+        if isinstance(expr, cst.Call):
+            return self._call_kind(expr, scope)
+        if isinstance(expr, cst.Attribute):
+            return self._attribute_kind(expr, scope)
+        if isinstance(expr, cst.Subscript):
+            return self._subscript_kind(expr, scope)
+        if isinstance(expr, cst.BinaryOperation):
+            left = self.kind_of(expr.left, scope)
+            right = self.kind_of(expr.right, scope)
+            if TENSOR in (left, right):
+                return TENSOR
+            return _PENDING if _PENDING in (left, right) else UNKNOWN
+        if isinstance(expr, cst.UnaryOperation):
+            if isinstance(expr.operator, cst.Not):
+                return OTHER
+            operand = self.kind_of(expr.expression, scope)
+            return operand if operand in (TENSOR, _PENDING) else UNKNOWN
+        if isinstance(expr, cst.Comparison):
+            if all(isinstance(c.operator, (cst.LessThan, cst.GreaterThan, cst.LessThanEqual,
+                                           cst.GreaterThanEqual, cst.Equal, cst.NotEqual))
+                   for c in expr.comparisons):
+                operands = [expr.left] + [c.comparator for c in expr.comparisons]
+                if any(self.kind_of(o, scope) is TENSOR for o in operands):
+                    return TENSOR
+            return OTHER
+        if isinstance(expr, cst.IfExp):
+            return combine((self.kind_of(expr.body, scope), self.kind_of(expr.orelse, scope)))
+        if isinstance(expr, (cst.Tuple, cst.List)):
+            if any(isinstance(e, cst.StarredElement) for e in expr.elements):
+                return OTHER
+            return TupleKind(tuple(self.kind_of(e.value, scope) for e in expr.elements))
+        if isinstance(expr, cst.NamedExpr):
+            return self.kind_of(expr.value, scope)
+        if isinstance(expr, (cst.BaseNumber, cst.BaseString, cst.Dict, cst.Set, cst.DictComp,
+                             cst.ListComp, cst.SetComp, cst.Lambda, cst.Ellipsis)):
+            return OTHER
+        return UNKNOWN
+
+    def _attribute_kind(self, expr: cst.Attribute, scope: Scope) -> Kind:
+        qualified = self.qualname(expr, scope)
+        if qualified is not None:
+            return Qual(qualified)
+        attr = expr.attr.value
+        owner = self.kind_of(expr.value, scope)
+        if owner is TENSOR:
+            if attr in api.TENSOR_ATTRIBUTES:
+                return TENSOR
+            if attr == "device":
+                return DEVICE
+            return OTHER if attr in ("shape", "dtype", "ndim", "is_cuda", "requires_grad") \
+                else UNKNOWN
+        if owner in MODULE_LIKE:
+            return TENSOR if attr in ("weight", "bias") else UNKNOWN
+        if owner is MODEL_OUTPUT:
+            return TENSOR if attr in api.MODEL_OUTPUT_TENSORS else UNKNOWN
+        if owner is ENCODING:
+            return TENSOR if attr in ("input_ids", "attention_mask", "token_type_ids",
+                                      "pixel_values") else UNKNOWN
+        if owner is BATCH:
+            return UNKNOWN
+        if isinstance(owner, Instance):
+            return self.instance_attribute_kind(owner.info, attr)
+        if owner is UNKNOWN and "loader" in attr.lower():
+            return LOADER
+        return UNKNOWN
+
+    def instance_attribute_kind(self, info: ClassInfo, attr: str) -> Kind:
+        key = (id(info), attr)
+        kind = self._attr_memo.get(key)
+        if kind is not None:
+            return kind
+        self._attr_memo[key] = _PENDING
+        kind = UNKNOWN
+        for cls in self._class_chain(info):
+            bindings = cls.attributes.get(attr)
+            if bindings:
+                kind = combine(self.kind_of(b.value, b.ctx.scope) for b in bindings)
+                break
+            method = cls.methods.get(attr)
+            if method is not None:
+                decorators = {last_name(d.decorator) for d in method.node.decorators}
+                kind = self.return_kind(method) if decorators & {"property", "cached_property"} \
+                    else UNKNOWN
+                break
+            if cls.scope is not None and attr in cls.scope.bindings:
+                kind = combine(self.binding_kind(b) for b in cls.scope.bindings[attr])
+                break
+        if kind is UNKNOWN and "loader" in attr.lower():
+            kind = LOADER
+        self._attr_memo[key] = kind
+        return kind
+
+    def _class_chain(self, info: ClassInfo):
+        """The class and its base classes defined in this file (method resolution, roughly)."""
+        seen = set()
+        todo = [info]
+        while todo:
+            cls = todo.pop(0)
+            if id(cls) in seen:
+                continue
+            seen.add(id(cls))
+            yield cls
+            for base in cls.bases:
+                kind = self.kind_of(base, cls.ctx.scope)
+                if isinstance(kind, ClassRef):
+                    todo.append(kind.info)
+
+    def _subscript_kind(self, expr: cst.Subscript, scope: Scope) -> Kind:
+        qualified = self.qualname(expr.value, scope)
+        if qualified is not None:
+            return UNKNOWN  # typing constructs and the like
+        owner = self.kind_of(expr.value, scope)
+        if owner in (TENSOR, BATCH, MODEL_OUTPUT, ENCODING):
+            return TENSOR
+        if owner is MODULE:
+            return MODULE  # nn.Sequential / ModuleList / ModuleDict items
+        if isinstance(owner, TupleKind) and len(expr.slice) == 1:
+            index = expr.slice[0].slice
+            if isinstance(index, cst.Index) and isinstance(index.value, cst.Integer):
+                position = int(index.value.value, 0)
+                if -len(owner.items) <= position < len(owner.items):
+                    return owner.items[position]
+        return UNKNOWN
+
+    # -- calls --------------------------------------------------------------------------
+
+    def _call_kind(self, call: cst.Call, scope: Scope) -> Kind:
+        func = call.func
+        qualified = self.qualname(func, scope)
+        if qualified is not None:
+            return self.qualified_call_kind(qualified, call, scope)
+        if isinstance(func, cst.Attribute):
+            method = func.attr.value
+            if method == "from_pretrained":
+                return self._pretrained_kind(func.value)
+            receiver = self.kind_of(func.value, scope)
+            kind = self._method_kind(receiver, method, call, scope)
+            if kind is UNKNOWN and "dataloader" in method.lower():
+                return LOADER
+            return kind
+        if isinstance(func, cst.Name):
+            name = func.value
+            if scope.resolve(name) is None:  # a builtin
+                if name == "next" and call.args:
+                    return self.item_kind(call.args[0].value, scope)
+                if name == "iter" and call.args:
+                    return self.kind_of(call.args[0].value, scope)
+                return OTHER if name in api.NON_TENSOR_BUILTINS else UNKNOWN
+        callee = self.kind_of(func, scope)
+        kind = self.call_result_kind(callee, call, scope)
+        if kind is UNKNOWN and isinstance(func, cst.Name) and "loader" in func.value.lower():
+            return LOADER
+        return kind
+
+    def call_result_kind(self, callee: Kind, call: cst.Call, scope: Scope) -> Kind:
+        if isinstance(callee, ClassRef):
+            return Instance(callee.info)
+        if isinstance(callee, FuncRef):
+            return self.return_kind(callee.info)
+        if callee is MODULE:
+            return TENSOR
+        if callee is PRETRAINED:
+            return MODEL_OUTPUT
+        if callee is TOKENIZER:
+            return ENCODING
+        if isinstance(callee, Instance):
+            return self._instance_call_kind(callee.info)
+        return UNKNOWN
+
+    def _instance_call_kind(self, info: ClassInfo) -> Kind:
+        if self.class_is_module(info) is not True:
+            call = self._find_method(info, "__call__")
+            return self.return_kind(call) if call is not None else UNKNOWN
+        forward = self._find_method(info, "forward")
+        if forward is not None:
+            kind = self.return_kind(forward)
+            if kind is not UNKNOWN:
+                return kind
+        return TENSOR  # the output of calling a module
+
+    def _find_method(self, info: ClassInfo, name: str) -> Optional[FunctionInfo]:
+        for cls in self._class_chain(info):
+            if name in cls.methods:
+                return cls.methods[name]
+        return None
+
+    def _method_kind(self, receiver: Kind, method: str, call: cst.Call, scope: Scope) -> Kind:
+        if receiver is _PENDING:
+            # ``x = x.view(...)`` / ``model = model.to(d)``: the rebinding keeps x's kind,
+            # which the name's other bindings decide.
+            if method in api.TENSOR_METHODS or method in api.MODULE_SELF_METHODS:
+                return _PENDING
+            return UNKNOWN
+        if receiver is TENSOR:
+            if method in api.TENSOR_METHODS:
+                return TENSOR
+            return OTHER if method in api.NON_TENSOR_TENSOR_METHODS else UNKNOWN
+        if receiver in MODULE_LIKE or (isinstance(receiver, Instance)
+                                       and self.class_is_module(receiver.info) is True):
+            if method in api.MODULE_SELF_METHODS:
+                return receiver
+            if method in ("parameters", "buffers"):
+                return Iterable(TENSOR)
+            if method in ("named_parameters", "named_buffers"):
+                return Iterable(TupleKind((OTHER, TENSOR)))
+            if method in ("children", "modules"):
+                return Iterable(MODULE)
+            if method == "forward":
+                return self.call_result_kind(receiver, call, scope)
+            if receiver is PRETRAINED and method == "generate":
+                return TENSOR
+        if receiver is TOKENIZER and method in api.TOKENIZER_METHODS_RETURNING_ENCODING:
+            return ENCODING
+        if receiver is ENCODING and method == "to":
+            return ENCODING
+        if isinstance(receiver, Instance):
+            found = self._find_method(receiver.info, method)
+            return self.return_kind(found) if found is not None else UNKNOWN
+        if isinstance(receiver, ClassRef):
+            found = self._find_method(receiver.info, method)
+            return self.return_kind(found) if found is not None else UNKNOWN
+        return UNKNOWN
+
+    @staticmethod
+    def _pretrained_kind(receiver: cst.BaseExpression) -> Kind:
+        name = last_name(receiver) or ""
+        if api.TOKENIZER_NAME_RE.search(name):
+            return TOKENIZER
+        if api.NON_MODEL_PRETRAINED_RE.search(name):
+            return OTHER
+        return PRETRAINED
+
+    def qualified_call_kind(self, qualified: str, call: cst.Call, scope: Scope) -> Kind:
+        head, _, tail = qualified.rpartition(".")
+        if qualified in api.TENSOR_CLASSES or api.TENSOR_TYPE_RE.match(qualified):
+            return TENSOR
+        if head == "torch" and tail in api.TENSOR_FUNCTIONS:
+            return TENSOR
+        if qualified.startswith(api.TENSOR_NAMESPACES):
+            return TENSOR
+        if qualified == "torch.device":
+            return DEVICE
+        if qualified in api.LOADER_CLASSES:
+            return LOADER
+        if qualified in api.DATASET_CLASSES:
+            return DATASET
+        if qualified == "torch.compile" and call.args:
+            kind = self.kind_of(call.args[0].value, scope)
+            return kind if kind in MODULE_LIKE else UNKNOWN
+        if qualified in api.MODULE_FACTORIES:
+            return MODULE
+        if tail == "from_pretrained":
+            return self._pretrained_kind(call.func.value) if isinstance(call.func, cst.Attribute) \
+                else UNKNOWN
+        if qualified.startswith("transformers."):
+            if api.TOKENIZER_NAME_RE.search(tail):
+                return TOKENIZER
+            return UNKNOWN
+        if tail[:1].isupper() and qualified.startswith(api.MODULE_NAMESPACES):
+            return MODULE
+        if qualified.startswith("torchvision.models.") and tail[:1].islower():
+            return MODULE  # torchvision.models.resnet18()
+        if qualified.startswith(("torch.optim.", "torch.cuda.", "torch.backends.")):
+            return OTHER
+        return UNKNOWN
+
+    def return_kind(self, info: FunctionInfo) -> Kind:
+        key = id(info)
+        kind = self._return_memo.get(key)
+        if kind is not None:
+            return kind
+        if info.opaque_return:
+            kind = UNKNOWN
+        elif not info.returns:
+            kind = OTHER  # falls off the end: None
+        else:
+            self._return_memo[key] = _PENDING
+            kind = combine(self.kind_of(value, ctx.scope) for value, ctx in info.returns)
+        self._return_memo[key] = kind
+        return kind
+
+    # -- iteration and unpacking --------------------------------------------------------
+
+    def item_kind(self, iterable: cst.BaseExpression, scope: Scope) -> Kind:
+        """The kind of each item produced by iterating ``iterable``."""
+        if isinstance(iterable, cst.Call) and isinstance(iterable.func, (cst.Name, cst.Attribute)):
+            name = last_name(iterable.func)
+            positional = [a.value for a in iterable.args if a.keyword is None and not a.star]
+            if name == "enumerate" and positional:
+                return TupleKind((OTHER, self.item_kind(positional[0], scope)))
+            if name == "zip" and positional:
+                return TupleKind(tuple(self.item_kind(p, scope) for p in positional))
+            if name in api.TRANSPARENT_ITER_WRAPPERS or name in ("tqdm", "trange"):
+                if name in ("tqdm", "iter", "track", "progress_bar", "islice") and positional:
+                    return self.item_kind(positional[0], scope)
+        kind = self.kind_of(iterable, scope)
+        if kind in (LOADER, DATASET):
+            return BATCH
+        if kind is TENSOR:
+            return TENSOR
+        if kind is MODULE:
+            return MODULE
+        if isinstance(kind, Iterable):
+            return kind.item
+        if isinstance(kind, TupleKind) and kind.items:
+            return combine(kind.items)
+        return UNKNOWN
+
+    @staticmethod
+    def element_kind(kind: Kind, path) -> Kind:
+        if kind is _PENDING:
+            return kind
+        for index in path:
+            if isinstance(kind, TupleKind):
+                if index >= len(kind.items):
+                    return UNKNOWN
+                kind = kind.items[index]
+            elif kind in (TENSOR, BATCH):
+                kind = TENSOR  # unpacking a tensor or a loader item gives tensors
+            else:
+                return UNKNOWN
+        return kind
+
+    # -- classes ------------------------------------------------------------------------
+
+    def class_is_module(self, info: ClassInfo) -> Optional[bool]:
+        """True: an nn.Module subclass. False: known not to be. None: cannot tell."""
+        key = id(info)
+        if key in self._class_memo:
+            return self._class_memo[key]
+        self._class_memo[key] = False  # a cycle in bases cannot make it a module
+        verdict: Optional[bool] = False
+        for base in info.bases:
+            base_verdict = self._base_is_module(base, info.ctx.scope)
+            if base_verdict is True:
+                verdict = True
+                break
+            if base_verdict is None:
+                verdict = None
+        self._class_memo[key] = verdict
+        return verdict
+
+    def _base_is_module(self, base: cst.BaseExpression, scope: Scope) -> Optional[bool]:
+        if isinstance(base, cst.Subscript):  # Generic[T], nn.Module subclasses rarely are
+            base = base.value
+        qualified = self.qualname(base, scope)
+        if qualified is not None:
+            tail = qualified.rpartition(".")[2]
+            if qualified in api.MODULE_BASES:
+                return True
+            if qualified in api.TENSOR_CLASSES:
+                return None
+            if tail[:1].isupper() and qualified.startswith(api.MODULE_NAMESPACES):
+                return True
+            if qualified.startswith("transformers.") and tail.endswith(("PreTrainedModel", "Model")):
+                return True
+            if qualified.startswith(_STDLIB_NON_TORCH):
+                return False
+            return None
+        kind = self.kind_of(base, scope)
+        if isinstance(kind, ClassRef):
+            return self.class_is_module(kind.info)
+        if isinstance(base, cst.Name) and scope.resolve(base.value) is None:
+            return False  # a builtin: object, dict, Exception, ...
+        return None
+
+    def class_is_lightning(self, info: ClassInfo) -> bool:
+        key = id(info)
+        if key in self._lightning_memo:
+            return self._lightning_memo[key]
+        self._lightning_memo[key] = False
+        verdict = False
+        for base in info.bases:
+            qualified = self.qualname(base, info.ctx.scope)
+            if qualified is not None:
+                if qualified in api.LIGHTNING_BASES or "lightning" in qualified.lower():
+                    verdict = True
+            else:
+                kind = self.kind_of(base, info.ctx.scope)
+                if isinstance(kind, ClassRef) and self.class_is_lightning(kind.info):
+                    verdict = True
+            if verdict:
+                break
+        self._lightning_memo[key] = verdict
+        return verdict
+
+    # -- questions the rules ask --------------------------------------------------------
+
+    def is_tensor(self, expr: cst.BaseExpression, scope: Scope) -> bool:
+        return self.kind_of(expr, scope) is TENSOR
+
+    def is_module(self, kind: Kind) -> bool:
+        return kind in MODULE_LIKE or (isinstance(kind, Instance)
+                                       and self.class_is_module(kind.info) is True)

@@ -1,0 +1,198 @@
+"""The data the single traversal records: scopes, bindings, functions, classes, contexts."""
+
+from __future__ import annotations
+
+from typing import Dict, List, Optional, Tuple, Union
+
+import libcst as cst
+
+# How a name got its value.
+ASSIGN = "assign"  # value = an expression, path = unpacking indices
+FOR = "for"  # value = the iterable, path = unpacking indices
+WITH = "with"  # value = the context expression
+PARAM = "param"  # value = the cst.Param
+IMPORT = "import"  # value = the qualified name it refers to
+DEF = "def"  # value = FunctionInfo
+CLASS = "class"  # value = ClassInfo
+AUGMENT = "augment"  # x += ...: keeps the kind it had
+UNKNOWN = "unknown"  # except-as, match patterns, starred targets, ...
+
+Path = Tuple[int, ...]
+
+
+class Ctx:
+    """Where a node sits: its scope, the conditions around it, its function and class.
+
+    ``conditions`` is a linked list ``(item, parent)`` of the tests guarding the node: ``if``
+    tests, conditional-expression tests, decorators, early-exit tests, and the names of the
+    enclosing functions and classes (strings). TDL002 asks whether any of them is a guard.
+    Contexts are shared by every node in the same region, so recording one costs a pointer.
+    """
+
+    __slots__ = ("scope", "conditions", "func", "cls")
+
+    def __init__(self, scope: "Scope", conditions, func: Optional["FunctionInfo"],
+                 cls: Optional["ClassInfo"]) -> None:
+        self.scope = scope
+        self.conditions = conditions
+        self.func = func
+        self.cls = cls
+
+    def with_condition(self, item: Union[cst.CSTNode, str]) -> "Ctx":
+        return Ctx(self.scope, (item, self.conditions), self.func, self.cls)
+
+    def iter_conditions(self):
+        node = self.conditions
+        while node is not None:
+            yield node[0]
+            node = node[1]
+
+
+class Binding:
+    __slots__ = ("how", "value", "path", "ctx", "node")
+
+    def __init__(self, how: str, value, path: Path, ctx: Ctx, node: Optional[cst.CSTNode]) -> None:
+        self.how = how
+        self.value = value
+        self.path = path
+        self.ctx = ctx  # where the value expression is evaluated
+        self.node = node  # the binding target (or statement), for reporting and fixes
+
+
+class Scope:
+    __slots__ = ("kind", "parent", "node", "bindings", "global_names", "nonlocal_names", "func")
+
+    def __init__(self, kind: str, parent: Optional["Scope"], node: cst.CSTNode,
+                 func: Optional["FunctionInfo"] = None) -> None:
+        self.kind = kind  # "module" | "class" | "function" | "lambda" | "comprehension"
+        self.parent = parent
+        self.node = node
+        self.bindings: Dict[str, List[Binding]] = {}
+        self.global_names: set = set()
+        self.nonlocal_names: set = set()
+        self.func = func
+
+    def module(self) -> "Scope":
+        scope = self
+        while scope.parent is not None:
+            scope = scope.parent
+        return scope
+
+    def target_scope(self, name: str) -> "Scope":
+        """The scope in which assigning ``name`` here creates the binding."""
+        if name in self.global_names:
+            return self.module()
+        if name in self.nonlocal_names:
+            scope = self.parent
+            while scope is not None and (scope.kind == "class" or name not in scope.bindings):
+                if scope.parent is None:
+                    break
+                scope = scope.parent
+            return scope or self
+        return self
+
+    def add(self, name: str, binding: Binding) -> None:
+        self.target_scope(name).bindings.setdefault(name, []).append(binding)
+
+    def resolve(self, name: str) -> Optional["Scope"]:
+        """The scope that owns ``name`` as seen from here (Python's LEGB rules), or None."""
+        if name in self.global_names:
+            module = self.module()
+            return module if name in module.bindings else None
+        scope: Optional[Scope] = self
+        first = True
+        while scope is not None:
+            if (first or scope.kind != "class") and name in scope.bindings:
+                return scope
+            first = False
+            scope = scope.parent
+        return None
+
+    def lookup(self, name: str) -> List[Binding]:
+        owner = self.resolve(name)
+        return owner.bindings[name] if owner is not None else []
+
+
+class FunctionInfo:
+    __slots__ = ("node", "name", "scope", "ctx", "cls", "returns", "opaque_return", "self_name",
+                 "param_names")
+
+    def __init__(self, node, name: str, ctx: Ctx, cls: Optional["ClassInfo"]) -> None:
+        self.node = node
+        self.name = name
+        self.ctx = ctx  # the context the def statement sits in
+        self.cls = cls  # set when this is a method
+        self.scope: Optional[Scope] = None
+        self.returns: List[Tuple[Optional[cst.BaseExpression], Ctx]] = []
+        # True for generators, coroutines and decorated functions: a call does not return what
+        # the body returns.
+        self.opaque_return = False
+        self.self_name: Optional[str] = None
+        self.param_names: List[str] = []
+
+
+class ClassInfo:
+    __slots__ = ("node", "name", "ctx", "scope", "bases", "methods", "attributes")
+
+    def __init__(self, node: cst.ClassDef, ctx: Ctx) -> None:
+        self.node = node
+        self.name = node.name.value
+        self.ctx = ctx
+        self.scope: Optional[Scope] = None
+        self.bases = [arg.value for arg in node.bases if arg.keyword is None and not arg.star]
+        self.methods: Dict[str, FunctionInfo] = {}
+        # self.<name> = value assignments in any method: name -> bindings
+        self.attributes: Dict[str, List[Binding]] = {}
+
+
+class CallSite:
+    __slots__ = ("call", "ctx", "statement")
+
+    def __init__(self, call: cst.Call, ctx: Ctx, statement: Optional[cst.CSTNode]) -> None:
+        self.call = call
+        self.ctx = ctx
+        # The expression statement when the call is the whole statement (its value is discarded).
+        self.statement = statement
+
+
+def last_name(expr: cst.BaseExpression) -> Optional[str]:
+    """``a.b.c`` -> "c", ``f`` -> "f", anything else -> None."""
+    if isinstance(expr, cst.Name):
+        return expr.value
+    if isinstance(expr, cst.Attribute):
+        return expr.attr.value
+    return None
+
+
+def dotted_name(expr: cst.BaseExpression) -> Optional[str]:
+    """``self.model.fc`` -> "self.model.fc"; None for anything that is not a plain chain."""
+    parts = []
+    while isinstance(expr, cst.Attribute):
+        parts.append(expr.attr.value)
+        expr = expr.value
+    if not isinstance(expr, cst.Name):
+        return None
+    parts.append(expr.value)
+    return ".".join(reversed(parts))
+
+
+def root_name(expr: cst.BaseExpression) -> Optional[cst.Name]:
+    while isinstance(expr, (cst.Attribute, cst.Subscript)):
+        expr = expr.value
+    return expr if isinstance(expr, cst.Name) else None
+
+
+def string_value(expr: cst.BaseExpression) -> Optional[str]:
+    """The value of a plain string literal (no f-string), else None."""
+    if isinstance(expr, cst.SimpleString):
+        try:
+            value = expr.evaluated_value
+        except Exception:  # malformed escape sequences: not a literal we reason about
+            return None
+        return value if isinstance(value, str) else None
+    if isinstance(expr, cst.ConcatenatedString):
+        left, right = string_value(expr.left), string_value(expr.right)
+        if left is None or right is None:
+            return None
+        return left + right
+    return None

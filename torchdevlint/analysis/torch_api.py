@@ -1,0 +1,150 @@
+"""What torchdevlint knows about the PyTorch ecosystem's API, as data.
+
+Everything here answers one question: given a qualified name (``torch.randn``) or a method
+name on a value of known kind, what kind of value comes out? Unknown names are deliberately
+absent: the analysis stays silent on what it cannot tell.
+"""
+
+from __future__ import annotations
+
+import re
+
+# torch.* functions that return a tensor.
+TENSOR_FUNCTIONS = frozenset(
+    """
+    tensor as_tensor asarray from_numpy frombuffer from_dlpack zeros ones empty full rand randn
+    randint randperm arange range linspace logspace eye zeros_like ones_like empty_like full_like
+    rand_like randn_like randint_like empty_strided cat concat concatenate stack hstack vstack
+    dstack column_stack row_stack where matmul mm bmm addmm baddbmm einsum tensordot outer
+    inner dot mv sum mean std var prod cumsum cumprod exp log log2 log10 log1p expm1 sqrt rsqrt
+    sigmoid tanh softmax log_softmax relu clamp clip abs neg sign floor ceil round trunc
+    pow square sin cos tan atan2 maximum minimum fmax fmin flatten reshape squeeze unsqueeze
+    transpose permute movedim swapaxes narrow argmax argmin argsort
+    masked_fill masked_select gather scatter scatter_add index_select take take_along_dim
+    tril triu diag diagonal diag_embed cdist cosine_similarity pairwise_distance bernoulli
+    multinomial normal poisson polar complex view_as_real view_as_complex flip fliplr flipud
+    roll rot90 repeat_interleave tile broadcast_to expand_copy clone detach lerp addcmul
+    addcdiv logsumexp norm dist nan_to_num isnan isinf isfinite eq ne lt le gt ge logical_and
+    logical_or logical_not logical_xor bitwise_and bitwise_or count_nonzero nonzero bucketize
+    searchsorted histc bincount tril_indices triu_indices cartesian_prod combinations
+    block_diag kron cross trace det inverse pinverse cholesky erf erfinv digamma lgamma
+    mul add sub div true_divide floor_divide remainder fmod reciprocal heaviside
+    """.split()
+)
+
+# Sub-namespaces whose functions return tensors (torch.nn.functional.relu, torch.fft.fft, ...).
+TENSOR_NAMESPACES = ("torch.nn.functional.", "torch.fft.", "torch.linalg.", "torch.special.")
+
+# Legacy tensor types: torch.FloatTensor(...) builds a tensor.
+TENSOR_TYPE_RE = re.compile(r"^torch\.(?:cuda\.)?[A-Z][A-Za-z]*Tensor$")
+CUDA_TENSOR_TYPE_RE = re.compile(r"^torch\.cuda\.[A-Z][A-Za-z]*Tensor$")
+
+# Tensor methods that return a tensor (so the kind flows through method chains).
+TENSOR_METHODS = frozenset(
+    """
+    to cuda cpu float double half bfloat16 long int short bool byte char type type_as
+    detach clone contiguous pin_memory requires_grad_ view view_as reshape reshape_as
+    unsqueeze squeeze flatten unflatten permute transpose t expand expand_as repeat
+    repeat_interleave narrow select index_select masked_fill masked_select gather scatter
+    scatter_add sum mean std var prod max min amax amin argmax argmin cumsum abs neg exp log
+    sqrt rsqrt sigmoid tanh relu softmax log_softmax clamp clip pow round floor ceil sign
+    matmul mm bmm mul add sub div true_divide floor_divide eq ne lt le gt ge logical_not
+    logical_and logical_or float_power norm flip roll tril triu diag diagonal
+    add_ sub_ mul_ div_ clamp_ fill_ zero_ normal_ uniform_ copy_ masked_fill_ index_put
+    nan_to_num where softplus lerp square sin cos any all
+    """.split()
+)
+
+# Tensor methods known to return something that is not a tensor.
+NON_TENSOR_TENSOR_METHODS = frozenset(
+    "item tolist numpy size dim ndimension numel nelement data_ptr element_size is_contiguous "
+    "is_floating_point is_complex storage untyped_storage get_device stride storage_offset "
+    "__len__ equal".split()
+)
+
+# Tensor attributes that are tensors.
+TENSOR_ATTRIBUTES = frozenset("T mT H mH data grad real imag".split())
+
+# nn.Module methods that return the module itself (Module.to moves in place and returns self).
+MODULE_SELF_METHODS = frozenset(
+    "to cuda cpu float double half bfloat16 train eval requires_grad_ to_empty type "
+    "share_memory apply xpu ipu mtia".split()
+)
+
+# Classes whose subclasses (and instances) are nn.Modules. Matched on the qualified name.
+MODULE_BASES = frozenset(
+    """
+    torch.nn.Module torch.nn.modules.module.Module torch.jit.ScriptModule
+    pytorch_lightning.LightningModule pytorch_lightning.core.LightningModule
+    pytorch_lightning.core.module.LightningModule lightning.LightningModule
+    lightning.pytorch.LightningModule lightning.pytorch.core.LightningModule
+    lightning.pytorch.core.module.LightningModule torchmetrics.Metric
+    torchmetrics.metric.Metric transformers.PreTrainedModel
+    transformers.modeling_utils.PreTrainedModel
+    """.split()
+)
+LIGHTNING_BASES = frozenset(q for q in MODULE_BASES if "ightning" in q)
+
+# Third-party namespaces in which a Capitalised callable builds an nn.Module.
+MODULE_NAMESPACES = ("torch.nn.", "torchvision.models.", "torchmetrics.", "torchaudio.models.",
+                     "timm.models.", "torch_geometric.nn.")
+# Factory functions that build models.
+MODULE_FACTORIES = frozenset(
+    "timm.create_model torchvision.models.get_model torch.hub.load torch.jit.script "
+    "torch.jit.trace torch.jit.load".split()
+)
+# Capitalised torch.nn names that are tensors, not modules.
+TENSOR_CLASSES = frozenset(
+    "torch.nn.Parameter torch.nn.parameter.Parameter torch.nn.Buffer "
+    "torch.nn.parameter.Buffer torch.Tensor torch.nn.UninitializedParameter".split()
+)
+
+LOADER_CLASSES = frozenset(
+    "torch.utils.data.DataLoader torch.utils.data.dataloader.DataLoader "
+    "torch_geometric.loader.DataLoader torch_geometric.data.DataLoader".split()
+)
+DATASET_CLASSES = frozenset("torch.utils.data.TensorDataset".split())
+
+# Hugging Face objects whose outputs (BatchEncoding) move in place with .to().
+TOKENIZER_NAME_RE = re.compile(r"(Tokenizer|Processor|FeatureExtractor|ImageProcessor)")
+# Hugging Face names that are neither models nor tokenizers.
+NON_MODEL_PRETRAINED_RE = re.compile(r"(Config|Arguments|GenerationConfig)$")
+TOKENIZER_METHODS_RETURNING_ENCODING = frozenset(
+    "encode_plus batch_encode_plus pad prepare_seq2seq_batch __call__".split()
+)
+# Attributes of a Hugging Face ModelOutput that hold tensors.
+MODEL_OUTPUT_TENSORS = frozenset(
+    "logits loss last_hidden_state pooler_output start_logits end_logits".split()
+)
+
+# Builtins: calling them gives a value that is neither a tensor nor a module.
+NON_TENSOR_BUILTINS = frozenset(
+    "int float str bool bytes list dict set frozenset tuple len range enumerate zip sorted "
+    "reversed repr format print open isinstance issubclass hasattr getattr id hash type "
+    "object sum min max abs round map filter any all vars dir input ord chr hex bin oct".split()
+)
+
+# Loop wrappers that yield the items of their first argument (enumerate and zip are special).
+TRANSPARENT_ITER_WRAPPERS = frozenset("tqdm iter trange_ track progress_bar islice auto_tqdm".split())
+
+# Functions that load a serialized object and accept map_location, with its positional index.
+MAP_LOCATION_FUNCTIONS = {
+    "torch.load": 1,
+    "torch.serialization.load": 1,
+    "torch.jit.load": 1,
+    "torch.jit._serialization.load": 1,
+    "torch.hub.load_state_dict_from_url": 2,
+    "torch.utils.model_zoo.load_url": 2,
+}
+SAVE_FUNCTIONS = frozenset("torch.save torch.serialization.save torch.jit.save".split())
+
+DTYPE_NAMES = frozenset(
+    """
+    float float16 float32 float64 half double bfloat16 int int8 int16 int32 int64 long short
+    uint8 bool complex64 complex128 cfloat cdouble float8_e4m3fn float8_e5m2
+    """.split()
+)
+
+LOSS_FUNCTION_RE = re.compile(r"(loss|criterion|cross_entropy|nll|divergence|kl_div)", re.I)
+
+CUDA_DEVICE_RE = re.compile(r"^cuda(?::\d+)?$")

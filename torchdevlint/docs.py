@@ -1,0 +1,17 @@
+"""The rule pages (docs/rules/TDL00N.md), the single source of ``--explain``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+_PACKAGE = Path(__file__).resolve().parent
+# In a wheel the pages are shipped inside the package; in a source checkout they live in docs/.
+_LOCATIONS = (_PACKAGE / "_rule_docs", _PACKAGE.parent / "docs" / "rules")
+
+
+def rule_doc(code: str) -> str:
+    for folder in _LOCATIONS:
+        page = folder / f"{code}.md"
+        if page.is_file():
+            return page.read_text(encoding="utf-8").rstrip("\n")
+    raise FileNotFoundError(f"documentation for {code} is missing from this installation")

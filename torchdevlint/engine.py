@@ -1,0 +1,121 @@
+"""Linting one file: decode, prefilter, parse once, analyse once, run the rules, place findings."""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass, field
+from typing import List, Optional, Sequence
+
+import libcst as cst
+
+from torchdevlint import noqa
+from torchdevlint.analysis import Analysis
+from torchdevlint.findings import PARSER_ERROR, READ_ERROR, SYNTAX_ERROR, Finding
+from torchdevlint.positions import node_positions
+from torchdevlint.rules import ALL_RULES
+from torchdevlint.source import SourceError, decode_source
+
+
+@dataclass
+class FileResult:
+    path: str
+    findings: List[Finding] = field(default_factory=list)
+    # A file-level diagnostic when the file could not be analysed (E999, E902, TDL999).
+    error: Optional[Finding] = None
+    internal_error: bool = False
+    # Kept for --fix: the parsed module and the violations behind the findings.
+    module: Optional[cst.Module] = field(default=None, repr=False)
+
+
+_PREFILTERS: dict = {}
+
+
+def _prefilter(rules: Sequence[type]) -> "re.Pattern[str]":
+    key = tuple(rule.code for rule in rules)
+    pattern = _PREFILTERS.get(key)
+    if pattern is None:
+        pattern = re.compile("|".join(f"(?:{rule.required_text})" for rule in rules))
+        _PREFILTERS[key] = pattern
+    return pattern
+
+
+def _diagnostic(path: str, code: str, message: str, line: int = 1, column: int = 1) -> Finding:
+    return Finding(path, max(line, 1), max(column, 1), code, message)
+
+
+def _parse_error(path: str, source: str, error: cst.ParserSyntaxError) -> Finding:
+    # Report what Python itself says (as flake8's E999 does) when Python rejects the file too.
+    try:
+        ast.parse(source, filename=path)
+    except SyntaxError as exc:
+        return _diagnostic(path, SYNTAX_ERROR, f"SyntaxError: {exc.msg}", exc.lineno or 1,
+                           exc.offset or 1)
+    except (ValueError, MemoryError, RecursionError) as exc:
+        return _diagnostic(path, SYNTAX_ERROR, f"{type(exc).__name__}: {exc}")
+    message = " ".join(error.message.split())
+    return _diagnostic(path, PARSER_ERROR, f"LibCST cannot parse this file: {message}",
+                       error.raw_line, error.raw_column + 1)
+
+
+def lint_bytes(data: bytes, path: str, rules: Sequence[type] = ALL_RULES,
+               apply_noqa: bool = True) -> FileResult:
+    try:
+        source = decode_source(data).text
+    except SourceError as exc:
+        return FileResult(path, error=_diagnostic(path, READ_ERROR, str(exc), exc.line, exc.column))
+    return lint_source(source, path, rules, apply_noqa)
+
+
+def lint_source(source: str, path: str, rules: Sequence[type] = ALL_RULES,
+                apply_noqa: bool = True) -> FileResult:
+    result = FileResult(path)
+    if not rules or not _prefilter(rules).search(source):
+        return result
+    lines = noqa.split_lines(source) if apply_noqa else []
+    if apply_noqa and noqa.file_is_exempt(lines):
+        return result
+    try:
+        module = cst.parse_module(source)
+    except cst.ParserSyntaxError as exc:
+        result.error = _parse_error(path, source, exc)
+        return result
+    except RecursionError:
+        result.error = _diagnostic(path, PARSER_ERROR, "file is too deeply nested to parse")
+        return result
+    result.module = module
+    try:
+        violations = run_rules(module, rules)
+        result.findings = place(module, source, path, violations)
+    except RecursionError:
+        result.error = _diagnostic(path, PARSER_ERROR, "file is too deeply nested to analyse")
+        return result
+    if apply_noqa and result.findings:
+        index = noqa.NoqaIndex(lines)
+        result.findings = [f for f in result.findings if not index.suppressed(f.code, f.line)]
+    return result
+
+
+def run_rules(module: cst.Module, rules: Sequence[type]) -> List[tuple]:
+    analysis = Analysis(module)
+    violations = []
+    for rule_class in rules:
+        for violation in rule_class().check(analysis):
+            violations.append((rule_class.code, violation))
+    return violations
+
+
+def place(module: cst.Module, source: str, path: str, violations: List[tuple]) -> List[Finding]:
+    if not violations:
+        return []
+    positions = node_positions(module, source, (v.node for _, v in violations))
+    findings = []
+    for code, violation in violations:
+        position = positions.get(id(violation.node))
+        if position is None:
+            continue
+        line, column, end_line, end_column = position
+        findings.append(Finding(path, line, column, code, violation.message, end_line, end_column,
+                                fix=violation.fix))
+    findings.sort(key=lambda f: f.sort_key)
+    return findings

@@ -1,0 +1,39 @@
+"""The flake8 plugin: the same findings as the CLI, in flake8's conventions.
+
+flake8 wants 0-based columns from plugins (it prints column + 1) and applies ``# noqa``
+itself with the same rules the CLI mirrors. A plugin exception aborts the whole flake8 run,
+so nothing may escape ``run``.
+"""
+
+from __future__ import annotations
+
+from typing import Iterator, List, Tuple
+
+from torchdevlint import __version__
+from torchdevlint.engine import lint_source
+from torchdevlint.findings import PARSER_ERROR
+from torchdevlint.rules import ALL_RULES
+
+
+class TorchDevLintChecker:
+    name = "torchdevlint"
+    version = __version__
+
+    def __init__(self, tree, lines: List[str], filename: str = "") -> None:
+        # ``tree`` is requested only to be run as a whole-file plugin; LibCST parses the source.
+        self.lines = lines
+        self.filename = filename
+
+    def run(self) -> Iterator[Tuple[int, int, str, type]]:
+        try:
+            result = lint_source("".join(self.lines), self.filename, ALL_RULES, apply_noqa=False)
+        except Exception as exc:  # never abort flake8
+            yield 1, 0, f"{PARSER_ERROR} torchdevlint internal error: {type(exc).__name__}: {exc}", type(self)
+            return
+        for finding in result.findings:
+            yield finding.line, finding.column - 1, f"{finding.code} {finding.message}", type(self)
+        if result.error is not None and result.error.code == PARSER_ERROR:
+            # flake8 itself reports E999 for files Python cannot parse; this is the rare file
+            # Python accepts and LibCST does not.
+            error = result.error
+            yield error.line, error.column - 1, f"{error.code} {error.message}", type(self)

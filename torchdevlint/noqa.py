@@ -1,0 +1,74 @@
+"""``# noqa`` handling, identical to flake8's so that every front end agrees.
+
+flake8 searches its inline regex in the whole logical line a finding is on (a multi-line
+statement or string counts as one), and skips a file with a ``# flake8: noqa`` line.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+import tokenize
+from typing import Dict, List, Optional
+
+# Same patterns as flake8.defaults.
+NOQA_INLINE = re.compile(r"# noqa(?::[\s]?(?P<codes>([A-Z]+[0-9]+(?:[,\s]+)?)+))?", re.IGNORECASE)
+NOQA_FILE = re.compile(r"\s*# flake8[:=]\s*noqa", re.IGNORECASE)
+_SEPARATOR = re.compile(r"[,\s]")
+
+
+def file_is_exempt(lines: List[str]) -> bool:
+    return any(NOQA_FILE.match(line) for line in lines)
+
+
+def split_lines(text: str) -> List[str]:
+    """Lines as flake8 sees them (universal newlines, each ending in "\\n")."""
+    return io.StringIO(text.replace("\r\n", "\n").replace("\r", "\n")).readlines()
+
+
+def _logical_line_map(lines: List[str]) -> Dict[int, str]:
+    mapping: Dict[int, str] = {}
+    try:
+        tokens = list(tokenize.generate_tokens(iter(lines).__next__))
+    except (tokenize.TokenError, SyntaxError):
+        return mapping
+    low, high = len(lines) + 2, -1
+    for kind, _, (start, _), (end, _), _ in tokens:
+        if kind in (tokenize.ENDMARKER, tokenize.DEDENT):
+            continue
+        low, high = min(low, start), max(high, end)
+        if kind in (tokenize.NL, tokenize.NEWLINE):
+            joined = "".join(lines[low - 1: high])
+            for number in range(low, high + 1):
+                mapping[number] = joined
+            low, high = len(lines) + 2, -1
+    return mapping
+
+
+def is_suppressed(code: str, line_text: Optional[str]) -> bool:
+    if not line_text:
+        return False
+    match = NOQA_INLINE.search(line_text)
+    if match is None:
+        return False
+    codes_text = match.group("codes")
+    if codes_text is None:
+        return True  # a blanket ``# noqa``
+    codes = {c for c in _SEPARATOR.split(codes_text) if c}
+    return code in codes or code.startswith(tuple(codes))
+
+
+class NoqaIndex:
+    """Answers "is this finding silenced?" for one file; tokenizes lazily, once."""
+
+    def __init__(self, lines: List[str]) -> None:
+        self._lines = lines
+        self._map: Optional[Dict[int, str]] = None
+
+    def suppressed(self, code: str, line: int) -> bool:
+        if self._map is None:
+            self._map = _logical_line_map(self._lines)
+        text = self._map.get(line)
+        if text is None and 0 < line <= len(self._lines):
+            text = self._lines[line - 1]
+        return is_suppressed(code, text)

@@ -1,0 +1,63 @@
+"""Line and column of nodes, computed only for files that have findings.
+
+LibCST's PositionProvider costs about two thirds of a parse; here the module is generated
+once with a codegen state that notes where each wanted node starts and ends. The generated
+text is the original source, so offsets index into it directly.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from dataclasses import dataclass, field
+from itertools import accumulate
+from typing import Dict, Iterable, Tuple
+
+import libcst as cst
+from libcst._nodes.internal import CodegenState
+
+_NEWLINE = re.compile(r"\r\n|\r|\n")
+
+
+@dataclass
+class _TrackingState(CodegenState):
+    wanted: Dict[int, list] = field(default_factory=dict)
+
+    def before_codegen(self, node: cst.CSTNode) -> None:
+        slot = self.wanted.get(id(node))
+        if slot is not None:
+            slot[0] = len(self.tokens)
+
+    def after_codegen(self, node: cst.CSTNode) -> None:
+        slot = self.wanted.get(id(node))
+        if slot is not None:
+            slot[1] = len(self.tokens)
+
+
+Position = Tuple[int, int, int, int]  # line, column, end line, end column (1-based)
+
+
+def node_positions(module: cst.Module, source: str, nodes: Iterable[cst.CSTNode]) -> Dict[int, Position]:
+    wanted = {id(node): [None, None] for node in nodes}
+    if not wanted:
+        return {}
+    state = _TrackingState(default_indent=module.default_indent,
+                           default_newline=module.default_newline, wanted=wanted)
+    module._codegen(state)
+    offsets = [0, *accumulate(len(token) for token in state.tokens)]
+    line_starts = [0] + [m.end() for m in _NEWLINE.finditer(source)]
+
+    def locate(offset: int) -> Tuple[int, int]:
+        line = bisect.bisect_right(line_starts, offset)
+        return line, offset - line_starts[line - 1] + 1
+
+    result: Dict[int, Position] = {}
+    for key, (start, end) in wanted.items():
+        if start is None:
+            continue
+        start_offset = offsets[start]
+        # Skip whitespace a node may emit before its first token (never for expressions).
+        while start_offset < len(source) and source[start_offset] in " \t":
+            start_offset += 1
+        result[key] = (*locate(start_offset), *locate(offsets[end]))
+    return result

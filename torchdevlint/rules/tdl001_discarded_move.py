@@ -1,0 +1,36 @@
+"""TDL001: the result of a tensor move is thrown away."""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+import libcst as cst
+
+from torchdevlint.analysis import Analysis
+from torchdevlint.rules.base import Rule, Violation, source_of
+
+MOVE_METHODS = ("to", "cuda", "cpu")
+
+
+class DiscardedTensorMove(Rule):
+    code = "TDL001"
+    name = "discarded-tensor-move"
+    summary = "Result of Tensor.to()/.cuda()/.cpu() is discarded; the tensor does not move"
+    required_text = r"\.[\s\\]*(?:to|cuda|cpu)\b"
+
+    def check(self, analysis: Analysis) -> Iterator[Violation]:
+        calls = analysis.collected.calls_by_name
+        for method in MOVE_METHODS:
+            for site in calls.get(method, ()):
+                if site.statement is None or not isinstance(site.call.func, cst.Attribute):
+                    continue
+                receiver = site.call.func.value
+                if not analysis.kinds.is_tensor(receiver, site.ctx.scope):
+                    continue
+                name = source_of(receiver)
+                yield Violation(
+                    site.call,
+                    f"result of `{name}.{method}()` is discarded: Tensor.{method}() returns a new "
+                    f"tensor and leaves `{name}` where it was; assign it "
+                    f"(`{name} = {source_of(site.call, 60)}`)",
+                )

@@ -1,0 +1,130 @@
+"""TDL002: a hard-coded CUDA device where no availability check protects it."""
+
+from __future__ import annotations
+
+from typing import Iterator, List
+
+import libcst as cst
+
+from torchdevlint.analysis import Analysis
+from torchdevlint.analysis import torch_api as api
+from torchdevlint.analysis.model import ASSIGN, CallSite, Ctx, last_name, string_value
+from torchdevlint.rules.base import Rule, Violation
+
+CRASH = "fails on a machine without CUDA (Torch not compiled with CUDA enabled)"
+# Calls whose ``device=`` keyword is configuration, not a device that is used right there.
+_CONFIG_CALLS = frozenset("add_argument set_defaults add_argument_group".split())
+
+
+def _is_device_name(identifier: str) -> bool:
+    lowered = identifier.lower()
+    return lowered == "device" or lowered.endswith("_device")
+
+
+class HardcodedCudaDevice(Rule):
+    code = "TDL002"
+    name = "hardcoded-cuda-device"
+    summary = "Hard-coded CUDA device with no torch.cuda.is_available() guard"
+    required_text = r"cuda"
+
+    def check(self, analysis: Analysis) -> Iterator[Violation]:
+        self.analysis = analysis
+        self.reported: set = set()
+        collected = analysis.collected
+        for site in self._device_call_sites():
+            if analysis.is_guarded(site.ctx):
+                continue
+            for value in self._device_arguments(site):
+                yield from self._check_device_value(value, site.ctx, 0)
+        for param, literal, ctx in collected.device_param_defaults:
+            if self._is_cuda(literal) and not analysis.is_guarded(ctx):
+                yield from self._report(
+                    literal, f"parameter `{param.name.value}` defaults to hard-coded "
+                             f"{_quote(literal)}: {CRASH}; default to None and pick the device at runtime")
+        for target, literal, ctx in collected.string_assignments:
+            name = last_name(target)
+            if name and _is_device_name(name) and self._is_cuda(literal) \
+                    and not analysis.is_guarded(ctx):
+                yield from self._report(literal, f"`{name}` is set to hard-coded {_quote(literal)}: "
+                                                 f"{CRASH}; use "
+                                                 f"`\"cuda\" if torch.cuda.is_available() else \"cpu\"`")
+        for site in collected.calls_by_name.get("cuda", ()):
+            func = site.call.func
+            if isinstance(func, cst.Attribute) and not analysis.is_guarded(site.ctx):
+                yield from self._report(func.attr, f"`.cuda()` hard-codes the CUDA device: {CRASH}; "
+                                                   f"use `.to(device)` with a device chosen at runtime")
+        for attribute, ctx in collected.cuda_tensor_types:
+            if id(attribute) in collected.type_check_args or analysis.is_guarded(ctx):
+                continue
+            qualified = analysis.qualname(attribute, ctx.scope)
+            if qualified and api.CUDA_TENSOR_TYPE_RE.match(qualified):
+                yield from self._report(attribute, f"`{qualified}` is a CUDA-only tensor type: {CRASH}; "
+                                                   f"use `torch.tensor(..., device=device)`")
+
+    # -- where a device is expected ------------------------------------------------------
+
+    def _device_call_sites(self) -> List[CallSite]:
+        collected = self.analysis.collected
+        sites = list(collected.device_keyword_calls)
+        sites += self.analysis.call_sites(
+            ("device", "to", "set_default_device"),
+            ("torch.device", "torch.set_default_device", *api.MAP_LOCATION_FUNCTIONS))
+        return sites
+
+    def _device_arguments(self, site: CallSite):
+        call, scope = site.call, site.ctx.scope
+        positional = [a.value for a in call.args if a.keyword is None and not a.star]
+        keywords = {a.keyword.value: a.value for a in call.args if a.keyword is not None}
+        if last_name(call.func) not in _CONFIG_CALLS:
+            for key in ("device", "map_location"):
+                if key in keywords:
+                    yield keywords[key]
+        qualified = self.analysis.qualname(call.func, scope)
+        if qualified == "torch.device":
+            if positional:
+                yield positional[0]
+            if "type" in keywords:
+                yield keywords["type"]
+        elif qualified == "torch.set_default_device":
+            if positional:
+                yield positional[0]
+        elif qualified in api.MAP_LOCATION_FUNCTIONS:
+            index = api.MAP_LOCATION_FUNCTIONS[qualified]
+            if len(positional) > index:
+                yield positional[index]
+        elif isinstance(call.func, cst.Attribute) and call.func.attr.value == "to" and positional:
+            yield positional[0]
+
+    def _check_device_value(self, value: cst.BaseExpression, ctx: Ctx, depth: int):
+        analysis = self.analysis
+        if isinstance(value, (cst.SimpleString, cst.ConcatenatedString)):
+            if self._is_cuda(value):
+                yield from self._report(value, f"hard-coded CUDA device {_quote(value)}: {CRASH}; "
+                                               f"use `\"cuda\" if torch.cuda.is_available() else \"cpu\"`")
+        elif isinstance(value, cst.IfExp):
+            if not analysis.is_guard_test(value.test, ctx.scope):
+                yield from self._check_device_value(value.body, ctx, depth)
+                yield from self._check_device_value(value.orelse, ctx, depth)
+        elif isinstance(value, cst.Name) and depth < 4:
+            # A name bound to a literal and then used as a device: report the literal.
+            for binding in ctx.scope.lookup(value.value):
+                if binding.how == ASSIGN and not binding.path and \
+                        isinstance(binding.value, cst.BaseExpression) and \
+                        not analysis.is_guarded(binding.ctx):
+                    yield from self._check_device_value(binding.value, binding.ctx, depth + 1)
+
+    # -- helpers -------------------------------------------------------------------------
+
+    @staticmethod
+    def _is_cuda(literal: cst.BaseExpression) -> bool:
+        value = string_value(literal)
+        return value is not None and bool(api.CUDA_DEVICE_RE.match(value))
+
+    def _report(self, node: cst.CSTNode, message: str):
+        if id(node) not in self.reported:
+            self.reported.add(id(node))
+            yield Violation(node, message)
+
+
+def _quote(literal: cst.BaseExpression) -> str:
+    return f'"{string_value(literal)}"'

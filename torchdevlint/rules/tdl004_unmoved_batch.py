@@ -1,0 +1,522 @@
+"""TDL004: a loop feeds data-loader batches to a model on a device without moving them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Dict, Iterator, List, Optional, Tuple
+
+import libcst as cst
+
+from torchdevlint.analysis import Analysis
+from torchdevlint.analysis import kinds as K
+from torchdevlint.analysis import torch_api as api
+from torchdevlint.analysis.builder import iter_children as _children
+from torchdevlint.analysis.model import ASSIGN, Ctx, Scope, last_name
+from torchdevlint.rules.base import Rule, Violation, source_of
+
+SAME_DEVICE = "RuntimeError: Expected all tensors to be on the same device"
+LIGHTNING_STEPS = frozenset(
+    "training_step validation_step test_step predict_step on_train_batch_start".split())
+_LOSS_FUNCTIONS = frozenset(
+    """
+    cross_entropy nll_loss mse_loss l1_loss binary_cross_entropy binary_cross_entropy_with_logits
+    smooth_l1_loss huber_loss kl_div cosine_embedding_loss margin_ranking_loss
+    triplet_margin_loss ctc_loss poisson_nll_loss gaussian_nll_loss hinge_embedding_loss
+    multilabel_margin_loss soft_margin_loss multi_margin_loss multilabel_soft_margin_loss
+    """.split())
+_CRITERION_NAMES = frozenset("criterion loss_fn loss_func loss_function lossfn crit criteria".split())
+_WRAPPERS_THAT_SCATTER = ("DataParallel", "DistributedDataParallel")
+_PREPARING_CALLS = frozenset("prepare setup setup_module setup_dataloaders prepare_data_loader".split())
+
+
+@dataclass
+class UnmovedBatchFix:
+    """What --fix needs to insert ``name = name.to(device)``."""
+
+    loop: cst.For
+    name: str
+    after: Optional[cst.CSTNode]  # the body statement that unpacks the value, None: loop target
+    device: Optional[cst.BaseExpression]  # the expression the model was moved with
+    model: cst.BaseExpression
+    is_mapping: bool  # fed as **name: a dict of tensors
+
+
+@dataclass
+class _Value:
+    moved: bool
+    after: Optional[cst.CSTNode]
+    is_mapping: bool = False
+
+
+class UnmovedBatch(Rule):
+    code = "TDL004"
+    name = "unmoved-batch"
+    summary = "Loop feeds data-loader batches to a model on a device without moving them"
+    required_text = r"\.[\s\\]*(?:to|cuda)\b"
+
+    def check(self, analysis: Analysis) -> Iterator[Violation]:
+        self.analysis = analysis
+        self.kinds = analysis.kinds
+        self._bare_moves = self._collect_bare_moves()
+        for loop, ctx in analysis.collected.for_loops:
+            if self._skipped_context(ctx):
+                continue
+            values = self._loop_batch_values(loop, ctx.scope)
+            if values:
+                yield from _LoopChecker(self, loop, ctx, values).run()
+
+    # -- models moved to a device ----------------------------------------------------------
+
+    def model_key(self, expr: cst.BaseExpression, scope: Scope):
+        if isinstance(expr, cst.Name):
+            owner = scope.resolve(expr.value)
+            return ("name", id(owner) if owner else None, expr.value)
+        if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name):
+            owner_kind = self.kinds.kind_of(expr.value, scope)
+            if isinstance(owner_kind, K.Instance):
+                return ("attr", id(owner_kind.info), expr.attr.value)
+            owner = scope.resolve(expr.value.value)
+            return ("dotted", id(owner) if owner else None, expr.value.value, expr.attr.value)
+        return None
+
+    def device_of_move(self, call: cst.Call, scope: Scope) -> Tuple[bool, Optional[cst.BaseExpression]]:
+        """Whether ``call`` (``X.to(...)``/``X.cuda()``) moves X to an accelerator, and with what."""
+        if not isinstance(call.func, cst.Attribute):
+            return False, None
+        method = call.func.attr.value
+        if method == "cuda":
+            return True, None
+        if method != "to":
+            return False, None
+        positional = [a.value for a in call.args if a.keyword is None and not a.star]
+        device = next((a.value for a in call.args
+                       if a.keyword is not None and a.keyword.value == "device"), None)
+        if device is None and positional:
+            device = positional[0]
+        if device is None or self.analysis.is_dtype(device, scope) \
+                or self.analysis.is_cpu_device(device, scope):
+            return False, None
+        if self.kinds.kind_of(device, scope) is K.TENSOR:
+            return False, None  # .to(other_tensor): follows another tensor, not a device choice
+        return True, device
+
+    def _collect_bare_moves(self) -> Dict[tuple, Optional[cst.BaseExpression]]:
+        moves: Dict[tuple, Optional[cst.BaseExpression]] = {}
+        calls = self.analysis.collected.calls_by_name
+        for site in calls.get("to", []) + calls.get("cuda", []):
+            if site.statement is None:
+                continue
+            receiver = site.call.func.value
+            if self.kinds.kind_of(receiver, site.ctx.scope) in (K.TENSOR, K.BATCH, K.ENCODING):
+                continue
+            moved, device = self.device_of_move(site.call, site.ctx.scope)
+            key = self.model_key(receiver, site.ctx.scope)
+            if moved and key is not None:
+                moves.setdefault(key, device)
+        return moves
+
+    def _chain_move(self, expr, scope: Scope):
+        """``Net().to(device).eval()`` -> (True, device)."""
+        while isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):
+            moved, device = self.device_of_move(expr, scope)
+            if moved:
+                return True, device
+            expr = expr.func.value
+        return False, None
+
+    def _wraps_or_prepares(self, expr, scope: Scope) -> bool:
+        stack = [expr]
+        while stack:
+            node = stack.pop()
+            if isinstance(node, cst.Call):
+                name = last_name(node.func) or ""
+                if name.endswith(_WRAPPERS_THAT_SCATTER) or name in _PREPARING_CALLS:
+                    return True
+                stack.append(node.func)
+                stack.extend(a.value for a in node.args)
+            elif isinstance(node, cst.Attribute):
+                stack.append(node.value)
+        return False
+
+    def moved_model(self, callee: cst.BaseExpression, scope: Scope):
+        """(model expression, device expression) if ``callee`` is a model moved to a device."""
+        target = callee
+        if isinstance(callee, cst.Attribute) and callee.attr.value in ("forward", "generate"):
+            target = callee.value
+        key = self.model_key(target, scope)
+        if key is None:
+            return None
+        kind = self.kinds.kind_of(target, scope)
+        if kind is K.TENSOR or isinstance(kind, (K.FuncRef, K.ClassRef, K.Qual)):
+            return None
+        bindings = self._bindings_of(target, scope)
+        moved, device = False, None
+        for value, value_scope in bindings:
+            if self._wraps_or_prepares(value, value_scope):
+                return None  # DataParallel/DDP scatter inputs; accelerate/Fabric move batches
+            chain_moved, chain_device = self._chain_move(value, value_scope)
+            if chain_moved:
+                moved, device = True, chain_device
+        if key in self._bare_moves:
+            moved, device = True, device or self._bare_moves[key]
+        return (target, device) if moved else None
+
+    def _bindings_of(self, target, scope: Scope) -> List[tuple]:
+        if isinstance(target, cst.Name):
+            return [(b.value, b.ctx.scope) for b in scope.lookup(target.value)
+                    if b.how == ASSIGN and not b.path]
+        if isinstance(target, cst.Attribute):
+            owner_kind = self.kinds.kind_of(target.value, scope)
+            if isinstance(owner_kind, K.Instance):
+                return [(b.value, b.ctx.scope)
+                        for b in owner_kind.info.attributes.get(target.attr.value, ())]
+        return []
+
+    # -- loops over loaders ----------------------------------------------------------------
+
+    def _skipped_context(self, ctx: Ctx) -> bool:
+        if ctx.func is not None and ctx.func.name in LIGHTNING_STEPS:
+            return True
+        return ctx.cls is not None and self.kinds.class_is_lightning(ctx.cls)
+
+    def _loader_paths(self, iterable, scope: Scope):
+        """Paths into the loop target whose values come from a data loader."""
+        if isinstance(iterable, cst.Call):
+            name = last_name(iterable.func)
+            positional = [a.value for a in iterable.args if a.keyword is None and not a.star]
+            if name == "enumerate" and positional:
+                return [((1,) + p, l) for p, l in self._loader_paths(positional[0], scope)]
+            if name == "zip":
+                return [((i,) + p, l) for i, arg in enumerate(positional)
+                        for p, l in self._loader_paths(arg, scope)]
+            if name in ("tqdm", "iter", "track", "progress_bar", "islice") and positional:
+                return self._loader_paths(positional[0], scope)
+        if self.kinds.kind_of(iterable, scope) is K.LOADER and not self._prepared(iterable, scope):
+            return [((), iterable)]
+        return []
+
+    def _prepared(self, loader, scope: Scope) -> bool:
+        return any(self._wraps_or_prepares(value, value_scope)
+                   for value, value_scope in self._bindings_of(loader, scope))
+
+    def _loop_batch_values(self, loop: cst.For, scope: Scope) -> Dict[str, _Value]:
+        paths = self._loader_paths(loop.iter, scope)
+        values: Dict[str, _Value] = {}
+        if not paths:
+            return values
+
+        def visit(target, path):
+            if isinstance(target, cst.Name):
+                if any(path[: len(prefix)] == prefix for prefix, _ in paths):
+                    values[target.value] = _Value(moved=False, after=None)
+            elif isinstance(target, (cst.Tuple, cst.List)):
+                for index, element in enumerate(target.elements):
+                    if not isinstance(element, cst.StarredElement):
+                        visit(element.value, path + (index,))
+
+        visit(loop.target, ())
+        return values
+
+
+class _LoopChecker:
+    """Walks one loop body in order, tracking which batch values have been moved."""
+
+    def __init__(self, rule: UnmovedBatch, loop: cst.For, ctx: Ctx, values: Dict[str, _Value]):
+        self.rule = rule
+        self.analysis = rule.analysis
+        self.loop = loop
+        self.scope = ctx.scope
+        self.values = values
+        self.outputs: set = set()  # names holding model outputs
+        self.model_called: Optional[tuple] = None  # (model expr, device expr)
+        self.candidates: List[tuple] = []  # (name, node, sink, callee text)
+
+    def run(self) -> Iterator[Violation]:
+        self._statements(self.loop.body.body)
+        reported = set()
+        for name, node, sink, callee, model in self.candidates:
+            if name in reported:
+                continue
+            if sink != "model" and self.model_called is None:
+                continue  # the loop never runs a model on a device: a CPU-only loop
+            reported.add(name)
+            model_expr, device = model if model else self.model_called
+            value = self.values.get(name) or _Value(False, None)
+            model_text = source_of(model_expr)
+            device_text = source_of(device) if device is not None \
+                else f"next({model_text}.parameters()).device"
+            where = {
+                "model": f"is passed to `{callee}`, which was moved to a device,",
+                "loss": f"is passed to `{callee}` with the output of `{model_text}` (on a device)",
+                "compare": f"is compared with the output of `{model_text}` (on a device)",
+            }[sink]
+            yield Violation(
+                node,
+                f"`{name}` comes from the data loader on the CPU and {where} without being moved: "
+                f"{SAME_DEVICE}; move it first (`{name} = {name}.to({device_text})`)",
+                fix=UnmovedBatchFix(self.loop, name, value.after, device, model_expr,
+                                    value.is_mapping),
+            )
+
+    # -- statements ----------------------------------------------------------------------
+
+    def _statements(self, statements) -> None:
+        for statement in statements:
+            if isinstance(statement, cst.SimpleStatementLine):
+                for small in statement.body:
+                    self._small(small, statement)
+            elif isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
+                continue
+            elif isinstance(statement, cst.If):
+                self._expression(statement.test)
+                self._suite(statement.body)
+                orelse = statement.orelse
+                while orelse is not None:
+                    if isinstance(orelse, cst.If):
+                        self._expression(orelse.test)
+                        self._suite(orelse.body)
+                        orelse = orelse.orelse
+                    else:
+                        self._suite(orelse.body)
+                        orelse = None
+            elif isinstance(statement, (cst.For, cst.While)):
+                self._expression(statement.iter if isinstance(statement, cst.For) else statement.test)
+                self._suite(statement.body)
+            elif isinstance(statement, cst.With):
+                for item in statement.items:
+                    self._expression(item.item)
+                self._suite(statement.body)
+            elif isinstance(statement, cst.Try):
+                self._suite(statement.body)
+                for handler in statement.handlers:
+                    self._suite(handler.body)
+                if statement.orelse is not None:
+                    self._suite(statement.orelse.body)
+                if statement.finalbody is not None:
+                    self._suite(statement.finalbody.body)
+
+    def _suite(self, suite) -> None:
+        if isinstance(suite, cst.SimpleStatementSuite):
+            for small in suite.body:
+                self._small(small, suite)
+        else:
+            self._statements(suite.body)
+
+    def _small(self, small, statement) -> None:
+        if isinstance(small, cst.Assign):
+            self._expression(small.value)
+            for target in small.targets:
+                self._assign(target.target, small.value, statement)
+        elif isinstance(small, cst.AnnAssign) and small.value is not None:
+            self._expression(small.value)
+            self._assign(small.target, small.value, statement)
+        elif isinstance(small, cst.AugAssign):
+            self._expression(small.value)
+        elif isinstance(small, cst.Expr):
+            self._expression(small.value)
+            if isinstance(small.value, cst.Call):
+                self._in_place_moves(small.value)
+        elif isinstance(small, cst.Return) and small.value is not None:
+            self._expression(small.value)
+
+    # -- what moves a value ----------------------------------------------------------------
+
+    def _is_device_move(self, call: cst.Call) -> bool:
+        return self.rule.device_of_move(call, self.scope)[0]
+
+    def _contains_move(self, expr) -> bool:
+        stack = [expr]
+        while stack:
+            node = stack.pop()
+            if isinstance(node, cst.Call) and self._is_device_move(node):
+                return True
+            if isinstance(node, (cst.Lambda, cst.FunctionDef)):
+                continue
+            stack.extend(_children(node))
+        return False
+
+    def _helper_moves(self, call: cst.Call) -> List[str]:
+        """``send_to_device(batch, device)``: a call given batch values and a device moves them."""
+        if isinstance(call.func, cst.Attribute) and self._names_in(call.func.value):
+            return []  # a method of the batch value itself
+        batch_names, has_device = [], False
+        for arg in call.args:
+            names = self._names_in(arg.value)
+            batch_names.extend(names)
+            if not names and self._is_device_like(arg.value, arg):
+                has_device = True
+        return batch_names if has_device else []
+
+    def _is_device_like(self, expr, arg: cst.Arg) -> bool:
+        if arg.keyword is not None and arg.keyword.value in ("device", "target_device"):
+            return True
+        name = last_name(expr) or ""
+        if "device" in name.lower() or name in ("dev", "gpu"):
+            return True
+        if self.analysis.kind_of(expr, self.scope) is K.DEVICE:
+            return True
+        if self.model_called and self.model_called[1] is not None \
+                and expr.deep_equals(self.model_called[1]):
+            return True
+        return False
+
+    def _in_place_moves(self, call: cst.Call) -> None:
+        # ``batch.to(device)`` (in place for BatchEncoding; TDL001 reports it for tensors)
+        if isinstance(call.func, cst.Attribute) and self._is_device_move(call):
+            for name in self._names_in(call.func.value):
+                self.values[name].moved = True
+        for name in self._helper_moves(call):
+            self.values[name].moved = True
+
+    def _assign(self, target, value, statement) -> None:
+        if isinstance(target, (cst.Tuple, cst.List)) and isinstance(value, (cst.Tuple, cst.List)) \
+                and len(target.elements) == len(value.elements):
+            for t, v in zip(target.elements, value.elements):
+                self._assign(t.value, v.value, statement)
+            return
+        if isinstance(target, cst.Subscript):
+            # ``batch[k] = batch[k].to(device)`` moves (part of) the batch in place
+            root = _root(target)
+            if root is not None and root.value in self.values and self._contains_move(value):
+                self.values[root.value].moved = True
+            return
+        targets = _target_names(target)
+        if not targets:
+            return
+        sources = self._names_in(value)
+        moved = self._contains_move(value) or (
+            isinstance(value, cst.Call) and bool(self._helper_moves(value)))
+        if sources or (moved and self._mentions_values(value)):
+            all_moved = moved or all(self.values[s].moved for s in sources)
+            for name in targets:
+                self.values[name] = _Value(moved=all_moved, after=statement)
+        else:
+            for name in targets:
+                self.values.pop(name, None)
+        if self._produces_output(value):
+            self.outputs.update(targets)
+        else:
+            self.outputs.difference_update(targets)
+
+    def _mentions_values(self, expr) -> bool:
+        stack = [expr]
+        while stack:
+            node = stack.pop()
+            if isinstance(node, cst.Name) and node.value in self.values:
+                return True
+            stack.extend(_children(node))
+        return False
+
+    def _produces_output(self, expr) -> bool:
+        stack = [expr]
+        while stack:
+            node = stack.pop()
+            if isinstance(node, cst.Name) and node.value in self.outputs:
+                return True
+            if isinstance(node, cst.Call) and self.rule.moved_model(node.func, self.scope):
+                return True
+            if isinstance(node, (cst.Lambda, cst.FunctionDef)):
+                continue
+            stack.extend(_children(node))
+        return False
+
+    # -- where an unmoved value is used --------------------------------------------------
+
+    def _names_in(self, expr) -> List[str]:
+        return [n.value for n in self._fed(expr)]
+
+    def _fed(self, expr) -> List[cst.Name]:
+        """Batch-value names that ``expr`` passes on as they are (no move in between)."""
+        if isinstance(expr, cst.Name):
+            return [expr] if expr.value in self.values else []
+        if isinstance(expr, (cst.Subscript, cst.Attribute)):
+            return self._fed(expr.value)
+        if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):
+            method = expr.func.attr.value
+            if self._is_device_move(expr):
+                return []
+            if method in api.TENSOR_METHODS:
+                return self._fed(expr.func.value)
+            return []
+        if isinstance(expr, cst.BinaryOperation):
+            return self._fed(expr.left) + self._fed(expr.right)
+        if isinstance(expr, cst.UnaryOperation):
+            return self._fed(expr.expression)
+        if isinstance(expr, (cst.Tuple, cst.List)):
+            return [n for e in expr.elements for n in self._fed(e.value)]
+        return []
+
+    def _unmoved(self, expr) -> List[cst.Name]:
+        return [n for n in self._fed(expr) if not self.values[n.value].moved]
+
+    def _expression(self, expr) -> None:
+        """Find sinks in ``expr`` in source order."""
+        stack = [expr]
+        order = []
+        while stack:
+            node = stack.pop()
+            order.append(node)
+            if isinstance(node, (cst.Lambda, cst.FunctionDef)):
+                continue
+            stack.extend(reversed(list(_children(node))))
+        for node in order:
+            if isinstance(node, cst.Call):
+                self._call_sink(node)
+            elif isinstance(node, cst.Comparison):
+                self._comparison_sink(node)
+
+    def _call_sink(self, call: cst.Call) -> None:
+        model = self.rule.moved_model(call.func, self.scope)
+        if model is not None:
+            self.model_called = model
+            for arg in call.args:
+                for name in self._unmoved(arg.value):
+                    if arg.star == "**":
+                        self.values[name.value].is_mapping = True
+                    self.candidates.append((name.value, name, "model", source_of(call.func), model))
+            return
+        if self._is_loss(call.func):
+            for arg in call.args:
+                for name in self._unmoved(arg.value):
+                    self.candidates.append((name.value, name, "loss", source_of(call.func), None))
+
+    def _comparison_sink(self, node: cst.Comparison) -> None:
+        operands = [node.left] + [c.comparator for c in node.comparisons]
+        if not any(self._produces_output(o) for o in operands):
+            return
+        for operand in operands:
+            for name in self._unmoved(operand):
+                self.candidates.append((name.value, name, "compare", "", None))
+
+    def _is_loss(self, func) -> bool:
+        qualified = self.analysis.qualname(func, self.scope)
+        if qualified is not None:
+            return qualified.startswith("torch.nn.functional.") and \
+                qualified.rpartition(".")[2] in _LOSS_FUNCTIONS
+        name = last_name(func)
+        if name is None:
+            return False
+        if name in _CRITERION_NAMES or name.endswith("criterion") or name.endswith("loss_fn"):
+            return True
+        for value, value_scope in self.rule._bindings_of(func, self.scope):
+            if isinstance(value, cst.Call):
+                constructor = self.analysis.qualname(value.func, value_scope) or ""
+                if constructor.startswith("torch.nn.") and constructor.endswith("Loss"):
+                    return True
+        return False
+
+
+def _root(expr) -> Optional[cst.Name]:
+    while isinstance(expr, (cst.Subscript, cst.Attribute)):
+        expr = expr.value
+    return expr if isinstance(expr, cst.Name) else None
+
+
+def _target_names(target) -> List[str]:
+    if isinstance(target, cst.Name):
+        return [target.value]
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return [n for e in target.elements for n in _target_names(e.value)]
+    if isinstance(target, cst.StarredElement):
+        return _target_names(target.value)
+    return []
