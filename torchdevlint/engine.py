@@ -44,15 +44,22 @@ def _diagnostic(path: str, code: str, message: str, line: int = 1, column: int =
     return Finding(path, max(line, 1), max(column, 1), code, message)
 
 
-def _parse_error(path: str, source: str, error: cst.ParserSyntaxError) -> Finding:
-    # Report what Python itself says (as flake8's E999 does) when Python rejects the file too.
+def _syntax_check(path: str, source: str) -> Optional[Finding]:
+    """E999 with Python's own message (as flake8 reports it) if Python rejects the file."""
     try:
-        ast.parse(source, filename=path)
+        compile(source, path, "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
     except SyntaxError as exc:
-        return _diagnostic(path, SYNTAX_ERROR, f"SyntaxError: {exc.msg}", exc.lineno or 1,
+        return _diagnostic(path, SYNTAX_ERROR, f"{type(exc).__name__}: {exc.msg}", exc.lineno or 1,
                            exc.offset or 1)
     except (ValueError, MemoryError, RecursionError) as exc:
         return _diagnostic(path, SYNTAX_ERROR, f"{type(exc).__name__}: {exc}")
+    return None
+
+
+def _parse_error(path: str, source: str, error: cst.ParserSyntaxError) -> Finding:
+    python_error = _syntax_check(path, source)
+    if python_error is not None:
+        return python_error
     message = " ".join(error.message.split())
     return _diagnostic(path, PARSER_ERROR, f"LibCST cannot parse this file: {message}",
                        error.raw_line, error.raw_column + 1)
@@ -71,6 +78,9 @@ def lint_source(source: str, path: str, rules: Sequence[type] = ALL_RULES,
                 apply_noqa: bool = True) -> FileResult:
     result = FileResult(path)
     if not rules or not _prefilter(rules).search(source):
+        # Nothing to find here, so LibCST is skipped; Python's own parser (far cheaper) still
+        # checks the file so that a syntax error is reported whatever the file contains.
+        result.error = _syntax_check(path, source)
         return result
     lines = noqa.split_lines(source) if apply_noqa else []
     if apply_noqa and noqa.file_is_exempt(lines):

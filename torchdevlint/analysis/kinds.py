@@ -178,8 +178,9 @@ class KindInference:
     def name_kind(self, name: str, scope: Scope) -> Kind:
         owner = scope.resolve(name)
         if owner is None:
-            return OTHER if name in api.NON_TENSOR_BUILTINS or name in ("None", "True", "False") \
-                else UNKNOWN
+            if name in api.NON_TENSOR_BUILTINS or name in ("None", "True", "False"):
+                return OTHER
+            return LOADER if "loader" in name.lower() else UNKNOWN
         key = (id(owner), name)
         kind = self._name_memo.get(key)
         if kind is None:

@@ -67,7 +67,7 @@ class HardcodedCudaDevice(Rule):
         collected = self.analysis.collected
         sites = list(collected.device_keyword_calls)
         sites += self.analysis.call_sites(
-            ("device", "to", "set_default_device"),
+            ("device", "to", "set_default_device", "load", "load_state_dict_from_url", "load_url"),
             ("torch.device", "torch.set_default_device", *api.MAP_LOCATION_FUNCTIONS))
         return sites
 

@@ -151,24 +151,25 @@ class UnmovedBatch(Rule):
             return None
         bindings = self._bindings_of(target, scope)
         moved, device = False, None
-        for value, value_scope in bindings:
+        for value, value_scope, path in bindings:
             if self._wraps_or_prepares(value, value_scope):
                 return None  # DataParallel/DDP scatter inputs; accelerate/Fabric move batches
             chain_moved, chain_device = self._chain_move(value, value_scope)
-            if chain_moved:
+            if chain_moved and not path:
                 moved, device = True, chain_device
         if key in self._bare_moves:
             moved, device = True, device or self._bare_moves[key]
         return (target, device) if moved else None
 
     def _bindings_of(self, target, scope: Scope) -> List[tuple]:
+        """(value, scope, unpacking path) of each assignment to a name or ``self`` attribute."""
         if isinstance(target, cst.Name):
-            return [(b.value, b.ctx.scope) for b in scope.lookup(target.value)
-                    if b.how == ASSIGN and not b.path]
+            return [(b.value, b.ctx.scope, b.path) for b in scope.lookup(target.value)
+                    if b.how == ASSIGN]
         if isinstance(target, cst.Attribute):
             owner_kind = self.kinds.kind_of(target.value, scope)
             if isinstance(owner_kind, K.Instance):
-                return [(b.value, b.ctx.scope)
+                return [(b.value, b.ctx.scope, b.path)
                         for b in owner_kind.info.attributes.get(target.attr.value, ())]
         return []
 
@@ -197,7 +198,7 @@ class UnmovedBatch(Rule):
 
     def _prepared(self, loader, scope: Scope) -> bool:
         return any(self._wraps_or_prepares(value, value_scope)
-                   for value, value_scope in self._bindings_of(loader, scope))
+                   for value, value_scope, _ in self._bindings_of(loader, scope))
 
     def _loop_batch_values(self, loop: cst.For, scope: Scope) -> Dict[str, _Value]:
         paths = self._loader_paths(loop.iter, scope)
@@ -498,8 +499,8 @@ class _LoopChecker:
             return False
         if name in _CRITERION_NAMES or name.endswith("criterion") or name.endswith("loss_fn"):
             return True
-        for value, value_scope in self.rule._bindings_of(func, self.scope):
-            if isinstance(value, cst.Call):
+        for value, value_scope, path in self.rule._bindings_of(func, self.scope):
+            if isinstance(value, cst.Call) and not path:
                 constructor = self.analysis.qualname(value.func, value_scope) or ""
                 if constructor.startswith("torch.nn.") and constructor.endswith("Loss"):
                     return True

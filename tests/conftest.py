@@ -1,0 +1,48 @@
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = ROOT / "fixtures"
+EXPECT = re.compile(r"#\s*expect:\s*(?P<items>(?:TDL\d{3}@\d+\s*)+)")
+
+
+def expected_findings(path: Path) -> set:
+    """(line, column, code) for every ``# expect: CODE@col`` marker in a fixture."""
+    expected = set()
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        match = EXPECT.search(line)
+        if match:
+            for item in match.group("items").split():
+                code, column = item.split("@")
+                expected.add((number, int(column), code))
+    return expected
+
+
+def fixture_files(kind: str = "*") -> list:
+    return sorted(p for p in FIXTURES.glob(f"TDL*/{kind}/*.py") if not p.name.endswith(".fixed.py"))
+
+
+def run_cli(*args, cwd=None, input=None):
+    return subprocess.run([sys.executable, "-m", "torchdevlint", *map(str, args)], cwd=cwd,
+                          capture_output=True, text=True, input=input)
+
+
+@pytest.fixture
+def lint():
+    """Lint a source snippet; returns [(line, column, code)]."""
+    from torchdevlint.engine import lint_source
+
+    def _lint(source: str, select=None):
+        from torchdevlint.rules import select_rules
+        rules = select_rules(select or ["TDL"])
+        result = lint_source(source, "snippet.py", rules)
+        assert result.error is None, result.error
+        return [(f.line, f.column, f.code) for f in result.findings]
+
+    return _lint

@@ -1,0 +1,60 @@
+"""The flake8 plugin reports exactly what the CLI reports, and never aborts flake8."""
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from conftest import FIXTURES, run_cli
+from test_cli import BAD_INPUTS, findings
+
+
+def run_flake8(*args, cwd=None):
+    return subprocess.run([sys.executable, "-m", "flake8", "--select", "TDL,E999,E902", *map(str, args)],
+                          capture_output=True, text=True, cwd=cwd)
+
+
+def normalized(stdout: str) -> list:
+    return sorted((f["path"], int(f["line"]), int(f["col"]), f["code"], f["msg"]) for f in findings(stdout))
+
+
+def test_plugin_is_registered_and_on_by_default():
+    result = subprocess.run([sys.executable, "-m", "flake8", "--version"], capture_output=True, text=True)
+    assert "torchdevlint" in result.stdout
+
+
+def test_cli_and_flake8_agree_on_all_fixtures():
+    cli = normalized(run_cli(FIXTURES).stdout)
+    plugin = normalized(run_flake8(FIXTURES).stdout)
+    assert cli and cli == plugin
+
+
+def test_cli_and_flake8_agree_on_noqa_and_columns(tmp_path):
+    path = tmp_path / "n.py"
+    path.write_text(
+        "import torch\n"
+        "x = torch.ones(1)\n"
+        "x.cuda()  # noqa: TDL002\n"
+        "\tx.cpu()  # noqa: E501\n"[:-1] + "\n"
+        "x.to('cpu')  # noqa\n"
+        "y = torch.zeros(1, device='cuda')  # NOQA:TDL001\n"
+    )
+    path.write_text(path.read_text().replace("\tx.cpu()", "x.cpu()"))
+    cli = normalized(run_cli(path).stdout)
+    plugin = normalized(run_flake8(path).stdout)
+    assert cli == plugin
+    assert [(line, col, code) for _, line, col, code, _ in cli] == [
+        (3, 1, "TDL001"), (4, 1, "TDL001"), (5, 26, "TDL002")][:0] + [
+        (3, 1, "TDL001"), (4, 1, "TDL001"), (6, 27, "TDL002")]
+
+
+def test_flake8_survives_bad_files(tmp_path):
+    for name, (data, _) in BAD_INPUTS.items():
+        (tmp_path / name).write_bytes(data)
+    (tmp_path / "empty.py").write_bytes(b"")
+    (tmp_path / "z_good.py").write_text("import torch\nx = torch.ones(2)\nx.to('cpu')\n")
+    result = run_flake8(tmp_path)
+    assert "Traceback" not in result.stderr, result.stderr
+    codes = {f["path"].rsplit("/", 1)[-1]: f["code"] for f in findings(result.stdout)}
+    assert codes["z_good.py"] == "TDL001"
+    assert codes["syntax.py"] == "E999"
+    assert "binary.py" in codes  # flake8 reports it (E999/E902) and goes on

@@ -1,0 +1,44 @@
+"""What a user installs: no torch, the CLI entry point, the flake8 plugin, the rule pages."""
+from __future__ import annotations
+
+import subprocess
+import sys
+import zipfile
+
+from conftest import ROOT
+from torchdevlint.rules import ALL_RULES
+
+SECTIONS = ("## What it does", "## Why is this bad", "## Example", "## Use instead", "## Known limits")
+
+
+def test_wheel_has_no_torch_dependency_and_ships_rule_docs(tmp_path):
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "-w", str(tmp_path),
+                    str(ROOT)], check=True)
+    [wheel] = tmp_path.glob("torchdevlint-*.whl")
+    with zipfile.ZipFile(wheel) as archive:
+        names = archive.namelist()
+        metadata = archive.read(next(n for n in names if n.endswith("METADATA"))).decode()
+        entry_points = archive.read(next(n for n in names if n.endswith("entry_points.txt"))).decode()
+    requires = [line for line in metadata.splitlines() if line.startswith("Requires-Dist:")]
+    runtime = [line for line in requires if "extra ==" not in line]
+    assert runtime and all("libcst" in line for line in runtime), runtime
+    assert any("torch" in line and "extra == 'test'" in line.replace('"', "'") for line in requires)
+    for rule in ALL_RULES:
+        assert f"torchdevlint/_rule_docs/{rule.code}.md" in names
+    assert "torchdevlint = torchdevlint.cli:main" in entry_points
+    assert "TDL = torchdevlint.flake8_plugin:TorchDevLintChecker" in entry_points
+
+
+def test_rule_pages_have_every_section():
+    for rule in ALL_RULES:
+        text = (ROOT / "docs" / "rules" / f"{rule.code}.md").read_text(encoding="utf-8")
+        assert text.startswith(f"# {rule.code}: {rule.name}\n")
+        positions = [text.index(section) for section in SECTIONS]
+        assert positions == sorted(positions)
+
+
+def test_readme_commands_and_ci_agree():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert "<!-- lint-command -->" in readme and "<!-- test-command -->" in readme
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    assert "test-command" in ci and "eval" in ci

@@ -1,0 +1,329 @@
+"""Rule behaviour on small snippets: what each rule must report and where it must stay silent."""
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+
+def src(text: str) -> str:
+    return textwrap.dedent(text).lstrip("\n")
+
+
+# --- TDL001 ------------------------------------------------------------------------------
+
+TDL001_FLAGGED = {
+    "cpu of model output": """
+        import torch.nn as nn
+        model = nn.Linear(2, 2)
+        out = model(x)
+        out.cpu()
+    """,
+    "cuda of factory tensor": """
+        import torch
+        t = torch.zeros(3)
+        t.cuda()
+    """,
+    "tensor method chain": """
+        import torch
+        t = torch.tensor([1.0]).unsqueeze(0).float().detach()
+        t.to("cpu")
+    """,
+    "arithmetic": """
+        import torch
+        a = torch.ones(2)
+        b = a * 2 + 1
+        b.to("cpu")
+    """,
+    "loss": """
+        import torch.nn as nn
+        criterion = nn.MSELoss()
+        loss = criterion(a, b)
+        loss.cpu()
+    """,
+    "loader item": """
+        from torch.utils.data import DataLoader
+        loader = DataLoader(ds)
+        for x, y in loader:
+            y.to("cpu")
+    """,
+    "next(iter(loader))": """
+        images, labels = next(iter(train_loader))
+        images.to("cpu")
+    """,
+    "closure": """
+        import torch
+        def outer(device):
+            buf = torch.empty(4)
+            def inner():
+                buf.to(device)
+            return inner
+    """,
+    "optional annotation": """
+        from typing import Optional
+        import torch
+        def f(x: Optional[torch.Tensor], device):
+            x.to(device)
+    """,
+    "pep604 annotation": """
+        from torch import Tensor
+        def f(x: Tensor | None, device):
+            x.to(device)
+    """,
+    "string annotation": """
+        def f(x: "torch.Tensor", device):
+            x.to(device)
+    """,
+    "from_numpy": """
+        import torch
+        t = torch.from_numpy(arr)
+        t.to("cpu")
+    """,
+    "nn.functional via alias": """
+        import torch.nn.functional as F
+        h = F.relu(z)
+        h.to("cpu")
+    """,
+    "parameter attribute": """
+        import torch.nn as nn
+        layer = nn.Linear(2, 2)
+        layer.weight.to("cpu")
+    """,
+    "register_buffer": """
+        import torch, torch.nn as nn
+        class M(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.register_buffer("mask", torch.ones(2))
+            def forward(self, x):
+                self.mask.to(x.device)
+                return x
+    """,
+    "rebinding keeps kind": """
+        import torch
+        x = torch.zeros(2)
+        x = x.view(2, 1)
+        x = x + 1
+        x.to("cpu")
+    """,
+    "forward return kind": """
+        import torch, torch.nn as nn
+        class Net(nn.Module):
+            def forward(self, x):
+                return torch.relu(x), x
+        net = Net()
+        a, b = net(x)
+        a.cpu()
+    """,
+}
+
+
+@pytest.mark.parametrize("code", TDL001_FLAGGED.values(), ids=TDL001_FLAGGED.keys())
+def test_tdl001_flags(lint, code):
+    findings = lint(src(code), ["TDL001"])
+    assert len(findings) == 1 and findings[0][2] == "TDL001", findings
+
+
+TDL001_SILENT = {
+    "module": "import torch.nn as nn\nm = nn.Linear(1, 1)\nm.to('cpu')\n",
+    "unknown param": "def f(x, d):\n    x.to(d)\n",
+    "reassigned to module": "import torch, torch.nn as nn\nx = torch.zeros(1)\nx = nn.Linear(1, 1)\nx.to('cpu')\n",
+    "whole loader item": "for batch in train_loader:\n    batch.to('cpu')\n",
+    "tokenizer output": "from transformers import AutoTokenizer\ntok = AutoTokenizer.from_pretrained('x')\nenc = tok('a', return_tensors='pt')\nenc.to('cpu')\n",
+    "pretrained model": "from transformers import AutoModel\nm = AutoModel.from_pretrained('x')\nm.to('cpu')\n",
+    "module output of unknown class base": "from lib import Base\nclass Net(Base):\n    pass\nnet = Net()\nnet.to('cpu')\n",
+    "plain class with to": "class A:\n    def to(self, d):\n        return self\na = A()\na.to('cpu')\n",
+    "sequential item": "import torch.nn as nn\nseq = nn.Sequential(nn.Linear(1, 1))\nseq[0].to('cpu')\n",
+    "torchvision model": "import torchvision\nm = torchvision.models.resnet18()\nm.to('cpu')\n",
+    "timm model": "import timm\nm = timm.create_model('resnet18')\nm.to('cpu')\n",
+    "state dict from load": "import torch\nsd = torch.load('x', map_location='cpu')\nsd.to('cpu')\n",
+    "not a statement": "import torch\nx = torch.zeros(1)\ny = x.to('cpu')\nf(x.cuda() if c else x)\n",
+}
+
+
+@pytest.mark.parametrize("code", TDL001_SILENT.values(), ids=TDL001_SILENT.keys())
+def test_tdl001_silent(lint, code):
+    assert lint(code, ["TDL001"]) == []
+
+
+def test_tdl001_position_is_call_start(lint):
+    assert lint("import torch\nx = torch.ones(1)\nif True:\n    x.to('cpu')\n", ["TDL001"]) == [(4, 5, "TDL001")]
+
+
+# --- TDL002 ------------------------------------------------------------------------------
+
+TDL002_FLAGGED = {
+    "cuda tensor type": ("import torch\nt = torch.cuda.FloatTensor(3)\n", (2, 5)),
+    "set_default_device": ("import torch\ntorch.set_default_device('cuda')\n", (2, 26)),
+    "map_location keyword": ("import torch\nsd = torch.load('x', map_location='cuda:0')\n", (2, 35)),
+    "map_location positional": ("import torch\nsd = torch.load('x', 'cuda')\n", (2, 22)),
+    "to keyword": ("import torch\nx = torch.ones(1).to(device='cuda')\n", (2, 29)),
+    "device type keyword": ("import torch\nd = torch.device(type='cuda')\n", (2, 23)),
+    "unguarded conditional": ("import torch\nd = torch.device('cuda' if flag else 'cpu')\n", (2, 18)),
+    "device-named attribute": ("class C:\n    def __init__(self):\n        self.device = 'cuda'\n", (3, 23)),
+    "cuda with index": ("x = model.cuda(0)\n", (1, 11)),
+}
+
+
+@pytest.mark.parametrize("code,position", TDL002_FLAGGED.values(), ids=TDL002_FLAGGED.keys())
+def test_tdl002_flags(lint, code, position):
+    assert lint(code, ["TDL002"]) == [(*position, "TDL002")]
+
+
+TDL002_SILENT = {
+    "guard variable from availability": "import torch\navailable = torch.cuda.is_available()\nif available:\n    model.cuda()\n",
+    "device_count guard": "import torch\nif torch.cuda.device_count() > 1:\n    model.cuda()\n",
+    "boolean guard": "import torch\nok = torch.cuda.is_available() and model.cuda()\n",
+    "early raise": "import torch\ndef f():\n    if not torch.cuda.is_available():\n        raise RuntimeError('no gpu')\n    return torch.zeros(1, device='cuda')\n",
+    "gpu flag": "if args.gpu is not None:\n    model.cuda(args.gpu)\n",
+    "cuda-named class": "class CudaTests:\n    def test(self):\n        x.cuda()\n",
+    "isinstance type": "import torch\nok = isinstance(t, (torch.cuda.FloatTensor, torch.FloatTensor))\n",
+    "f-string device index": "rank = 0\nx = y.to(f'cuda:{rank}')\n",
+    "dict key remap": "import torch\nsd = torch.load('x', map_location={'cuda:0': 'cpu'})\n",
+    "pytestmark skip": "import pytest, torch\npytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason='gpu')\ndef test():\n    torch.zeros(1).cuda()\n",
+    "mps or cpu": "import torch\nx = torch.zeros(1, device='mps' if torch.backends.mps.is_available() else 'cpu')\n",
+}
+
+
+@pytest.mark.parametrize("code", TDL002_SILENT.values(), ids=TDL002_SILENT.keys())
+def test_tdl002_silent(lint, code):
+    assert lint(code, ["TDL002"]) == []
+
+
+def test_tdl002_name_bound_then_used_reports_the_literal_once(lint):
+    code = "import torch\ndev = 'cuda'\na = torch.zeros(1).to(dev)\nb = torch.ones(1, device=dev)\n"
+    assert lint(code, ["TDL002"]) == [(2, 7, "TDL002")]
+
+
+def test_tdl002_name_bound_but_never_used_as_device_is_silent(lint):
+    assert lint("backend = 'cuda'\nprint(backend)\n", ["TDL002"]) == []
+
+
+# --- TDL003 ------------------------------------------------------------------------------
+
+TDL003_FLAGGED = {
+    "plain": "import torch\nsd = torch.load('m.pt')\n",
+    "from import": "from torch import load\nsd = load('m.pt')\n",
+    "jit": "import torch\nm = torch.jit.load('m.ts')\n",
+    "hub url": "import torch\nsd = torch.hub.load_state_dict_from_url('https://x/w.pt', progress=False)\n",
+    "model_zoo": "from torch.utils import model_zoo\nsd = model_zoo.load_url('https://x/w.pt')\n",
+    "module alias": "import torch.serialization as ser\nsd = ser.load('m.pt')\n",
+    "weights_only": "import torch\nsd = torch.load('m.pt', weights_only=True)\n",
+    "file object": "import torch\nwith open('m.pt', 'rb') as f:\n    sd = torch.load(f)\n",
+    "save elsewhere": "import torch\ndef save(x):\n    torch.save(x, 'm.pt')\ndef load():\n    return torch.load('m.pt')\n",
+}
+
+
+@pytest.mark.parametrize("code", TDL003_FLAGGED.values(), ids=TDL003_FLAGGED.keys())
+def test_tdl003_flags(lint, code):
+    findings = lint(code, ["TDL003"])
+    assert [f[2] for f in findings] == ["TDL003"], findings
+
+
+def test_tdl003_position(lint):
+    assert lint("import torch\nstate = torch.load('m.pt')\n", ["TDL003"]) == [(2, 9, "TDL003")]
+
+
+TDL003_SILENT = {
+    "star args": "import torch\ndef f(*a):\n    return torch.load(*a)\n",
+    "hub positional map_location": "import torch\nsd = torch.hub.load_state_dict_from_url('u', 'dir', 'cpu')\n",
+    "method named load": "ckpt = checkpointer.load('m.pt')\n",
+    "np load": "import numpy as np\na = np.load('a.npy')\n",
+    "local function load": "def load(p):\n    return p\nload('x')\n",
+    "torch rebound": "import torch\ntorch = Wrapper()\ntorch.load('x')\n",
+}
+
+
+@pytest.mark.parametrize("code", TDL003_SILENT.values(), ids=TDL003_SILENT.keys())
+def test_tdl003_silent(lint, code):
+    assert lint(code, ["TDL003"]) == []
+
+
+# --- TDL004 ------------------------------------------------------------------------------
+
+def test_tdl004_zip_and_tqdm_wrappers(lint):
+    code = src("""
+        import torch.nn as nn
+        from tqdm import tqdm
+        model = nn.Linear(2, 2).to(device)
+        for (x, y), (u, v) in zip(tqdm(loader_a), loader_b):
+            model(x)
+            model(u.to(device))
+    """)
+    assert lint(code, ["TDL004"]) == [(5, 11, "TDL004")]
+
+
+def test_tdl004_self_model_moved_in_init(lint):
+    code = src("""
+        import torch.nn as nn
+        class Trainer:
+            def __init__(self, device):
+                self.model = nn.Linear(2, 2)
+                self.model.to(device)
+            def fit(self):
+                for x, y in self.train_loader:
+                    self.model(x)
+    """)
+    assert lint(code, ["TDL004"]) == [(8, 24, "TDL004")]
+
+
+def test_tdl004_reports_each_value_once(lint):
+    code = src("""
+        import torch.nn as nn
+        model = nn.Linear(2, 2).cuda()
+        for x, y in loader:
+            model(x)
+            model(x)
+    """)
+    assert lint(code, ["TDL004"]) == [(4, 11, "TDL004")]
+
+
+def test_tdl004_loss_alone_on_cpu_is_silent(lint):
+    code = src("""
+        import torch.nn as nn
+        model = nn.Linear(2, 2).to(device)
+        for x, y in loader:
+            criterion(x, y)
+    """)
+    assert lint(code, ["TDL004"]) == []
+
+
+def test_tdl004_lightning_step_is_silent(lint):
+    code = src("""
+        import torch.nn as nn
+        model = nn.Linear(2, 2).to(device)
+        def training_step(batch):
+            for x, y in loader:
+                model(x)
+    """)
+    assert lint(code, ["TDL004"]) == []
+
+
+# --- noqa --------------------------------------------------------------------------------
+
+NOQA_CASES = {
+    "blanket": ("x.to('cpu')  # noqa\n", []),
+    "specific": ("x.to('cpu')  # noqa: TDL001\n", []),
+    "other code": ("x.to('cpu')  # noqa: TDL002\n", [(3, 1, "TDL001")]),
+    # flake8's regex needs digits in a code, so "# noqa:TDL" is a blanket noqa there too.
+    "prefix without digits is blanket": ("x.to('cpu')  # noqa:TDL\n", []),
+    "code prefix": ("x.to('cpu')  # noqa: TDL0\n", []),
+    "case and spacing": ("x.to('cpu')  # NOQA:TDL001,E501\n", []),
+}
+
+
+@pytest.mark.parametrize("line,expected", NOQA_CASES.values(), ids=NOQA_CASES.keys())
+def test_noqa(lint, line, expected):
+    assert lint("import torch\nx = torch.ones(1)\n" + line, ["TDL001"]) == expected
+
+
+def test_noqa_follows_flake8_line_mapping(lint):
+    # flake8 joins the lines of a multi-line string token, not of a bracketed statement.
+    bracketed = "import torch\nx = torch.ones(1)\nx.to(\n    'cpu',\n)  # noqa: TDL001\n"
+    assert lint(bracketed, ["TDL001"]) == [(3, 1, "TDL001")]
+    string = "s = \'\'\'\nabc\'\'\'.cuda()  # noqa\n"
+    assert lint(string, ["TDL002"]) == []
+
+
+def test_file_level_flake8_noqa(lint):
+    assert lint("# flake8: noqa\nimport torch\nx = torch.ones(1)\nx.cpu()\n") == []
