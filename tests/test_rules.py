@@ -160,7 +160,9 @@ TDL002_FLAGGED = {
     "to keyword": ("import torch\nx = torch.ones(1).to(device='cuda')\n", (2, 29)),
     "device type keyword": ("import torch\nd = torch.device(type='cuda')\n", (2, 23)),
     "unguarded conditional": ("import torch\nd = torch.device('cuda' if flag else 'cpu')\n", (2, 18)),
-    "device-named attribute": ("class C:\n    def __init__(self):\n        self.device = 'cuda'\n", (3, 23)),
+    "attribute then used as a device": (
+        "class C:\n    def __init__(self):\n        self.device = 'cuda'\n"
+        "    def run(self, x):\n        return x.to(self.device)\n", (3, 23)),
     "cuda with index": ("x = model.cuda(0)\n", (1, 11)),
 }
 
@@ -181,6 +183,17 @@ TDL002_SILENT = {
     "f-string device index": "rank = 0\nx = y.to(f'cuda:{rank}')\n",
     "dict key remap": "import torch\nsd = torch.load('x', map_location={'cuda:0': 'cpu'})\n",
     "pytestmark skip": "import pytest, torch\npytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason='gpu')\ndef test():\n    torch.zeros(1).cuda()\n",
+    "attribute only used as autocast device_type": "class A:\n    def __init__(self):\n        self.device = 'cuda'\n",
+    "tensor type only referenced": "import torch\nTYPES = (torch.cuda.FloatTensor, torch.cuda.HalfTensor)\n",
+    "device built only to compare": "import torch\nok = torch.device('cuda') in devices\n",
+    "device built only for its type": "import torch\nt = (current() or torch.device('cuda')).type\n",
+    "expected failure": "import pytest\nwith pytest.raises(RuntimeError):\n    model.cuda()\n",
+    "try cuda first": "import torch\ntry:\n    b = pg.get(torch.device('cuda'))\nexcept RuntimeError:\n    b = None\n",
+    "provider string guard": "import torch\nif provider in ('CUDAExecutionProvider',):\n    d = torch.device('cuda', 0)\n",
+    "param only compared": "def check(t, device='cuda'):\n    return t.device.type == device\nok = check(x, device='cuda')\n",
+    "param used via getattr": "import torch\ndef mod(device='cuda'):\n    return getattr(torch, device)\n",
+    "skip decorator factory": "import functools\nskipCUDAIf = functools.partial(skipDeviceIf, device='cuda')\n",
+    "custom cuda helper with device": "q.cuda(t, meta=m, device=x.device)\n",
     "mps or cpu": "import torch\nx = torch.zeros(1, device='mps' if torch.backends.mps.is_available() else 'cpu')\n",
 }
 
@@ -193,6 +206,22 @@ def test_tdl002_silent(lint, code):
 def test_tdl002_name_bound_then_used_reports_the_literal_once(lint):
     code = "import torch\ndev = 'cuda'\na = torch.zeros(1).to(dev)\nb = torch.ones(1, device=dev)\n"
     assert lint(code, ["TDL002"]) == [(2, 7, "TDL002")]
+
+
+def test_tdl002_tensor_type_instantiated_or_set(lint):
+    code = "import torch\na = torch.cuda.LongTensor([1])\nb = x.type(torch.cuda.FloatTensor)\n"
+    assert lint(code, ["TDL002"]) == [(2, 5, "TDL002"), (3, 12, "TDL002")]
+
+
+def test_tdl002_param_passed_on_is_a_device_use(lint):
+    code = "import torch\ndef make(n, device='cuda'):\n    return torch.zeros(n, device=device)\n"
+    assert lint(code, ["TDL002"]) == [(2, 20, "TDL002")]
+
+
+def test_tdl002_long_try_is_not_a_guard(lint):
+    body = "".join(f"    step{i}()\n" for i in range(6))
+    code = f"try:\n{body}    model.cuda()\nexcept Exception:\n    pass\n"
+    assert lint(code, ["TDL002"]) == [(8, 11, "TDL002")]
 
 
 def test_tdl002_name_bound_but_never_used_as_device_is_silent(lint):

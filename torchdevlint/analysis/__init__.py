@@ -9,7 +9,9 @@ import libcst as cst
 from torchdevlint.analysis import torch_api as api
 from torchdevlint.analysis.builder import Builder, Collected, iter_children
 from torchdevlint.analysis.kinds import KindInference
-from torchdevlint.analysis.model import ASSIGN, Ctx, Scope, string_value
+from torchdevlint.analysis.model import (
+    ASSIGN, EXPECTS_FAILURE, HANDLES_FAILURE, Ctx, Scope, string_value,
+)
 
 
 class Analysis:
@@ -45,6 +47,8 @@ class Analysis:
         """Whether code in ``ctx`` only runs when CUDA was checked for or asked for."""
         for condition in ctx.iter_conditions():
             if isinstance(condition, str):
+                if condition in (EXPECTS_FAILURE, HANDLES_FAILURE):
+                    return True
                 if _mentions_cuda(condition):  # def test_cuda_..., class CUDATests, def to_gpu
                     return True
             elif self.is_guard_test(condition, ctx.scope):
@@ -79,11 +83,15 @@ class Analysis:
                 if _mentions_cuda(node.attr.value):
                     return True
             elif isinstance(node, cst.Comparison):
+                # device.type == "cuda", "cuda" in str(device), provider in ("CUDAExecutionProvider", ...)
                 operands = [node.left] + [c.comparator for c in node.comparisons]
                 for operand in operands:
-                    value = string_value(operand)
-                    if value is not None and value.split(":")[0] in ("cuda", "cpu", "mps"):
-                        return True
+                    items = [e.value for e in operand.elements] \
+                        if isinstance(operand, (cst.Tuple, cst.List, cst.Set)) else [operand]
+                    for item in items:
+                        value = string_value(item)
+                        if value is not None and (_mentions_cuda(value) or value in ("cpu", "mps")):
+                            return True
             elif isinstance(node, (cst.SimpleString, cst.ConcatenatedString)):
                 continue
             if isinstance(node, (cst.Lambda, cst.FunctionDef)):

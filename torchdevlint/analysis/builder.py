@@ -13,8 +13,8 @@ from typing import Dict, List, Optional
 import libcst as cst
 
 from torchdevlint.analysis.model import (
-    ASSIGN, AUGMENT, CLASS, DEF, FOR, IMPORT, PARAM, UNKNOWN, WITH,
-    Binding, CallSite, ClassInfo, Ctx, FunctionInfo, Scope, last_name, string_value,
+    ASSIGN, AUGMENT, CLASS, DEF, EXPECTS_FAILURE, FOR, HANDLES_FAILURE, IMPORT, PARAM, UNKNOWN,
+    WITH, Binding, CallSite, ClassInfo, Ctx, FunctionInfo, Scope, last_name, string_value,
 )
 
 # Fields that only hold syntax (whitespace, punctuation, operators): never walked.
@@ -66,8 +66,11 @@ class Collected:
         self.module_scope: Optional[Scope] = None
         self.calls_by_name: Dict[str, List[CallSite]] = {}
         self.device_keyword_calls: List[CallSite] = []
-        self.cuda_tensor_types: List[tuple] = []  # (Attribute, Ctx)
-        self.type_check_args: set = set()  # ids of isinstance()/issubclass() type arguments
+        # torch.cuda.*Tensor types that are instantiated (or set as the tensor type): (Attribute, Ctx)
+        self.cuda_tensor_types: List[tuple] = []
+        # ids of expressions whose value is only inspected (compared, ``.type`` taken), so a
+        # device built there is never used to place a tensor
+        self.inspected_values: set = set()
         self.string_assignments: List[tuple] = []  # (target, literal, Ctx) for "cuda..." values
         self.device_param_defaults: List[tuple] = []  # (Param, literal, Ctx)
         self.for_loops: List[tuple] = []  # (For, Ctx)
@@ -117,6 +120,8 @@ class Builder:
             cst.IfExp: self._ifexp,
             cst.BooleanOperation: self._boolean,
             cst.With: self._with,
+            cst.Try: self._try,
+            cst.Comparison: self._comparison,
             cst.ExceptHandler: self._except,
             cst.ExceptStarHandler: self._except,
             cst.Call: self._call,
@@ -407,11 +412,38 @@ class Builder:
         self.walk(node.right, ctx.with_condition(node.left))
 
     def _with(self, node: cst.With, ctx: Ctx) -> None:
+        body_ctx = ctx
         for item in node.items:
             self.walk(item.item, ctx)
             if item.asname is not None:
                 self._bind_target(item.asname.name, WITH, item.item, ctx, ctx)
-        self.walk(node.body, ctx)
+            if isinstance(item.item, cst.Call):
+                name = last_name(item.item.func) or ""
+                if name.startswith("assertRaises") or name == "raises":
+                    body_ctx = ctx.with_condition(EXPECTS_FAILURE)
+        self.walk(node.body, body_ctx)
+
+    def _try(self, node: cst.Try, ctx: Ctx) -> None:
+        # ``try: x = torch.device("cuda") ... except RuntimeError: <fall back>``: a short try
+        # block whose handler catches what a missing GPU raises is a guard.
+        body_ctx = ctx
+        if len(node.body.body) <= _SHORT_TRY and any(_catches_device_errors(h) for h in node.handlers):
+            body_ctx = ctx.with_condition(HANDLES_FAILURE)
+        self.walk(node.body, body_ctx)
+        for handler in node.handlers:
+            self.walk(handler, ctx)
+        if node.orelse is not None:
+            self.walk(node.orelse, ctx)
+        if node.finalbody is not None:
+            self.walk(node.finalbody, ctx)
+
+    def _comparison(self, node: cst.Comparison, ctx: Ctx) -> None:
+        for operand in [node.left] + [c.comparator for c in node.comparisons]:
+            self.out.inspected_values.add(id(operand))
+            if isinstance(operand, (cst.Tuple, cst.List, cst.Set)):
+                self.out.inspected_values.update(id(e.value) for e in operand.elements)
+        for child in iter_children(node):
+            self.walk(child, ctx)
 
     def _except(self, node, ctx: Ctx) -> None:
         if node.type is not None:
@@ -472,9 +504,10 @@ class Builder:
 
     def _attribute(self, node: cst.Attribute, ctx: Ctx) -> None:
         value = node.value
-        if (isinstance(value, cst.Attribute) and value.attr.value == "cuda"
-                and node.attr.value.endswith("Tensor")):
-            self.out.cuda_tensor_types.append((node, ctx))
+        if node.attr.value in ("type", "index"):  # torch.device("cuda").type is only a string
+            self.out.inspected_values.add(id(value))
+            if isinstance(value, cst.BooleanOperation):
+                self.out.inspected_values.update((id(value.left), id(value.right)))
         self.walk(value, ctx)
 
     def _call(self, node: cst.Call, ctx: Ctx, statement: Optional[cst.Expr] = None) -> None:
@@ -482,13 +515,13 @@ class Builder:
         name = last_name(node.func)
         if name is not None:
             self.out.calls_by_name.setdefault(name, []).append(site)
-            if name in ("isinstance", "issubclass") and len(node.args) >= 2:
-                types = node.args[1].value
-                self.out.type_check_args.add(id(types))
-                if isinstance(types, cst.Tuple):
-                    self.out.type_check_args.update(id(e.value) for e in types.elements)
-            elif name in ("register_buffer", "register_parameter") and len(node.args) >= 2:
+            if name in ("register_buffer", "register_parameter") and len(node.args) >= 2:
                 self._register_attribute(node, ctx)
+            if _is_cuda_tensor_type(node.func):
+                self.out.cuda_tensor_types.append((node.func, ctx))
+            elif name in ("type", "set_default_tensor_type") and node.args \
+                    and _is_cuda_tensor_type(node.args[0].value):
+                self.out.cuda_tensor_types.append((node.args[0].value, ctx))
         for arg in node.args:
             if arg.keyword is not None and arg.keyword.value in ("device", "map_location"):
                 self.out.device_keyword_calls.append(site)
@@ -506,6 +539,22 @@ class Builder:
         if info is not None and attr:
             info.attributes.setdefault(attr, []).append(
                 Binding(ASSIGN, node.args[1].value, (), ctx, node))
+
+
+_SHORT_TRY = 5
+_DEVICE_ERRORS = frozenset("RuntimeError AssertionError Exception BaseException".split())
+
+
+def _catches_device_errors(handler) -> bool:
+    if handler.type is None:
+        return True  # a bare except
+    types = handler.type.elements if isinstance(handler.type, cst.Tuple) else [handler.type]
+    return any(last_name(t.value if isinstance(t, cst.Element) else t) in _DEVICE_ERRORS for t in types)
+
+
+def _is_cuda_tensor_type(expr) -> bool:
+    return (isinstance(expr, cst.Attribute) and expr.attr.value.endswith("Tensor")
+            and isinstance(expr.value, cst.Attribute) and expr.value.attr.value == "cuda")
 
 
 def _decorator_callee(decorator: cst.BaseExpression) -> cst.BaseExpression:

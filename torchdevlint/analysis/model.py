@@ -19,6 +19,10 @@ UNKNOWN = "unknown"  # except-as, match patterns, starred targets, ...
 
 Path = Tuple[int, ...]
 
+# Condition markers for code that is not expected to succeed on every machine.
+EXPECTS_FAILURE = "<inside assertRaises/pytest.raises>"
+HANDLES_FAILURE = "<inside a small try/except that catches the failure>"
+
 
 class Ctx:
     """Where a node sits: its scope, the conditions around it, its function and class.

@@ -7,13 +7,18 @@ from typing import Iterator, List
 import libcst as cst
 
 from torchdevlint.analysis import Analysis
+from torchdevlint.analysis import kinds as K
 from torchdevlint.analysis import torch_api as api
-from torchdevlint.analysis.model import ASSIGN, CallSite, Ctx, last_name, string_value
+from torchdevlint.analysis.builder import iter_children
+from torchdevlint.analysis.model import ASSIGN, PARAM, CallSite, Ctx, last_name, string_value
 from torchdevlint.rules.base import Rule, Violation
 
 CRASH = "fails on a machine without CUDA (Torch not compiled with CUDA enabled)"
 # Calls whose ``device=`` keyword is configuration, not a device that is used right there.
 _CONFIG_CALLS = frozenset("add_argument set_defaults add_argument_group".split())
+# Uses of a device string that only inspect it (``getattr(torch, device)``, ``device.startswith``).
+_INSPECTING_CALLS = frozenset("getattr hasattr str isinstance repr print len".split())
+_STRING_METHODS = frozenset("startswith endswith lower upper split replace strip format".split())
 
 
 def _is_device_name(identifier: str) -> bool:
@@ -37,12 +42,13 @@ class HardcodedCudaDevice(Rule):
             for value in self._device_arguments(site):
                 yield from self._check_device_value(value, site.ctx, 0)
         for param, literal, ctx in collected.device_param_defaults:
-            if self._is_cuda(literal) and not analysis.is_guarded(ctx):
+            if self._is_cuda(literal) and not analysis.is_guarded(ctx) \
+                    and self._param_used_as_device(param.name.value, ctx.func):
                 yield from self._report(
                     literal, f"parameter `{param.name.value}` defaults to hard-coded "
                              f"{_quote(literal)}: {CRASH}; default to None and pick the device at runtime")
         for target, literal, ctx in collected.string_assignments:
-            name = last_name(target)
+            name = target.value if isinstance(target, cst.Name) else None
             if name and _is_device_name(name) and self._is_cuda(literal) \
                     and not analysis.is_guarded(ctx):
                 yield from self._report(literal, f"`{name}` is set to hard-coded {_quote(literal)}: "
@@ -50,11 +56,13 @@ class HardcodedCudaDevice(Rule):
                                                  f"`\"cuda\" if torch.cuda.is_available() else \"cpu\"`")
         for site in collected.calls_by_name.get("cuda", ()):
             func = site.call.func
+            if any(a.keyword is not None and a.keyword.value == "device" for a in site.call.args):
+                continue  # a custom ``cuda(x, device=...)`` helper: the device is passed in
             if isinstance(func, cst.Attribute) and not analysis.is_guarded(site.ctx):
                 yield from self._report(func.attr, f"`.cuda()` hard-codes the CUDA device: {CRASH}; "
                                                    f"use `.to(device)` with a device chosen at runtime")
         for attribute, ctx in collected.cuda_tensor_types:
-            if id(attribute) in collected.type_check_args or analysis.is_guarded(ctx):
+            if analysis.is_guarded(ctx):
                 continue
             qualified = analysis.qualname(attribute, ctx.scope)
             if qualified and api.CUDA_TENSOR_TYPE_RE.match(qualified):
@@ -75,12 +83,15 @@ class HardcodedCudaDevice(Rule):
         call, scope = site.call, site.ctx.scope
         positional = [a.value for a in call.args if a.keyword is None and not a.star]
         keywords = {a.keyword.value: a.value for a in call.args if a.keyword is not None}
-        if last_name(call.func) not in _CONFIG_CALLS:
+        if self._takes_device_keyword(call, scope):
             for key in ("device", "map_location"):
                 if key in keywords:
                     yield keywords[key]
         qualified = self.analysis.qualname(call.func, scope)
         if qualified == "torch.device":
+            if id(call) in self.analysis.collected.inspected_values:
+                return  # torch.device("cuda") in devices / (...).type: built, never used
+
             if positional:
                 yield positional[0]
             if "type" in keywords:
@@ -95,6 +106,33 @@ class HardcodedCudaDevice(Rule):
         elif isinstance(call.func, cst.Attribute) and call.func.attr.value == "to" and positional:
             yield positional[0]
 
+    def _takes_device_keyword(self, call: cst.Call, scope) -> bool:
+        """Whether ``device=`` in this call is a device that gets used, not configuration."""
+        callee = last_name(call.func) or ""
+        if callee in _CONFIG_CALLS or "skip" in callee.lower():
+            return False
+        if callee == "partial" and call.args and "skip" in (last_name(call.args[0].value) or "").lower():
+            return False
+        kind = self.analysis.kind_of(call.func, scope)
+        if isinstance(kind, K.FuncRef):  # a function in this file: look at what it does with it
+            return self._param_used_as_device("device", kind.info)
+        return True
+
+    def _param_used_as_device(self, name: str, func) -> bool:
+        """False when a function only inspects its ``device`` parameter (compares it, takes
+        ``getattr(torch, device)``, calls string methods on it) or never uses it."""
+        if func is None or name not in func.param_names:
+            return True
+        for parent, _ in _name_uses(func.node.body, name):
+            if isinstance(parent, (cst.Comparison, cst.ComparisonTarget, cst.FormattedStringExpression)):
+                continue
+            if isinstance(parent, cst.Call) and last_name(parent.func) in _INSPECTING_CALLS:
+                continue
+            if isinstance(parent, cst.Attribute) and parent.attr.value in _STRING_METHODS:
+                continue
+            return True
+        return False  # only inspected, or never used
+
     def _check_device_value(self, value: cst.BaseExpression, ctx: Ctx, depth: int):
         analysis = self.analysis
         if isinstance(value, (cst.SimpleString, cst.ConcatenatedString)):
@@ -105,6 +143,12 @@ class HardcodedCudaDevice(Rule):
             if not analysis.is_guard_test(value.test, ctx.scope):
                 yield from self._check_device_value(value.body, ctx, depth)
                 yield from self._check_device_value(value.orelse, ctx, depth)
+        elif isinstance(value, cst.Attribute) and depth < 4:
+            owner = analysis.kind_of(value.value, ctx.scope)
+            if isinstance(owner, K.Instance):  # self.device = "cuda" ... x.to(self.device)
+                for binding in owner.info.attributes.get(value.attr.value, ()):
+                    if not analysis.is_guarded(binding.ctx):
+                        yield from self._check_device_value(binding.value, binding.ctx, depth + 1)
         elif isinstance(value, cst.Name) and depth < 4:
             # A name bound to a literal and then used as a device: report the literal.
             for binding in ctx.scope.lookup(value.value):
@@ -128,3 +172,24 @@ class HardcodedCudaDevice(Rule):
 
 def _quote(literal: cst.BaseExpression) -> str:
     return f'"{string_value(literal)}"'
+
+
+def _name_uses(root, name: str):
+    """(parent, Name) for every load of ``name`` under ``root``; positional arguments are
+    reported with their Call as parent so that ``getattr(torch, device)`` reads naturally."""
+    stack = [(None, root)]
+    while stack:
+        parent, node = stack.pop()
+        if isinstance(node, cst.Name) and node.value == name:
+            yield parent, node
+            continue
+        if isinstance(node, (cst.FunctionDef, cst.Lambda, cst.ClassDef)) and node is not root:
+            continue
+        if isinstance(node, cst.Attribute):  # ``t.device``: the attribute name is not a use
+            stack.append((node, node.value))
+            continue
+        for child in iter_children(node):
+            if isinstance(node, cst.Arg) and parent is not None:
+                stack.append((parent if node.keyword is None else node, child))
+            else:
+                stack.append((node, child))
