@@ -194,6 +194,8 @@ TDL002_SILENT = {
     "param used via getattr": "import torch\ndef mod(device='cuda'):\n    return getattr(torch, device)\n",
     "skip decorator factory": "import functools\nskipCUDAIf = functools.partial(skipDeviceIf, device='cuda')\n",
     "custom cuda helper with device": "q.cuda(t, meta=m, device=x.device)\n",
+    "startswith guard": "if device.startswith('cuda'):\n    x = torch.zeros(1, device='cuda')\n",
+    "device built to test membership": "import torch\nif torch.device('cuda') in devices:\n    b = pg.get(torch.device('cuda'))\n",
     "mps or cpu": "import torch\nx = torch.zeros(1, device='mps' if torch.backends.mps.is_available() else 'cpu')\n",
 }
 
@@ -259,6 +261,7 @@ TDL003_SILENT = {
     "method named load": "ckpt = checkpointer.load('m.pt')\n",
     "np load": "import numpy as np\na = np.load('a.npy')\n",
     "local function load": "def load(p):\n    return p\nload('x')\n",
+    "round trip through another buffer": "import io, torch\ndef f(m):\n    buf = io.BytesIO()\n    torch.jit.save(m, buf)\n    copy = io.BytesIO(buf.getvalue())\n    return torch.jit.load(copy)\n",
     "torch rebound": "import torch\ntorch = Wrapper()\ntorch.load('x')\n",
 }
 

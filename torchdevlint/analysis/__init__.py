@@ -82,17 +82,13 @@ class Analysis:
             elif isinstance(node, cst.Attribute):
                 if _mentions_cuda(node.attr.value):
                     return True
-            elif isinstance(node, cst.Comparison):
-                # device.type == "cuda", "cuda" in str(device), provider in ("CUDAExecutionProvider", ...)
-                operands = [node.left] + [c.comparator for c in node.comparisons]
-                for operand in operands:
-                    items = [e.value for e in operand.elements] \
-                        if isinstance(operand, (cst.Tuple, cst.List, cst.Set)) else [operand]
-                    for item in items:
-                        value = string_value(item)
-                        if value is not None and (_mentions_cuda(value) or value in ("cpu", "mps")):
-                            return True
             elif isinstance(node, (cst.SimpleString, cst.ConcatenatedString)):
+                # A test that mentions a device by name checks which device is in use:
+                # device.type == "cuda", device.startswith("cuda"), "cuda" in str(device),
+                # provider in ("CUDAExecutionProvider",), torch.device("cuda") in devices.
+                value = string_value(node)
+                if value is not None and (_mentions_cuda(value) or value in ("cpu", "mps", "xpu")):
+                    return True
                 continue
             if isinstance(node, (cst.Lambda, cst.FunctionDef)):
                 continue

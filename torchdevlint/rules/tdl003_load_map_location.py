@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Iterator
 
-import libcst as cst
 
 from torchdevlint.analysis import Analysis
 from torchdevlint.analysis import torch_api as api
@@ -33,7 +32,7 @@ class LoadWithoutMapLocation(Rule):
             positional = [a for a in call.args if a.keyword is None]
             if len(positional) > api.MAP_LOCATION_FUNCTIONS[qualified]:
                 continue  # map_location passed positionally
-            if positional and self._saved_in_same_function(analysis, site, positional[0].value):
+            if self._saves_in_same_function(analysis, site):
                 continue
             short = qualified.replace("torch.serialization.", "torch.")
             yield Violation(
@@ -44,22 +43,11 @@ class LoadWithoutMapLocation(Rule):
             )
 
     @staticmethod
-    def _saved_in_same_function(analysis: Analysis, load_site, source: cst.BaseExpression) -> bool:
-        """A round trip: ``torch.save(obj, f)`` then ``torch.load(f)`` in the same function
-        loads what this very process saved, on the devices it has."""
-        for save_site in analysis.collected.calls_by_name.get("save", ()):
-            if save_site.ctx.func is not load_site.ctx.func:
-                continue
-            if analysis.qualname(save_site.call.func, save_site.ctx.scope) not in api.SAVE_FUNCTIONS:
-                continue
-            args = save_site.call.args
-            target = None
-            for arg in args:
-                if arg.keyword is not None and arg.keyword.value == "f":
-                    target = arg.value
-            positional = [a.value for a in args if a.keyword is None and not a.star]
-            if target is None and len(positional) >= 2:
-                target = positional[1]
-            if target is not None and target.deep_equals(source):
+    def _saves_in_same_function(analysis: Analysis, load_site) -> bool:
+        """A round trip: the function that loads also ``torch.save``s (a test, a serialization
+        helper), so it reads what this very process wrote, on the devices it has."""
+        for save_site in analysis.call_sites(("save",), api.SAVE_FUNCTIONS):
+            if save_site.ctx.func is load_site.ctx.func and \
+                    analysis.qualname(save_site.call.func, save_site.ctx.scope) in api.SAVE_FUNCTIONS:
                 return True
         return False
