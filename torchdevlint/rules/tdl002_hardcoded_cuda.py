@@ -10,7 +10,7 @@ from torchdevlint.analysis import Analysis
 from torchdevlint.analysis import kinds as K
 from torchdevlint.analysis import torch_api as api
 from torchdevlint.analysis.builder import iter_children
-from torchdevlint.analysis.model import ASSIGN, PARAM, CallSite, Ctx, last_name, string_value
+from torchdevlint.analysis.model import ASSIGN, CallSite, Ctx, last_name, string_value
 from torchdevlint.rules.base import Rule, Violation
 
 CRASH = "fails on a machine without CUDA (Torch not compiled with CUDA enabled)"
