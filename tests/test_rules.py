@@ -359,3 +359,30 @@ def test_noqa_follows_flake8_line_mapping(lint):
 
 def test_file_level_flake8_noqa(lint):
     assert lint("# flake8: noqa\nimport torch\nx = torch.ones(1)\nx.cpu()\n") == []
+
+
+def test_tdl004_model_rebound_after_the_move_is_judged_by_its_last_assignment(lint):
+    code = src("""
+        import torch.nn as nn
+        def run(setup, device):
+            model, loader = setup["cpu"]
+            model.to(device)
+            for batch in loader:
+                model(**batch)
+            model, loader = setup["prepared"]
+            for batch in loader:
+                model(**batch)
+    """)
+    assert lint(code, ["TDL004"]) == [(6, 17, "TDL004")]
+
+
+def test_tdl004_move_after_the_loop_does_not_count_in_the_same_scope(lint):
+    code = src("""
+        import torch.nn as nn
+        def run(device):
+            model = nn.Linear(2, 2)
+            for x, y in train_loader:
+                model(x)
+            model.to(device)
+    """)
+    assert lint(code, ["TDL004"]) == []

@@ -14,7 +14,8 @@ import libcst as cst
 
 from torchdevlint.analysis.model import (
     ASSIGN, AUGMENT, CLASS, DEF, EXPECTS_FAILURE, FOR, HANDLES_FAILURE, IMPORT, PARAM, UNKNOWN,
-    WITH, Binding, CallSite, ClassInfo, Ctx, FunctionInfo, Scope, last_name, string_value,
+    WITH, Binding, CallSite, ClassInfo, Ctx, FunctionInfo, Scope, last_name, next_order,
+    string_value,
 )
 
 # Fields that only hold syntax (whitespace, punctuation, operators): never walked.
@@ -73,7 +74,7 @@ class Collected:
         self.inspected_values: set = set()
         self.string_assignments: List[tuple] = []  # (target, literal, Ctx) for "cuda..." values
         self.device_param_defaults: List[tuple] = []  # (Param, literal, Ctx)
-        self.for_loops: List[tuple] = []  # (For, Ctx)
+        self.for_loops: List[tuple] = []  # (For, Ctx, order)
         self.imported_as: Dict[str, set] = {}  # qualified name -> names it is bound to
         self.functions: List[FunctionInfo] = []
         self.classes: List[ClassInfo] = []
@@ -385,7 +386,7 @@ class Builder:
         self.walk(node.iter, ctx)
         self._bind_target(node.target, FOR, node.iter, ctx, ctx)
         self._walk_target(node.target, ctx)
-        self.out.for_loops.append((node, ctx))
+        self.out.for_loops.append((node, ctx, next_order()))
         self.walk(node.body, ctx)
         if node.orelse is not None:
             self.walk(node.orelse.body, ctx)

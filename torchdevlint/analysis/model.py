@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+import itertools
 from typing import Dict, List, Optional, Tuple, Union
 
 import libcst as cst
+
+# Source order of bindings, call sites and loops (the traversal visits in source order), so
+# that a rule can ask "which assignment was the last one before this loop?".
+_ORDER = itertools.count()
+next_order = _ORDER.__next__
 
 # How a name got its value.
 ASSIGN = "assign"  # value = an expression, path = unpacking indices
@@ -53,9 +59,10 @@ class Ctx:
 
 
 class Binding:
-    __slots__ = ("how", "value", "path", "ctx", "node")
+    __slots__ = ("how", "value", "path", "ctx", "node", "order")
 
     def __init__(self, how: str, value, path: Path, ctx: Ctx, node: Optional[cst.CSTNode]) -> None:
+        self.order = next_order()
         self.how = how
         self.value = value
         self.path = path
@@ -150,9 +157,10 @@ class ClassInfo:
 
 
 class CallSite:
-    __slots__ = ("call", "ctx", "statement")
+    __slots__ = ("call", "ctx", "statement", "order")
 
     def __init__(self, call: cst.Call, ctx: Ctx, statement: Optional[cst.CSTNode]) -> None:
+        self.order = next_order()
         self.call = call
         self.ctx = ctx
         # The expression statement when the call is the whole statement (its value is discarded).

@@ -58,12 +58,12 @@ class UnmovedBatch(Rule):
         self.analysis = analysis
         self.kinds = analysis.kinds
         self._bare_moves = self._collect_bare_moves()
-        for loop, ctx in analysis.collected.for_loops:
+        for loop, ctx, order in analysis.collected.for_loops:
             if self._skipped_context(ctx):
                 continue
             values = self._loop_batch_values(loop, ctx.scope)
             if values:
-                yield from _LoopChecker(self, loop, ctx, values).run()
+                yield from _LoopChecker(self, loop, ctx, values, order).run()
 
     # -- models moved to a device ----------------------------------------------------------
 
@@ -100,8 +100,9 @@ class UnmovedBatch(Rule):
             return False, None  # .to(other_tensor): follows another tensor, not a device choice
         return True, device
 
-    def _collect_bare_moves(self) -> Dict[tuple, Optional[cst.BaseExpression]]:
-        moves: Dict[tuple, Optional[cst.BaseExpression]] = {}
+    def _collect_bare_moves(self) -> Dict[tuple, List[tuple]]:
+        """model key -> [(order, device expression)] of bare ``model.to(device)`` statements."""
+        moves: Dict[tuple, List[tuple]] = {}
         calls = self.analysis.collected.calls_by_name
         for site in calls.get("to", []) + calls.get("cuda", []):
             if site.statement is None:
@@ -112,7 +113,7 @@ class UnmovedBatch(Rule):
             moved, device = self.device_of_move(site.call, site.ctx.scope)
             key = self.model_key(receiver, site.ctx.scope)
             if moved and key is not None:
-                moves.setdefault(key, device)
+                moves.setdefault(key, []).append((site.order, device))
         return moves
 
     def _chain_move(self, expr, scope: Scope):
@@ -138,8 +139,13 @@ class UnmovedBatch(Rule):
                 stack.append(node.value)
         return False
 
-    def moved_model(self, callee: cst.BaseExpression, scope: Scope):
-        """(model expression, device expression) if ``callee`` is a model moved to a device."""
+    def moved_model(self, callee: cst.BaseExpression, scope: Scope, before: Optional[int] = None):
+        """(model expression, device expression) if ``callee`` is a model moved to a device.
+
+        With ``before`` (the source order of a loop), a model assigned in the loop's own scope
+        is judged by its last assignment before the loop and the moves after that assignment:
+        ``model.to(d)`` followed by ``model = accelerator.prepare(model)`` is not moved.
+        """
         target = callee
         if isinstance(callee, cst.Attribute) and callee.attr.value in ("forward", "generate"):
             target = callee.value
@@ -150,26 +156,34 @@ class UnmovedBatch(Rule):
         if kind is K.TENSOR or isinstance(kind, (K.FuncRef, K.ClassRef, K.Qual)):
             return None
         bindings = self._bindings_of(target, scope)
+        since = -1
+        if before is not None and isinstance(target, cst.Name) and scope.resolve(target.value) is scope:
+            earlier = [b for b in bindings if b[3] < before]
+            if earlier:
+                bindings = [max(earlier, key=lambda b: b[3])]
+                since = bindings[0][3]
         moved, device = False, None
-        for value, value_scope, path in bindings:
+        for value, value_scope, path, _ in bindings:
             if self._wraps_or_prepares(value, value_scope):
                 return None  # DataParallel/DDP scatter inputs; accelerate/Fabric move batches
             chain_moved, chain_device = self._chain_move(value, value_scope)
             if chain_moved and not path:
                 moved, device = True, chain_device
-        if key in self._bare_moves:
-            moved, device = True, device or self._bare_moves[key]
+        for order, move_device in self._bare_moves.get(key, ()):
+            if order > since and (before is None or since < 0 or order < before):
+                moved, device = True, device or move_device
         return (target, device) if moved else None
 
     def _bindings_of(self, target, scope: Scope) -> List[tuple]:
-        """(value, scope, unpacking path) of each assignment to a name or ``self`` attribute."""
+        """(value, scope, unpacking path, order) of each assignment to a name or ``self``
+        attribute."""
         if isinstance(target, cst.Name):
-            return [(b.value, b.ctx.scope, b.path) for b in scope.lookup(target.value)
+            return [(b.value, b.ctx.scope, b.path, b.order) for b in scope.lookup(target.value)
                     if b.how == ASSIGN]
         if isinstance(target, cst.Attribute):
             owner_kind = self.kinds.kind_of(target.value, scope)
             if isinstance(owner_kind, K.Instance):
-                return [(b.value, b.ctx.scope, b.path)
+                return [(b.value, b.ctx.scope, b.path, b.order)
                         for b in owner_kind.info.attributes.get(target.attr.value, ())]
         return []
 
@@ -198,7 +212,7 @@ class UnmovedBatch(Rule):
 
     def _prepared(self, loader, scope: Scope) -> bool:
         return any(self._wraps_or_prepares(value, value_scope)
-                   for value, value_scope, _ in self._bindings_of(loader, scope))
+                   for value, value_scope, _, _ in self._bindings_of(loader, scope))
 
     def _loop_batch_values(self, loop: cst.For, scope: Scope) -> Dict[str, _Value]:
         paths = self._loader_paths(loop.iter, scope)
@@ -222,8 +236,10 @@ class UnmovedBatch(Rule):
 class _LoopChecker:
     """Walks one loop body in order, tracking which batch values have been moved."""
 
-    def __init__(self, rule: UnmovedBatch, loop: cst.For, ctx: Ctx, values: Dict[str, _Value]):
+    def __init__(self, rule: UnmovedBatch, loop: cst.For, ctx: Ctx, values: Dict[str, _Value],
+                 order: int):
         self.rule = rule
+        self.order = order
         self.analysis = rule.analysis
         self.loop = loop
         self.scope = ctx.scope
@@ -414,7 +430,7 @@ class _LoopChecker:
             node = stack.pop()
             if isinstance(node, cst.Name) and node.value in self.outputs:
                 return True
-            if isinstance(node, cst.Call) and self.rule.moved_model(node.func, self.scope):
+            if isinstance(node, cst.Call) and self.rule.moved_model(node.func, self.scope, self.order):
                 return True
             if isinstance(node, (cst.Lambda, cst.FunctionDef)):
                 continue
@@ -467,7 +483,7 @@ class _LoopChecker:
                 self._comparison_sink(node)
 
     def _call_sink(self, call: cst.Call) -> None:
-        model = self.rule.moved_model(call.func, self.scope)
+        model = self.rule.moved_model(call.func, self.scope, self.order)
         if model is not None:
             self.model_called = model
             for arg in call.args:
@@ -499,7 +515,7 @@ class _LoopChecker:
             return False
         if name in _CRITERION_NAMES or name.endswith("criterion") or name.endswith("loss_fn"):
             return True
-        for value, value_scope, path in self.rule._bindings_of(func, self.scope):
+        for value, value_scope, path, _ in self.rule._bindings_of(func, self.scope):
             if isinstance(value, cst.Call) and not path:
                 constructor = self.analysis.qualname(value.func, value_scope) or ""
                 if constructor.startswith("torch.nn.") and constructor.endswith("Loss"):
