@@ -386,3 +386,33 @@ def test_tdl004_move_after_the_loop_does_not_count_in_the_same_scope(lint):
             model.to(device)
     """)
     assert lint(code, ["TDL004"]) == []
+
+
+def test_tdl004_values_left_on_cpu_next_to_moved_ones_are_intentional(lint):
+    # pytorch-tutorial's image captioning: lengths stay on the CPU for pack_padded_sequence.
+    code = src("""
+        import torch.nn as nn
+        decoder = nn.LSTM(4, 4).to(device)
+        for images, captions, lengths in data_loader:
+            captions = captions.to(device)
+            outputs = decoder(captions, lengths)
+            loss = criterion(outputs, lengths)
+    """)
+    assert lint(code, ["TDL004"]) == [(6, 31, "TDL004")]  # a loss still needs it on the device
+
+
+def test_tdl004_name_only_loaders_are_not_trusted_where_accelerate_prepares(lint):
+    code = src("""
+        import torch
+        from accelerate import Accelerator
+        from torch.utils.data import DataLoader
+        def train(model, device, make):
+            model.to(device)
+            train_dataloader = make()
+            for batch in train_dataloader:
+                model(**batch)
+            local = DataLoader(ds)
+            for batch in local:
+                model(**batch)
+    """)
+    assert lint(code, ["TDL004"]) == [(11, 17, "TDL004")]

@@ -27,6 +27,7 @@ _LOSS_FUNCTIONS = frozenset(
 _CRITERION_NAMES = frozenset("criterion loss_fn loss_func loss_function lossfn crit criteria".split())
 _WRAPPERS_THAT_SCATTER = ("DataParallel", "DistributedDataParallel")
 _PREPARING_CALLS = frozenset("prepare setup setup_module setup_dataloaders prepare_data_loader".split())
+_PREPARING_PACKAGES = ("accelerate", "lightning.fabric", "lightning.Fabric", "lightning_fabric")
 
 
 @dataclass
@@ -58,6 +59,10 @@ class UnmovedBatch(Rule):
         self.analysis = analysis
         self.kinds = analysis.kinds
         self._bare_moves = self._collect_bare_moves()
+        # accelerate / Lightning Fabric can hand out prepared loaders from anywhere (a helper
+        # in another file); in such files only a DataLoader built right here is trusted.
+        self._prepares_elsewhere = any(
+            name.startswith(_PREPARING_PACKAGES) for name in analysis.collected.imported_as)
         for loop, ctx, order in analysis.collected.for_loops:
             if self._skipped_context(ctx):
                 continue
@@ -207,8 +212,18 @@ class UnmovedBatch(Rule):
             if name in ("tqdm", "iter", "track", "progress_bar", "islice") and positional:
                 return self._loader_paths(positional[0], scope)
         if self.kinds.kind_of(iterable, scope) is K.LOADER and not self._prepared(iterable, scope):
+            if self._prepares_elsewhere and not self._constructed_here(iterable, scope):
+                return []
             return [((), iterable)]
         return []
+
+    def _constructed_here(self, loader, scope: Scope) -> bool:
+        """The loader is a ``DataLoader(...)`` built in this file (not one from elsewhere)."""
+        if isinstance(loader, cst.Call):
+            return self.analysis.qualname(loader.func, scope) in api.LOADER_CLASSES
+        return any(isinstance(value, cst.Call) and not path
+                   and self.analysis.qualname(value.func, value_scope) in api.LOADER_CLASSES
+                   for value, value_scope, path, _ in self._bindings_of(loader, scope))
 
     def _prepared(self, loader, scope: Scope) -> bool:
         return any(self._wraps_or_prepares(value, value_scope)
@@ -245,6 +260,10 @@ class _LoopChecker:
         self.scope = ctx.scope
         self.values = values
         self.outputs: set = set()  # names holding model outputs
+        # Whether the body moves any batch value (assigned or inline): then a value the model
+        # still gets on the CPU is probably meant to stay there (sequence lengths for
+        # pack_padded_sequence, ids, metadata), so only losses and comparisons report it.
+        self.moves_some = False
         self.model_called: Optional[tuple] = None  # (model expr, device expr)
         self.candidates: List[tuple] = []  # (name, node, sink, callee text)
 
@@ -451,6 +470,8 @@ class _LoopChecker:
         if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):
             method = expr.func.attr.value
             if self._is_device_move(expr):
+                if self._fed(expr.func.value):
+                    self.moves_some = True
                 return []
             if method in api.TENSOR_METHODS:
                 return self._fed(expr.func.value)
@@ -486,11 +507,13 @@ class _LoopChecker:
         model = self.rule.moved_model(call.func, self.scope, self.order)
         if model is not None:
             self.model_called = model
-            for arg in call.args:
-                for name in self._unmoved(arg.value):
-                    if arg.star == "**":
-                        self.values[name.value].is_mapping = True
-                    self.candidates.append((name.value, name, "model", source_of(call.func), model))
+            unmoved = [(arg, name) for arg in call.args for name in self._unmoved(arg.value)]
+            if self.moves_some or any(v.moved for v in self.values.values()):
+                return
+            for arg, name in unmoved:
+                if arg.star == "**":
+                    self.values[name.value].is_mapping = True
+                self.candidates.append((name.value, name, "model", source_of(call.func), model))
             return
         if self._is_loss(call.func):
             for arg in call.args:
