@@ -416,3 +416,22 @@ def test_tdl004_name_only_loaders_are_not_trusted_where_accelerate_prepares(lint
                 model(**batch)
     """)
     assert lint(code, ["TDL004"]) == [(11, 17, "TDL004")]
+
+
+def test_tdl004_model_parameter_moved_by_every_caller(lint):
+    code = src("""
+        import torch, torch.nn as nn
+        def train(args, model, device, train_loader, optimizer):
+            for data, target in train_loader:
+                output = model(data)
+        def evaluate(model, loader):
+            for data, target in loader:
+                model(data)
+        def main():
+            device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+            model = nn.Linear(2, 2).to(device)
+            train(None, model, device, train_loader=None, optimizer=None)
+            evaluate(nn.Linear(2, 2), None)
+    """)
+    # train's only caller passes a moved model; evaluate's passes one that never moved.
+    assert lint(code, ["TDL004"]) == [(4, 24, "TDL004")]

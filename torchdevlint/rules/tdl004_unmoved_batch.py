@@ -11,7 +11,7 @@ from torchdevlint.analysis import Analysis
 from torchdevlint.analysis import kinds as K
 from torchdevlint.analysis import torch_api as api
 from torchdevlint.analysis.builder import iter_children as _children
-from torchdevlint.analysis.model import ASSIGN, Ctx, Scope, last_name
+from torchdevlint.analysis.model import ASSIGN, PARAM, Ctx, Scope, last_name
 from torchdevlint.rules.base import Rule, Violation, source_of
 
 SAME_DEVICE = "RuntimeError: Expected all tensors to be on the same device"
@@ -144,12 +144,15 @@ class UnmovedBatch(Rule):
                 stack.append(node.value)
         return False
 
-    def moved_model(self, callee: cst.BaseExpression, scope: Scope, before: Optional[int] = None):
+    def moved_model(self, callee: cst.BaseExpression, scope: Scope, before: Optional[int] = None,
+                    depth: int = 0):
         """(model expression, device expression) if ``callee`` is a model moved to a device.
 
         With ``before`` (the source order of a loop), a model assigned in the loop's own scope
         is judged by its last assignment before the loop and the moves after that assignment:
         ``model.to(d)`` followed by ``model = accelerator.prepare(model)`` is not moved.
+        A parameter (``def train(model, loader)``) is a moved model when every call of the
+        function in this file passes one.
         """
         target = callee
         if isinstance(callee, cst.Attribute) and callee.attr.value in ("forward", "generate"):
@@ -177,7 +180,34 @@ class UnmovedBatch(Rule):
         for order, move_device in self._bare_moves.get(key, ()):
             if order > since and (before is None or since < 0 or order < before):
                 moved, device = True, device or move_device
+        if not moved and not bindings and isinstance(target, cst.Name) and depth < 3:
+            moved = self._moved_by_every_caller(target.value, scope, depth)
         return (target, device) if moved else None
+
+    def _moved_by_every_caller(self, name: str, scope: Scope, depth: int) -> bool:
+        owner = scope.resolve(name)
+        if owner is None or owner.func is None or owner.kind != "function":
+            return False
+        bindings = owner.bindings[name]
+        if len(bindings) != 1 or bindings[0].how != PARAM:
+            return False
+        param, func, index = bindings[0].value
+        if func is None or func.cls is not None or param.star in ("*", "**"):
+            return False  # methods and *args: call sites are not matched reliably
+        parameters = func.node.params
+        if index >= len(parameters.posonly_params) + len(parameters.params):
+            index = -1  # keyword-only: matched by name alone
+        callers = 0
+        for site in self.analysis.collected.calls_by_name.get(func.name, ()):
+            callee = self.kinds.kind_of(site.call.func, site.ctx.scope)
+            if not (isinstance(callee, K.FuncRef) and callee.info is func):
+                continue
+            argument = _argument_for(site.call, name, index)
+            if argument is None or self.moved_model(argument, site.ctx.scope, site.order,
+                                                    depth + 1) is None:
+                return False
+            callers += 1
+        return callers > 0
 
     def _bindings_of(self, target, scope: Scope) -> List[tuple]:
         """(value, scope, unpacking path, order) of each assignment to a name or ``self``
@@ -544,6 +574,17 @@ class _LoopChecker:
                 if constructor.startswith("torch.nn.") and constructor.endswith("Loss"):
                     return True
         return False
+
+
+def _argument_for(call: cst.Call, name: str, index: int):
+    """The expression a call passes for parameter ``name`` (at position ``index``)."""
+    if any(arg.star for arg in call.args):
+        return None
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == name:
+            return arg.value
+    positional = [arg.value for arg in call.args if arg.keyword is None]
+    return positional[index] if 0 <= index < len(positional) else None
 
 
 def _root(expr) -> Optional[cst.Name]:
