@@ -59,7 +59,10 @@ def fixture_copies(tmp_path):
 def test_fix_output_matches_fixed_fixtures_then_converges(tmp_path, fixture_copies):
     first = run_cli("--fix", "--unsafe-fixes", "--show-fixes", tmp_path)
     assert first.returncode == 0, first.stdout + first.stderr  # everything fixed
-    assert "All checks passed" in first.stdout and "Fixed " in first.stdout
+    assert "All checks passed" in first.stdout
+    fixes_listed = first.stdout.split("Fixed ")[1]
+    assert "- " in fixes_listed and "TDL002_module_cuda.py:\n    2 x TDL002 (hardcoded-cuda-device)" \
+        in fixes_listed
     for original, copy in fixture_copies.items():
         assert copy.read_bytes() == expected_fixed(original).read_bytes(), original.name
         # nothing the fix was meant to remove is found again
@@ -437,3 +440,24 @@ def test_mode_of_file_is_kept_for_executable_scripts(tmp_path):
     assert run_cli("--fix", path).returncode == 0
     assert stat.S_IMODE(path.stat().st_mode) == 0o755
     assert path.read_text().startswith("#!/usr/bin/env python\n")
+
+
+def test_tdl002_literal_is_safe_only_as_a_torch_argument():
+    source = """\
+        import torch
+        DEVICE = "cuda"
+
+
+        def same_device(t, device="cuda"):
+            return t.device.type == device
+
+
+        def f(t):
+            return same_device(t, device="cuda"), torch.zeros(2, device="cuda"), t.to("cuda")
+        """
+    safe = fixed(source, unsafe=False)
+    assert 'DEVICE = "cuda"\n' in safe and 'device="cuda"):' in safe
+    assert 'same_device(t, device="cuda")' in safe  # another function: may only compare
+    assert 'torch.zeros(2, device="cuda" if torch.cuda.is_available() else "cpu")' in safe
+    assert 't.to("cuda" if torch.cuda.is_available() else "cpu")' in safe
+    assert codes(fixed(source)) == []

@@ -1,9 +1,11 @@
 """TDL002 fixes: choose the device at runtime.
 
 - A ``"cuda"`` (or ``"cuda:0"``) literal in a device position becomes
-  ``"cuda" if torch.cuda.is_available() else "cpu"``. Safe: where CUDA is available nothing
-  changes, and device 0 exists whenever CUDA is available; elsewhere the code ran into an
-  error. Other indices (``"cuda:1"``) get no fix: availability does not say the device exists.
+  ``"cuda" if torch.cuda.is_available() else "cpu"``. Safe when the literal is an argument of
+  a torch call or ``.to()``: where CUDA is available nothing changes (device 0 exists whenever
+  CUDA is available), elsewhere torch raised an error. Unsafe for a parameter default, a
+  variable or another function's ``device=``, which may be compared rather than used. Other
+  indices (``"cuda:1"``) get no fix: availability does not say the device exists.
 - ``x.cuda()`` becomes ``x.to(device)``, ``device`` being a guarded device variable in scope,
   or else one module-level ``device = torch.device("cuda" if torch.cuda.is_available() else
   "cpu")`` added after the imports (under a name the file does not use, with ``import torch``
@@ -54,7 +56,24 @@ def _literal(finding: Finding, payload: CudaLiteral, ctx: FixContext) -> Optiona
     edits = (Edit(start, end, text),)
     if needs_import:
         edits = (ctx.import_torch_edit(),) + edits
-    return Fix(finding.code, True, "choose CUDA only when it is available", edits)
+    return Fix(finding.code, _torch_device_argument(literal, payload, ctx),
+               "choose CUDA only when it is available", edits)
+
+
+def _torch_device_argument(literal: cst.BaseExpression, payload: CudaLiteral,
+                           ctx: FixContext) -> bool:
+    """Whether the literal is given straight to torch as a device (``torch.zeros(...,
+    device="cuda")``, ``torch.device("cuda")``, ``x.to("cuda")``): torch would fail on it
+    without CUDA, so choosing at runtime changes nothing that worked. A default, a variable or
+    a keyword of another function may be compared or stored rather than used."""
+    arg = ctx.parent(literal)
+    call = ctx.parent(arg) if isinstance(arg, cst.Arg) else None
+    if not isinstance(call, cst.Call) or arg.star:
+        return False
+    if isinstance(call.func, cst.Attribute) and call.func.attr.value == "to":
+        return True
+    qualified = ctx.analysis.qualname(call.func, payload.scope) or ""
+    return qualified.startswith("torch.")
 
 
 def _cuda_call(finding: Finding, site: CallSite, ctx: FixContext) -> Optional[Fix]:
