@@ -454,10 +454,18 @@ def test_tdl002_literal_is_safe_only_as_a_torch_argument():
 
         def f(t):
             return same_device(t, device="cuda"), torch.zeros(2, device="cuda"), t.to("cuda")
+
+
+        def g(devices, i):
+            return torch.device("cuda") in devices, torch.device("cuda", i)
         """
     safe = fixed(source, unsafe=False)
     assert 'DEVICE = "cuda"\n' in safe and 'device="cuda"):' in safe
     assert 'same_device(t, device="cuda")' in safe  # another function: may only compare
     assert 'torch.zeros(2, device="cuda" if torch.cuda.is_available() else "cpu")' in safe
     assert 't.to("cuda" if torch.cuda.is_available() else "cpu")' in safe
-    assert codes(fixed(source)) == []
+    assert 'torch.device("cuda") in devices' in safe  # a value that is compared
+    unsafe = fixed(source)
+    assert 'torch.device("cuda" if torch.cuda.is_available() else "cpu") in devices' in unsafe
+    assert 'torch.device("cuda", i)' in unsafe  # explicit index: no fix at all
+    assert codes(unsafe) == ["TDL002"]
