@@ -207,7 +207,8 @@ def test_tdl002_unknown_receiver_is_unsafe():
 
 
 def test_tdl002_literal_inside_a_conditional_is_parenthesized():
-    out = fixed('import torch\n\n\ndef f(flag):\n    return torch.zeros(1, device="cuda" if flag else "cpu")\n')
+    out = fixed('import torch\n\n\ndef f(flag):\n'
+                '    return torch.zeros(1, device="cuda" if flag else "cpu")\n')
     assert '("cuda" if torch.cuda.is_available() else "cpu") if flag else "cpu"' in out
 
 
@@ -469,3 +470,12 @@ def test_tdl002_literal_is_safe_only_as_a_torch_argument():
     assert 'torch.device("cuda" if torch.cuda.is_available() else "cpu") in devices' in unsafe
     assert 'torch.device("cuda", i)' in unsafe  # explicit index: no fix at all
     assert codes(unsafe) == ["TDL002"]
+
+
+def test_declared_encoding_is_kept(tmp_path):
+    path = tmp_path / "latin.py"
+    path.write_bytes("# -*- coding: latin-1 -*-\nimport torch  # café\nx = torch.ones(2)\n"
+                     "x.to('cpu')\n".encode("latin-1"))
+    assert run_cli("--fix", path).returncode == 0
+    assert path.read_bytes() == ("# -*- coding: latin-1 -*-\nimport torch  # café\n"
+                                 "x = torch.ones(2)\nx = x.to('cpu')\n").encode("latin-1")

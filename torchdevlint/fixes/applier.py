@@ -34,8 +34,8 @@ def fix_bytes(data: bytes, path: str, rules: Sequence[type] = ALL_RULES,
     try:
         decoded = decode_source(data)
     except SourceError as exc:
-        return FixResult(path, "", "", error=Finding(path, max(exc.line, 1), max(exc.column, 1),
-                                                      READ_ERROR, str(exc)))
+        error = Finding(path, max(exc.line, 1), max(exc.column, 1), READ_ERROR, str(exc))
+        return FixResult(path, "", "", error=error)
     return fix_source(decoded.text, path, rules, options, decoded.encoding)
 
 

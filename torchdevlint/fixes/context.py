@@ -184,10 +184,7 @@ class FixContext:
         if not bindings or not all(accept(b) for b in bindings):
             return False
         if owner.kind == "module" and scope.kind != "module":
-            # a module-level name read from a function: bound when the module has run, unless
-            # the module only binds it later than the function is defined *and* called; the
-            # binding must at least exist before the use in the file or at the top level.
-            return True
+            return True  # a global read from a function: bound once the module has run
         return all(b.how == PARAM or self.binding_before(b, use_offset) for b in bindings)
 
     def free_names_resolve(self, expr: cst.BaseExpression, scope: Scope) -> bool:
