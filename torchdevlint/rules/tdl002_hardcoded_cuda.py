@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Iterator, List
 
 import libcst as cst
@@ -10,7 +11,7 @@ from torchdevlint.analysis import Analysis
 from torchdevlint.analysis import kinds as K
 from torchdevlint.analysis import torch_api as api
 from torchdevlint.analysis.builder import iter_children
-from torchdevlint.analysis.model import ASSIGN, CallSite, Ctx, last_name, string_value
+from torchdevlint.analysis.model import ASSIGN, CallSite, Ctx, Scope, last_name, string_value
 from torchdevlint.rules.base import Rule, Violation
 
 CRASH = "fails on a machine without CUDA (Torch not compiled with CUDA enabled)"
@@ -24,6 +25,14 @@ _STRING_METHODS = frozenset("startswith endswith lower upper split replace strip
 def _is_device_name(identifier: str) -> bool:
     lowered = identifier.lower()
     return lowered == "device" or lowered.endswith("_device")
+
+
+@dataclass
+class CudaLiteral:
+    """Fix payload: a "cuda" literal and the scope its expression is evaluated in."""
+
+    literal: cst.BaseExpression
+    scope: Scope
 
 
 class HardcodedCudaDevice(Rule):
@@ -46,21 +55,25 @@ class HardcodedCudaDevice(Rule):
                     and self._param_used_as_device(param.name.value, ctx.func):
                 yield from self._report(
                     literal, f"parameter `{param.name.value}` defaults to hard-coded "
-                             f"{_quote(literal)}: {CRASH}; default to None and pick the device at runtime")
+                             f"{_quote(literal)}: {CRASH}; default to None and pick the device at runtime",
+                    # a default is evaluated where the def statement runs, outside the body
+                    CudaLiteral(literal, ctx.scope.parent or ctx.scope))
         for target, literal, ctx in collected.string_assignments:
             name = target.value if isinstance(target, cst.Name) else None
             if name and _is_device_name(name) and self._is_cuda(literal) \
                     and not analysis.is_guarded(ctx):
                 yield from self._report(literal, f"`{name}` is set to hard-coded {_quote(literal)}: "
                                                  f"{CRASH}; use "
-                                                 f"`\"cuda\" if torch.cuda.is_available() else \"cpu\"`")
+                                                 f"`\"cuda\" if torch.cuda.is_available() else \"cpu\"`",
+                                        CudaLiteral(literal, ctx.scope))
         for site in collected.calls_by_name.get("cuda", ()):
             func = site.call.func
             if any(a.keyword is not None and a.keyword.value == "device" for a in site.call.args):
                 continue  # a custom ``cuda(x, device=...)`` helper: the device is passed in
             if isinstance(func, cst.Attribute) and not analysis.is_guarded(site.ctx):
                 yield from self._report(func.attr, f"`.cuda()` hard-codes the CUDA device: {CRASH}; "
-                                                   f"use `.to(device)` with a device chosen at runtime")
+                                                   f"use `.to(device)` with a device chosen at runtime",
+                                        site)
         for attribute, ctx in collected.cuda_tensor_types:
             if analysis.is_guarded(ctx):
                 continue
@@ -138,7 +151,8 @@ class HardcodedCudaDevice(Rule):
         if isinstance(value, (cst.SimpleString, cst.ConcatenatedString)):
             if self._is_cuda(value):
                 yield from self._report(value, f"hard-coded CUDA device {_quote(value)}: {CRASH}; "
-                                               f"use `\"cuda\" if torch.cuda.is_available() else \"cpu\"`")
+                                               f"use `\"cuda\" if torch.cuda.is_available() else \"cpu\"`",
+                                        CudaLiteral(value, ctx.scope))
         elif isinstance(value, cst.IfExp):
             if not analysis.is_guard_test(value.test, ctx.scope):
                 yield from self._check_device_value(value.body, ctx, depth)
@@ -164,10 +178,10 @@ class HardcodedCudaDevice(Rule):
         value = string_value(literal)
         return value is not None and bool(api.CUDA_DEVICE_RE.match(value))
 
-    def _report(self, node: cst.CSTNode, message: str):
+    def _report(self, node: cst.CSTNode, message: str, fix=None):
         if id(node) not in self.reported:
             self.reported.add(id(node))
-            yield Violation(node, message)
+            yield Violation(node, message, fix)
 
 
 def _quote(literal: cst.BaseExpression) -> str:
