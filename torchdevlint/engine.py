@@ -26,6 +26,8 @@ class FileResult:
     internal_error: bool = False
     # Kept for --fix: the parsed module and the violations behind the findings.
     module: Optional[cst.Module] = field(default=None, repr=False)
+    # Set for notebooks: the torchdevlint.notebook.Notebook whose program ``module`` is.
+    notebook: Optional[object] = field(default=None, repr=False)
 
 
 _PREFILTERS: dict = {}
