@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+from dataclasses import replace
 from pathlib import Path
 from typing import Callable, Dict, Iterable, Iterator, Optional, Sequence, Set
 
@@ -153,12 +154,17 @@ def lint_files(files: Iterable[Path], rules) -> Iterator[FileResult]:
 def lint_with_settings(files: Sequence[Path], resolver: Resolver) -> Iterator[FileResult]:
     """Lint each file with the rules its configuration (and per-file-ignores) gives it.
 
-    Files are grouped by rule set (one group in the usual case) so that ``lint_files`` sees
-    long runs; results come group by group, each group in file order.
+    Files are grouped by settings (one group in the usual case) so that ``lint_files`` sees
+    long runs; results come group by group, each group in file order. Findings of rules the
+    configuration makes unfixable lose their fix, as in ruff.
     """
     groups: Dict[tuple, list] = {}
     for path in files:
         settings = resolver.for_directory(absolute(path).parent)
-        groups.setdefault(settings.rules_for(path), []).append(path)
-    for rules, group in groups.items():
-        yield from lint_files(group, rules)
+        groups.setdefault((settings.rules_for(path), settings.fixable), []).append(path)
+    for (rules, fixable), group in groups.items():
+        for result in lint_files(group, rules):
+            if any(f.fix is not None and f.code not in fixable for f in result.findings):
+                result.findings = [f if f.code in fixable else replace(f, fix=None)
+                                   for f in result.findings]
+            yield result
