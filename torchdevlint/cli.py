@@ -17,8 +17,8 @@ from torchdevlint.config import ConfigError, Overrides, Resolver, absolute, pars
 from torchdevlint.engine import FileResult
 from torchdevlint.output import FORMATS, make_reporter
 from torchdevlint.rules import ALL_RULES, RULES_BY_CODE
-from torchdevlint.runner import UsageError, display_path, guarded, iter_python_files, lint_data, \
-    lint_with_settings
+from torchdevlint.runner import UsageError, display_path, force_excluded, guarded, iter_python_files, \
+    lint_data, lint_with_settings
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
@@ -138,7 +138,7 @@ def _lint_stdin(args: argparse.Namespace, resolver: Resolver) -> List[FileResult
     name = args.stdin_filename or "-"
     path = Path(name)
     settings = resolver.for_directory(absolute(path).parent)
-    if args.stdin_filename and settings.force_exclude and settings.is_excluded(absolute(path)):
+    if args.stdin_filename and settings.force_exclude and force_excluded(settings, absolute(path)):
         return []
     data = sys.stdin.buffer.read()
     shown = display_path(path)

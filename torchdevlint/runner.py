@@ -48,7 +48,7 @@ class GitIgnored:
         return path in self.paths
 
 
-def _force_excluded(settings: Settings, path: Path) -> bool:
+def force_excluded(settings: Settings, path: Path) -> bool:
     """--force-exclude: is a path named on the command line, or a folder above it (inside the
     project), excluded?"""
     if settings.is_excluded(path):
@@ -77,7 +77,7 @@ def iter_python_files(paths: Sequence[str], resolver: Optional[Resolver] = None)
             raise UsageError(f"{raw}: no such file or directory")
         full = absolute(path)
         settings = resolver.for_path(full)
-        if settings.force_exclude and _force_excluded(settings, full):
+        if settings.force_exclude and force_excluded(settings, full):
             continue
         if path.is_file():
             yield path
