@@ -1,6 +1,7 @@
 """[tool.torchdevlint] in pyproject.toml: every key, discovery, and command-line overrides."""
 from __future__ import annotations
 
+import json
 import subprocess
 import textwrap
 from pathlib import Path
@@ -146,6 +147,21 @@ def test_fixable_unfixable_and_unsafe_fixes(tmp_path):
     assert default.unsafe_fixes is False and all(map(default.is_fixable, ("TDL001", "TDL003")))
     cli = Resolver(Overrides(unfixable=["TDL001"], unsafe_fixes=False)).for_directory(root)
     assert not cli.is_fixable("TDL001") and not cli.is_fixable("TDL003") and not cli.unsafe_fixes
+
+
+def test_unfixable_and_unsafe_fixes_drive_fix(tmp_path):
+    source = "import torch\nx = torch.ones(2)\nx.to('cpu')\nstate = torch.load('m.pt')\n"
+    root = project(tmp_path, 'unfixable = ["TDL001"]\nunsafe-fixes = true\n', {"m.py": source})
+    records = json.loads(run_cli("--output-format", "json", "m.py", cwd=root).stdout)
+    assert [(r["code"], r["fix_available"]) for r in records] == [("TDL001", False), ("TDL003", True)]
+    run_cli("--fix", "m.py", cwd=root)
+    fixed = (root / "m.py").read_text()
+    assert "x.to('cpu')\n" in fixed and "x = x.to" not in fixed  # unfixable
+    assert "map_location" in fixed  # an unsafe fix, applied because of unsafe-fixes
+    (root / "m.py").write_text(source)
+    # The command line's --fixable replaces the file's choice; --no-unsafe-fixes its flag.
+    run_cli("--fix", "--no-unsafe-fixes", "--fixable", "TDL001", "m.py", cwd=root)
+    assert (root / "m.py").read_text() == source.replace("x.to(", "x = x.to(")
 
 
 @pytest.mark.parametrize("config, named", [

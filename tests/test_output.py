@@ -42,8 +42,7 @@ def test_json_carries_every_field_and_the_file_diagnostics(tree):
     assert (tdl001["path"], tdl001["cell"], tdl001["line"], tdl001["column"], tdl001["end_line"],
             tdl001["end_column"]) == ("src/model.py", None, 3, 1, 3, 12)
     assert tdl001["name"] == "discarded-tensor-move" and tdl001["url"].endswith("/TDL001.md")
-    assert isinstance(tdl001["fix_available"], bool)
-    assert tdl001["fix_safety"] in (("safe", "unsafe") if tdl001["fix_available"] else (None,))
+    assert (tdl001["fix_available"], tdl001["fix_safety"]) == (True, "safe")
     assert by_code["E999"]["fix_available"] is False and by_code["E999"]["url"] is None
     assert (by_code["TDL002"]["line"], by_code["TDL002"]["column"]) == (4, 26)
     assert by_code["E999"]["path"] == "src/syntax.py" and by_code["E999"]["line"] == 2
@@ -140,7 +139,8 @@ def test_statistics(tree):
     rows = [line.split("\t") for line in result.stdout.splitlines()]
     assert [(count.strip(), code) for count, code, _ in rows] == [
         ("2", "E902"), ("1", "E999"), ("1", "TDL001"), ("1", "TDL002")]
-    assert rows[2][2].endswith("discarded-tensor-move")
+    assert rows[2][2] == "[*] discarded-tensor-move"  # [*]: a fix is available
+    assert rows[1][2] == "syntax-error"
     as_json = json.loads(run_cli("--statistics", "--output-format", "json", "src", cwd=tree).stdout)
     assert {row["code"]: row["count"] for row in as_json} == {"E902": 2, "E999": 1, "TDL001": 1, "TDL002": 1}
     assert run_cli("--statistics", "--output-format", "sarif", "src", cwd=tree).returncode == 2
@@ -171,6 +171,16 @@ def test_stdin(tmp_path):
     broken = run_cli("--output-format", "json", "-", "--stdin-filename", "b.py", input="def (:\n", cwd=tmp_path)
     assert [r["code"] for r in json.loads(broken.stdout)] == ["E999"]
     assert run_cli("-", "other.py", input=SOURCE, cwd=tmp_path).returncode == 2
+
+
+def test_stdin_fix_writes_the_fixed_source_to_stdout(tmp_path):
+    result = run_cli("--fix", "-", "--stdin-filename", "train.py", input=SOURCE, cwd=tmp_path)
+    assert result.stdout.startswith("import torch\nx = torch.ones(2)\nx = x.to('cpu')\n")
+    assert "device='cuda')" not in result.stdout  # TDL002 fixed too
+    assert result.returncode == 0 and result.stderr == ""
+    untouched = run_cli("--fix", "--unfixable", "TDL", "-", input=SOURCE, cwd=tmp_path)
+    assert untouched.stdout == SOURCE and untouched.returncode == 1
+    assert "-:3:1: TDL001" in untouched.stderr
 
 
 def test_stdin_filename_uses_the_configuration(tmp_path):

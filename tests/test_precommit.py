@@ -86,7 +86,6 @@ def test_hook_fails_on_a_buggy_file_and_passes_a_clean_one(tmp_path, hook_repo, 
     assert "Passed" in passing.stdout
 
 
-@pytest.mark.xfail(strict=True, reason="needs --fix from branch fix")
 def test_fix_variant_repairs_the_file(tmp_path, hook_repo, pre_commit_home):
     project = make_project(tmp_path / "project", hook_repo, args=["--fix"])
     (project / "train.py").write_text(BUGGY)

@@ -49,6 +49,16 @@ def build_parser() -> argparse.ArgumentParser:
     _add_output_arguments(parser)
     parser.add_argument("--explain", metavar="CODE", help="print a rule's documentation and exit")
     parser.add_argument("--list-rules", action="store_true", help="list the rules and exit")
+    parser.add_argument("--fix", action="store_true",
+                        help="apply safe fixes and rewrite the files; findings that remain are "
+                             "still reported")
+    parser.add_argument("--unsafe-fixes", action=argparse.BooleanOptionalAction, default=None,
+                        help="with --fix or --diff, also apply fixes that may change behaviour "
+                             "(default: the unsafe-fixes setting, off)")
+    parser.add_argument("--diff", action="store_true",
+                        help="print a unified diff of what --fix would change and write nothing")
+    parser.add_argument("--show-fixes", action="store_true",
+                        help="with --fix or --diff, list what was fixed, per file and rule")
     parser.add_argument("--quiet", "-q", action="store_true",
                         help="print findings only, no summary")
     parser.add_argument("--version", action="version", version=f"torchdevlint {__version__}")
@@ -145,6 +155,47 @@ def _lint_stdin(args: argparse.Namespace, resolver: Resolver) -> List[FileResult
     return [guarded(lambda: lint_data(data, shown, settings.rules_for(path)), shown)]
 
 
+def _fix_options(settings):
+    from torchdevlint.fixes import FixOptions
+    return FixOptions(unsafe=settings.unsafe_fixes, fixable=settings.fixable)
+
+
+def _fix_plan(resolver: Resolver):
+    """For --fix: each file's rules and fix options, from its configuration."""
+    def plan(path: Path):
+        settings = resolver.for_directory(absolute(path).parent)
+        return settings.rules_for(path), _fix_options(settings)
+    return plan
+
+
+def _fix_stdin(args: argparse.Namespace, resolver: Resolver) -> int:
+    """--fix with `-`: the fixed source goes to standard output, findings left to stderr."""
+    from torchdevlint.fixer import fix_data
+    name = args.stdin_filename or "-"
+    path = Path(name)
+    settings = resolver.for_directory(absolute(path).parent)
+    data = sys.stdin.buffer.read()
+    if args.stdin_filename and settings.force_exclude and force_excluded(settings, absolute(path)):
+        sys.stdout.buffer.write(data)
+        return EXIT_CLEAN
+    result = fix_data(data, display_path(path), settings.rules_for(path), _fix_options(settings))
+    if args.diff:
+        from torchdevlint.fixer import unified_diff
+        sys.stdout.buffer.write(unified_diff(data, result.fixed.encode(result.encoding), name)
+                                if result.changed else b"")
+    else:
+        sys.stdout.buffer.write(result.fixed.encode(result.encoding) if result.changed else data)
+    sys.stdout.flush()
+    remaining = [*result.findings, *([result.error] if result.error else [])]
+    for finding in remaining:
+        print(finding.format(), file=sys.stderr)
+    if result.internal_error:
+        return EXIT_ERROR
+    if args.exit_zero:
+        return EXIT_CLEAN
+    return EXIT_FINDINGS if remaining or (args.diff and result.changed) else EXIT_CLEAN
+
+
 def _list_rules() -> str:
     width = max(len(rule.name) for rule in ALL_RULES)
     return "\n".join(f"{rule.code}  {rule.name:<{width}}  {rule.summary}" for rule in ALL_RULES)
@@ -181,14 +232,34 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         print(f"torchdevlint: error: {args.output_file}: {exc.strerror or exc}", file=sys.stderr)
         return EXIT_ERROR
 
+    if args.fix or args.diff:
+        try:
+            if stdin:
+                return _fix_stdin(args, resolver)
+            from torchdevlint.fixer import run_fix
+            return run_fix(files, (), None, diff=args.diff, show_fixes=args.show_fixes,
+                           quiet=args.quiet, out=out, plan=_fix_plan(resolver),
+                           reporter=None if args.output_format == "text" and not args.statistics
+                           else make_reporter(args.output_format, out, quiet=args.quiet,
+                                              show_statistics=args.statistics),
+                           exit_zero=args.exit_zero)
+        finally:
+            if out is not sys.stdout:
+                out.close()
+
     try:
         reporter = make_reporter(args.output_format, out, quiet=args.quiet,
                                  show_statistics=args.statistics)
         findings: List[Finding] = []
         errors: List[Finding] = []
         internal = False
+        needs_fix_details = args.statistics or args.output_format == "json"
+        if needs_fix_details:
+            from torchdevlint.fixer import attach_fixes
         results = _lint_stdin(args, resolver) if stdin else lint_with_settings(files, resolver)
         for result in results:
+            if needs_fix_details:
+                attach_fixes(result, _fix_options(resolver.for_path(Path(result.path))))
             reporter.file_done(result.findings, result.error)
             findings.extend(result.findings)
             if result.error is not None:

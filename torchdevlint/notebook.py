@@ -196,12 +196,18 @@ class Notebook:
         """Cell number -> Python source of that cell, from a (fixed) program."""
         sources: Dict[int, List[str]] = {}
         current: Optional[List[str]] = None
+        before_first: List[str] = []  # a fix may insert lines at the very top: cell 1 gets them
         for line in program.splitlines(keepends=True):
             match = _CELL_MARKER.match(line.rstrip("\r\n"))
             if match:
                 current = sources.setdefault(int(match.group(1)), [])
+                if before_first:
+                    current.extend(before_first)
+                    before_first = []
             elif current is not None:
                 current.append(line)
+            else:
+                before_first.append(line)
         expected = [cell.number for cell in self.cells]
         if list(sources) != expected:
             raise NotebookError("the fixed program lost its cell markers; the notebook was left as it was")
@@ -234,6 +240,32 @@ class Notebook:
         if not changed:
             return self.text, []
         return self.layout.dump(self.document), changed
+
+
+def displayed_lines(program: str) -> set:
+    """Program lines of the cells' displayed last expressions, from a program's text alone
+    (--fix re-lints a changing program, whose lines move between passes)."""
+    segments: List[Tuple[int, List[str]]] = []
+    for number, line in enumerate(program.splitlines(keepends=True), start=1):
+        if _CELL_MARKER.match(line.rstrip("\r\n")):
+            segments.append((number + 1, []))
+        elif segments:
+            segments[-1][1].append(line)
+    lines: set = set()
+    for first, cell_lines in segments:
+        displayed = _displayed_expression(cell_lines)
+        if displayed is not None:
+            lines.update(range(displayed[0] + first - 1, displayed[1] + first))
+    return lines
+
+
+def displayed_filter(program: str, findings: List[Finding],
+                     displayed_codes: Sequence[str] = ("TDL001",)) -> List[Finding]:
+    """``findings`` (in program lines) without discarded-value reports on displayed values."""
+    if not any(f.code in displayed_codes for f in findings):
+        return findings
+    shown = displayed_lines(program)
+    return [f for f in findings if not (f.code in displayed_codes and f.line in shown)]
 
 
 def parse_notebook(data: bytes) -> Notebook:
