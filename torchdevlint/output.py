@@ -38,10 +38,10 @@ def rule_name(code: str) -> Optional[str]:
 def fix_safety(finding: Finding) -> Optional[str]:
     """``"safe"``, ``"unsafe"`` or None (no fix) for a finding, read from its fix payload.
 
-    The payload is ``Violation.fix`` (carried as ``Finding.fix``); the fixer decides what it
-    is. It is read here as: an ``applicability`` or ``safety`` attribute (or key) holding
-    ``"safe"`` / ``"unsafe"``, else a boolean ``safe`` / ``is_safe`` attribute, else - for any
-    other payload - a safe fix. No payload means no fix.
+    Reports that show fixes first replace the rules' raw payloads with the built
+    ``torchdevlint.fixes.Fix`` (``fixer.attach_fixes``), whose ``safe`` flag decides. Other
+    payload shapes are read as: an ``applicability`` or ``safety`` attribute (or key) holding
+    ``"safe"`` / ``"unsafe"``, a boolean ``safe`` / ``is_safe``, else a safe fix.
     """
     fix = finding.fix
     if fix is None:
