@@ -96,3 +96,12 @@ def test_fix_variant_repairs_the_file(tmp_path, hook_repo, pre_commit_home):
     assert (project / "train.py").read_text() == FIXED
     again = pre_commit(project, pre_commit_home, "--all-files")
     assert again.returncode == 0, again.stdout + again.stderr
+
+
+def test_hook_definition():
+    import yaml  # a dependency of pre-commit
+
+    [hook] = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text(encoding="utf-8"))
+    assert (hook["id"], hook["entry"], hook["language"]) == ("torchdevlint", "torchdevlint", "python")
+    assert hook["types_or"] == ["python", "pyi", "jupyter"]
+    assert hook["require_serial"] is True  # the CLI spreads the files over processes itself
