@@ -15,3 +15,12 @@ def rule_doc(code: str) -> str:
         if page.is_file():
             return page.read_text(encoding="utf-8").rstrip("\n")
     raise FileNotFoundError(f"documentation for {code} is missing from this installation")
+
+
+# Where the rule pages are published (SARIF helpUri, JSON "url"). Keep in step with the
+# repository's public address.
+PROJECT_URL = "https://github.com/torchdevlint/torchdevlint"
+
+
+def rule_url(code: str) -> str:
+    return f"{PROJECT_URL}/blob/main/docs/rules/{code}.md"

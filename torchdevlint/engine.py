@@ -27,6 +27,8 @@ class FileResult:
     # Kept for --fix: the parsed module and the violations behind the findings.
     module: Optional[cst.Module] = field(default=None, repr=False)
     analysis: Optional[Analysis] = field(default=None, repr=False, compare=False)
+    # Set for notebooks: the torchdevlint.notebook.Notebook whose program ``module`` is.
+    notebook: Optional[object] = field(default=None, repr=False)
 
 
 _PREFILTERS: dict = {}

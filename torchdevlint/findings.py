@@ -16,13 +16,21 @@ class Finding:
     end_line: int = 0
     end_column: int = 0
     fix: Optional[Any] = field(default=None, compare=False, repr=False)
+    # Notebooks: the 1-based cell (position among all cells); line and end_line count in it.
+    cell: Optional[int] = None
+
+    @property
+    def location(self) -> str:
+        """``path:line:col`` or, in a notebook, ``path:cell N:line:col``."""
+        cell = f"cell {self.cell}:" if self.cell is not None else ""
+        return f"{self.path}:{cell}{self.line}:{self.column}"
 
     def format(self) -> str:
-        return f"{self.path}:{self.line}:{self.column}: {self.code} {self.message}"
+        return f"{self.location}: {self.code} {self.message}"
 
     @property
     def sort_key(self) -> tuple:
-        return (self.path, self.line, self.column, self.code)
+        return (self.path, self.cell or 0, self.line, self.column, self.code)
 
 
 # Diagnostics for input that could not be analysed. They use flake8's codes for the same

@@ -12,15 +12,19 @@ import os
 import stat
 import sys
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Dict, Iterable, List, Optional, Sequence, TextIO
+from typing import Callable, Dict, Iterable, List, Optional, Sequence, TextIO, Tuple
 
 from torchdevlint.findings import PARSER_ERROR, READ_ERROR, Finding
 from torchdevlint.fixes import FixOptions, FixResult, fix_bytes
-from torchdevlint.output import TextReporter, summary
+from torchdevlint.fixes.applier import BUILDERS, fix_source
+from torchdevlint.fixes.context import FixContext
+from torchdevlint.notebook import SUFFIX as NOTEBOOK_SUFFIX, NotebookError, displayed_filter, \
+    is_python_notebook, parse_notebook
+from torchdevlint.output import Reporter, TextReporter, summary
 from torchdevlint.rules import ALL_RULES, RULES_BY_CODE
-from torchdevlint.runner import display_path
+from torchdevlint.runner import display_path, lint_data
 
 
 @dataclass
@@ -55,7 +59,7 @@ def fix_file(path: Path, rules: Sequence[type] = ALL_RULES, options: FixOptions 
         return FileFix(shown, FixResult(shown, "", "", error=Finding(
             shown, 1, 1, READ_ERROR, f"cannot read file: {exc.strerror or exc}")))
     try:
-        result = fix_bytes(data, shown, rules, options)
+        result = fix_data(data, shown, rules, options)
     except Exception as exc:  # a bug in torchdevlint must not take the whole run down
         result = FixResult(shown, "", "", error=Finding(
             shown, 1, 1, PARSER_ERROR,
@@ -83,6 +87,66 @@ def fix_file(path: Path, rules: Sequence[type] = ALL_RULES, options: FixOptions 
                                           f"cannot write fixed file: {exc.strerror or exc}; "
                                           f"left unchanged")
     return outcome
+
+
+def fix_data(data: bytes, shown: str, rules: Sequence[type] = ALL_RULES,
+             options: FixOptions = FixOptions()) -> FixResult:
+    """Fix a file's contents; a notebook (by its .ipynb name) is fixed as one program and only
+    the cells whose code changed are rewritten."""
+    if shown.endswith(NOTEBOOK_SUFFIX):
+        return fix_notebook(data, shown, rules, options)
+    return fix_bytes(data, shown, rules, options)
+
+
+def fix_notebook(data: bytes, shown: str, rules: Sequence[type] = ALL_RULES,
+                 options: FixOptions = FixOptions()) -> FixResult:
+    try:
+        notebook = parse_notebook(data)
+    except NotebookError as exc:
+        return FixResult(shown, "", "", error=Finding(shown, 1, 1, READ_ERROR, str(exc)))
+    text = notebook.text
+    if not is_python_notebook(notebook):
+        return FixResult(shown, text, text)
+    # A cell's last expression is displayed by Jupyter: its move is not discarded, so not fixed.
+    fixed = fix_source(notebook.program, shown, rules, options,
+                       finding_filter=lambda program, found: displayed_filter(program, found))
+    if fixed.error is not None:
+        error = notebook.to_cells(fixed.error) if not fixed.internal_error else fixed.error
+        return FixResult(shown, text, text, error=error, internal_error=fixed.internal_error)
+    result = FixResult(shown, text, text, applied=fixed.applied, passes=fixed.passes)
+    if fixed.changed:
+        try:
+            result.fixed, _ = notebook.with_program(fixed.fixed)
+        except NotebookError as exc:
+            result.error = Finding(shown, 1, 1, PARSER_ERROR,
+                                   f"autofix failed, file left unchanged: {exc}; please report it")
+            result.internal_error = True
+            result.applied = []
+            return result
+    # What is left, in the cells of the notebook as written.
+    remaining = lint_data(result.fixed.encode("utf-8"), shown, rules)
+    result.findings = [replace(f, fix=None) for f in remaining.findings]
+    return result
+
+
+def attach_fixes(result, options: FixOptions = FixOptions(unsafe=True)) -> None:
+    """Replace each finding's raw fix payload by the ``Fix`` it gets (None when it gets none),
+    for reports that say whether a fix is available and whether it is safe."""
+    if result.module is None or result.analysis is None or \
+            not any(f.fix is not None for f in result.findings):
+        return
+    ctx = FixContext(result.module.code, result.module, result.analysis)
+    resolved = []
+    for finding in result.findings:
+        fix = None
+        build = BUILDERS.get(finding.code)
+        if finding.fix is not None and build is not None:
+            fix = build(finding, ctx)
+            if fix is not None and (not options.allows(replace(fix, safe=True))
+                                    or any(ctx.touches_noqa(edit) for edit in fix.edits)):
+                fix = None
+        resolved.append(replace(finding, fix=fix))
+    result.findings = resolved
 
 
 def write_atomically(path: Path, data: bytes, before: Optional[os.stat_result] = None) -> None:
@@ -150,17 +214,25 @@ class _Totals:
         return sum(sum(codes.values()) for codes in self.fixed.values())
 
 
-def run_fix(files: Iterable[Path], rules: Sequence[type], options: FixOptions, diff: bool,
-            show_fixes: bool, quiet: bool, out: TextIO = sys.stdout,
-            err: TextIO = sys.stderr) -> int:
+def run_fix(files: Iterable[Path], rules: Sequence[type], options: Optional[FixOptions],
+            diff: bool, show_fixes: bool, quiet: bool, out: TextIO = sys.stdout,
+            err: TextIO = sys.stderr,
+            plan: Optional[Callable[[Path], Tuple[Sequence[type], FixOptions]]] = None,
+            reporter: Optional[Reporter] = None, exit_zero: bool = False) -> int:
     """``--fix`` (write files) or ``--diff`` (print a patch, write nothing). Exit code: 0 when
     nothing is left to report (and, with --diff, nothing to change), 1 otherwise, 2 when
-    torchdevlint failed on a file."""
+    torchdevlint failed on a file.
+
+    ``plan`` gives each file its own rules and options (from its configuration) instead of
+    ``rules``/``options``. ``reporter``: another output format for the findings left; the
+    fix report and summary then go to ``err`` so that ``out`` holds only that format."""
     files = list(files)
     totals = _Totals()
-    reporter = TextReporter(out, quiet=quiet)
+    formatted = reporter is not None
+    reporter = reporter or TextReporter(out, quiet=quiet)
     for path in files:
-        outcome = fix_file(path, rules, options, write=not diff, diff=diff)
+        file_rules, file_options = plan(path) if plan else (rules, options or FixOptions())
+        outcome = fix_file(path, file_rules, file_options, write=not diff, diff=diff)
         totals.findings.extend(outcome.findings)
         totals.errors.extend(outcome.errors)
         totals.internal = totals.internal or outcome.result.internal_error
@@ -176,11 +248,15 @@ def run_fix(files: Iterable[Path], rules: Sequence[type], options: FixOptions, d
                 out.flush()
             for error in outcome.errors:
                 print(error.format(), file=err)
+        elif formatted:
+            reporter.file_done(outcome.findings, outcome.errors[0] if outcome.errors else None)
         else:
             reporter.file_done(outcome.findings, None)
             for error in outcome.errors:
                 print(error.format(), file=out)
-    report = err if diff else out
+    report = err if diff or formatted else out
+    if formatted:
+        reporter.finish(totals.findings, totals.errors, len(files))
     if show_fixes and totals.fixed:
         print(fixes_report(totals.fixed, would=diff), file=report)
     if not quiet:
@@ -188,10 +264,12 @@ def run_fix(files: Iterable[Path], rules: Sequence[type], options: FixOptions, d
         plural = "s" if totals.fixed_count != 1 else ""
         print(f"{verb} {totals.fixed_count} finding{plural} in {len(totals.fixed)} "
               f"file{'s' if len(totals.fixed) != 1 else ''}.", file=report)
-        if not diff:
+        if not diff and not formatted:
             print(summary(totals.findings, totals.errors, len(files)), file=report)
     if totals.internal:
         return 2
+    if exit_zero:
+        return 0
     if totals.findings or totals.errors or (diff and totals.fixed):
         return 1
     return 0

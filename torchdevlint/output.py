@@ -1,10 +1,80 @@
-"""Writing results: findings, file diagnostics and the summary."""
+"""Writing results: findings, file diagnostics and the summary, in every output format.
+
+Formats (``--output-format``): ``text`` (``path:line:col: CODE message`` and a summary),
+``json`` (a list of objects, see :func:`finding_record`), ``sarif`` (SARIF 2.1.0 for code
+scanning) and ``github`` (GitHub Actions workflow annotations). ``--statistics`` replaces the
+findings with a count per code (text or json). Every format carries the file diagnostics
+(E999, E902, TDL999) as well as the rule findings.
+"""
 
 from __future__ import annotations
 
-from typing import List, TextIO
+import json
+import os
+from pathlib import Path
+from typing import Any, Dict, List, Optional, TextIO
+from urllib.parse import quote
 
-from torchdevlint.findings import Finding
+from torchdevlint import __version__
+from torchdevlint.docs import PROJECT_URL, rule_doc, rule_url
+from torchdevlint.findings import PARSER_ERROR, READ_ERROR, SYNTAX_ERROR, Finding
+from torchdevlint.rules import ALL_RULES, RULES_BY_CODE
+
+FORMATS = ("text", "json", "sarif", "github")
+
+# The file diagnostics, described like rules so that every format can name them.
+DIAGNOSTICS: Dict[str, tuple] = {
+    SYNTAX_ERROR: ("syntax-error", "The file is not valid Python; it was not analysed"),
+    READ_ERROR: ("io-error", "The file could not be read or decoded; it was not analysed"),
+    PARSER_ERROR: ("parser-error", "LibCST could not parse or torchdevlint could not analyse the file"),
+}
+
+
+def rule_name(code: str) -> Optional[str]:
+    rule = RULES_BY_CODE.get(code)
+    return rule.name if rule else DIAGNOSTICS.get(code, (None,))[0]
+
+
+def fix_safety(finding: Finding) -> Optional[str]:
+    """``"safe"``, ``"unsafe"`` or None (no fix) for a finding, read from its fix payload.
+
+    Reports that show fixes first replace the rules' raw payloads with the built
+    ``torchdevlint.fixes.Fix`` (``fixer.attach_fixes``), whose ``safe`` flag decides. Other
+    payload shapes are read as: an ``applicability`` or ``safety`` attribute (or key) holding
+    ``"safe"`` / ``"unsafe"``, a boolean ``safe`` / ``is_safe``, else a safe fix.
+    """
+    fix = finding.fix
+    if fix is None:
+        return None
+    for name in ("applicability", "safety"):
+        value = fix.get(name) if isinstance(fix, dict) else getattr(fix, name, None)
+        if value is not None:
+            value = str(getattr(value, "value", value)).lower()
+            return "unsafe" if "unsafe" in value else "safe"
+    for name in ("safe", "is_safe"):
+        value = fix.get(name) if isinstance(fix, dict) else getattr(fix, name, None)
+        if isinstance(value, bool):
+            return "safe" if value else "unsafe"
+    return "safe"
+
+
+def finding_record(finding: Finding) -> Dict[str, Any]:
+    """One finding as the JSON output writes it."""
+    safety = fix_safety(finding)
+    return {
+        "path": finding.path,
+        "cell": finding.cell,
+        "line": finding.line,
+        "column": finding.column,
+        "end_line": finding.end_line or finding.line,
+        "end_column": finding.end_column or finding.column,
+        "code": finding.code,
+        "name": rule_name(finding.code),
+        "message": finding.message,
+        "url": rule_url(finding.code) if finding.code in RULES_BY_CODE else None,
+        "fix_available": safety is not None,
+        "fix_safety": safety,
+    }
 
 
 def summary(findings: List[Finding], errors: List[Finding], files: int) -> str:
@@ -23,12 +93,22 @@ def summary(findings: List[Finding], errors: List[Finding], files: int) -> str:
     return "; ".join(parts) + f" in {plural(files, 'file')} checked."
 
 
-class TextReporter:
-    """``path:line:col: CODE message`` per finding as results arrive, then a summary."""
+class Reporter:
+    """Gets each file's results as they arrive, then everything at the end."""
 
     def __init__(self, stream: TextIO, quiet: bool = False) -> None:
         self.stream = stream
         self.quiet = quiet
+
+    def file_done(self, findings: List[Finding], error: Optional[Finding]) -> None:
+        pass
+
+    def finish(self, findings: List[Finding], errors: List[Finding], files: int) -> None:
+        pass
+
+
+class TextReporter(Reporter):
+    """``path:line:col: CODE message`` per finding as results arrive, then a summary."""
 
     def file_done(self, findings: List[Finding], error) -> None:
         for finding in findings:
@@ -39,3 +119,166 @@ class TextReporter:
     def finish(self, findings: List[Finding], errors: List[Finding], files: int) -> None:
         if not self.quiet:
             print(summary(findings, errors, files), file=self.stream)
+
+
+def _all_sorted(findings: List[Finding], errors: List[Finding]) -> List[Finding]:
+    return sorted([*findings, *errors], key=lambda f: f.sort_key)
+
+
+class JsonReporter(Reporter):
+    def finish(self, findings: List[Finding], errors: List[Finding], files: int) -> None:
+        records = [finding_record(f) for f in _all_sorted(findings, errors)]
+        print(json.dumps(records, indent=2, ensure_ascii=False), file=self.stream)
+
+
+def _escape_data(text: str) -> str:
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _escape_property(text: str) -> str:
+    return _escape_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def github_annotation(finding: Finding) -> str:
+    """A workflow command that GitHub Actions shows as an error annotation on the file.
+
+    Notebook positions count within a cell, not within the .ipynb file, so they go in the
+    message and the annotation is attached to the file as a whole.
+    """
+    props = [("file", finding.path)]
+    message = finding.message
+    if finding.cell is None:
+        props += [("line", finding.line), ("col", finding.column),
+                  ("endLine", finding.end_line or finding.line),
+                  ("endColumn", finding.end_column or finding.column)]
+    else:
+        message = f"cell {finding.cell}, line {finding.line}, column {finding.column}: {message}"
+    props.append(("title", finding.code))
+    rendered = ",".join(f"{key}={_escape_property(str(value))}" for key, value in props)
+    return f"::error {rendered}::{_escape_data(f'{finding.code} {message}')}"
+
+
+class GithubReporter(Reporter):
+    def file_done(self, findings: List[Finding], error) -> None:
+        for finding in [*findings, *([error] if error else [])]:
+            print(github_annotation(finding), file=self.stream)
+
+
+SARIF_SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
+SRCROOT = "%SRCROOT%"
+
+
+def _sarif_rules() -> List[Dict[str, Any]]:
+    rules = []
+    for rule in ALL_RULES:
+        doc = rule_doc(rule.code)
+        rules.append({
+            "id": rule.code,
+            "name": rule.name,
+            "shortDescription": {"text": rule.summary},
+            "fullDescription": {"text": rule.summary},
+            "helpUri": rule_url(rule.code),
+            "help": {"text": doc, "markdown": doc},
+            "defaultConfiguration": {"level": "error"},
+            "properties": {"tags": ["pytorch", "device"]},
+        })
+    for code, (name, description) in DIAGNOSTICS.items():
+        rules.append({"id": code, "name": name, "shortDescription": {"text": description},
+                      "defaultConfiguration": {"level": "error"}})
+    return rules
+
+
+def _artifact_location(path: str, base: Path) -> Dict[str, str]:
+    """A URI relative to %SRCROOT% (the current directory) when the file is below it."""
+    full = Path(os.path.abspath(path))
+    try:
+        relative = full.relative_to(base)
+    except ValueError:
+        return {"uri": full.as_uri()}
+    return {"uri": quote(relative.as_posix()), "uriBaseId": SRCROOT}
+
+
+def sarif_log(findings: List[Finding], base: Optional[Path] = None) -> Dict[str, Any]:
+    base = Path(os.path.abspath(base or Path.cwd()))
+    rules = _sarif_rules()
+    index = {rule["id"]: position for position, rule in enumerate(rules)}
+    results = []
+    for finding in findings:
+        region: Dict[str, Any] = {
+            "startLine": finding.line, "startColumn": finding.column,
+            "endLine": finding.end_line or finding.line,
+            "endColumn": finding.end_column or finding.column,
+        }
+        if finding.cell is not None:
+            region["properties"] = {"cell": finding.cell}
+        result: Dict[str, Any] = {
+            "ruleId": finding.code,
+            "level": "error",
+            "message": {"text": finding.message},
+            "locations": [{"physicalLocation": {
+                "artifactLocation": _artifact_location(finding.path, base),
+                "region": region,
+            }}],
+        }
+        if finding.code in index:
+            result["ruleIndex"] = index[finding.code]
+        if finding.cell is not None:
+            result["properties"] = {"cell": finding.cell}
+        results.append(result)
+    return {
+        "$schema": SARIF_SCHEMA,
+        "version": "2.1.0",
+        "runs": [{
+            "tool": {"driver": {"name": "torchdevlint", "version": __version__,
+                                "informationUri": PROJECT_URL, "rules": rules}},
+            "originalUriBaseIds": {SRCROOT: {"uri": base.as_uri() + "/"}},
+            "columnKind": "unicodeCodePoints",
+            "results": results,
+        }],
+    }
+
+
+class SarifReporter(Reporter):
+    def finish(self, findings: List[Finding], errors: List[Finding], files: int) -> None:
+        print(json.dumps(sarif_log(_all_sorted(findings, errors)), indent=2, ensure_ascii=False),
+              file=self.stream)
+
+
+def statistics(findings: List[Finding], errors: List[Finding]) -> List[Dict[str, Any]]:
+    """Count per code, most frequent first."""
+    counts: Dict[str, int] = {}
+    fixable: Dict[str, bool] = {}
+    for finding in [*findings, *errors]:
+        counts[finding.code] = counts.get(finding.code, 0) + 1
+        fixable[finding.code] = fixable.get(finding.code, False) or fix_safety(finding) is not None
+    return [{"code": code, "name": rule_name(code), "count": count, "fixable": fixable[code]}
+            for code, count in sorted(counts.items(), key=lambda item: (-item[1], item[0]))]
+
+
+class StatisticsReporter(Reporter):
+    """``--statistics``: one line per code (``count  code  [*] name``; ``[*]``: fixable)."""
+
+    def __init__(self, stream: TextIO, quiet: bool = False, as_json: bool = False) -> None:
+        super().__init__(stream, quiet)
+        self.as_json = as_json
+
+    def finish(self, findings: List[Finding], errors: List[Finding], files: int) -> None:
+        rows = statistics(findings, errors)
+        if self.as_json:
+            print(json.dumps(rows, indent=2), file=self.stream)
+            return
+        width = max((len(str(row["count"])) for row in rows), default=1)
+        for row in rows:
+            marker = "[*] " if row["fixable"] else ""
+            print(f"{row['count']:>{width}}\t{row['code']}\t{marker}{row['name'] or ''}",
+                  file=self.stream)
+
+
+def make_reporter(output_format: str, stream: TextIO, quiet: bool = False,
+                  show_statistics: bool = False) -> Reporter:
+    if show_statistics:
+        if output_format not in ("text", "json"):
+            raise ValueError("--statistics works with --output-format text or json")
+        return StatisticsReporter(stream, quiet, as_json=output_format == "json")
+    return {"text": TextReporter, "json": JsonReporter, "sarif": SarifReporter,
+            "github": GithubReporter}[output_format](stream, quiet)

@@ -3,47 +3,123 @@
 from __future__ import annotations
 
 import os
+import subprocess
+from dataclasses import replace
 from pathlib import Path
-from typing import Iterable, Iterator, Sequence
+from typing import Callable, Dict, Iterable, Iterator, Optional, Sequence, Set
 
+from torchdevlint.config import DEFAULT_EXCLUDE, Resolver, Settings, absolute
 from torchdevlint.engine import FileResult, lint_bytes
 from torchdevlint.findings import PARSER_ERROR, READ_ERROR, Finding
+from torchdevlint.notebook import SUFFIX as NOTEBOOK_SUFFIX, NotebookError, is_python_notebook, \
+    parse_notebook
 
-# Directories never entered when recursing (ruff's defaults); files named explicitly are linted.
-DEFAULT_EXCLUDES = frozenset(
-    """
-    .bzr .direnv .eggs .git .git-rewrite .hg .ipynb_checkpoints .mypy_cache .nox .pants.d
-    .pyenv .pytest_cache .pytype .ruff_cache .svn .tox .venv .vscode __pypackages__ _build
-    buck-out build dist node_modules site-packages venv __pycache__ .torchdevlint_cache
-    """.split()
-)
-DIRECTORY_SUFFIXES = (".py",)
+# Kept for callers of the previous API; the patterns themselves live in config.DEFAULT_EXCLUDE.
+DEFAULT_EXCLUDES = frozenset(DEFAULT_EXCLUDE)
+DIRECTORY_SUFFIXES = (".py", ".pyi", NOTEBOOK_SUFFIX)
 
 
 class UsageError(Exception):
     """A problem with how torchdevlint was invoked (exit code 2)."""
 
 
-def iter_python_files(paths: Sequence[str]) -> Iterator[Path]:
-    """Files to lint, in a stable order; raises UsageError for a path that does not exist."""
+class GitIgnored:
+    """The files and directories git ignores under a directory, asked from git once per walk.
+
+    ``git ls-files --others --ignored --exclude-standard --directory`` honours .gitignore files,
+    .git/info/exclude and the global excludes file, and names a wholly ignored directory once
+    instead of listing it. Outside a git work tree (or without git) nothing is ignored.
+    """
+
+    def __init__(self, top: Path) -> None:
+        self.paths: Set[Path] = set()
+        try:
+            listing = subprocess.run(
+                ["git", "-C", str(top), "ls-files", "-z", "--others", "--ignored",
+                 "--exclude-standard", "--directory"],
+                capture_output=True, check=False, timeout=60).stdout
+        except (OSError, subprocess.SubprocessError):
+            return
+        for entry in listing.decode("utf-8", "surrogateescape").split("\0"):
+            if entry:
+                self.paths.add(top / entry.rstrip("/"))
+
+    def __contains__(self, path: Path) -> bool:
+        return path in self.paths
+
+
+def force_excluded(settings: Settings, path: Path) -> bool:
+    """--force-exclude: is a path named on the command line, or a folder above it (inside the
+    project), excluded?"""
+    if settings.is_excluded(path):
+        return True
+    if settings.root not in path.parents:
+        return False
+    for candidate in path.parents:
+        if candidate == settings.root:
+            return False
+        if settings.is_excluded(candidate):
+            return True
+    return False
+
+
+def iter_python_files(paths: Sequence[str], resolver: Optional[Resolver] = None) -> Iterator[Path]:
+    """Files to lint, in a stable order; raises UsageError for a path that does not exist.
+
+    Directories are searched for *.py, *.pyi and *.ipynb, skipping what the applicable
+    configuration excludes and (with respect-gitignore) what git ignores. Files named
+    explicitly are always linted unless force-exclude is on.
+    """
+    resolver = resolver or Resolver(isolated=True)
     for raw in paths:
         path = Path(raw)
+        if not path.exists():
+            raise UsageError(f"{raw}: no such file or directory")
+        full = absolute(path)
+        settings = resolver.for_path(full)
+        if settings.force_exclude and force_excluded(settings, full):
+            continue
         if path.is_file():
             yield path
-        elif path.is_dir():
-            for root, dirs, files in os.walk(path):
-                dirs[:] = sorted(d for d in dirs
-                                 if d not in DEFAULT_EXCLUDES and not d.endswith(".egg-info"))
-                for name in sorted(files):
-                    if name.endswith(DIRECTORY_SUFFIXES):
-                        yield Path(root) / name
-        else:
-            raise UsageError(f"{raw}: no such file or directory")
+            continue
+        ignored = GitIgnored(full) if settings.respect_gitignore else None
+        for root, dirs, files in os.walk(path):
+            directory = absolute(Path(root))
+            settings = resolver.for_directory(directory)
+            dirs[:] = sorted(
+                d for d in dirs
+                if not settings.is_excluded(directory / d)
+                and not (ignored and directory / d in ignored))
+            for name in sorted(files):
+                if not name.endswith(DIRECTORY_SUFFIXES):
+                    continue
+                file = directory / name
+                if settings.is_excluded(file) or (ignored and file in ignored):
+                    continue
+                yield Path(root) / name
 
 
 def display_path(path: Path) -> str:
     text = str(path)
     return text[2:] if text.startswith("./") else text
+
+
+def lint_data(data: bytes, shown: str, rules) -> FileResult:
+    """Lint a file's contents; notebooks (by their .ipynb name) are linted as one program."""
+    if not shown.endswith(NOTEBOOK_SUFFIX):
+        return lint_bytes(data, shown, rules)
+    try:
+        notebook = parse_notebook(data)
+    except NotebookError as exc:
+        return FileResult(shown, error=Finding(shown, 1, 1, READ_ERROR, str(exc)))
+    if not is_python_notebook(notebook):
+        return FileResult(shown)
+    result = lint_bytes(notebook.program.encode("utf-8"), shown, rules)
+    result.notebook = notebook
+    result.findings = notebook.map_findings(result.findings)
+    if result.error is not None:
+        result.error = notebook.to_cells(result.error)
+    return result
 
 
 def lint_path(path: Path, rules) -> FileResult:
@@ -54,8 +130,12 @@ def lint_path(path: Path, rules) -> FileResult:
     except OSError as exc:
         return FileResult(shown, error=Finding(shown, 1, 1, READ_ERROR,
                                                f"cannot read file: {exc.strerror or exc}"))
+    return guarded(lambda: lint_data(data, shown, rules), shown)
+
+
+def guarded(lint: Callable[[], FileResult], shown: str) -> FileResult:
     try:
-        return lint_bytes(data, shown, rules)
+        return lint()
     except Exception as exc:  # a bug in torchdevlint must not take the whole run down
         result = FileResult(shown, error=Finding(
             shown, 1, 1, PARSER_ERROR,
@@ -69,3 +149,22 @@ def lint_files(files: Iterable[Path], rules) -> Iterator[FileResult]:
     """Results in the order of ``files``."""
     for path in files:
         yield lint_path(path, rules)
+
+
+def lint_with_settings(files: Sequence[Path], resolver: Resolver) -> Iterator[FileResult]:
+    """Lint each file with the rules its configuration (and per-file-ignores) gives it.
+
+    Files are grouped by settings (one group in the usual case) so that ``lint_files`` sees
+    long runs; results come group by group, each group in file order. Findings of rules the
+    configuration makes unfixable lose their fix, as in ruff.
+    """
+    groups: Dict[tuple, list] = {}
+    for path in files:
+        settings = resolver.for_directory(absolute(path).parent)
+        groups.setdefault((settings.rules_for(path), settings.fixable), []).append(path)
+    for (rules, fixable), group in groups.items():
+        for result in lint_files(group, rules):
+            if any(f.fix is not None and f.code not in fixable for f in result.findings):
+                result.findings = [f if f.code in fixable else replace(f, fix=None)
+                                   for f in result.findings]
+            yield result

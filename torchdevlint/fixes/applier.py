@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import ast
 import dataclasses
-from typing import Callable, Dict, List, Sequence, Tuple
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 from torchdevlint.engine import lint_source
 from torchdevlint.findings import PARSER_ERROR, READ_ERROR, Finding
@@ -40,11 +40,17 @@ def fix_bytes(data: bytes, path: str, rules: Sequence[type] = ALL_RULES,
 
 
 def fix_source(source: str, path: str, rules: Sequence[type] = ALL_RULES,
-               options: FixOptions = FixOptions(), encoding: str = "utf-8") -> FixResult:
+               options: FixOptions = FixOptions(), encoding: str = "utf-8",
+               finding_filter: Optional[Callable[[str, List[Finding]], List[Finding]]] = None
+               ) -> FixResult:
+    """``finding_filter(text, findings)``: the findings of each pass that may be fixed and
+    reported (notebooks drop the displayed last expressions of cells)."""
     result = FixResult(path, source, source, encoding)
     text = source
     for number in range(1, MAX_PASSES + 2):
         linted = lint_source(text, path, rules)
+        if finding_filter is not None and linted.findings:
+            linted.findings = finding_filter(text, linted.findings)
         if linted.error is not None:
             if number == 1:
                 result.error = linted.error

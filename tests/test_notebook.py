@@ -1,0 +1,208 @@
+"""Jupyter notebooks: code cells linted as one program, cell positions, writing fixes back."""
+from __future__ import annotations
+
+import copy
+import json
+import shutil
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from conftest import ROOT, run_cli
+from torchdevlint.notebook import NotebookError, parse_notebook
+
+NOTEBOOK = ROOT / "tests" / "data" / "training.ipynb"
+# (cell, line, column, code): cells count markdown cells too, as notebook front ends do.
+EXPECTED = [
+    (3, 1, 1, "TDL001"),   # `weights` comes from cell 2
+    (5, 1, 9, "TDL003"),
+    (5, 5, 5, "TDL001"),   # after a `%time` line magic
+    (5, 5, 14, "TDL002"),
+    (7, 3, 1, "TDL001"),   # `batch.cpu();`: the semicolon stops Jupyter displaying it
+]
+
+
+def json_findings(*args, cwd=None) -> list:
+    result = run_cli("--output-format", "json", *args, cwd=cwd)
+    assert "Traceback" not in result.stderr, result.stderr
+    return json.loads(result.stdout)
+
+
+def test_cells_lines_and_columns():
+    result = run_cli(NOTEBOOK)
+    assert result.returncode == 1
+    lines = [line for line in result.stdout.splitlines() if ": TDL" in line]
+    assert lines[0].startswith(f"{NOTEBOOK}:cell 3:1:1: TDL001 result of `weights.to()`")
+    records = json_findings(NOTEBOOK)
+    assert [(r["cell"], r["line"], r["column"], r["code"]) for r in records] == EXPECTED
+    assert all(r["end_line"] == r["line"] for r in records)
+
+
+def test_magics_and_cell_magics_are_skipped_not_errors():
+    notebook = parse_notebook(NOTEBOOK.read_bytes())
+    assert "%matplotlib" not in notebook.program and "!pip" not in notebook.program
+    assert "echo" not in notebook.program  # the %%bash cell is not Python
+    compile(notebook.program, "program", "exec")  # the placeholders keep it valid Python
+    assert all(r["code"].startswith("TDL") for r in json_findings(NOTEBOOK))
+
+
+def test_names_from_earlier_cells_are_known(tmp_path):
+    document = json.loads(NOTEBOOK.read_text())
+    del document["cells"][1]  # without the cell defining `weights`, its kind is unknown
+    path = tmp_path / "nb.ipynb"
+    path.write_text(json.dumps(document))
+    assert (2, 1, 1, "TDL001") not in [(r["cell"], r["line"], r["column"], r["code"])
+                                       for r in json_findings(path)]
+
+
+def test_displayed_last_expression_is_not_a_discarded_move(tmp_path):
+    cells = ["import torch\nx = torch.ones(2)\nx.cpu()",          # displayed: silent
+             "x.cpu()\ny = 1",                                      # not last: reported
+             "if True:\n    x.cpu()",                               # not an expression: reported
+             "x.cpu()  # shown\n# a comment after it\n"]            # still displayed: silent
+    path = tmp_path / "nb.ipynb"
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(source) for source in cells]
+    nbformat.write(nb, str(path))
+    got = [(r["cell"], r["line"], r["code"]) for r in json_findings(path)]
+    assert got == [(2, 1, "TDL001"), (3, 2, "TDL001")]
+
+
+def test_directories_include_notebooks(tmp_path):
+    shutil.copy(NOTEBOOK, tmp_path / "training.ipynb")
+    (tmp_path / ".ipynb_checkpoints").mkdir()
+    shutil.copy(NOTEBOOK, tmp_path / ".ipynb_checkpoints" / "training-checkpoint.ipynb")
+    records = json_findings(tmp_path)
+    assert {r["path"] for r in records} == {str(tmp_path / "training.ipynb")}
+    assert len(records) == len(EXPECTED)
+
+
+@pytest.mark.parametrize("content, message", [
+    (b"{not json", "not valid JSON"),
+    (b"[1, 2]", "not a Jupyter notebook"),
+    (b'{"nbformat": 3, "worksheets": []}', "nbformat 3"),
+    (b'{"cells": [{"cell_type": "code"}], "nbformat": 4}', "cell 1"),
+    (b"\xff\xfe\x00", "UTF-8"),
+])
+def test_invalid_notebook_is_one_diagnostic(tmp_path, content, message):
+    (tmp_path / "bad.ipynb").write_bytes(content)
+    shutil.copy(NOTEBOOK, tmp_path / "good.ipynb")
+    records = json_findings(tmp_path)
+    [bad] = [r for r in records if r["path"].endswith("bad.ipynb")]
+    assert bad["code"] == "E902" and message in bad["message"]
+    assert len(records) == len(EXPECTED) + 1  # the run went on
+
+
+def test_syntax_error_in_a_cell_points_at_the_cell(tmp_path):
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell("import torch"), nbformat.v4.new_code_cell("x = 1\ndef broken(:\n")]
+    nbformat.write(nb, str(tmp_path / "nb.ipynb"))
+    [record] = json_findings(tmp_path / "nb.ipynb")
+    assert (record["code"], record["cell"], record["line"]) == ("E999", 2, 2)
+    assert run_cli(tmp_path / "nb.ipynb").stdout.startswith(f"{tmp_path / 'nb.ipynb'}:cell 2:2:")
+
+
+def test_other_kernel_languages_are_not_linted(tmp_path):
+    document = json.loads(NOTEBOOK.read_text())
+    document["metadata"]["language_info"] = {"name": "R"}
+    (tmp_path / "r.ipynb").write_text(json.dumps(document))
+    assert json_findings(tmp_path / "r.ipynb") == []
+
+
+def test_sarif_carries_the_cell():
+    log = json.loads(run_cli("--output-format", "sarif", NOTEBOOK).stdout)
+    results = log["runs"][0]["results"]
+    cells = [(r["properties"]["cell"], r["locations"][0]["physicalLocation"]["region"]["startLine"],
+              r["ruleId"]) for r in results]
+    assert cells == [(cell, line, code) for cell, line, _, code in EXPECTED]
+
+
+def test_stdin_notebook():
+    result = run_cli("-", "--stdin-filename", "nb.ipynb", input=NOTEBOOK.read_text())
+    assert [line.split(": ")[0] for line in result.stdout.splitlines() if "TDL" in line][0] == \
+        "nb.ipynb:cell 3:1:1"
+
+
+# --- writing a fixed program back (the API --fix uses) --------------------------------------
+
+
+def test_with_program_rewrites_only_the_changed_cells():
+    text = NOTEBOOK.read_text()
+    notebook = parse_notebook(NOTEBOOK.read_bytes())
+    original = copy.deepcopy(notebook.document)
+    fixed_program = notebook.program.replace("weights.to(device)", "weights = weights.to(device)") \
+        .replace('torch.load("model.pt")', 'torch.load("model.pt", map_location=device)')
+    new_text, changed = notebook.with_program(fixed_program)
+    assert changed == [3, 5]
+    document = json.loads(new_text)
+    nbformat.validate(nbformat.reads(new_text, as_version=4))
+    for before, after in zip(original["cells"], document["cells"]):
+        assert {k: v for k, v in before.items() if k != "source"} == \
+            {k: v for k, v in after.items() if k != "source"}  # outputs, metadata, ids kept
+    assert document["cells"][2]["source"] == [
+        "weights = weights.to(device)  # weights is defined in the cell above\n", "print(weights.shape)"]
+    assert document["cells"][4]["source"][2] == "%time features.sum()\n"  # magic put back
+    assert document["cells"][4]["source"][-1] == "features.cpu()"  # no newline added
+    # Same JSON layout: only the two edited lines differ.
+    diff = [(a, b) for a, b in zip(text.splitlines(), new_text.splitlines()) if a != b]
+    assert len(text.splitlines()) == len(new_text.splitlines()) and len(diff) == 2
+    assert new_text.endswith("}\n")
+
+
+def test_unchanged_program_gives_the_same_text():
+    notebook = parse_notebook(NOTEBOOK.read_bytes())
+    assert notebook.with_program(notebook.program) == (NOTEBOOK.read_text(), [])
+
+
+@pytest.mark.parametrize("indent", [None, 1, 2, 4])
+def test_layout_round_trips(tmp_path, indent):
+    document = json.loads(NOTEBOOK.read_text())
+    document["cells"][0]["source"] = "Unicode: café → GPU"
+    text = json.dumps(document, indent=indent, ensure_ascii=indent != 2)
+    notebook = parse_notebook(text.encode())
+    assert notebook.layout.dump(notebook.document) == text
+
+
+def test_lost_cell_markers_are_refused():
+    notebook = parse_notebook(NOTEBOOK.read_bytes())
+    with pytest.raises(NotebookError):
+        notebook.with_program(notebook.program.replace("# torchdevlint: cell 5\n", ""))
+
+
+def test_fix_changes_only_the_affected_cells(tmp_path):
+    path = tmp_path / "training.ipynb"
+    shutil.copy(NOTEBOOK, path)
+    before_text = path.read_text()
+    before = json.loads(before_text)
+    result = run_cli("--fix", path)
+    after_text = path.read_text()
+    after = json.loads(after_text)
+    nbformat.validate(nbformat.reads(after_text, as_version=4))
+    changed = [i + 1 for i, (a, b) in enumerate(zip(before["cells"], after["cells"])) if a != b]
+    assert changed == [3, 5, 7]
+    for a, b in zip(before["cells"], after["cells"]):
+        assert {k: v for k, v in a.items() if k != "source"} == {k: v for k, v in b.items() if k != "source"}
+    assert after["cells"][2]["source"][0] == "weights = weights.to(device)  # weights is defined in the cell above\n"
+    assert after["cells"][4]["source"][4] == "    features = features.to(device)\n"
+    assert after["cells"][4]["source"][2] == "%time features.sum()\n"
+    assert after["cells"][4]["source"][5] == "features.cpu()"  # displayed, so not "fixed"
+    assert after["cells"][6]["source"][2] == "batch = batch.cpu();"
+    # The JSON layout is kept: only the three edited lines differ.
+    diff = [a for a, b in zip(before_text.splitlines(), after_text.splitlines()) if a != b]
+    assert len(before_text.splitlines()) == len(after_text.splitlines()) and len(diff) == 3
+    # What is left (the unsafe TDL003 fix was not applied) is reported in cell coordinates.
+    assert result.returncode == 1
+    assert [line.split(": ")[0] for line in result.stdout.splitlines() if ": TDL" in line] == \
+        [f"{path}:cell 5:1:9"]
+    unsafe = run_cli("--fix", "--unsafe-fixes", path)
+    assert unsafe.returncode == 0
+    assert json.loads(path.read_text())["cells"][4]["source"][0] == \
+        'state = torch.load("model.pt", map_location=device)\n'
+
+
+def test_fix_of_an_invalid_notebook_is_one_diagnostic(tmp_path):
+    (tmp_path / "bad.ipynb").write_text("{nope")
+    result = run_cli("--fix", tmp_path / "bad.ipynb")
+    assert result.returncode == 1 and "E902" in result.stdout and "Traceback" not in result.stderr
+    assert (tmp_path / "bad.ipynb").read_text() == "{nope"

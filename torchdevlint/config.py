@@ -1,0 +1,433 @@
+"""``[tool.torchdevlint]`` in pyproject.toml, merged with command-line overrides, as ruff does it.
+
+Discovery: every linted file uses the closest ``pyproject.toml`` above it that has a
+``[tool.torchdevlint]`` table (files in one directory share it); ``--config PATH`` makes one file
+apply to everything and ``--isolated`` ignores them all. Paths and globs in a configuration file
+are relative to the directory holding it; those given on the command line to the current
+directory.
+
+Rule selection follows ruff: the configuration file and then the command line are applied in
+turn; a ``select`` replaces what came before while ``extend-select`` / ``ignore`` adjust it, and
+within one layer a more specific code (``TDL001``) beats a less specific one (``TDL``), with
+``ignore`` winning a tie.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
+
+from torchdevlint.rules import ALL_RULES, RULES_BY_CODE
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on Python < 3.11 only
+    import tomli as tomllib
+
+TABLE = ("tool", "torchdevlint")
+
+# Directories and files never entered when recursing (ruff's defaults). Files named explicitly on
+# the command line are still linted unless force-exclude is on.
+DEFAULT_EXCLUDE: Tuple[str, ...] = tuple(
+    """
+    .bzr .direnv .eggs .git .git-rewrite .hg .ipynb_checkpoints .mypy_cache .nox .pants.d
+    .pyenv .pytest_cache .pytype .ruff_cache .svn .tox .venv .vscode __pypackages__ _build
+    buck-out build dist node_modules site-packages venv __pycache__ .torchdevlint_cache
+    *.egg-info
+    """.split()
+)
+
+# key -> expected type, for validation and for the documentation test.
+CODE_LIST_KEYS = ("select", "extend-select", "ignore", "extend-ignore", "fixable", "unfixable")
+GLOB_LIST_KEYS = ("exclude", "extend-exclude")
+BOOL_KEYS = ("respect-gitignore", "force-exclude", "unsafe-fixes")
+TABLE_KEYS = ("per-file-ignores", "extend-per-file-ignores")
+KNOWN_KEYS = (*CODE_LIST_KEYS, *GLOB_LIST_KEYS, *BOOL_KEYS, *TABLE_KEYS)
+
+
+class ConfigError(Exception):
+    """An invalid configuration (exit code 2); ``str(err)`` names the file and the problem."""
+
+
+# --- code selectors -------------------------------------------------------------------------
+
+
+def _check_codes(codes: Iterable[str], where: str) -> List[str]:
+    normalized = []
+    unknown = []
+    for code in codes:
+        code = code.strip().upper()
+        if not code:
+            continue
+        if code != "ALL" and not any(known.startswith(code) for known in RULES_BY_CODE):
+            unknown.append(code)
+        normalized.append(code)
+    if unknown:
+        raise ConfigError(f"{where}: unknown rule code{'s' if len(unknown) > 1 else ''} "
+                          f"{', '.join(map(repr, unknown))} (known: {', '.join(RULES_BY_CODE)})")
+    return normalized
+
+
+def _specificity(selector: str) -> int:
+    return 0 if selector == "ALL" else len(selector)
+
+
+def _rules_of(selector: str) -> List[str]:
+    return [code for code in RULES_BY_CODE if selector == "ALL" or code.startswith(selector)]
+
+
+@dataclass(frozen=True)
+class RuleSelection:
+    """One layer of rule choices (a configuration file, or the command line)."""
+
+    select: Optional[Tuple[str, ...]] = None  # None: keep what earlier layers chose
+    extend_select: Tuple[str, ...] = ()
+    ignore: Tuple[str, ...] = ()
+
+
+def resolve_codes(layers: Sequence[RuleSelection], default: Sequence[str] = ("ALL",)) -> frozenset:
+    """The enabled codes after applying ``layers`` in order (ruff's algorithm)."""
+    enabled = {code for selector in default for code in _rules_of(selector)}
+    carryover_ignores: Tuple[str, ...] = ()
+    for layer in layers:
+        updates: Dict[str, bool] = {}
+        ignores = (*layer.ignore, *carryover_ignores)
+        carryover_ignores = ()
+        for specificity in sorted({_specificity(s) for s in (*(layer.select or ()),
+                                                             *layer.extend_select, *ignores)}):
+            for selector in (*(layer.select or ()), *layer.extend_select):
+                if _specificity(selector) == specificity:
+                    updates.update(dict.fromkeys(_rules_of(selector), True))
+            for selector in ignores:
+                if _specificity(selector) == specificity:
+                    updates.update(dict.fromkeys(_rules_of(selector), False))
+        if layer.select is not None:
+            enabled = {code for code, on in updates.items() if on}
+            # `select = []` with an ignore list means "the ignores still apply to what comes next".
+            if not layer.select and not layer.extend_select and layer.ignore:
+                carryover_ignores = layer.ignore
+        else:
+            for code, on in updates.items():
+                (enabled.add if on else enabled.discard)(code)
+    return frozenset(enabled)
+
+
+# --- globs ----------------------------------------------------------------------------------
+
+
+@lru_cache(maxsize=None)
+def _glob_regex(pattern: str) -> "re.Pattern[str]":
+    """gitignore-style: ``*`` and ``?`` stay within one path component, ``**`` crosses them."""
+    out = []
+    i = 0
+    while i < len(pattern):
+        char = pattern[i]
+        if pattern.startswith("**/", i):
+            out.append("(?:.*/)?")
+            i += 3
+            continue
+        if pattern.startswith("**", i):
+            out.append(".*")
+            i += 2
+            continue
+        if char == "*":
+            out.append("[^/]*")
+        elif char == "?":
+            out.append("[^/]")
+        elif char == "[":
+            end = pattern.find("]", i + 1)
+            if end == -1:
+                out.append(re.escape(char))
+            else:
+                body = pattern[i + 1:end]
+                if body.startswith("!"):
+                    body = "^" + body[1:]
+                out.append(f"[{body}]")
+                i = end
+        else:
+            out.append(re.escape(char))
+        i += 1
+    return re.compile("".join(out) + r"\Z")
+
+
+@dataclass(frozen=True)
+class Glob:
+    """A path pattern anchored at ``root``; a pattern without ``/`` also matches a file name."""
+
+    pattern: str
+    root: str  # absolute, posix
+
+    @property
+    def absolute(self) -> str:
+        if self.pattern.startswith("/") or re.match(r"[A-Za-z]:/", self.pattern):
+            return self.pattern
+        base = self.root.rstrip("/")
+        pattern = self.pattern[2:] if self.pattern.startswith("./") else self.pattern
+        return f"{base}/{pattern}"
+
+    def matches(self, path: str, name: str) -> bool:
+        """``path``: absolute posix path; ``name``: its last component."""
+        if "/" not in self.pattern.rstrip("/") and _glob_regex(self.pattern.rstrip("/")).match(name):
+            return True
+        return bool(_glob_regex(self.absolute.rstrip("/")).match(path))
+
+
+def _posix(path: Path) -> str:
+    return path.as_posix()
+
+
+def absolute(path: Path) -> Path:
+    return Path(os.path.abspath(path))
+
+
+# --- settings -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PerFileIgnore:
+    glob: Glob
+    negated: bool
+    codes: Tuple[str, ...]
+
+    def applies_to(self, path: str, name: str) -> bool:
+        return self.glob.matches(path, name) != self.negated
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Everything that decides how one file is linted."""
+
+    root: Path  # the configuration file's directory (or the current directory without one)
+    config_path: Optional[Path] = None
+    enabled: frozenset = frozenset(RULES_BY_CODE)
+    per_file_ignores: Tuple[PerFileIgnore, ...] = ()
+    exclude: Tuple[Glob, ...] = ()
+    respect_gitignore: bool = True
+    force_exclude: bool = False
+    fixable: frozenset = frozenset(RULES_BY_CODE)
+    unsafe_fixes: bool = False
+
+    def rules_for(self, path: Path) -> Tuple[type, ...]:
+        """The rules to run on ``path``: the enabled ones minus its per-file ignores."""
+        ignored = set()
+        if self.per_file_ignores:
+            text, name = _posix(absolute(path)), path.name
+            for entry in self.per_file_ignores:
+                if entry.applies_to(text, name):
+                    ignored.update(code for selector in entry.codes for code in _rules_of(selector))
+        return tuple(rule for rule in ALL_RULES if rule.code in self.enabled and rule.code not in ignored)
+
+    def is_excluded(self, path: Path) -> bool:
+        """Does an exclude pattern match ``path`` (absolute) itself?"""
+        text, name = _posix(path), path.name
+        return any(glob.matches(text, name) for glob in self.exclude)
+
+    def is_fixable(self, code: str) -> bool:
+        return code in self.fixable
+
+
+@dataclass
+class Overrides:
+    """What the command line says; None means "not given"."""
+
+    select: Optional[List[str]] = None
+    extend_select: List[str] = field(default_factory=list)
+    ignore: List[str] = field(default_factory=list)  # --ignore and --extend-ignore
+    exclude: Optional[List[str]] = None
+    extend_exclude: List[str] = field(default_factory=list)
+    per_file_ignores: Optional[Dict[str, List[str]]] = None
+    extend_per_file_ignores: Dict[str, List[str]] = field(default_factory=dict)
+    respect_gitignore: Optional[bool] = None
+    force_exclude: Optional[bool] = None
+    fixable: Optional[List[str]] = None
+    unfixable: List[str] = field(default_factory=list)
+    unsafe_fixes: Optional[bool] = None
+
+
+def _expect(value: Any, kind: str, key: str, where: str) -> Any:
+    def bad() -> ConfigError:
+        return ConfigError(f"{where}: `{key}` must be {kind}, not {type(value).__name__} {value!r}")
+
+    if kind == "a list of strings":
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise bad()
+    elif kind == "true or false":
+        if not isinstance(value, bool):
+            raise bad()
+    elif kind == "a table of glob = [codes]":
+        if not isinstance(value, dict) or not all(
+                isinstance(v, list) and all(isinstance(c, str) for c in v) for v in value.values()):
+            raise bad()
+    return value
+
+
+def _per_file_ignores(table: Mapping[str, List[str]], root: str, where: str) -> List[PerFileIgnore]:
+    entries = []
+    for pattern, codes in table.items():
+        negated = pattern.startswith("!")
+        entries.append(PerFileIgnore(Glob(pattern[1:] if negated else pattern, root), negated,
+                                     tuple(_check_codes(codes, f"{where}: per-file-ignores {pattern!r}"))))
+    return entries
+
+
+def parse_table(table: Mapping[str, Any], where: str) -> Dict[str, Any]:
+    """Validate a ``[tool.torchdevlint]`` table; returns it with checked values."""
+    unknown = [key for key in table if key not in KNOWN_KEYS]
+    if unknown:
+        raise ConfigError(f"{where}: unknown key{'s' if len(unknown) > 1 else ''} "
+                          f"{', '.join(map(repr, unknown))} in [tool.torchdevlint] "
+                          f"(known: {', '.join(KNOWN_KEYS)})")
+    checked: Dict[str, Any] = {}
+    for key, value in table.items():
+        if key in CODE_LIST_KEYS:
+            checked[key] = _check_codes(_expect(value, "a list of strings", key, where), f"{where}: `{key}`")
+        elif key in GLOB_LIST_KEYS:
+            checked[key] = _expect(value, "a list of strings", key, where)
+        elif key in BOOL_KEYS:
+            checked[key] = _expect(value, "true or false", key, where)
+        else:
+            checked[key] = _expect(value, "a table of glob = [codes]", key, where)
+    return checked
+
+
+def read_table(path: Path) -> Optional[Dict[str, Any]]:
+    """The ``[tool.torchdevlint]`` table of a pyproject.toml (None when it has none)."""
+    try:
+        with open(path, "rb") as handle:
+            document = tomllib.load(handle)
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+    table: Any = document
+    for key in TABLE:
+        if not isinstance(table, dict) or key not in table:
+            return None
+        table = table[key]
+    if not isinstance(table, dict):
+        raise ConfigError(f"{path}: [tool.torchdevlint] must be a table")
+    return parse_table(table, str(path))
+
+
+def build_settings(table: Optional[Mapping[str, Any]], root: Path, config_path: Optional[Path],
+                   overrides: Overrides) -> Settings:
+    table = table or {}
+    file_root = _posix(absolute(root))
+    cli_root = _posix(absolute(Path.cwd()))
+    where = str(config_path) if config_path else "configuration"
+
+    file_layer = RuleSelection(
+        tuple(table["select"]) if "select" in table else None,
+        tuple(table.get("extend-select", ())),
+        tuple(table.get("ignore", ())) + tuple(table.get("extend-ignore", ())))
+    cli_layer = RuleSelection(
+        tuple(_check_codes(overrides.select, "--select")) if overrides.select is not None else None,
+        tuple(_check_codes(overrides.extend_select, "--extend-select")),
+        tuple(_check_codes(overrides.ignore, "--ignore/--extend-ignore")))
+    enabled = resolve_codes([file_layer, cli_layer])
+
+    fixable_layer = RuleSelection(tuple(table["fixable"]) if "fixable" in table else None, (),
+                                  tuple(table.get("unfixable", ())))
+    cli_fixable = RuleSelection(
+        tuple(_check_codes(overrides.fixable, "--fixable")) if overrides.fixable is not None else None,
+        (), tuple(_check_codes(overrides.unfixable, "--unfixable")))
+    fixable = resolve_codes([fixable_layer, cli_fixable])
+
+    if overrides.exclude is not None:
+        exclude = [Glob(p, cli_root) for p in overrides.exclude]
+    elif "exclude" in table:
+        exclude = [Glob(p, file_root) for p in table["exclude"]]
+    else:
+        exclude = [Glob(p, file_root) for p in DEFAULT_EXCLUDE]
+    exclude += [Glob(p, file_root) for p in table.get("extend-exclude", ())]
+    exclude += [Glob(p, cli_root) for p in overrides.extend_exclude]
+
+    if overrides.per_file_ignores is not None:
+        ignores = _per_file_ignores(overrides.per_file_ignores, cli_root, "--per-file-ignores")
+    else:
+        ignores = _per_file_ignores(table.get("per-file-ignores", {}), file_root, where)
+    ignores += _per_file_ignores(table.get("extend-per-file-ignores", {}), file_root, where)
+    ignores += _per_file_ignores(overrides.extend_per_file_ignores, cli_root, "--extend-per-file-ignores")
+
+    def flag(cli: Optional[bool], key: str, default: bool) -> bool:
+        return cli if cli is not None else table.get(key, default)
+
+    return Settings(
+        root=absolute(root), config_path=config_path, enabled=enabled,
+        per_file_ignores=tuple(ignores), exclude=tuple(exclude),
+        respect_gitignore=flag(overrides.respect_gitignore, "respect-gitignore", True),
+        force_exclude=flag(overrides.force_exclude, "force-exclude", False),
+        fixable=fixable, unsafe_fixes=flag(overrides.unsafe_fixes, "unsafe-fixes", False))
+
+
+class Resolver:
+    """Settings for any path: the closest configuration above it, cached per directory."""
+
+    def __init__(self, overrides: Optional[Overrides] = None, config: Optional[Path] = None,
+                 isolated: bool = False) -> None:
+        self.overrides = overrides or Overrides()
+        self._by_config: Dict[Optional[Path], Settings] = {}
+        self._by_directory: Dict[Path, Settings] = {}
+        self._fixed: Optional[Settings] = None
+        self._tables: Dict[Path, Optional[Dict[str, Any]]] = {}
+        if config is not None:
+            if not config.is_file():
+                raise ConfigError(f"{config}: no such configuration file")
+            self._fixed = build_settings(read_table(config), absolute(config).parent, config,
+                                         self.overrides)
+        elif isolated:
+            self._fixed = build_settings(None, Path.cwd(), None, self.overrides)
+        # Invalid overrides are reported even when no file is linted.
+        self.default()
+
+    def default(self) -> Settings:
+        """The settings for the current directory (used for paths given on the command line)."""
+        return self.for_directory(absolute(Path.cwd()))
+
+    def _find_config(self, directory: Path) -> Optional[Path]:
+        """The closest pyproject.toml at or above ``directory`` with a [tool.torchdevlint] table."""
+        for folder in (directory, *directory.parents):
+            candidate = folder / "pyproject.toml"
+            if candidate not in self._tables:
+                self._tables[candidate] = read_table(candidate) if candidate.is_file() else None
+            if self._tables[candidate] is not None:
+                return candidate
+        return None
+
+    def for_path(self, path: Path) -> Settings:
+        path = absolute(path)
+        return self.for_directory(path if path.is_dir() else path.parent)
+
+    def for_directory(self, directory: Path) -> Settings:
+        if self._fixed is not None:
+            return self._fixed
+        settings = self._by_directory.get(directory)
+        if settings is None:
+            config = self._find_config(directory)
+            settings = self._by_config.get(config)
+            if settings is None:
+                table = self._tables[config] if config else None
+                settings = build_settings(table, config.parent if config else Path.cwd(), config,
+                                          self.overrides)
+                self._by_config[config] = settings
+            self._by_directory[directory] = settings
+        return settings
+
+
+def parse_per_file_ignores(values: Iterable[str]) -> Dict[str, List[str]]:
+    """``GLOB:CODE[,CODE...]`` pairs from the command line."""
+    table: Dict[str, List[str]] = {}
+    for value in values:
+        pattern, sep, codes = value.rpartition(":")
+        if not sep or not pattern:
+            raise ConfigError(f"--per-file-ignores {value!r}: expected GLOB:CODES")
+        table.setdefault(pattern, []).extend(c for c in codes.split(",") if c.strip())
+    return table
+
+
+__all__ = ["ConfigError", "DEFAULT_EXCLUDE", "KNOWN_KEYS", "Overrides", "Resolver", "Settings"]
