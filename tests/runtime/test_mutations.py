@@ -29,13 +29,16 @@ MUTATIONS = [
     # The bug is gone: the flagged code no longer fails.
     pytest.param("TDL001", "eval_loop", [("images.to(device)", "images = images.to(device)")],
                  "did not fail as promised", id="TDL001-assign-the-move"),
-    pytest.param("TDL001", "self_attribute", [("self.scale.to(x.device)", "self.scale = self.scale.to(x.device)")],
+    pytest.param("TDL001", "self_attribute",
+                 [("self.scale.to(x.device)", "self.scale = self.scale.to(x.device)")],
                  "did not fail as promised", id="TDL001-assign-the-attribute-move"),
     pytest.param("TDL002", "device_literal",
-                 [('device = torch.device("cuda")', 'device = torch.device("cuda" if torch.cuda.is_available() else "cpu")')],
+                 [('device = torch.device("cuda")',
+                   'device = torch.device("cuda" if torch.cuda.is_available() else "cpu")')],
                  "did not fail as promised", id="TDL002-guard-the-device"),
     pytest.param("TDL002", "module_cuda",
-                 [("Classifier().cuda()", "Classifier()"), ("torch.randn(2, 4).cuda()", "torch.randn(2, 4)")],
+                 [("Classifier().cuda()", "Classifier()"),
+                  ("torch.randn(2, 4).cuda()", "torch.randn(2, 4)")],
                  "did not fail as promised", id="TDL002-drop-cuda-calls"),
     pytest.param("TDL003", "load_state_dict",
                  [("torch.load(checkpoint_path)", 'torch.load(checkpoint_path, map_location="cpu")')],
@@ -45,7 +48,8 @@ MUTATIONS = [
                    "            inputs, targets = inputs.to(device), targets.to(device)\n"
                    "            optimizer.zero_grad()\n")],
                  "did not fail as promised", id="TDL004-move-the-batch"),
-    pytest.param("TDL004", "dict_batch", [("model(**batch)", "model(**{k: v.to(device) for k, v in batch.items()})")],
+    pytest.param("TDL004", "dict_batch",
+                 [("model(**batch)", "model(**{k: v.to(device) for k, v in batch.items()})")],
                  "did not fail as promised", id="TDL004-move-the-dict"),
     # The bug is gone and something else fails: the harness names the wrong error.
     pytest.param("TDL001", "factory_tensor",
@@ -73,11 +77,13 @@ def test_mutated_fixture_is_not_proof(rule, name, edits, report, tmp_path):
 
 
 def test_every_rule_has_a_mutation():
-    assert {case.values[0] for case in MUTATIONS if case.values[3] == "did not fail as promised"} == set(PROOFS)
+    bug_removed = {case.values[0] for case in MUTATIONS if case.values[3] == "did not fail as promised"}
+    assert bug_removed == set(PROOFS)
 
 
 def test_unmutated_copy_still_proves(tmp_path):
     """The copying itself does not break a proof: a copy with no edit still fails as promised."""
     proof = PROOFS["TDL004"]
     copy = mutated_copy("TDL004", "eval_accuracy", [], tmp_path)
-    check_fails_as_promised(proof, copy, proof.stand_in, run_fixture(proof, copy, proof.stand_in, tmp_path))
+    outcome = run_fixture(proof, copy, proof.stand_in, tmp_path)
+    check_fails_as_promised(proof, copy, proof.stand_in, outcome)
