@@ -41,6 +41,15 @@ def build_parser() -> argparse.ArgumentParser:
                         help="comma-separated code prefixes to disable")
     parser.add_argument("--explain", metavar="CODE", help="print a rule's documentation and exit")
     parser.add_argument("--list-rules", action="store_true", help="list the rules and exit")
+    parser.add_argument("--fix", action="store_true",
+                        help="apply safe fixes and rewrite the files; findings that remain are "
+                             "still reported")
+    parser.add_argument("--unsafe-fixes", action="store_true",
+                        help="with --fix or --diff, also apply fixes that may change behaviour")
+    parser.add_argument("--diff", action="store_true",
+                        help="print a unified diff of what --fix would change and write nothing")
+    parser.add_argument("--show-fixes", action="store_true",
+                        help="with --fix or --diff, list what was fixed, per file and rule")
     parser.add_argument("--quiet", "-q", action="store_true",
                         help="print findings only, no summary")
     parser.add_argument("--version", action="version", version=f"torchdevlint {__version__}")
@@ -77,6 +86,12 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except UsageError as exc:
         print(f"torchdevlint: error: {exc}", file=sys.stderr)
         return EXIT_ERROR
+
+    if args.fix or args.diff:
+        from torchdevlint.fixer import run_fix
+        from torchdevlint.fixes import FixOptions
+        return run_fix(files, rules, FixOptions(unsafe=args.unsafe_fixes), diff=args.diff,
+                       show_fixes=args.show_fixes, quiet=args.quiet, out=out)
 
     reporter = TextReporter(out, quiet=args.quiet)
     findings: List[Finding] = []

@@ -26,6 +26,7 @@ class FileResult:
     internal_error: bool = False
     # Kept for --fix: the parsed module and the violations behind the findings.
     module: Optional[cst.Module] = field(default=None, repr=False)
+    analysis: Optional[Analysis] = field(default=None, repr=False, compare=False)
 
 
 _PREFILTERS: dict = {}
@@ -95,7 +96,8 @@ def lint_source(source: str, path: str, rules: Sequence[type] = ALL_RULES,
         return result
     result.module = module
     try:
-        violations = run_rules(module, rules)
+        result.analysis = Analysis(module)
+        violations = run_rules(module, rules, result.analysis)
         result.findings = place(module, source, path, violations)
     except RecursionError:
         result.error = _diagnostic(path, PARSER_ERROR, "file is too deeply nested to analyse")
@@ -106,8 +108,9 @@ def lint_source(source: str, path: str, rules: Sequence[type] = ALL_RULES,
     return result
 
 
-def run_rules(module: cst.Module, rules: Sequence[type]) -> List[tuple]:
-    analysis = Analysis(module)
+def run_rules(module: cst.Module, rules: Sequence[type],
+              analysis: Optional[Analysis] = None) -> List[tuple]:
+    analysis = analysis if analysis is not None else Analysis(module)
     violations = []
     for rule_class in rules:
         for violation in rule_class().check(analysis):

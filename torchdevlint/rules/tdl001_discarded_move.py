@@ -33,4 +33,5 @@ class DiscardedTensorMove(Rule):
                     f"result of `{name}.{method}()` is discarded: Tensor.{method}() returns a new "
                     f"tensor and leaves `{name}` where it was; assign it "
                     f"(`{name} = {source_of(site.call, 60)}`)",
+                    fix=site,  # --fix rebinds the receiver (torchdevlint.fixes.tdl001)
                 )

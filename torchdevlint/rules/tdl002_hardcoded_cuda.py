@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Iterator, List
 
 import libcst as cst
 
 from torchdevlint.analysis import Analysis
 from torchdevlint.analysis import torch_api as api
-from torchdevlint.analysis.model import ASSIGN, CallSite, Ctx, last_name, string_value
+from torchdevlint.analysis.model import ASSIGN, CallSite, Ctx, Scope, last_name, string_value
 from torchdevlint.rules.base import Rule, Violation
 
 CRASH = "fails on a machine without CUDA (Torch not compiled with CUDA enabled)"
@@ -19,6 +20,14 @@ _CONFIG_CALLS = frozenset("add_argument set_defaults add_argument_group".split()
 def _is_device_name(identifier: str) -> bool:
     lowered = identifier.lower()
     return lowered == "device" or lowered.endswith("_device")
+
+
+@dataclass
+class CudaLiteral:
+    """Fix payload: a "cuda" literal and the scope its expression is evaluated in."""
+
+    literal: cst.BaseExpression
+    scope: Scope
 
 
 class HardcodedCudaDevice(Rule):
@@ -40,19 +49,23 @@ class HardcodedCudaDevice(Rule):
             if self._is_cuda(literal) and not analysis.is_guarded(ctx):
                 yield from self._report(
                     literal, f"parameter `{param.name.value}` defaults to hard-coded "
-                             f"{_quote(literal)}: {CRASH}; default to None and pick the device at runtime")
+                             f"{_quote(literal)}: {CRASH}; default to None and pick the device at runtime",
+                    # a default is evaluated where the def statement runs, outside the body
+                    CudaLiteral(literal, ctx.scope.parent or ctx.scope))
         for target, literal, ctx in collected.string_assignments:
             name = last_name(target)
             if name and _is_device_name(name) and self._is_cuda(literal) \
                     and not analysis.is_guarded(ctx):
                 yield from self._report(literal, f"`{name}` is set to hard-coded {_quote(literal)}: "
                                                  f"{CRASH}; use "
-                                                 f"`\"cuda\" if torch.cuda.is_available() else \"cpu\"`")
+                                                 f"`\"cuda\" if torch.cuda.is_available() else \"cpu\"`",
+                                        CudaLiteral(literal, ctx.scope))
         for site in collected.calls_by_name.get("cuda", ()):
             func = site.call.func
             if isinstance(func, cst.Attribute) and not analysis.is_guarded(site.ctx):
                 yield from self._report(func.attr, f"`.cuda()` hard-codes the CUDA device: {CRASH}; "
-                                                   f"use `.to(device)` with a device chosen at runtime")
+                                                   f"use `.to(device)` with a device chosen at runtime",
+                                        site)
         for attribute, ctx in collected.cuda_tensor_types:
             if id(attribute) in collected.type_check_args or analysis.is_guarded(ctx):
                 continue
@@ -100,7 +113,8 @@ class HardcodedCudaDevice(Rule):
         if isinstance(value, (cst.SimpleString, cst.ConcatenatedString)):
             if self._is_cuda(value):
                 yield from self._report(value, f"hard-coded CUDA device {_quote(value)}: {CRASH}; "
-                                               f"use `\"cuda\" if torch.cuda.is_available() else \"cpu\"`")
+                                               f"use `\"cuda\" if torch.cuda.is_available() else \"cpu\"`",
+                                        CudaLiteral(value, ctx.scope))
         elif isinstance(value, cst.IfExp):
             if not analysis.is_guard_test(value.test, ctx.scope):
                 yield from self._check_device_value(value.body, ctx, depth)
@@ -120,10 +134,10 @@ class HardcodedCudaDevice(Rule):
         value = string_value(literal)
         return value is not None and bool(api.CUDA_DEVICE_RE.match(value))
 
-    def _report(self, node: cst.CSTNode, message: str):
+    def _report(self, node: cst.CSTNode, message: str, fix=None):
         if id(node) not in self.reported:
             self.reported.add(id(node))
-            yield Violation(node, message)
+            yield Violation(node, message, fix)
 
 
 def _quote(literal: cst.BaseExpression) -> str:

@@ -41,6 +41,7 @@ class LoadWithoutMapLocation(Rule):
                 f"`{short}()` without `map_location`: a checkpoint saved on a GPU fails to load on "
                 f"a machine without CUDA (RuntimeError: Attempting to deserialize object on a CUDA "
                 f"device); pass `map_location=` (for example \"cpu\" or the target device)",
+                fix=site,  # --fix adds map_location= (torchdevlint.fixes.tdl003)
             )
 
     @staticmethod

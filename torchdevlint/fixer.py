@@ -1,0 +1,206 @@
+"""``--fix`` and ``--diff`` over files: fix each file, write it atomically or print a diff.
+
+``fix_file`` is the per-file unit (a module-level function taking and returning plain data, so
+a parallel runner can send it to worker processes); ``run_fix`` is the CLI's loop over files.
+"""
+
+from __future__ import annotations
+
+import difflib
+import errno
+import os
+import stat
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Dict, Iterable, List, Optional, Sequence, TextIO
+
+from torchdevlint.findings import PARSER_ERROR, READ_ERROR, Finding
+from torchdevlint.fixes import FixOptions, FixResult, fix_bytes
+from torchdevlint.output import TextReporter, summary
+from torchdevlint.rules import ALL_RULES, RULES_BY_CODE
+from torchdevlint.runner import display_path
+
+
+@dataclass
+class FileFix:
+    """What fixing one file did."""
+
+    path: str
+    result: FixResult
+    written: bool = False
+    diff: bytes = b""  # the unified diff (``--diff``), empty when nothing changes
+    # a diagnostic when the fixed file could not be written; the findings still count
+    write_error: Optional[Finding] = None
+
+    @property
+    def findings(self) -> List[Finding]:
+        return self.result.findings
+
+    @property
+    def errors(self) -> List[Finding]:
+        return [e for e in (self.result.error, self.write_error) if e is not None]
+
+
+def fix_file(path: Path, rules: Sequence[type] = ALL_RULES, options: FixOptions = FixOptions(),
+             write: bool = True, diff: bool = False) -> FileFix:
+    """Fix one file; with ``write`` replace it atomically, with ``diff`` compute the patch.
+    Never raises: a failure becomes the file's diagnostic."""
+    shown = display_path(path)
+    try:
+        data = path.read_bytes()
+        before = os.stat(path)
+    except OSError as exc:
+        return FileFix(shown, FixResult(shown, "", "", error=Finding(
+            shown, 1, 1, READ_ERROR, f"cannot read file: {exc.strerror or exc}")))
+    try:
+        result = fix_bytes(data, shown, rules, options)
+    except Exception as exc:  # a bug in torchdevlint must not take the whole run down
+        result = FixResult(shown, "", "", error=Finding(
+            shown, 1, 1, PARSER_ERROR,
+            f"internal error while fixing this file ({type(exc).__name__}: {exc}); "
+            f"please report it"), internal_error=True)
+        return FileFix(shown, result)
+    outcome = FileFix(shown, result)
+    if not result.changed:
+        return outcome
+    try:
+        new_data = result.fixed.encode(result.encoding)
+    except UnicodeEncodeError as exc:
+        outcome.write_error = Finding(shown, 1, 1, READ_ERROR,
+                                      f"cannot write fixed file: not encodable as "
+                                      f"{result.encoding}: {exc.reason}")
+        return outcome
+    if diff:
+        outcome.diff = unified_diff(data, new_data, diff_name(path))
+    if write:
+        try:
+            write_atomically(path, new_data, before)
+            outcome.written = True
+        except OSError as exc:
+            outcome.write_error = Finding(shown, 1, 1, READ_ERROR,
+                                          f"cannot write fixed file: {exc.strerror or exc}; "
+                                          f"left unchanged")
+    return outcome
+
+
+def write_atomically(path: Path, data: bytes, before: Optional[os.stat_result] = None) -> None:
+    """Replace the file's contents through a temporary file and a rename, keeping its mode;
+    a symlink keeps pointing at the file it points at. Refuses a read-only file and a file
+    that changed since it was read."""
+    target = os.path.realpath(path)
+    current = os.stat(target)
+    if not os.access(target, os.W_OK):
+        raise PermissionError(errno.EACCES, "file is read-only")
+    if before is not None and (current.st_mtime_ns, current.st_size) != \
+            (before.st_mtime_ns, before.st_size):
+        raise OSError(errno.EAGAIN, "file changed while it was being fixed")
+    directory, name = os.path.split(target)
+    handle, temporary = tempfile.mkstemp(dir=directory, prefix=f".{name}.", suffix=".tdl-fix")
+    try:
+        with os.fdopen(handle, "wb") as stream:
+            stream.write(data)
+            stream.flush()
+            os.fsync(stream.fileno())
+        os.chmod(temporary, stat.S_IMODE(current.st_mode))
+        os.replace(temporary, target)
+    except BaseException:
+        try:
+            os.unlink(temporary)
+        except OSError:
+            pass
+        raise
+
+
+def diff_name(path: Path) -> str:
+    """The file name in diff headers: relative paths as ``./path``, which ``patch -p0`` reads
+    as is and ``git apply`` (which strips one leading component) reads as ``path``."""
+    text = str(path)
+    if os.path.isabs(text) or text.startswith(("./", "../")):
+        return text
+    return "./" + text
+
+
+def unified_diff(old: bytes, new: bytes, name: str) -> bytes:
+    encoded = os.fsencode(name)
+    lines = list(difflib.diff_bytes(difflib.unified_diff, old.splitlines(keepends=True),
+                                    new.splitlines(keepends=True), encoded, encoded, n=3))
+    out = []
+    for line in lines:
+        out.append(line)
+        if not line.endswith(b"\n"):  # the file's last line has no newline
+            out.append(b"\n\\ No newline at end of file\n")
+    return b"".join(out)
+
+
+# -- the CLI's loop -----------------------------------------------------------------------
+
+
+@dataclass
+class _Totals:
+    findings: List[Finding] = field(default_factory=list)
+    errors: List[Finding] = field(default_factory=list)
+    fixed: Dict[str, Dict[str, int]] = field(default_factory=dict)  # path -> code -> count
+    internal: bool = False
+
+    @property
+    def fixed_count(self) -> int:
+        return sum(sum(codes.values()) for codes in self.fixed.values())
+
+
+def run_fix(files: Iterable[Path], rules: Sequence[type], options: FixOptions, diff: bool,
+            show_fixes: bool, quiet: bool, out: TextIO = sys.stdout,
+            err: TextIO = sys.stderr) -> int:
+    """``--fix`` (write files) or ``--diff`` (print a patch, write nothing). Exit code: 0 when
+    nothing is left to report (and, with --diff, nothing to change), 1 otherwise, 2 when
+    torchdevlint failed on a file."""
+    files = list(files)
+    totals = _Totals()
+    reporter = TextReporter(out, quiet=quiet)
+    for path in files:
+        outcome = fix_file(path, rules, options, write=not diff, diff=diff)
+        totals.findings.extend(outcome.findings)
+        totals.errors.extend(outcome.errors)
+        totals.internal = totals.internal or outcome.result.internal_error
+        applied = outcome.result.applied if (outcome.written or outcome.diff) else []
+        for fix in applied:
+            codes = totals.fixed.setdefault(outcome.path, {})
+            codes[fix.code] = codes.get(fix.code, 0) + 1
+        if diff:
+            if outcome.diff:
+                out.flush()
+                out.buffer.write(outcome.diff) if hasattr(out, "buffer") else \
+                    out.write(outcome.diff.decode("utf-8", "replace"))
+                out.flush()
+            for error in outcome.errors:
+                print(error.format(), file=err)
+        else:
+            reporter.file_done(outcome.findings, None)
+            for error in outcome.errors:
+                print(error.format(), file=out)
+    report = err if diff else out
+    if show_fixes and totals.fixed:
+        print(fixes_report(totals.fixed, would=diff), file=report)
+    if not quiet:
+        verb = "Would fix" if diff else "Fixed"
+        plural = "s" if totals.fixed_count != 1 else ""
+        print(f"{verb} {totals.fixed_count} finding{plural} in {len(totals.fixed)} "
+              f"file{'s' if len(totals.fixed) != 1 else ''}.", file=report)
+        if not diff:
+            print(summary(totals.findings, totals.errors, len(files)), file=report)
+    if totals.internal:
+        return 2
+    if totals.findings or totals.errors or (diff and totals.fixed):
+        return 1
+    return 0
+
+
+def fixes_report(fixed: Dict[str, Dict[str, int]], would: bool = False) -> str:
+    count = sum(sum(codes.values()) for codes in fixed.values())
+    lines = [f"{'Would fix' if would else 'Fixed'} {count} finding{'s' if count != 1 else ''}:"]
+    for path, codes in fixed.items():
+        lines.append(f"- {path}:")
+        for code, number in sorted(codes.items()):
+            lines.append(f"    {number} x {code} ({RULES_BY_CODE[code].name})")
+    return "\n".join(lines)

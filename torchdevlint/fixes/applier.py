@@ -1,0 +1,141 @@
+"""Fixing one file: lint, build the fixes, apply those that do not overlap, repeat until
+nothing changes. Works on text so that everything outside the edited spans stays byte for
+byte; every intermediate result is parsed again (by the next lint), the final one by Python.
+"""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+from typing import Callable, Dict, List, Sequence, Tuple
+
+from torchdevlint.engine import lint_source
+from torchdevlint.findings import PARSER_ERROR, READ_ERROR, Finding
+from torchdevlint.fixes import tdl001, tdl002, tdl003, tdl004
+from torchdevlint.fixes.context import FixContext
+from torchdevlint.fixes.model import AppliedFix, Edit, Fix, FixOptions, FixResult
+from torchdevlint.rules import ALL_RULES
+from torchdevlint.source import SourceError, decode_source
+
+BUILDERS: Dict[str, Callable] = {
+    "TDL001": tdl001.build,
+    "TDL002": tdl002.build,
+    "TDL003": tdl003.build,
+    "TDL004": tdl004.build,
+}
+# Each pass applies every fix that does not overlap one applied before it in the same pass;
+# the others wait for the next pass. Real files need two or three passes.
+MAX_PASSES = 10
+
+
+def fix_bytes(data: bytes, path: str, rules: Sequence[type] = ALL_RULES,
+              options: FixOptions = FixOptions()) -> FixResult:
+    """Fix one file's contents. Never raises for bad input; the result says what happened."""
+    try:
+        decoded = decode_source(data)
+    except SourceError as exc:
+        return FixResult(path, "", "", error=Finding(path, max(exc.line, 1), max(exc.column, 1),
+                                                      READ_ERROR, str(exc)))
+    return fix_source(decoded.text, path, rules, options, decoded.encoding)
+
+
+def fix_source(source: str, path: str, rules: Sequence[type] = ALL_RULES,
+               options: FixOptions = FixOptions(), encoding: str = "utf-8") -> FixResult:
+    result = FixResult(path, source, source, encoding)
+    text = source
+    for number in range(1, MAX_PASSES + 2):
+        linted = lint_source(text, path, rules)
+        if linted.error is not None:
+            if number == 1:
+                result.error = linted.error
+                return result
+            return _failed(result, "the fixed code does not parse")
+        fixes = fixes_for(linted, text, options)
+        if fixes and number > MAX_PASSES:
+            return _failed(result, f"fixes did not converge after {MAX_PASSES} passes")
+        chosen = choose_fixes(fixes)
+        new_text = apply_edits(text, [edit for fix in chosen for edit in fix.edits])
+        if new_text == text:
+            result.findings = [dataclasses.replace(f, fix=None) for f in linted.findings]
+            break
+        result.applied.extend(AppliedFix(f.code, f.safe, f.description, f.line, f.column)
+                              for f in chosen)
+        result.passes = number
+        text = new_text
+    try:
+        compile(text, path, "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
+    except (SyntaxError, ValueError) as exc:
+        return _failed(result, f"the fixed code does not compile ({exc})")
+    result.fixed = text
+    return result
+
+
+def _failed(result: FixResult, why: str) -> FixResult:
+    """A bug in a fix: nothing is written, and the user is told."""
+    result.fixed = result.original
+    result.applied = []
+    result.error = Finding(result.path, 1, 1, PARSER_ERROR,
+                           f"autofix failed, file left unchanged: {why}; please report it")
+    result.internal_error = True
+    return result
+
+
+def fixes_for(linted, text: str, options: FixOptions) -> List[Fix]:
+    """The fixes ``options`` allow for the findings of one lint pass, in finding order."""
+    if not linted.findings or linted.module is None:
+        return []
+    ctx = FixContext(text, linted.module, linted.analysis)
+    fixes = []
+    for finding in linted.findings:
+        build = BUILDERS.get(finding.code)
+        if build is None or finding.fix is None:
+            continue
+        fix = build(finding, ctx)
+        if fix is None or not options.allows(fix):
+            continue
+        if any(ctx.touches_noqa(edit) for edit in fix.edits):
+            continue
+        fix.line, fix.column = finding.line, finding.column
+        fixes.append(fix)
+    return fixes
+
+
+def _conflict(a: Edit, b: Edit) -> bool:
+    if a == b:
+        return False  # one shared edit (the module-level device definition)
+    if a.is_insertion and b.is_insertion:
+        return False  # both go in, in fix order
+    if a.is_insertion:
+        return b.start < a.start < b.end
+    if b.is_insertion:
+        return a.start < b.start < a.end
+    return a.start < b.end and b.start < a.end
+
+
+def choose_fixes(fixes: List[Fix]) -> List[Fix]:
+    """The fixes of one pass that can be applied together: each in full or not at all."""
+    chosen: List[Fix] = []
+    taken: List[Edit] = []
+    for fix in fixes:
+        if any(_conflict(edit, other) for edit in fix.edits for other in taken):
+            continue
+        chosen.append(fix)
+        taken.extend(fix.edits)
+    return chosen
+
+
+def apply_edits(text: str, edits: List[Edit]) -> str:
+    unique: List[Edit] = []
+    for edit in edits:
+        if edit not in unique:
+            unique.append(edit)
+    # insertions at an offset go before a replacement starting there; ties keep fix order
+    ordered: List[Tuple[int, int, int, Edit]] = sorted(
+        (edit.start, edit.end, index, edit) for index, edit in enumerate(unique))
+    pieces, position = [], 0
+    for start, end, _, edit in ordered:
+        pieces.append(text[position:start])
+        pieces.append(edit.text)
+        position = end
+    pieces.append(text[position:])
+    return "".join(pieces)

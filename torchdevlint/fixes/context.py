@@ -1,0 +1,340 @@
+"""What the fix builders ask about one pass's source: where nodes are, how lines are indented,
+which names exist, and the module-level definitions a fix may need."""
+
+from __future__ import annotations
+
+import bisect
+import re
+from dataclasses import dataclass, field
+from itertools import accumulate, count
+from typing import Callable, Dict, Iterator, List, Optional, Tuple
+
+import libcst as cst
+from libcst._nodes.internal import CodegenState
+
+from torchdevlint import noqa
+from torchdevlint.analysis import Analysis
+from torchdevlint.analysis.builder import iter_children
+from torchdevlint.analysis.model import ASSIGN, IMPORT, PARAM, Binding, Ctx, Scope
+from torchdevlint.fixes.model import Edit
+
+_NEWLINE = re.compile(r"\r\n|\r|\n")
+
+
+@dataclass
+class _SpanState(CodegenState):
+    """Codegen that notes, for every node, its first and last token and the indentation of
+    the block it is generated in."""
+
+    spans: Dict[int, list] = field(default_factory=dict)
+
+    def before_codegen(self, node: cst.CSTNode) -> None:
+        self.spans[id(node)] = [len(self.tokens), None, "".join(self.indent_tokens)]
+
+    def after_codegen(self, node: cst.CSTNode) -> None:
+        self.spans[id(node)][1] = len(self.tokens)
+
+
+class FixContext:
+    def __init__(self, source: str, module: cst.Module, analysis: Analysis) -> None:
+        self.source = source
+        self.module = module
+        self.analysis = analysis
+        self.newline = module.default_newline
+        self._spans: Optional[Dict[int, list]] = None
+        self._offsets: List[int] = []
+        self._line_starts = [0] + [m.end() for m in _NEWLINE.finditer(source)]
+        self._noqa_lines: Optional[set] = None
+        self._names: Optional[set] = None
+        self._prelude_cache: Dict[tuple, Optional[Tuple[str, Edit]]] = {}
+        self._parents: Optional[Dict[int, cst.CSTNode]] = None
+        self._loop_ctx: Optional[Dict[int, Ctx]] = None
+
+    # -- where things are -----------------------------------------------------------------
+
+    def _span_record(self, node: cst.CSTNode) -> list:
+        if self._spans is None:
+            state = _SpanState(default_indent=self.module.default_indent,
+                               default_newline=self.module.default_newline)
+            self.module._codegen(state)
+            self._spans = state.spans
+            self._offsets = [0, *accumulate(len(token) for token in state.tokens)]
+        return self._spans[id(node)]
+
+    def span(self, node: cst.CSTNode) -> Tuple[int, int]:
+        """Start and end offsets of ``node``'s code (statements include their leading lines)."""
+        start, end, _ = self._span_record(node)
+        return self._offsets[start], self._offsets[end]
+
+    def indent(self, statement: cst.CSTNode) -> str:
+        """The indentation the statements of ``statement``'s block are written with."""
+        return self._span_record(statement)[2]
+
+    def text(self, node: cst.CSTNode) -> str:
+        start, end = self.span(node)
+        return self.source[start:end]
+
+    def line_of(self, offset: int) -> int:
+        return bisect.bisect_right(self._line_starts, offset)
+
+    def at_line_start(self, offset: int) -> bool:
+        return offset == 0 or self.source[offset - 1] in "\r\n"
+
+    def parent(self, node: cst.CSTNode) -> Optional[cst.CSTNode]:
+        """The nearest enclosing node that holds code."""
+        if self._parents is None:
+            parents: Dict[int, cst.CSTNode] = {}
+            stack: List[cst.CSTNode] = [self.module]
+            while stack:
+                current = stack.pop()
+                for child in iter_children(current):
+                    parents[id(child)] = current
+                    stack.append(child)
+            self._parents = parents
+        return self._parents.get(id(node))
+
+    def loop_ctx(self, loop: cst.For) -> Optional[Ctx]:
+        if self._loop_ctx is None:
+            self._loop_ctx = {id(node): ctx for node, ctx in self.analysis.collected.for_loops}
+        return self._loop_ctx.get(id(loop))
+
+    def contains(self, outer: cst.CSTNode, inner: cst.CSTNode) -> bool:
+        outer_start, outer_end = self.span(outer)
+        inner_start, inner_end = self.span(inner)
+        return outer_start <= inner_start and inner_end <= outer_end
+
+    # -- # noqa ---------------------------------------------------------------------------
+
+    def touches_noqa(self, edit: Edit) -> bool:
+        """Whether ``edit`` changes a line that carries a ``# noqa`` comment (for any code)."""
+        if edit.is_insertion and self.at_line_start(edit.start):
+            return False  # a new line between two lines edits neither
+        if self._noqa_lines is None:
+            lines = noqa.split_lines(self.source)
+            logical = noqa._logical_line_map(lines)
+            self._noqa_lines = {
+                number for number, line in enumerate(lines, start=1)
+                if noqa.NOQA_INLINE.search(logical.get(number, line))}
+        if not self._noqa_lines:
+            return False
+        first = self.line_of(edit.start)
+        last = self.line_of(max(edit.start, edit.end - 1))
+        return any(number in self._noqa_lines for number in range(first, last + 1))
+
+    # -- names ----------------------------------------------------------------------------
+
+    def names_in_use(self) -> set:
+        """Every identifier the file binds or reads (not attribute names or keywords)."""
+        if self._names is None:
+            names = set()
+            stack: List[cst.CSTNode] = [self.module]
+            while stack:
+                node = stack.pop()
+                if isinstance(node, cst.Name):
+                    names.add(node.value)
+                    continue
+                if isinstance(node, cst.Attribute):
+                    stack.append(node.value)
+                    continue
+                if isinstance(node, cst.Arg):
+                    stack.append(node.value)
+                    continue
+                stack.extend(iter_children(node))
+            self._names = names
+        return self._names
+
+    def fresh_name(self, preferred: str) -> str:
+        """``preferred``, else ``default_<preferred>``, else a numbered variant: a name the
+        file uses nowhere, so defining it at module level shadows nothing."""
+        used = self.names_in_use()
+        for name in (preferred, f"default_{preferred}"):
+            if name not in used:
+                return name
+        return next(name for name in (f"default_{preferred}_{n}" for n in count(1))
+                    if name not in used)
+
+    def all_scopes(self) -> Iterator[Scope]:
+        collected = self.analysis.collected
+        yield collected.module_scope
+        for info in collected.functions:
+            if info.scope is not None:
+                yield info.scope
+        for info in collected.classes:
+            if info.scope is not None:
+                yield info.scope
+
+    def binding_before(self, binding: Binding, offset: int) -> bool:
+        node = binding.node
+        if node is None:
+            return False
+        try:
+            return self.span(node)[1] <= offset
+        except KeyError:
+            return False
+
+    def visible_binding(self, name: str, scope: Scope, use_offset: int,
+                        accept: Callable[[Binding], bool]) -> bool:
+        """Whether ``name`` read at ``use_offset`` in ``scope`` is bound, by bindings that
+        ``accept`` approves, before it runs: in the same scope or an enclosing function
+        earlier in the file, or at module level (read later, from a function)."""
+        owner = scope.resolve(name)
+        if owner is None:
+            return False
+        bindings = owner.bindings[name]
+        if not bindings or not all(accept(b) for b in bindings):
+            return False
+        if owner.kind == "module" and scope.kind != "module":
+            # a module-level name read from a function: bound when the module has run, unless
+            # the module only binds it later than the function is defined *and* called; the
+            # binding must at least exist before the use in the file or at the top level.
+            return True
+        return all(b.how == PARAM or self.binding_before(b, use_offset) for b in bindings)
+
+    def free_names_resolve(self, expr: cst.BaseExpression, scope: Scope) -> bool:
+        """Whether every name ``expr`` reads resolves in ``scope``."""
+        stack: List[cst.CSTNode] = [expr]
+        while stack:
+            node = stack.pop()
+            if isinstance(node, cst.Name):
+                if scope.resolve(node.value) is None:
+                    return False
+            elif isinstance(node, cst.Attribute):
+                stack.append(node.value)
+            elif isinstance(node, (cst.Lambda, cst.ListComp, cst.SetComp, cst.DictComp,
+                                   cst.GeneratorExp)):
+                return False
+            elif isinstance(node, cst.Arg):
+                stack.append(node.value)
+            else:
+                stack.extend(iter_children(node))
+        return True
+
+    # -- torch and devices ----------------------------------------------------------------
+
+    def torch_reference(self, scope: Scope, use_offset: int) -> Optional[Tuple[str, bool]]:
+        """(name to write for the torch module, whether ``import torch`` must be added), or
+        None when no name can safely refer to torch here."""
+        module_scope = self.analysis.collected.module_scope
+
+        def is_torch(binding: Binding) -> bool:
+            return binding.how == IMPORT and binding.value == "torch"
+
+        aliases = [name for name, bindings in module_scope.bindings.items()
+                   if bindings and all(is_torch(b) for b in bindings)]
+        aliases.sort(key=lambda name: (name != "torch", name))
+        for alias in aliases:
+            if scope.resolve(alias) is module_scope and (
+                    scope.kind != "module" or
+                    all(self.binding_before(b, use_offset) for b in module_scope.bindings[alias])):
+                return alias, False
+        # ``import torch`` would be added at module level: "torch" must mean nothing else.
+        for each in self.all_scopes():
+            if any(not is_torch(b) for b in each.bindings.get("torch", ())):
+                return None
+        return "torch", True
+
+    def is_guarded_choice(self, value, scope: Scope) -> bool:
+        """``"cuda" if torch.cuda.is_available() else "cpu"``, also inside ``torch.device()``."""
+        if isinstance(value, cst.Call) and value.args and \
+                self.analysis.qualname(value.func, scope) == "torch.device":
+            value = value.args[0].value
+        return isinstance(value, cst.IfExp) and self.analysis.is_guard_test(value.test, scope)
+
+    def guarded_device_variable(self, scope: Scope, use_offset: int) -> Optional[str]:
+        """A device variable in scope that is chosen at runtime from CUDA availability."""
+
+        def accept(binding: Binding) -> bool:
+            return binding.how == ASSIGN and not binding.path and \
+                self.is_guarded_choice(binding.value, binding.ctx.scope)
+
+        for name in _device_names(scope):
+            if self.visible_binding(name, scope, use_offset, accept):
+                return name
+        return None
+
+    def device_variable(self, scope: Scope, use_offset: int) -> Optional[str]:
+        """A variable in scope holding a device (``device``, ``*_device``) that is never
+        None: a parameter without a None default, or an assignment of something else."""
+
+        def accept(binding: Binding) -> bool:
+            if binding.how == PARAM:
+                param = binding.value[0]
+                return param.star == "" and not (
+                    isinstance(param.default, cst.Name) and param.default.value == "None")
+            return binding.how == ASSIGN and not binding.path and not (
+                isinstance(binding.value, cst.Name) and binding.value.value == "None")
+
+        for name in _device_names(scope):
+            if self.visible_binding(name, scope, use_offset, accept):
+                return name
+        return None
+
+    # -- module-level definitions -----------------------------------------------------------
+
+    def _prelude_offset(self) -> Tuple[int, bool]:
+        """Where module-level definitions go: after the docstring, ``__future__`` and the
+        imports at the top of the file. (offset, whether it follows such a statement)"""
+        body = self.module.body
+        last = None
+        for index, statement in enumerate(body):
+            if not isinstance(statement, cst.SimpleStatementLine):
+                break
+            smalls = statement.body
+            if all(isinstance(s, (cst.Import, cst.ImportFrom)) for s in smalls):
+                last = statement
+            elif index == 0 and len(smalls) == 1 and isinstance(smalls[0], cst.Expr) and \
+                    isinstance(smalls[0].value, (cst.SimpleString, cst.ConcatenatedString)):
+                last = statement
+            else:
+                break
+        if last is not None:
+            return self.span(last)[1], True
+        return self.span(body[0])[0], False
+
+    def prelude_edit(self, lines: Tuple[str, ...]) -> Edit:
+        """An edit adding ``lines`` at module level after the imports, as its own paragraph."""
+        offset, after_imports = self._prelude_offset()
+        nl = self.newline
+        block = "".join(line + nl for line in lines)
+        if after_imports:
+            if not self.at_line_start(offset):
+                return Edit(offset, offset, nl + nl + block)
+            return Edit(offset, offset, nl + block)
+        return Edit(offset, offset, block + nl)
+
+    def module_device(self, scope: Scope, use_offset: int) -> Optional[Tuple[str, Edit]]:
+        """(name, edit) defining a module-level device chosen at runtime, usable from
+        ``scope``; the same edit for every fix of a pass, so they can all apply together."""
+        torch = self.torch_reference(self.analysis.collected.module_scope,
+                                     self._prelude_offset()[0])
+        if torch is None:
+            return None
+        alias, needs_import = torch
+        key = ("device", alias, needs_import)
+        if key not in self._prelude_cache:
+            name = self.fresh_name("device")
+            lines = ("import torch",) if needs_import else ()
+            lines += (f'{name} = {alias}.device("cuda" if {alias}.cuda.is_available() '
+                      f'else "cpu")',)
+            self._prelude_cache[key] = (name, self.prelude_edit(lines))
+        name, edit = self._prelude_cache[key]
+        if scope.resolve(name) is not None:
+            return None
+        return name, edit
+
+    def import_torch_edit(self) -> Edit:
+        return self.prelude_edit(("import torch",))
+
+
+def _device_names(scope: Scope) -> List[str]:
+    """Names visible from ``scope`` that by convention hold a device, ``device`` first."""
+    names = set()
+    current: Optional[Scope] = scope
+    first = True
+    while current is not None:
+        if first or current.kind != "class":
+            names.update(n for n in current.bindings
+                         if n == "device" or n.endswith("_device"))
+        first = False
+        current = current.parent
+    return sorted(names, key=lambda n: (n != "device", n))

@@ -1,0 +1,77 @@
+"""What a fix is: text edits on the source of one pass, with a safety and a description."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import FrozenSet, List, Optional, Tuple
+
+
+@dataclass(frozen=True)
+class Edit:
+    """Replace ``source[start:end]`` with ``text`` (``start == end``: an insertion)."""
+
+    start: int
+    end: int
+    text: str
+
+    @property
+    def is_insertion(self) -> bool:
+        return self.start == self.end
+
+
+@dataclass
+class Fix:
+    code: str
+    safe: bool
+    description: str  # what the fix does, for --show-fixes and the docs
+    edits: Tuple[Edit, ...]
+    line: int = 0  # the finding's position in the pass that produced the fix
+    column: int = 0
+
+
+@dataclass(frozen=True)
+class FixOptions:
+    """Which fixes to apply: ``unsafe`` also applies unsafe ones; ``fixable`` (code prefixes,
+    None: every rule) and ``unfixable`` limit the rules whose fixes are applied."""
+
+    unsafe: bool = False
+    fixable: Optional[FrozenSet[str]] = None
+    unfixable: FrozenSet[str] = frozenset()
+
+    def allows(self, fix: Fix) -> bool:
+        if not fix.safe and not self.unsafe:
+            return False
+        if self.fixable is not None and not fix.code.startswith(tuple(self.fixable)):
+            return False
+        return not (self.unfixable and fix.code.startswith(tuple(self.unfixable)))
+
+
+@dataclass(frozen=True)
+class AppliedFix:
+    """A fix that was applied; line and column are those of its finding in the pass that
+    applied it (earlier passes may have shifted lines)."""
+
+    code: str
+    safe: bool
+    description: str
+    line: int
+    column: int
+
+
+@dataclass
+class FixResult:
+    """The outcome of fixing one file: plain data (picklable, no syntax trees)."""
+
+    path: str
+    original: str  # decoded source
+    fixed: str  # the source after fixing (== original when nothing changed)
+    encoding: str = "utf-8"
+    findings: list = field(default_factory=list)  # remaining Findings (fix payloads dropped)
+    applied: List[AppliedFix] = field(default_factory=list)
+    error: Optional[object] = None  # a Finding for a file that could not be analysed or fixed
+    internal_error: bool = False
+    passes: int = 0
+
+    @property
+    def changed(self) -> bool:
+        return self.fixed != self.original

@@ -1,0 +1,45 @@
+"""TDL001 fix: assign the result of the move back to its receiver.
+
+``x.to(d)`` -> ``x = x.to(d)``: safe when ``x`` is a plain name bound in the scope of the
+statement. A name from an enclosing function or the module gets no fix: assigning it would make
+it local to the function (UnboundLocalError on the read). ``self.buf.to(d)`` ->
+``self.buf = self.buf.to(d)`` is unsafe: assigning a plain tensor over an ``nn.Parameter``
+attribute raises TypeError. Any other receiver (``loss.detach().cpu()``) gets no fix.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import libcst as cst
+
+from torchdevlint.analysis.model import CallSite, dotted_name
+from torchdevlint.findings import Finding
+from torchdevlint.fixes.context import FixContext
+from torchdevlint.fixes.model import Edit, Fix
+
+
+def build(finding: Finding, ctx: FixContext) -> Optional[Fix]:
+    site = finding.fix
+    if not isinstance(site, CallSite) or site.statement is None:
+        return None
+    func = site.call.func
+    if not isinstance(func, cst.Attribute):
+        return None
+    receiver, scope = func.value, site.ctx.scope
+    if isinstance(receiver, cst.Name):
+        name = receiver.value
+        if scope.resolve(name) is not scope or name in scope.global_names \
+                or name in scope.nonlocal_names:
+            return None
+        safe = True
+    elif isinstance(receiver, cst.Attribute):
+        name = dotted_name(receiver)
+        if name is None:
+            return None
+        safe = False
+    else:
+        return None
+    start = ctx.span(site.call)[0]
+    return Fix(finding.code, safe, f"assign the moved tensor back to `{name}`",
+               (Edit(start, start, f"{name} = "),))
