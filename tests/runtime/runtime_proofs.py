@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from conftest import expected_findings
-from runtime_harness import (FIXTURES, Outcome, cuda_available, main_arguments,
+from runtime_harness import (FIXTURES, Outcome, cuda_available, fixed_version, main_arguments,
                              positive_fixtures, run_main, run_main_without_cuda,
                              write_cuda_tagged_checkpoint)
 
@@ -172,6 +172,8 @@ def proof_gaps(proofs: dict) -> list:
         for stand_in in (proof.stand_in, proof.cuda_stand_in):
             if not proof.errors.get(stand_in):
                 gaps.append(f"{rule}: promises no error on {stand_in}")
+    gaps += [f"{path.relative_to(FIXTURES)}: no fixed version {fixed_version(path).name}"
+             for _, path in positive_fixtures() if not fixed_version(path).exists()]
     return gaps
 
 
@@ -257,7 +259,8 @@ def check_fails_as_promised(proof: RuleProof, path: Path, stand_in: str, outcome
     if not lines.intersection(outcome.lines):
         raise ProofFailed(f"{path.name} failed with the promised error, but not while running flagged "
                           f"code or a use of what it leaves behind (lines {sorted(lines)}; the "
-                          f"fixture's frames were at lines {list(outcome.lines)}): it {outcome.describe()}")
+                          f"fixture's frames were at lines {list(outcome.lines)}): "
+                          f"it {outcome.describe()}")
 
 
 def check_runs(proof: RuleProof, path: Path, stand_in: str, outcome: Outcome) -> None:

@@ -5,14 +5,22 @@ import dataclasses
 
 import pytest
 
-from runtime_harness import cuda_available, positive_fixtures
+from runtime_harness import cuda_available, fixed_version, positive_fixtures
 from runtime_proofs import (CUDA_CHECKPOINT_ON_CPU, PROOFS, ExpectedError, check_fails_as_promised,
-                            leniency_problems, proof_gaps, run_fixture)
+                            check_runs, leniency_problems, proof_gaps, run_fixture)
+from torchdevlint.engine import lint_bytes
 
-FIXTURE_CASES = [pytest.param(rule, path, id=f"{rule}-{path.stem}") for rule, path in positive_fixtures()]
+FIXTURE_CASES = [pytest.param(rule, path, id=f"{rule}-{path.stem}")
+                 for rule, path in positive_fixtures()]
 needs_cuda = [pytest.mark.cuda, pytest.mark.skipif(not cuda_available(), reason="no CUDA device")]
 CUDA_CASES = [pytest.param(rule, path, id=f"{rule}-{path.stem}", marks=needs_cuda)
               for rule, path in positive_fixtures()]
+
+
+def rule_findings(path, rule):
+    result = lint_bytes(path.read_bytes(), str(path))
+    assert result.error is None, result.error
+    return [(f.line, f.column) for f in result.findings if f.code == rule]
 
 
 @pytest.mark.parametrize("rule, path", FIXTURE_CASES)
@@ -22,11 +30,33 @@ def test_flagged_code_fails(rule, path, tmp_path):
     check_fails_as_promised(proof, path, proof.stand_in, outcome)
 
 
+@pytest.mark.parametrize("rule, path", FIXTURE_CASES)
+def test_fixed_code_runs(rule, path, tmp_path):
+    proof = PROOFS[rule]
+    fixed = fixed_version(path)
+    assert fixed.exists(), f"{path.name} has no fixed version {fixed.name}"
+    check_runs(proof, fixed, proof.stand_in, run_fixture(proof, fixed, proof.stand_in, tmp_path))
+
+
+@pytest.mark.parametrize("rule, path", FIXTURE_CASES)
+def test_linter_flags_only_the_bug(rule, path):
+    assert rule_findings(path, rule), f"{path.name}: the linter misses the {rule} bug"
+    assert rule_findings(fixed_version(path), rule) == [], f"the fixed {path.name} is still flagged"
+
+
 @pytest.mark.parametrize("rule, path", CUDA_CASES)
 def test_flagged_code_fails_on_cuda(rule, path, tmp_path):
     proof = PROOFS[rule]
     outcome = run_fixture(proof, path, proof.cuda_stand_in, tmp_path, real_cuda_checkpoint=True)
     check_fails_as_promised(proof, path, proof.cuda_stand_in, outcome)
+
+
+@pytest.mark.parametrize("rule, path", CUDA_CASES)
+def test_fixed_code_runs_on_cuda(rule, path, tmp_path):
+    proof = PROOFS[rule]
+    fixed = fixed_version(path)
+    outcome = run_fixture(proof, fixed, proof.cuda_stand_in, tmp_path, real_cuda_checkpoint=True)
+    check_runs(proof, fixed, proof.cuda_stand_in, outcome)
 
 
 def test_every_rule_and_fixture_has_a_runtime_proof():
