@@ -8,7 +8,8 @@ import zipfile
 from conftest import ROOT
 from torchdevlint.rules import ALL_RULES
 
-SECTIONS = ("## What it does", "## Why is this bad", "## Example", "## Use instead", "## Known limits")
+SECTIONS = ("## What it does", "## Why is this bad", "## Example", "## Use instead", "## Fix safety",
+            "## Known limits")
 
 
 def test_wheel_has_no_torch_dependency_and_ships_rule_docs(tmp_path):

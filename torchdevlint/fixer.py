@@ -91,7 +91,8 @@ def write_atomically(path: Path, data: bytes, before: Optional[os.stat_result] =
     that changed since it was read."""
     target = os.path.realpath(path)
     current = os.stat(target)
-    if not os.access(target, os.W_OK):
+    # no write bit for anyone: read-only even for root, who may write anything
+    if not os.access(target, os.W_OK) or not current.st_mode & 0o222:
         raise PermissionError(errno.EACCES, "file is read-only")
     if before is not None and (current.st_mtime_ns, current.st_size) != \
             (before.st_mtime_ns, before.st_size):

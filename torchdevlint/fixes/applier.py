@@ -104,7 +104,7 @@ def _conflict(a: Edit, b: Edit) -> bool:
     if a == b:
         return False  # one shared edit (the module-level device definition)
     if a.is_insertion and b.is_insertion:
-        return False  # both go in, in fix order
+        return a.start == b.start and (a.exclusive or b.exclusive)
     if a.is_insertion:
         return b.start < a.start < b.end
     if b.is_insertion:

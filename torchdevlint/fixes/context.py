@@ -107,8 +107,8 @@ class FixContext:
 
     def touches_noqa(self, edit: Edit) -> bool:
         """Whether ``edit`` changes a line that carries a ``# noqa`` comment (for any code)."""
-        if edit.is_insertion and self.at_line_start(edit.start):
-            return False  # a new line between two lines edits neither
+        if edit.is_insertion and self.at_line_start(edit.start) and edit.text.endswith(("\n", "\r")):
+            return False  # whole new lines between two lines edit neither
         if self._noqa_lines is None:
             lines = noqa.split_lines(self.source)
             logical = noqa._logical_line_map(lines)
@@ -291,16 +291,20 @@ class FixContext:
             return self.span(last)[1], True
         return self.span(body[0])[0], False
 
-    def prelude_edit(self, lines: Tuple[str, ...]) -> Edit:
-        """An edit adding ``lines`` at module level after the imports, as its own paragraph."""
+    def prelude_edit(self, imports: Tuple[str, ...], definitions: Tuple[str, ...] = ()) -> Edit:
+        """An edit adding ``imports`` right after the file's imports and ``definitions`` as a
+        paragraph of their own after them."""
         offset, after_imports = self._prelude_offset()
         nl = self.newline
-        block = "".join(line + nl for line in lines)
-        if after_imports:
-            if not self.at_line_start(offset):
-                return Edit(offset, offset, nl + nl + block)
-            return Edit(offset, offset, nl + block)
-        return Edit(offset, offset, block + nl)
+        text = "".join(line + nl for line in imports)
+        if definitions:
+            paragraph = "".join(line + nl for line in definitions)
+            text = text + nl + paragraph if after_imports else text + paragraph + nl
+        elif not after_imports:
+            text += nl
+        if not self.at_line_start(offset):
+            text = nl + text
+        return Edit(offset, offset, text, exclusive=True)
 
     def module_device(self, scope: Scope, use_offset: int) -> Optional[Tuple[str, Edit]]:
         """(name, edit) defining a module-level device chosen at runtime, usable from
@@ -313,10 +317,10 @@ class FixContext:
         key = ("device", alias, needs_import)
         if key not in self._prelude_cache:
             name = self.fresh_name("device")
-            lines = ("import torch",) if needs_import else ()
-            lines += (f'{name} = {alias}.device("cuda" if {alias}.cuda.is_available() '
-                      f'else "cpu")',)
-            self._prelude_cache[key] = (name, self.prelude_edit(lines))
+            imports = ("import torch",) if needs_import else ()
+            definition = (f'{name} = {alias}.device("cuda" if {alias}.cuda.is_available() '
+                          f'else "cpu")',)
+            self._prelude_cache[key] = (name, self.prelude_edit(imports, definition))
         name, edit = self._prelude_cache[key]
         if scope.resolve(name) is not None:
             return None

@@ -13,6 +13,9 @@ class Edit:
     start: int
     end: int
     text: str
+    # An insertion that no other insertion may share its offset with (the module prelude:
+    # two different preludes would both add ``import torch``); others there keep fix order.
+    exclusive: bool = False
 
     @property
     def is_insertion(self) -> bool:

@@ -1,0 +1,439 @@
+"""--fix, --unsafe-fixes, --diff, --show-fixes: what is rewritten, how, and what is left alone."""
+from __future__ import annotations
+
+import os
+import pickle
+import shutil
+import stat
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from conftest import FIXTURES, fixture_files, run_cli
+from torchdevlint.engine import lint_source
+from torchdevlint.fixes import FixOptions, fix_bytes, fix_source
+from torchdevlint.fixes import applier
+from torchdevlint.fixes.model import Edit, Fix
+from torchdevlint.rules import ALL_RULES
+
+UNSAFE = FixOptions(unsafe=True)
+POSITIVES = fixture_files("positive")
+
+
+def fixed(source: str, unsafe: bool = True, **options) -> str:
+    result = fix_source(textwrap.dedent(source), "snippet.py", ALL_RULES,
+                        FixOptions(unsafe=unsafe, **options))
+    assert result.error is None, result.error
+    return result.fixed
+
+
+def codes(source: str) -> list:
+    return [f.code for f in lint_source(source, "snippet.py").findings]
+
+
+def expected_fixed(path):
+    return path.with_name(path.stem + ".fixed.py")
+
+
+# -- the fixtures are the contract ---------------------------------------------------------
+
+
+def test_every_positive_fixture_has_a_fixed_version():
+    assert POSITIVES
+    for path in POSITIVES:
+        assert expected_fixed(path).is_file(), f"{path} has no .fixed.py"
+
+
+@pytest.fixture
+def fixture_copies(tmp_path):
+    copies = {}
+    for path in POSITIVES:
+        copy = tmp_path / f"{path.parts[-3]}_{path.name}"
+        shutil.copyfile(path, copy)
+        copies[path] = copy
+    return copies
+
+
+def test_fix_output_matches_fixed_fixtures_then_converges(tmp_path, fixture_copies):
+    first = run_cli("--fix", "--unsafe-fixes", "--show-fixes", tmp_path)
+    assert first.returncode == 0, first.stdout + first.stderr  # everything fixed
+    assert "All checks passed" in first.stdout and "Fixed " in first.stdout
+    for original, copy in fixture_copies.items():
+        assert copy.read_bytes() == expected_fixed(original).read_bytes(), original.name
+        # nothing the fix was meant to remove is found again
+        assert codes(copy.read_text(encoding="utf-8")) == [], original.name
+    second = run_cli("--fix", "--unsafe-fixes", tmp_path)
+    assert second.returncode == 0
+    assert "Fixed 0 findings" in second.stdout
+    for original, copy in fixture_copies.items():
+        assert copy.read_bytes() == expected_fixed(original).read_bytes()
+
+
+@pytest.mark.parametrize("path", POSITIVES, ids=lambda p: f"{p.parts[-3]}-{p.stem}")
+def test_api_gives_the_fixed_fixture_and_a_fixed_point(path):
+    result = fix_bytes(path.read_bytes(), str(path), ALL_RULES, UNSAFE)
+    assert result.fixed.encode() == expected_fixed(path).read_bytes()
+    assert result.findings == [] and result.applied
+    again = fix_bytes(expected_fixed(path).read_bytes(), str(path), ALL_RULES, UNSAFE)
+    assert not again.changed and not again.applied
+
+
+def test_safe_only_fix_leaves_unsafe_findings_reported(tmp_path, fixture_copies):
+    run = run_cli("--fix", tmp_path)
+    assert run.returncode == 1  # unsafe fixes were not applied: their findings remain
+    remaining = {line.split(":")[0] for line in run.stdout.splitlines() if ": TDL" in line}
+    by_name = {copy.name: original for original, copy in fixture_copies.items()}
+    for name in ("TDL001_self_attribute.py", "TDL003_aliased_import.py", "TDL004_dict_batch.py"):
+        assert any(r.endswith(name) for r in remaining), name
+        assert (tmp_path / name).read_bytes() == by_name[name].read_bytes()  # untouched
+    for name in ("TDL001_factory_tensor.py", "TDL003_load_state_dict.py",
+                 "TDL002_module_cuda.py", "TDL004_train_loop.py"):
+        assert (tmp_path / name).read_bytes() == expected_fixed(by_name[name]).read_bytes()
+
+
+# -- what each fix does and does not do ---------------------------------------------------
+
+
+def test_tdl001_rebinds_only_names_of_the_same_scope():
+    source = """\
+        import torch
+        x = torch.ones(2)
+        G = torch.ones(2)
+
+
+        def f(device, t: torch.Tensor):
+            t.to(device)
+
+            def inner():
+                x.to(device)
+
+            def uses_global():
+                global G
+                G.to(device)
+            t.detach().cpu()
+            return inner, uses_global
+        """
+    out = fixed(source)
+    assert "    t = t.to(device)\n" in out
+    assert "        x.to(device)\n" in out  # a closure: assigning would make x local
+    assert "        G.to(device)\n" in out  # global
+    assert "    t.detach().cpu()\n" in out  # nothing to assign to
+
+
+def test_tdl001_attribute_fix_is_unsafe():
+    source = """\
+        import torch
+        import torch.nn as nn
+
+
+        class Scaler(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.scale = torch.ones(2)
+
+            def forward(self, x):
+                self.scale.to(x.device)
+                return x * self.scale
+        """
+    assert "self.scale = self.scale.to(x.device)" not in fixed(source, unsafe=False)
+    assert "        self.scale = self.scale.to(x.device)\n" in fixed(source)
+
+
+def test_tdl002_cuda_call_uses_guarded_device_in_scope():
+    source = """\
+        import torch
+        device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+        def f():
+            return torch.nn.Linear(2, 2).cuda()
+        """
+    out = fixed(source, unsafe=False)
+    assert "return torch.nn.Linear(2, 2).to(device)" in out
+    assert out.count("device = ") == 1
+
+
+def test_tdl002_defines_a_module_device_that_shadows_nothing():
+    source = """\
+        import torch as T
+
+
+        def f(device):
+            return T.ones(2).cuda(), device
+        """
+    out = fixed(source, unsafe=False)
+    assert out.startswith('import torch as T\n\ndefault_device = T.device("cuda" if '
+                          'T.cuda.is_available() else "cpu")\n')
+    assert "return T.ones(2).to(default_device), device" in out
+
+
+def test_tdl002_adds_import_torch_when_missing_and_keeps_quotes():
+    source = """\
+        \"\"\"Doc.\"\"\"
+        from torch import nn, zeros
+
+        x = zeros(2, device='cuda')
+
+
+        def f():
+            return nn.Linear(2, 2).cuda()
+        """
+    out = fixed(source, unsafe=False)
+    assert out.count("import torch\n") == 1
+    assert "x = zeros(2, device='cuda' if torch.cuda.is_available() else 'cpu')" in out
+    assert "return nn.Linear(2, 2).to(device)" in out
+    assert codes(out) == []
+
+
+def test_tdl002_no_fix_for_other_indices_arguments_and_tensor_types():
+    source = """\
+        import torch
+        a = torch.zeros(2, device="cuda:1")
+        b = torch.zeros(2).cuda(0)
+        c = torch.cuda.FloatTensor(2)
+        """
+    assert fixed(source) == textwrap.dedent(source)
+
+
+def test_tdl002_unknown_receiver_is_unsafe():
+    source = "import torch\n\n\ndef f(thing):\n    return thing.cuda()\n"
+    assert fixed(source, unsafe=False) == source
+    assert "return thing.to(device)" in fixed(source)
+
+
+def test_tdl002_literal_inside_a_conditional_is_parenthesized():
+    out = fixed('import torch\n\n\ndef f(flag):\n    return torch.zeros(1, device="cuda" if flag else "cpu")\n')
+    assert '("cuda" if torch.cuda.is_available() else "cpu") if flag else "cpu"' in out
+
+
+def test_tdl003_safe_only_into_load_state_dict_and_uses_device_variable():
+    source = """\
+        import torch
+
+
+        def restore(model, path, device):
+            model.load_state_dict(torch.load(path)["model"])
+            return torch.load(path)
+        """
+    safe = fixed(source, unsafe=False)
+    assert 'model.load_state_dict(torch.load(path, map_location=device)["model"])' in safe
+    assert "    return torch.load(path)\n" in safe
+    assert "return torch.load(path, map_location=device)" in fixed(source)
+    optional = "import torch\n\n\ndef f(m, path, device=None):\n    m.load_state_dict(torch.load(path))\n"
+    assert 'torch.load(path, map_location="cpu")' in fixed(optional)  # device may be None
+
+
+def test_tdl003_multiline_call_with_trailing_comma_and_comments():
+    source = """\
+        import torch
+
+
+        def f(m, path):
+            m.load_state_dict(
+                torch.load(
+                    path,  # the checkpoint
+                    weights_only=True,
+                ),
+            )
+        """
+    out = fixed(source, unsafe=False)
+    assert '            weights_only=True, map_location="cpu",\n' in out
+    assert "path,  # the checkpoint\n" in out
+
+
+def test_tdl004_inserts_after_unpacking_and_falls_back_to_model_parameters():
+    source = """\
+        import torch
+        from torch.utils.data import DataLoader
+
+
+        class Trainer:
+            def __init__(self, model, device):
+                self.model = model.to(device)
+
+            def run(self, loader: DataLoader):
+                for batch in loader:
+                    # unpack
+                    inputs, labels = batch
+                    self.model(inputs)
+        """
+    out = fixed(source)
+    assert ("            inputs, labels = batch\n"
+            "            inputs = inputs.to(next(self.model.parameters()).device)\n"
+            "            self.model(inputs)\n") in out
+    assert codes(out) == []
+
+
+def test_tdl004_tabs_and_crlf_are_kept():
+    source = ("import torch\r\nfrom torch.utils.data import DataLoader\r\n\r\n\r\n"
+              "def main(device, loader: DataLoader):\r\n"
+              "\tmodel = torch.nn.Linear(2, 2).to(device)\r\n"
+              "\tfor x, y in loader:\r\n"
+              "\t\tmodel(x)\r\n")
+    out = fix_source(source, "t.py", ALL_RULES, UNSAFE).fixed
+    assert "\tfor x, y in loader:\r\n\t\tx = x.to(device)\r\n\t\tmodel(x)\r\n" in out
+    assert out.count("\n") == out.count("\r\n")
+
+
+# -- formatting, noqa, files --------------------------------------------------------------
+
+
+def test_noqa_lines_are_never_edited():
+    source = ("import torch\nx = torch.ones(2)\n"
+              "x.cuda()  # noqa: TDL002\n"
+              "x.to('cpu')  # noqa\n"
+              "y = torch.ones(2)\ny.to('cpu')\n")
+    out = fixed(source)
+    assert "x.cuda()  # noqa: TDL002\n" in out  # its TDL001 is reported, but the line is kept
+    assert "x.to('cpu')  # noqa\n" in out
+    assert "y = y.to('cpu')\n" in out
+    assert codes(out) == ["TDL001"]
+
+
+def test_comments_inside_the_edited_call_are_kept():
+    source = "import torch\nx = torch.ones(2)\nx.to(  # where\n    'cpu',  # cpu\n)\n"
+    assert fixed(source) == "import torch\nx = torch.ones(2)\nx = x.to(  # where\n    'cpu',  # cpu\n)\n"
+
+
+def test_overlapping_fixes_are_all_applied_over_passes():
+    source = "import torch\nx = torch.ones(2)\nx.cuda()\ny = torch.zeros(2, device='cuda').cuda()\n"
+    result = fix_source(source, "s.py", ALL_RULES, UNSAFE)
+    assert result.fixed == (
+        "import torch\n\ndevice = torch.device(\"cuda\" if torch.cuda.is_available() else \"cpu\")\n"
+        "x = torch.ones(2)\nx = x.to(device)\n"
+        "y = torch.zeros(2, device='cuda' if torch.cuda.is_available() else 'cpu').to(device)\n")
+    assert len(result.applied) == 4 and result.findings == []
+
+
+def test_crlf_bom_and_mode_survive_the_cli(tmp_path):
+    path = tmp_path / "bom.py"
+    path.write_bytes(b"\xef\xbb\xbfimport torch\r\nx = torch.ones(2)\r\nx.to('cpu')\r\n")
+    path.chmod(0o751)
+    run = run_cli("--fix", path)
+    assert run.returncode == 0, run.stdout
+    assert path.read_bytes() == b"\xef\xbb\xbfimport torch\r\nx = torch.ones(2)\r\nx = x.to('cpu')\r\n"
+    assert stat.S_IMODE(path.stat().st_mode) == 0o751
+    assert [p.name for p in tmp_path.iterdir()] == ["bom.py"]  # no temporary file left
+
+
+def test_symlink_is_kept_and_its_target_fixed(tmp_path):
+    target = tmp_path / "real.py"
+    target.write_text("import torch\nx = torch.ones(2)\nx.to('cpu')\n")
+    link = tmp_path / "link.py"
+    link.symlink_to(target)
+    assert run_cli("--fix", link).returncode == 0
+    assert link.is_symlink() and "x = x.to('cpu')" in target.read_text()
+
+
+def test_read_only_file_gets_a_message_and_the_run_goes_on(tmp_path):
+    locked = tmp_path / "a_locked.py"
+    locked.write_text("import torch\nx = torch.ones(2)\nx.to('cpu')\n")
+    locked.chmod(0o444)
+    other = tmp_path / "b_other.py"
+    other.write_text("import torch\ny = torch.ones(2)\ny.to('cpu')\n")
+    run = run_cli("--fix", tmp_path)
+    assert run.returncode == 1
+    assert "a_locked.py:1:1: E902 cannot write fixed file: file is read-only" in run.stdout
+    assert "Traceback" not in run.stdout + run.stderr
+    assert "x.to('cpu')\n" in locked.read_text()
+    assert "y = y.to('cpu')" in other.read_text()
+
+
+def test_diff_applies_with_patch_and_git_apply_and_writes_nothing(tmp_path):
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    (tree / "pkg").mkdir()
+    (tree / "pkg" / "crlf.py").write_bytes(b"import torch\r\nx = torch.ones(2)\r\nx.to('cpu')\r\n")
+    (tree / "no_newline.py").write_bytes(b"import torch\nx = torch.ones(2)\nx.cuda()")
+    (tree / "clean.py").write_text("import torch\n")
+    before = {p: p.read_bytes() for p in tree.rglob("*.py")}
+    # bytes, not text: the patch must keep the CRLF file's "\r"
+    run = subprocess.run([sys.executable, "-m", "torchdevlint", "--diff", "--unsafe-fixes", "."],
+                         cwd=tree, capture_output=True)
+    assert run.returncode == 1
+    assert {p: p.read_bytes() for p in tree.rglob("*.py")} == before
+    assert b"Would fix 3 findings in 2 files" in run.stderr
+    assert b"x = x.to('cpu')\r\n" in run.stdout
+    patch_file = tmp_path / "fix.patch"
+    patch_file.write_bytes(run.stdout)
+    # what --fix does, for comparison
+    fixed_tree = tmp_path / "fixed"
+    shutil.copytree(tree, fixed_tree)
+    assert run_cli("--fix", "--unsafe-fixes", ".", cwd=fixed_tree).returncode == 0
+    expected = {p.relative_to(fixed_tree): p.read_bytes() for p in fixed_tree.rglob("*.py")}
+    for tool in (["patch", "-p0", "--binary", "-i", str(patch_file)],
+                 ["git", "apply", str(patch_file)]):
+        if shutil.which(tool[0]) is None:
+            continue
+        work = tmp_path / tool[0]
+        shutil.copytree(tree, work)
+        if tool[0] == "git":
+            subprocess.run(["git", "init", "-q"], cwd=work, check=True)
+        subprocess.run(tool, cwd=work, check=True, capture_output=True)
+        assert {p.relative_to(work): p.read_bytes() for p in work.rglob("*.py")
+                if ".git" not in p.parts} == expected, tool[0]
+
+
+def test_diff_of_a_clean_tree_is_empty(tmp_path):
+    (tmp_path / "clean.py").write_text("import torch\nx = torch.ones(2)\nx = x.to('cpu')\n")
+    run = run_cli("--diff", tmp_path)
+    assert run.returncode == 0 and run.stdout == ""
+
+
+# -- the machinery ------------------------------------------------------------------------
+
+
+def test_result_is_plain_picklable_data():
+    path = FIXTURES / "TDL004" / "positive" / "train_loop.py"
+    result = fix_bytes(path.read_bytes(), str(path), ALL_RULES, FixOptions(unsafe=True))
+    copy = pickle.loads(pickle.dumps(result))
+    assert copy.fixed == result.fixed and copy.applied == result.applied
+
+
+def test_fixable_codes_limit_what_is_fixed():
+    source = "import torch\nx = torch.ones(2)\nx.to('cpu')\ny = torch.zeros(1).cuda()\n"
+    out = fixed(source, fixable=frozenset({"TDL002"}))
+    assert "x.to('cpu')\n" in out and ".to(device)" in out
+    out = fixed(source, unfixable=frozenset({"TDL002"}))
+    assert "x = x.to('cpu')" in out and ".cuda()" in out
+
+
+def test_non_convergence_is_reported_and_nothing_is_written(monkeypatch):
+    def never_done(finding, ctx):  # a broken fix: changes the file, never removes the finding
+        return Fix(finding.code, True, "broken", (Edit(0, 0, "#\n"),))
+
+    monkeypatch.setitem(applier.BUILDERS, "TDL001", never_done)
+    source = "import torch\nx = torch.ones(2)\nx.to('cpu')\n"
+    result = fix_source(source, "s.py", ALL_RULES, UNSAFE)
+    assert result.fixed == source and not result.changed
+    assert result.internal_error and "did not converge" in result.error.message
+
+
+def test_a_fix_that_breaks_the_code_is_not_written(monkeypatch, tmp_path):
+    def breaks(finding, ctx):
+        return Fix(finding.code, True, "broken", (Edit(0, 0, "("),))
+
+    monkeypatch.setitem(applier.BUILDERS, "TDL001", breaks)
+    source = "import torch\nx = torch.ones(2)\nx.to('cpu')\n"
+    result = fix_source(source, "s.py", ALL_RULES, UNSAFE)
+    assert result.fixed == source and result.internal_error
+    assert "does not parse" in result.error.message
+
+
+def test_unparsable_file_is_reported_not_fixed(tmp_path):
+    path = tmp_path / "bad.py"
+    path.write_text("def f(:\n")
+    run = run_cli("--fix", path)
+    assert run.returncode == 1 and "E999" in run.stdout
+    assert path.read_text() == "def f(:\n"
+
+
+def test_mode_of_file_is_kept_for_executable_scripts(tmp_path):
+    path = tmp_path / "script.py"
+    path.write_text("#!/usr/bin/env python\nimport torch\nx = torch.ones(2)\nx.to('cpu')\n")
+    os.chmod(path, 0o755)
+    assert run_cli("--fix", path).returncode == 0
+    assert stat.S_IMODE(path.stat().st_mode) == 0o755
+    assert path.read_text().startswith("#!/usr/bin/env python\n")
