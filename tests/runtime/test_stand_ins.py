@@ -121,7 +121,7 @@ def test_retagged_checkpoint_has_cuda_storages(cuda_checkpoint):
 def test_loading_a_cuda_checkpoint_without_map_location_fails(cuda_checkpoint, weights_only):
     path, _ = cuda_checkpoint
     with pytest.raises(RuntimeError) as caught:
-        torch.load(path, weights_only=weights_only)
+        torch.load(path, weights_only=weights_only)  # noqa: TDL003 (the bug under test)
     assert CUDA_CHECKPOINT_ON_CPU.matches("RuntimeError", str(caught.value))
 
 
