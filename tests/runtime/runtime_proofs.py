@@ -1,0 +1,273 @@
+"""The runtime proof of every rule: how to run its fixtures and the error torch must raise.
+
+A proof is checked three ways for every positive fixture of its rule: the flagged code fails
+with one of the promised errors, at the flagged code or at a use of what it leaves behind;
+the fixed version runs; the linter flags the first and not the second.
+
+Stand-ins decide which device plays the accelerator:
+
+``meta``
+    On a CPU-only machine the ``meta`` device plays the GPU (TDL001, TDL004): the fixture
+    moves its model to ``meta`` and its forgotten tensors stay on the CPU. Meta checks devices
+    for the operations these fixtures mix them in (nn.Linear, elementwise arithmetic and
+    comparisons, cross_entropy), but not for every operation: see test_stand_ins.py.
+``cuda``
+    A real GPU, where there is one (pytest marker ``cuda``).
+``no-cuda``
+    A machine without CUDA (TDL002, TDL003): this one when it has none, otherwise a child
+    process that sees no GPU (``CUDA_VISIBLE_DEVICES=""``).
+"""
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from conftest import expected_findings
+from runtime_harness import (FIXTURES, Outcome, cuda_available, fixed_version, main_arguments,
+                             positive_fixtures, run_main, run_main_without_cuda,
+                             write_cuda_tagged_checkpoint)
+
+
+class ProofFailed(AssertionError):
+    """A fixture did not behave at runtime the way its rule's proof promises."""
+
+
+@dataclass(frozen=True)
+class ExpectedError:
+    """An exception type, a regular expression its whole message must match, and a real message
+    it matches (the one the rule's documentation quotes)."""
+    type: str
+    message: str
+    example: str
+
+    def matches(self, error_type: str, message: str) -> bool:
+        return error_type == self.type and re.fullmatch(self.message, message) is not None
+
+    def matches_outcome(self, outcome: Outcome) -> bool:
+        return outcome.failed and self.matches(outcome.error_type, outcome.message)
+
+    def quote(self) -> str:
+        """The example as a traceback's last line shows it."""
+        return f"{self.type}: {self.example}"
+
+    def __str__(self) -> str:
+        return f"{self.type}: /{self.message}/"
+
+
+@dataclass(frozen=True)
+class RuleProof:
+    rule: str
+    argument: str  # what main() takes: "device", "none" or "checkpoint"
+    stand_in: str  # who plays the accelerator (or its absence) without a GPU
+    cuda_stand_in: str  # the same, where a real GPU is available
+    errors: dict  # stand-in -> the errors the flagged code may raise there
+
+    def expected(self, stand_in: str) -> tuple:
+        return self.errors[stand_in]
+
+    def all_errors(self) -> list:
+        return [error for errors in self.errors.values() for error in errors]
+
+
+# What a device mix-up raises on the meta device: one check names the stray tensor, the other
+# the device the operation expected (which is which depends on the operation).
+META_DEVICE_MISMATCH = ExpectedError(
+    "RuntimeError",
+    r"Tensor on device (meta is not on the expected device cpu|cpu is not on the expected device meta)!",
+    example="Tensor on device meta is not on the expected device cpu!")
+
+# ...and on a real GPU: TensorIterator ops (elementwise, comparisons) report the two devices
+# they found, ops with a device guard (addmm in nn.Linear) the argument that is elsewhere.
+CUDA_DEVICE_MISMATCH = ExpectedError(
+    "RuntimeError",
+    r"Expected all tensors to be on the same device, but "
+    r"(found at least two devices, (cuda:\d+ and cpu|cpu and cuda:\d+)!"
+    r"|got \w+ is on (cpu|cuda:\d+), different from other tensors on (cuda:\d+|cpu))"
+    r"( \(when checking argument (for argument \w+ )?in method \w+\))?",
+    example="Expected all tensors to be on the same device, but found at least two devices, "
+            "cuda:0 and cpu!")
+
+NO_CUDA_DRIVER = ("Found no NVIDIA driver on your system. Please check that you have an NVIDIA GPU "
+                  "and installed a driver from http://www.nvidia.com/Download/index.aspx")
+NO_CUDA = (
+    # a CPU-only build of torch
+    ExpectedError("AssertionError", r"Torch not compiled with CUDA enabled",
+                  example="Torch not compiled with CUDA enabled"),
+    # a CUDA build that sees no GPU (CUDA_VISIBLE_DEVICES="")
+    ExpectedError("RuntimeError", r"No CUDA GPUs are available", example="No CUDA GPUs are available"),
+    # a CUDA build on a machine without the NVIDIA driver
+    ExpectedError("RuntimeError", re.escape(NO_CUDA_DRIVER), example=NO_CUDA_DRIVER),
+)
+
+CUDA_CHECKPOINT_ON_CPU_MESSAGE = (
+    "Attempting to deserialize object on a CUDA device but torch.cuda.is_available() is False. "
+    "If you are running on a CPU-only machine, please use torch.load with "
+    "map_location=torch.device('cpu') to map your storages to the CPU.")
+CUDA_CHECKPOINT_ON_CPU = ExpectedError("RuntimeError", re.escape(CUDA_CHECKPOINT_ON_CPU_MESSAGE),
+                                       example=CUDA_CHECKPOINT_ON_CPU_MESSAGE)
+
+# Errors a proof must NOT accept: other failures that merely look alike.
+LOOKALIKE_ERRORS = [
+    ("RuntimeError", ""),
+    ("RuntimeError", "boom"),
+    # meta refuses to read data with its own errors
+    ("RuntimeError", "Tensor.item() cannot be called on meta tensors"),
+    ("NotImplementedError", "Cannot copy out of meta tensor; no data!"),
+    ("TypeError", "can't convert meta device type tensor to numpy. Use Tensor.cpu() to copy the "
+                  "tensor to host memory first."),
+    # a mix-up between two accelerators, not a tensor left on the CPU
+    ("RuntimeError", "Tensor on device meta is not on the expected device meta!"),
+    ("RuntimeError", "Expected all tensors to be on the same device, but found at least two "
+                     "devices, cuda:0 and cuda:1!"),
+    # a checkpoint from a bigger machine, not a GPU checkpoint on a CPU-only one
+    ("RuntimeError", "Attempting to deserialize object on CUDA device 3 but "
+                     "torch.cuda.device_count() is 1. Please use torch.load with map_location to "
+                     "map your storages to an existing device."),
+    ("FileNotFoundError", "[Errno 2] No such file or directory: 'checkpoint.pt'"),
+]
+
+PROOFS = {
+    "TDL001": RuleProof("TDL001", argument="device", stand_in="meta", cuda_stand_in="cuda",
+                        errors={"meta": (META_DEVICE_MISMATCH,), "cuda": (CUDA_DEVICE_MISMATCH,)}),
+    "TDL002": RuleProof("TDL002", argument="none", stand_in="no-cuda", cuda_stand_in="no-cuda",
+                        errors={"no-cuda": NO_CUDA}),
+    "TDL003": RuleProof("TDL003", argument="checkpoint", stand_in="no-cuda", cuda_stand_in="no-cuda",
+                        errors={"no-cuda": (CUDA_CHECKPOINT_ON_CPU,)}),
+    "TDL004": RuleProof("TDL004", argument="device", stand_in="meta", cuda_stand_in="cuda",
+                        errors={"meta": (META_DEVICE_MISMATCH,), "cuda": (CUDA_DEVICE_MISMATCH,)}),
+}
+
+
+def leniency_problems(proof: RuleProof, proofs: dict) -> list:
+    """Why ``proof`` would accept a failure other than its bug (empty when it would not)."""
+    problems = []
+    own = proof.all_errors()
+    others = [(error.type, error.example) for other in proofs.values() if other is not proof
+              for error in other.all_errors() if error not in own]
+    for error in own:
+        if not error.matches(error.type, error.example):
+            problems.append(f"{proof.rule}: {error} does not match its own example {error.example!r}")
+        if error.matches("Exception", error.example):
+            problems.append(f"{proof.rule}: {error} accepts any exception type")
+        for error_type, message in LOOKALIKE_ERRORS + others:
+            if error.matches(error_type, message):
+                problems.append(f"{proof.rule}: {error} accepts {error_type}: {message!r}")
+    return problems
+
+
+def proof_gaps(proofs: dict) -> list:
+    """Why ``proofs`` do not cover every rule and every positive fixture (empty when they do)."""
+    from torchdevlint.rules import ALL_RULES
+
+    rules = {rule.code for rule in ALL_RULES}
+    fixture_rules = {path.name for path in FIXTURES.glob("TDL*") if path.is_dir()}
+    proven = {rule for rule, _ in positive_fixtures()}
+    gaps = [f"{rule}: no runtime proof" for rule in sorted((rules | fixture_rules) - set(proofs))]
+    gaps += [f"{rule}: a proof or fixture directory for no rule"
+             for rule in sorted((set(proofs) | fixture_rules) - rules)]
+    gaps += [f"{rule}: no positive fixture to run" for rule in sorted(rules - proven)]
+    for rule, proof in sorted(proofs.items()):
+        for stand_in in (proof.stand_in, proof.cuda_stand_in):
+            if not proof.errors.get(stand_in):
+                gaps.append(f"{rule}: promises no error on {stand_in}")
+    gaps += [f"{path.relative_to(FIXTURES)}: no fixed version {fixed_version(path).name}"
+             for _, path in positive_fixtures() if not fixed_version(path).exists()]
+    return gaps
+
+
+def checkpoint_state() -> dict:
+    """What the TDL003 fixtures load: the state dict of an nn.Linear(4, 2)."""
+    import torch.nn as nn
+    return nn.Linear(4, 2).state_dict()
+
+
+def write_checkpoint(directory: Path, real_cuda: bool = False) -> Path:
+    """A checkpoint saved "on a GPU": really (``real_cuda``), or retagged without one."""
+    path = directory / "checkpoint.pt"
+    if real_cuda:
+        import torch
+        torch.save({name: tensor.cuda() for name, tensor in checkpoint_state().items()}, path)
+        return path
+    return write_cuda_tagged_checkpoint(path, checkpoint_state())
+
+
+def run_fixture(proof: RuleProof, path: Path, stand_in: str, workdir: Path,
+                real_cuda_checkpoint: bool = False) -> Outcome:
+    """Run the fixture's ``main`` with ``stand_in`` playing the accelerator (or its absence)."""
+    value = None
+    if proof.argument == "device":
+        value = stand_in
+    elif proof.argument == "checkpoint":
+        value = str(write_checkpoint(workdir, real_cuda_checkpoint))
+    if stand_in == "no-cuda" and cuda_available():
+        return run_main_without_cuda(path, proof.argument, value)
+    return run_main(path, *main_arguments(proof.argument, value))
+
+
+def flagged_lines(path: Path, rule: str) -> set:
+    return {line for line, _, code in expected_findings(path) if code == rule}
+
+
+def consequence_lines(path: Path, rule: str) -> set:
+    """Lines where the bug a fixture's markers point at can surface.
+
+    The flagged lines themselves, and the lines that read what a flagged line leaves behind:
+    the receiver of a discarded ``x.to(...)`` (still on the old device), the names a flagged
+    assignment binds (``device = torch.device("cuda")``) and a parameter whose flagged default
+    it is (``def build(device="cuda")``).
+    """
+    flagged = flagged_lines(path, rule)
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    carriers = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Expr) and node.lineno in flagged and isinstance(node.value, ast.Call) \
+                and isinstance(node.value.func, ast.Attribute):
+            carriers.add(ast.unparse(node.value.func.value))
+        elif isinstance(node, ast.Assign) and node.lineno in flagged:
+            carriers.update(ast.unparse(target) for target in node.targets)
+        elif isinstance(node, ast.arguments):
+            positional = node.posonlyargs + node.args
+            defaults = list(zip(positional[len(positional) - len(node.defaults):], node.defaults))
+            defaults += [(arg, default) for arg, default in zip(node.kwonlyargs, node.kw_defaults)
+                         if default is not None]
+            carriers.update(arg.arg for arg, default in defaults if default.lineno in flagged)
+    lines = set(flagged)
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Name, ast.Attribute)) and isinstance(node.ctx, ast.Load) \
+                and ast.unparse(node) in carriers:
+            lines.add(node.lineno)
+    return lines
+
+
+def check_fails_as_promised(proof: RuleProof, path: Path, stand_in: str, outcome: Outcome) -> None:
+    """Raise ProofFailed unless the flagged code failed with a promised error, for its bug.
+
+    "For its bug": one of the fixture's frames in the traceback is on a consequence line (the
+    error may surface deeper, e.g. in the forward() that the flagged ``model(**batch)`` calls).
+    """
+    expected = proof.expected(stand_in)
+    promise = " or ".join(map(str, expected))
+    if not outcome.failed:
+        raise ProofFailed(f"{path.name} did not fail as promised ({proof.rule} on {stand_in} promises "
+                          f"{promise}): it {outcome.describe()}")
+    if not any(error.matches_outcome(outcome) for error in expected):
+        raise ProofFailed(f"{path.name} failed with the wrong error ({proof.rule} on {stand_in} "
+                          f"promises {promise}): it {outcome.describe()}")
+    lines = consequence_lines(path, proof.rule)
+    if not lines.intersection(outcome.lines):
+        raise ProofFailed(f"{path.name} failed with the promised error, but not while running flagged "
+                          f"code or a use of what it leaves behind (lines {sorted(lines)}; the "
+                          f"fixture's frames were at lines {list(outcome.lines)}): "
+                          f"it {outcome.describe()}")
+
+
+def check_runs(proof: RuleProof, path: Path, stand_in: str, outcome: Outcome) -> None:
+    """Raise ProofFailed unless the (fixed) code ran to the end."""
+    if not outcome.failed:
+        return
+    if any(error.matches_outcome(outcome) for error in proof.expected(stand_in)):
+        raise ProofFailed(f"{path.name} still fails with the error {proof.rule} is about: "
+                          f"it {outcome.describe()}")
+    raise ProofFailed(f"{path.name} does not run: it {outcome.describe()}")
