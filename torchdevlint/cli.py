@@ -10,9 +10,12 @@ import sys
 from typing import List, Optional, Sequence
 
 from torchdevlint import __version__
+from torchdevlint.cache import Cache, project_root
 from torchdevlint.docs import rule_doc
 from torchdevlint.findings import Finding
 from torchdevlint.output import TextReporter
+from torchdevlint.parallel import default_jobs
+from torchdevlint.progress import Progress
 from torchdevlint.rules import ALL_RULES, RULES_BY_CODE, UnknownCodeError, select_rules
 from torchdevlint.runner import UsageError, iter_python_files, lint_files
 
@@ -24,6 +27,16 @@ def _codes(values: Optional[List[str]]) -> List[str]:
     for value in values or ():
         codes.extend(part.strip() for part in value.split(",") if part.strip())
     return codes
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive number of jobs, got {text!r}")
+    return value
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -43,6 +56,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--list-rules", action="store_true", help="list the rules and exit")
     parser.add_argument("--quiet", "-q", action="store_true",
                         help="print findings only, no summary")
+    parser.add_argument("--jobs", "-j", type=_positive_int, default=None, metavar="N",
+                        help="lint files in N processes (default: the number of cores)")
+    parser.add_argument("--no-cache", action="store_true",
+                        help="neither read nor write the result cache (.torchdevlint_cache/ at "
+                             "the project root)")
     parser.add_argument("--version", action="version", version=f"torchdevlint {__version__}")
     return parser
 
@@ -78,16 +96,28 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         print(f"torchdevlint: error: {exc}", file=sys.stderr)
         return EXIT_ERROR
 
+    cache = None
+    if not args.no_cache:
+        cache = Cache(project_root(args.paths or ["."]), [rule.code for rule in rules])
+        if not cache.prepare():
+            cache = None  # an unwritable project: lint without a cache
+    # Never mixed into machine-readable output; only the default text format shows it.
+    progress = Progress.for_stream(sys.stderr, len(files),
+                                   enabled=getattr(args, "format", "text") == "text")
     reporter = TextReporter(out, quiet=args.quiet)
     findings: List[Finding] = []
     errors: List[Finding] = []
     internal = False
-    for result in lint_files(files, rules):
+    for result in lint_files(files, rules, jobs=args.jobs or default_jobs(), cache=cache):
+        if result.findings or result.error is not None:
+            progress.clear()
         reporter.file_done(result.findings, result.error)
+        progress.advance(len(result.findings))
         findings.extend(result.findings)
         if result.error is not None:
             errors.append(result.error)
             internal = internal or result.internal_error
+    progress.clear()
     reporter.finish(findings, errors, len(files))
     if internal:
         return EXIT_ERROR
