@@ -17,6 +17,20 @@ NOQA_FILE = re.compile(r"\s*# flake8[:=]\s*noqa", re.IGNORECASE)
 _SEPARATOR = re.compile(r"[,\s]")
 
 
+_ANY_NOQA = re.compile(r"# noqa", re.IGNORECASE)
+_ANY_FILE_NOQA = re.compile(r"# flake8[:=]", re.IGNORECASE)
+
+
+def may_suppress(text: str) -> bool:
+    """False when no line of ``text`` has a ``# noqa`` (then tokenizing is not needed)."""
+    return _ANY_NOQA.search(text) is not None
+
+
+def may_exempt_file(text: str) -> bool:
+    """False when no line can be a ``# flake8: noqa`` (then splitting lines is not needed)."""
+    return _ANY_FILE_NOQA.search(text) is not None
+
+
 def file_is_exempt(lines: List[str]) -> bool:
     return any(NOQA_FILE.match(line) for line in lines)
 
