@@ -86,13 +86,16 @@ def lint_bytes(data: bytes, path: str, rules: Sequence[type] = ALL_RULES,
 
 
 def lint_source(source: str, path: str, rules: Sequence[type] = ALL_RULES,
-                apply_noqa: bool = True, prefilter: bool = True) -> FileResult:
-    """``prefilter=False`` parses every file (to check that the prefilter loses nothing)."""
+                apply_noqa: bool = True, prefilter: bool = True,
+                check_syntax: bool = True) -> FileResult:
+    """``prefilter=False`` parses every file (to check that the prefilter loses nothing);
+    ``check_syntax=False`` is for callers that report syntax errors themselves (flake8)."""
     result = FileResult(path)
     if not rules or (prefilter and not could_report(source, rules)):
         # Nothing to find here, so LibCST is skipped; Python's own parser (far cheaper) still
         # checks the file so that a syntax error is reported whatever the file contains.
-        result.error = _syntax_check(path, source)
+        if check_syntax:
+            result.error = _syntax_check(path, source)
         return result
     if apply_noqa and noqa.may_exempt_file(source) and noqa.file_is_exempt(noqa.split_lines(source)):
         return result
