@@ -11,11 +11,14 @@ from pathlib import Path
 from typing import List, Optional, Sequence
 
 from torchdevlint import __version__
+from torchdevlint.cache import Cache, project_root
 from torchdevlint.docs import rule_doc
 from torchdevlint.findings import Finding
 from torchdevlint.config import ConfigError, Overrides, Resolver, absolute, parse_per_file_ignores
 from torchdevlint.engine import FileResult
 from torchdevlint.output import FORMATS, make_reporter
+from torchdevlint.parallel import default_jobs
+from torchdevlint.progress import Progress
 from torchdevlint.rules import ALL_RULES, RULES_BY_CODE
 from torchdevlint.runner import UsageError, display_path, force_excluded, guarded, iter_python_files, \
     lint_data, lint_with_settings
@@ -28,6 +31,16 @@ def _codes(values: Optional[List[str]]) -> List[str]:
     for value in values or ():
         codes.extend(part.strip() for part in value.split(",") if part.strip())
     return codes
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive number of jobs, got {text!r}")
+    return value
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -61,6 +74,11 @@ def build_parser() -> argparse.ArgumentParser:
                         help="with --fix or --diff, list what was fixed, per file and rule")
     parser.add_argument("--quiet", "-q", action="store_true",
                         help="print findings only, no summary")
+    parser.add_argument("--jobs", "-j", type=_positive_int, default=None, metavar="N",
+                        help="lint files in N processes (default: the number of cores)")
+    parser.add_argument("--no-cache", action="store_true",
+                        help="neither read nor write the result cache (.torchdevlint_cache/ at "
+                             "the project root)")
     parser.add_argument("--version", action="version", version=f"torchdevlint {__version__}")
     return parser
 
@@ -247,24 +265,45 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             if out is not sys.stdout:
                 out.close()
 
+    needs_fix_details = args.statistics or args.output_format == "json"
+    # (cached results carry no fixes, which JSON and --statistics report)
+    use_cache = not args.no_cache and not stdin and not needs_fix_details
+    root = project_root(args.paths or ["."]) if use_cache else None
+
+    def make_cache(rules):
+        cache = Cache(root, [rule.code for rule in rules])
+        return cache if cache.prepare() else None  # unwritable: lint without a cache
+
+    # Never mixed into machine-readable output; only the text format on a terminal shows it.
+    progress = Progress.for_stream(sys.stderr, len(files),
+                                   enabled=args.output_format == "text" and not stdin)
     try:
         reporter = make_reporter(args.output_format, out, quiet=args.quiet,
                                  show_statistics=args.statistics)
         findings: List[Finding] = []
         errors: List[Finding] = []
         internal = False
-        needs_fix_details = args.statistics or args.output_format == "json"
         if needs_fix_details:
             from torchdevlint.fixer import attach_fixes
-        results = _lint_stdin(args, resolver) if stdin else lint_with_settings(files, resolver)
+        if stdin:
+            results = _lint_stdin(args, resolver)
+        else:
+            results = lint_with_settings(
+                files, resolver, jobs=args.jobs or default_jobs(),
+                make_cache=make_cache if use_cache else None,
+                fix_options_for=_fix_options if needs_fix_details else None)
         for result in results:
-            if needs_fix_details:
+            if needs_fix_details:  # (results from worker processes come with fixes resolved)
                 attach_fixes(result, _fix_options(resolver.for_path(Path(result.path))))
+            if result.findings or result.error is not None:
+                progress.clear()
             reporter.file_done(result.findings, result.error)
+            progress.advance(len(result.findings))
             findings.extend(result.findings)
             if result.error is not None:
                 errors.append(result.error)
                 internal = internal or result.internal_error
+        progress.clear()
         reporter.finish(findings, errors, 1 if stdin else len(files))
     finally:
         if out is not sys.stdout:

@@ -17,6 +17,20 @@ NOQA_FILE = re.compile(r"\s*# flake8[:=]\s*noqa", re.IGNORECASE)
 _SEPARATOR = re.compile(r"[,\s]")
 
 
+_ANY_NOQA = re.compile(r"# noqa", re.IGNORECASE)
+_ANY_FILE_NOQA = re.compile(r"# flake8[:=]", re.IGNORECASE)
+
+
+def may_suppress(text: str) -> bool:
+    """False when no line of ``text`` has a ``# noqa`` (then tokenizing is not needed)."""
+    return _ANY_NOQA.search(text) is not None
+
+
+def may_exempt_file(text: str) -> bool:
+    """False when no line can be a ``# flake8: noqa`` (then splitting lines is not needed)."""
+    return _ANY_FILE_NOQA.search(text) is not None
+
+
 def file_is_exempt(lines: List[str]) -> bool:
     return any(NOQA_FILE.match(line) for line in lines)
 
@@ -45,17 +59,32 @@ def _logical_line_map(lines: List[str]) -> Dict[int, str]:
     return mapping
 
 
-def is_suppressed(code: str, line_text: Optional[str]) -> bool:
+_BLANKET = "*"
+
+
+def _noqa_codes(line_text: Optional[str]) -> Optional[frozenset]:
+    """None: no ``# noqa``; a set holding "*": a blanket one; else the codes it names."""
     if not line_text:
-        return False
+        return None
     match = NOQA_INLINE.search(line_text)
     if match is None:
-        return False
+        return None
     codes_text = match.group("codes")
     if codes_text is None:
-        return True  # a blanket ``# noqa``
-    codes = {c for c in _SEPARATOR.split(codes_text) if c}
+        return frozenset(_BLANKET)
+    return frozenset(c for c in _SEPARATOR.split(codes_text) if c)
+
+
+def _silences(code: str, codes: Optional[frozenset]) -> bool:
+    if codes is None:
+        return False
+    if _BLANKET in codes:
+        return True
     return code in codes or code.startswith(tuple(codes))
+
+
+def is_suppressed(code: str, line_text: Optional[str]) -> bool:
+    return _silences(code, _noqa_codes(line_text))
 
 
 class NoqaIndex:
@@ -64,6 +93,9 @@ class NoqaIndex:
     def __init__(self, lines: List[str]) -> None:
         self._lines = lines
         self._map: Optional[Dict[int, str]] = None
+        # Per logical line (its joined text is one object shared by all its lines): a long
+        # logical line is searched once, not once per finding on it.
+        self._codes: Dict[int, Optional[frozenset]] = {}
 
     def suppressed(self, code: str, line: int) -> bool:
         if self._map is None:
@@ -71,4 +103,7 @@ class NoqaIndex:
         text = self._map.get(line)
         if text is None and 0 < line <= len(self._lines):
             text = self._lines[line - 1]
-        return is_suppressed(code, text)
+        key = id(text)  # the text lives in self._map or self._lines: ids stay unique
+        if key not in self._codes:
+            self._codes[key] = _noqa_codes(text)
+        return _silences(code, self._codes[key])

@@ -19,9 +19,14 @@ from libcst._nodes.internal import CodegenState
 _NEWLINE = re.compile(r"\r\n|\r|\n")
 
 
+class _AllPlaced(Exception):
+    """Every wanted node has been generated: the rest of the file is not needed."""
+
+
 @dataclass
 class _TrackingState(CodegenState):
     wanted: Dict[int, list] = field(default_factory=dict)
+    remaining: int = 0
 
     def before_codegen(self, node: cst.CSTNode) -> None:
         slot = self.wanted.get(id(node))
@@ -30,8 +35,11 @@ class _TrackingState(CodegenState):
 
     def after_codegen(self, node: cst.CSTNode) -> None:
         slot = self.wanted.get(id(node))
-        if slot is not None:
+        if slot is not None and slot[1] is None:
             slot[1] = len(self.tokens)
+            self.remaining -= 1
+            if self.remaining == 0:
+                raise _AllPlaced
 
 
 Position = Tuple[int, int, int, int]  # line, column, end line, end column (1-based)
@@ -42,8 +50,12 @@ def node_positions(module: cst.Module, source: str, nodes: Iterable[cst.CSTNode]
     if not wanted:
         return {}
     state = _TrackingState(default_indent=module.default_indent,
-                           default_newline=module.default_newline, wanted=wanted)
-    module._codegen(state)
+                           default_newline=module.default_newline, wanted=wanted,
+                           remaining=len(wanted))
+    try:
+        module._codegen(state)
+    except _AllPlaced:
+        pass  # offsets only need the text up to the last wanted node
     offsets = [0, *accumulate(len(token) for token in state.tokens)]
     line_starts = [0] + [m.end() for m in _NEWLINE.finditer(source)]
 

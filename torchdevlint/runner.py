@@ -2,17 +2,21 @@
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import os
 import subprocess
 from dataclasses import replace
 from pathlib import Path
-from typing import Callable, Dict, Iterable, Iterator, Optional, Sequence, Set
+from typing import Callable, Dict, Iterator, Optional, Sequence, Set
 
+from torchdevlint.cache import Cache
 from torchdevlint.config import DEFAULT_EXCLUDE, Resolver, Settings, absolute
 from torchdevlint.engine import FileResult, lint_bytes
 from torchdevlint.findings import PARSER_ERROR, READ_ERROR, Finding
 from torchdevlint.notebook import SUFFIX as NOTEBOOK_SUFFIX, NotebookError, is_python_notebook, \
     parse_notebook
+from torchdevlint.parallel import run_per_file
 
 # Kept for callers of the previous API; the patterns themselves live in config.DEFAULT_EXCLUDE.
 DEFAULT_EXCLUDES = frozenset(DEFAULT_EXCLUDE)
@@ -122,15 +126,29 @@ def lint_data(data: bytes, shown: str, rules) -> FileResult:
     return result
 
 
-def lint_path(path: Path, rules) -> FileResult:
-    """Lint one file; never raises (a failure becomes the file's diagnostic)."""
+def lint_path(path: Path, rules, cache: Optional[Cache] = None) -> FileResult:
+    """Lint one file; never raises (a failure becomes the file's diagnostic).
+
+    With a cache, a file whose content was linted before is answered from it (no parse;
+    the result then has no ``module`` and no fixes).
+    """
     shown = display_path(path)
     try:
         data = path.read_bytes()
     except OSError as exc:
         return FileResult(shown, error=Finding(shown, 1, 1, READ_ERROR,
                                                f"cannot read file: {exc.strerror or exc}"))
-    return guarded(lambda: lint_data(data, shown, rules), shown)
+    key = None
+    if cache is not None:
+        # Notebooks and modules with the same bytes lint differently: the suffix is in the key.
+        key = cache.key(data + b"\0" + path.suffix.encode())
+        hit = cache.get(key, shown)
+        if hit is not None:
+            return FileResult(shown, findings=hit[0], error=hit[1])
+    result = guarded(lambda: lint_data(data, shown, rules), shown)
+    if key is not None and not result.internal_error:  # an internal error is retried next run
+        cache.put(key, result.findings, result.error)
+    return result
 
 
 def guarded(lint: Callable[[], FileResult], shown: str) -> FileResult:
@@ -145,25 +163,68 @@ def guarded(lint: Callable[[], FileResult], shown: str) -> FileResult:
         return result
 
 
-def lint_files(files: Iterable[Path], rules) -> Iterator[FileResult]:
-    """Results in the order of ``files``."""
-    for path in files:
-        yield lint_path(path, rules)
+def _lint_in_worker(path: Path, rules, cache: Optional[Cache], fix_options=None) -> FileResult:
+    """``lint_path`` for a worker process: only plain data goes back (no tree). With
+    ``fix_options`` the findings carry their resolved fixes (plain edits), else none."""
+    result = lint_path(path, rules, cache)
+    if fix_options is not None:
+        from torchdevlint.fixer import attach_fixes
+        attach_fixes(result, fix_options)
+    else:
+        result.findings = [dataclasses.replace(f, fix=None) if f.fix is not None else f
+                           for f in result.findings]
+    result.module = result.analysis = result.notebook = None
+    return result
 
 
-def lint_with_settings(files: Sequence[Path], resolver: Resolver) -> Iterator[FileResult]:
+def _worker_crashed(path: Path, reason: str) -> FileResult:
+    shown = display_path(path)
+    result = FileResult(shown, error=Finding(
+        shown, 1, 1, PARSER_ERROR,
+        f"internal error: the process analysing this file died ({reason}); please report it"))
+    result.internal_error = True
+    return result
+
+
+def lint_files(files: Sequence[Path], rules, jobs: int = 1, cache: Optional[Cache] = None,
+               fix_options=None) -> Iterator[FileResult]:
+    """Results in the order of ``files``, streamed as they are ready.
+
+    With ``jobs > 1`` files are linted in worker processes and results carry no ``module``;
+    their findings carry resolved fixes when ``fix_options`` is given, else none. With one job
+    (in this process) they keep everything.
+    """
+    files = list(files)
+    if jobs <= 1 or len(files) < 2:
+        for path in files:
+            yield lint_path(path, rules, cache)
+        return
+    worker = functools.partial(_lint_in_worker, rules=rules, cache=cache, fix_options=fix_options)
+    yield from run_per_file(worker, files, jobs, on_crash=_worker_crashed)
+
+
+def lint_with_settings(files: Sequence[Path], resolver: Resolver, jobs: int = 1,
+                       make_cache: Optional[Callable[[Sequence[type]], Optional[Cache]]] = None,
+                       fix_options_for: Optional[Callable[[Settings], object]] = None,
+                       ) -> Iterator[FileResult]:
     """Lint each file with the rules its configuration (and per-file-ignores) gives it.
 
     Files are grouped by settings (one group in the usual case) so that ``lint_files`` sees
     long runs; results come group by group, each group in file order. Findings of rules the
-    configuration makes unfixable lose their fix, as in ruff.
+    configuration makes unfixable lose their fix, as in ruff. Each rule set gets its own
+    cache (the rules are part of what a cached result means).
     """
     groups: Dict[tuple, list] = {}
+    settings_of: Dict[tuple, Settings] = {}
     for path in files:
         settings = resolver.for_directory(absolute(path).parent)
-        groups.setdefault((settings.rules_for(path), settings.fixable), []).append(path)
+        key = (settings.rules_for(path), settings.fixable)
+        groups.setdefault(key, []).append(path)
+        settings_of.setdefault(key, settings)
     for (rules, fixable), group in groups.items():
-        for result in lint_files(group, rules):
+        cache = make_cache(rules) if make_cache is not None else None
+        fix_options = fix_options_for(settings_of[(rules, fixable)]) if fix_options_for else None
+        for result in lint_files(group, rules, jobs, cache, fix_options):
             if any(f.fix is not None and f.code not in fixable for f in result.findings):
                 result.findings = [f if f.code in fixable else replace(f, fix=None)
                                    for f in result.findings]

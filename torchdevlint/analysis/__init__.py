@@ -22,6 +22,10 @@ class Analysis:
         self.collected: Collected = Builder().build(module)
         self.kinds = KindInference()
         self._guard_memo: dict = {}
+        # (id(condition chain), id(scope)) -> (verdict, chain): chains share their tails, so
+        # each link is judged once instead of once per node below it (quadratic in long
+        # blocks of asserts and early exits). The chain is kept so that its id stays unique.
+        self._chain_memo: dict = {}
 
     # Shorthands the rules use.
     def qualname(self, expr: cst.BaseExpression, scope: Scope) -> Optional[str]:
@@ -45,15 +49,30 @@ class Analysis:
 
     def is_guarded(self, ctx: Ctx) -> bool:
         """Whether code in ``ctx`` only runs when CUDA was checked for or asked for."""
-        for condition in ctx.iter_conditions():
+        scope = ctx.scope
+        unknown = []  # links whose verdict is the one found further down the chain
+        link = ctx.conditions
+        verdict = False
+        while link is not None:
+            known = self._chain_memo.get((id(link), id(scope)))
+            if known is not None:
+                verdict = known[0]
+                break
+            condition = link[0]
             if isinstance(condition, str):
-                if condition in (EXPECTS_FAILURE, HANDLES_FAILURE):
-                    return True
-                if _mentions_cuda(condition):  # def test_cuda_..., class CUDATests, def to_gpu
-                    return True
-            elif self.is_guard_test(condition, ctx.scope):
-                return True
-        return False
+                guarded = condition in (EXPECTS_FAILURE, HANDLES_FAILURE) or _mentions_cuda(condition)
+                # (def test_cuda_..., class CUDATests, def to_gpu, assertRaises, try/except)
+            else:
+                guarded = self.is_guard_test(condition, scope)
+            if guarded:
+                verdict = True
+                unknown.append(link)
+                break
+            unknown.append(link)
+            link = link[1]
+        for link in unknown:
+            self._chain_memo[(id(link), id(scope))] = (verdict, link)
+        return verdict
 
     def is_guard_test(self, expr: cst.CSTNode, scope: Scope, depth: int = 0) -> bool:
         """A test that involves CUDA availability or a choice of device.

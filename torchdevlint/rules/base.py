@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Iterator, Optional
+from typing import Any, ClassVar, Iterator, Optional, Tuple, Union
 
 import libcst as cst
 
@@ -23,12 +23,24 @@ class Rule:
     code: ClassVar[str]
     name: ClassVar[str]  # kebab-case, as in ruff
     summary: ClassVar[str]  # one line, for --list-rules
-    # Prefilter: a file whose text this pattern does not match cannot hold a finding of this
-    # rule, so it is not parsed at all when only such rules are selected.
-    required_text: ClassVar[str]
+    # Prefilter: a file whose text this pattern (or each of these patterns) does not match
+    # cannot hold a finding of this rule, so it is not parsed at all when only such rules are
+    # selected. It must never be narrower than ``check``: a wrong prefilter loses findings.
+    required_text: ClassVar[Union[str, Tuple[str, ...]]]
 
     def check(self, analysis: Analysis) -> Iterator[Violation]:
         raise NotImplementedError
+
+
+# What Python allows between two tokens: whitespace, line continuations and comments. (A
+# comment must end in a newline to be followed by a token; requiring it keeps the pattern
+# linear: a comment cannot be split into several.)
+TOKEN_GAP = r"(?:[\s\\]|#[^\r\n]*[\r\n])*"
+
+
+def method_call_text(*names: str) -> str:
+    """Text of a call of one of these methods: ``x.to(``, ``x . cuda  (``."""
+    return rf"\.{TOKEN_GAP}(?:{'|'.join(names)})\b{TOKEN_GAP}\("
 
 
 _SNIPPET = cst.Module(body=[])

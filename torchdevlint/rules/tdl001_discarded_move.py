@@ -7,7 +7,7 @@ from typing import Iterator
 import libcst as cst
 
 from torchdevlint.analysis import Analysis
-from torchdevlint.rules.base import Rule, Violation, source_of
+from torchdevlint.rules.base import Rule, Violation, method_call_text, source_of
 
 MOVE_METHODS = ("to", "cuda", "cpu")
 
@@ -16,7 +16,7 @@ class DiscardedTensorMove(Rule):
     code = "TDL001"
     name = "discarded-tensor-move"
     summary = "Result of Tensor.to()/.cuda()/.cpu() is discarded; the tensor does not move"
-    required_text = r"\.[\s\\]*(?:to|cuda|cpu)\b"
+    required_text = method_call_text(*MOVE_METHODS)
 
     def check(self, analysis: Analysis) -> Iterator[Violation]:
         calls = analysis.collected.calls_by_name

@@ -12,7 +12,7 @@ from torchdevlint.analysis import kinds as K
 from torchdevlint.analysis import torch_api as api
 from torchdevlint.analysis.builder import iter_children
 from torchdevlint.analysis.model import ASSIGN, CallSite, Ctx, Scope, last_name, string_value
-from torchdevlint.rules.base import Rule, Violation
+from torchdevlint.rules.base import TOKEN_GAP, Rule, Violation, method_call_text
 
 CRASH = "fails on a machine without CUDA (Torch not compiled with CUDA enabled)"
 # Calls whose ``device=`` keyword is configuration, not a device that is used right there.
@@ -39,7 +39,9 @@ class HardcodedCudaDevice(Rule):
     code = "TDL002"
     name = "hardcoded-cuda-device"
     summary = "Hard-coded CUDA device with no torch.cuda.is_available() guard"
-    required_text = r"cuda"
+    # A "cuda"/"cuda:N" literal, a .cuda() call or a torch.cuda.XTensor type.
+    required_text = (rf"[\"']cuda\b|{method_call_text('cuda')}"
+                     rf"|\bcuda{TOKEN_GAP}\.{TOKEN_GAP}[A-Z][A-Za-z]*Tensor\b")
 
     def check(self, analysis: Analysis) -> Iterator[Violation]:
         self.analysis = analysis

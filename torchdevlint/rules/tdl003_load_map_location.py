@@ -16,7 +16,9 @@ class LoadWithoutMapLocation(Rule):
     code = "TDL003"
     name = "load-without-map-location"
     summary = "torch.load() without map_location fails on a CPU-only machine for GPU checkpoints"
-    required_text = r"load"
+    # The loader is named in the file (torch.load, `from torch.hub import load_url as f`) and
+    # qualified names come from an import of torch.
+    required_text = (r"\bload(?:_url|_state_dict_from_url)?\b", r"\btorch\b")
 
     def check(self, analysis: Analysis) -> Iterator[Violation]:
         for site in analysis.call_sites(_LOAD_NAMES, api.MAP_LOCATION_FUNCTIONS):

@@ -12,7 +12,7 @@ from torchdevlint.analysis import kinds as K
 from torchdevlint.analysis import torch_api as api
 from torchdevlint.analysis.builder import iter_children as _children
 from torchdevlint.analysis.model import ASSIGN, PARAM, Ctx, Scope, last_name
-from torchdevlint.rules.base import Rule, Violation, source_of
+from torchdevlint.rules.base import Rule, Violation, method_call_text, source_of
 
 SAME_DEVICE = "RuntimeError: Expected all tensors to be on the same device"
 LIGHTNING_STEPS = frozenset(
@@ -53,7 +53,8 @@ class UnmovedBatch(Rule):
     code = "TDL004"
     name = "unmoved-batch"
     summary = "Loop feeds data-loader batches to a model on a device without moving them"
-    required_text = r"\.[\s\\]*(?:to|cuda)\b"
+    # Every finding needs a model moved with .to()/.cuda().
+    required_text = method_call_text("to", "cuda")
 
     def check(self, analysis: Analysis) -> Iterator[Violation]:
         self.analysis = analysis

@@ -1,0 +1,373 @@
+"""How fast torchdevlint is, against its floor (LibCST's parser) and its peers.
+
+    python benchmarks/bench.py                      # torch's sources + the transformers wheel
+    python benchmarks/bench.py --limit 200          # a quick run on 200 files per corpus
+    python benchmarks/bench.py --corpus mine=src/   # also your own code
+
+Every figure comes from child processes: wall time, CPU time (user + system, what a shared
+machine distorts least) and peak resident memory of the largest process (a worker, with
+--jobs). The parse floor and torchdevlint run interleaved, round by round over the same files,
+so that a load change on the machine hits both; ratios are taken on CPU time.
+
+Peers: TorchFix and ruff are run from a separate virtual environment (``--peers-venv``,
+created with ``--install-peers``) so that they never enter the project's environment.
+flake8 runs twice in the same environment: as is (the torchdevlint plugin registered) and
+with the plugin's entry point filtered out, every other plugin and option unchanged.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import zipfile
+from dataclasses import dataclass
+from datetime import date
+from pathlib import Path
+from typing import Dict, List, Optional, Sequence
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from benchmarks.generate_large import generate  # noqa: E402
+from torchdevlint.runner import iter_python_files  # noqa: E402
+
+PYTHON = sys.executable
+DEFAULT_PEERS_VENV = Path(tempfile.gettempdir()) / "torchdevlint-bench-peers"
+
+# Runs in a child: LibCST's parse of every file named on stdin, nothing else (the floor).
+_FLOOR = """
+import sys, libcst
+from torchdevlint.source import decode_source, SourceError
+for name in sys.stdin.read().splitlines():
+    try:
+        libcst.parse_module(decode_source(open(name, 'rb').read()).text)
+    except (SourceError, libcst.ParserSyntaxError, RecursionError):
+        pass
+"""
+# Runs flake8 with the torchdevlint plugin's entry point removed, nothing else changed.
+_FLAKE8_WITHOUT_PLUGIN = """
+import sys
+from flake8.plugins import finder
+_find = finder.find_plugins
+finder.find_plugins = lambda *a, **k: [p for p in _find(*a, **k) if p.package != "torchdevlint"]
+from flake8.main.cli import main
+sys.exit(main())
+"""
+# Wraps a command: its exit status, and the CPU time and peak memory of it and its children.
+_MEASURE = """
+import json, resource, subprocess, sys, time
+stdin = open(sys.argv[1], "rb") if sys.argv[1] != "-" else subprocess.DEVNULL
+start = time.perf_counter()
+code = subprocess.call(sys.argv[3:], stdin=stdin, stdout=open(sys.argv[2], "wb"),
+                       stderr=subprocess.DEVNULL)
+wall = time.perf_counter() - start
+usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+print(json.dumps({"code": code, "wall": wall, "cpu": usage.ru_utime + usage.ru_stime,
+                  "rss_mb": usage.ru_maxrss / 1024}))
+"""
+
+
+@dataclass
+class Run:
+    wall: float = 0.0
+    cpu: float = 0.0
+    rss_mb: float = 0.0
+    output: bytes = b""
+
+    def add(self, other: "Run") -> None:
+        self.wall += other.wall
+        self.cpu += other.cpu
+        self.rss_mb = max(self.rss_mb, other.rss_mb)
+        self.output += other.output
+
+
+def measure(command: Sequence[str], cwd: Path, stdin_text: Optional[str] = None,
+            env: Optional[Dict[str, str]] = None) -> Run:
+    with tempfile.TemporaryDirectory() as scratch:
+        stdin_path, out_path = "-", os.path.join(scratch, "out")
+        if stdin_text is not None:
+            stdin_path = os.path.join(scratch, "in")
+            Path(stdin_path).write_text(stdin_text)
+        report = subprocess.run([PYTHON, "-c", _MEASURE, stdin_path, out_path, *command],
+                                cwd=cwd, env=env, capture_output=True, text=True, check=True)
+        figures = json.loads(report.stdout)
+        return Run(figures["wall"], figures["cpu"], figures["rss_mb"],
+                   Path(out_path).read_bytes())
+
+
+def child_env() -> Dict[str, str]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
+    return env
+
+
+# -- corpora --------------------------------------------------------------------------------
+
+
+def torch_sources() -> Optional[Path]:
+    import importlib.util
+
+    spec = importlib.util.find_spec("torch")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return Path(list(spec.submodule_search_locations)[0])
+
+
+def transformers_sources(workdir: Path) -> Optional[Path]:
+    """The transformers wheel's package directory, downloaded with pip (no dependencies)."""
+    download = workdir / "wheels"
+    result = subprocess.run([PYTHON, "-m", "pip", "download", "--no-deps", "--only-binary",
+                             ":all:", "-q", "-d", str(download), "transformers"],
+                            capture_output=True, text=True)
+    wheels = sorted(download.glob("transformers-*.whl")) if result.returncode == 0 else []
+    if not wheels:
+        print(f"  (transformers: pip download failed, skipped: {result.stderr.strip()[-200:]})")
+        return None
+    with zipfile.ZipFile(wheels[0]) as archive:
+        archive.extractall(workdir / "transformers-wheel")
+    return workdir / "transformers-wheel" / "transformers"
+
+
+def select_files(directory: Path, limit: Optional[int]) -> List[Path]:
+    files = [path.resolve() for path in iter_python_files([str(directory)])]
+    if limit and len(files) > limit:
+        step = len(files) / limit  # evenly spread: every part of the package is represented
+        files = [files[int(i * step)] for i in range(limit)]
+    return files
+
+
+def count_lines(files: Sequence[Path]) -> int:
+    return sum(path.read_bytes().count(b"\n") for path in files)
+
+
+# -- the measurements -----------------------------------------------------------------------
+
+
+def torchdevlint(files: Sequence[Path], cwd: Path, jobs: int, cache: bool) -> Run:
+    command = [PYTHON, "-m", "torchdevlint", "--quiet", "--jobs", str(jobs)]
+    if not cache:
+        command.append("--no-cache")
+    return measure(command + [str(f) for f in files], cwd, env=child_env())
+
+
+def floor(files: Sequence[Path], cwd: Path) -> Run:
+    return measure([PYTHON, "-c", _FLOOR], cwd, stdin_text="\n".join(map(str, files)),
+                   env=child_env())
+
+
+def interleaved(files: Sequence[Path], cwd: Path, rounds: int):
+    """The floor and torchdevlint (cold, one job) over the same files, alternating."""
+    parse, lint = Run(), Run()
+    for index in range(rounds):
+        part = files[index::rounds]
+        if not part:
+            continue
+        order = (("floor", parse), ("lint", lint)) if index % 2 == 0 else \
+            (("lint", lint), ("floor", parse))
+        for name, total in order:
+            total.add(floor(part, cwd) if name == "floor" else
+                      torchdevlint(part, cwd, jobs=1, cache=False))
+    return parse, lint
+
+
+def flake8_pair(files: Sequence[Path], cwd: Path):
+    arguments = ["-j", "1", "--exit-zero", *map(str, files)]
+    with_plugin = measure([PYTHON, "-m", "flake8", *arguments], cwd, env=child_env())
+    without = measure([PYTHON, "-c", _FLAKE8_WITHOUT_PLUGIN, *arguments], cwd, env=child_env())
+    return with_plugin, without
+
+
+def peer_tool(venv: Path, name: str) -> Optional[str]:
+    candidate = venv / ("Scripts" if os.name == "nt" else "bin") / name
+    return str(candidate) if candidate.exists() else None
+
+
+def install_peers(venv: Path) -> None:
+    if not venv.exists():
+        subprocess.run([PYTHON, "-m", "venv", str(venv)], check=True)
+    pip = venv / ("Scripts" if os.name == "nt" else "bin") / "pip"
+    subprocess.run([str(pip), "install", "-q", "torchfix", "ruff"], check=True)
+
+
+def large_file(workdir: Path, lines: int):
+    """torchdevlint and the floor on a generated file of ``lines`` lines and on a tenth of it."""
+    figures = {}
+    for size in (max(lines // 10, 100), lines):
+        path = workdir / f"generated_{size}.py"
+        path.write_text(generate(size))
+        actual = count_lines([path])
+        figures[actual] = (torchdevlint([path], workdir, 1, cache=False), floor([path], workdir))
+    return figures
+
+
+# -- reporting ------------------------------------------------------------------------------
+
+
+class Report:
+    def __init__(self) -> None:
+        self.rows: List[dict] = []
+        self.ratios: List[dict] = []
+
+    def row(self, corpus: str, what: str, run: Run, lines: int) -> None:
+        rate = lines / run.cpu if run.cpu else 0
+        self.rows.append({"corpus": corpus, "what": what, "wall_s": round(run.wall, 2),
+                          "cpu_s": round(run.cpu, 2), "lines_per_cpu_s": round(rate),
+                          "peak_rss_mb": round(run.rss_mb)})
+        print(f"  {what:<42} wall {run.wall:8.2f} s   cpu {run.cpu:8.2f} s   "
+              f"{rate:9,.0f} lines/cpu-s   peak {run.rss_mb:6.0f} MB", flush=True)
+
+    def ratio(self, corpus: str, what: str, value: float, goal: str = "") -> None:
+        self.ratios.append({"corpus": corpus, "what": what, "value": round(value, 3), "goal": goal})
+        print(f"  {what:<42} {value:8.3f}   {goal}", flush=True)
+
+
+def bench_corpus(name: str, directory: Path, args, report: Report, workdir: Path,
+                 peers: Dict[str, Optional[str]]) -> None:
+    files = select_files(directory, args.limit)
+    lines = count_lines(files)
+    print(f"\n== {name}: {len(files)} files, {lines:,} lines ({directory})", flush=True)
+    run_dir = workdir / f"run-{name}"
+    run_dir.mkdir()
+
+    parse, cold1 = interleaved(files, run_dir, args.rounds)
+    report.row(name, "LibCST parse alone (floor), 1 process", parse, lines)
+    report.row(name, "torchdevlint cold, 1 job", cold1, lines)
+    cold_all = torchdevlint(files, run_dir, args.jobs, cache=False)
+    report.row(name, f"torchdevlint cold, {args.jobs} jobs", cold_all, lines)
+    populate = torchdevlint(files, run_dir, args.jobs, cache=True)
+    report.row(name, f"torchdevlint cold, {args.jobs} jobs, writing the cache", populate, lines)
+    warm = torchdevlint(files, run_dir, args.jobs, cache=True)
+    report.row(name, f"torchdevlint warm (cache), {args.jobs} jobs", warm, lines)
+    same = cold_all.output == cold1.output or sorted(cold_all.output.splitlines()) == \
+        sorted(cold1.output.splitlines())
+    print(f"  outputs: cold 1 job == cold {args.jobs} jobs: {same}; "
+          f"cold == warm: {cold_all.output == warm.output}; "
+          f"{len(cold_all.output.splitlines())} lines reported", flush=True)
+
+    peer_files = select_files(directory, args.peer_limit) if args.peer_limit else files
+    peer_lines = count_lines(peer_files)
+    if peer_files is not files:
+        print(f"  -- peers on {len(peer_files)} of these files ({peer_lines:,} lines)", flush=True)
+        tdl_peer = torchdevlint(peer_files, run_dir, 1, cache=False)
+        report.row(name, "torchdevlint cold, 1 job (peer files)", tdl_peer, peer_lines)
+    else:
+        tdl_peer = cold1
+    flake8_with, flake8_without = (None, None)
+    if args.flake8:
+        flake8_with, flake8_without = flake8_pair(peer_files, run_dir)
+        report.row(name, "flake8 -j1 with the torchdevlint plugin", flake8_with, peer_lines)
+        report.row(name, "flake8 -j1 without it", flake8_without, peer_lines)
+    torchfix = None
+    if peers.get("torchfix"):
+        torchfix = measure([peers["torchfix"], "-j", "1", *map(str, peer_files)], run_dir)
+        report.row(name, "TorchFix -j 1", torchfix, peer_lines)
+    if peers.get("ruff"):
+        ruff = measure([peers["ruff"], "check", "--no-cache", "--isolated", "--exit-zero",
+                        "--select", "E,F,W", *map(str, peer_files)], run_dir)
+        report.row(name, "ruff (E,F,W; multi-threaded)", ruff, peer_lines)
+
+    print("  ratios (CPU time):", flush=True)
+    report.ratio(name, "torchdevlint cold 1 job / floor", cold1.cpu / parse.cpu, "goal <= 1.3")
+    if torchfix is not None and tdl_peer.cpu:
+        report.ratio(name, "TorchFix / torchdevlint (1 job each)", torchfix.cpu / tdl_peer.cpu,
+                     "goal >= 10")
+    report.ratio(name, "warm / cold (wall, same jobs)", warm.wall / populate.wall, "goal < 0.05")
+    if flake8_with is not None:
+        report.ratio(name, "flake8 with plugin / without", flake8_with.cpu / flake8_without.cpu,
+                     "goal <= 1.5")
+    report.ratio(name, "speed-up of all jobs over 1 (wall)", cold1.wall / cold_all.wall)
+    peak = max(cold1.rss_mb, cold_all.rss_mb)
+    report.ratio(name, "peak MB per process, torchdevlint", peak, "goal < 500")
+    report.ratio(name, "peak MB, parse floor (same files)", parse.rss_mb)
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--corpus", action="append", default=[], metavar="NAME=PATH",
+                        help="an extra directory of Python sources to measure")
+    parser.add_argument("--transformers", metavar="PATH",
+                        help="transformers' package sources (default: pip download the wheel)")
+    parser.add_argument("--no-torch", action="store_true", help="skip torch's own sources")
+    parser.add_argument("--no-transformers", action="store_true", help="skip transformers")
+    parser.add_argument("--limit", type=int, help="at most N files per corpus, evenly spread")
+    parser.add_argument("--peer-limit", type=int,
+                        help="run flake8 and TorchFix on at most N of those files (they are slow)")
+    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    parser.add_argument("--rounds", type=int, default=4,
+                        help="interleaving rounds of floor and torchdevlint (default 4)")
+    parser.add_argument("--no-flake8", dest="flake8", action="store_false")
+    parser.add_argument("--peers-venv", type=Path, default=DEFAULT_PEERS_VENV,
+                        help=f"virtualenv holding torchfix and ruff (default {DEFAULT_PEERS_VENV})")
+    parser.add_argument("--install-peers", action="store_true",
+                        help="create --peers-venv and pip install torchfix and ruff into it")
+    parser.add_argument("--no-peers", action="store_true", help="skip TorchFix and ruff")
+    parser.add_argument("--large-lines", type=int, default=30_000,
+                        help="size of the generated single file (0: skip)")
+    parser.add_argument("--json", type=Path, help="also write the figures to this file")
+    args = parser.parse_args(argv)
+
+    peers: Dict[str, Optional[str]] = {}
+    if not args.no_peers:
+        if args.install_peers:
+            install_peers(args.peers_venv)
+        peers = {tool: peer_tool(args.peers_venv, tool) for tool in ("torchfix", "ruff")}
+        missing = [tool for tool, path in peers.items() if path is None]
+        if missing:
+            print(f"(not found in {args.peers_venv}: {', '.join(missing)}; "
+                  f"use --install-peers)")
+
+    print(f"torchdevlint benchmark, {date.today().isoformat()}, {platform.platform()}, "
+          f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
+          f"Python {platform.python_version()}, jobs={args.jobs}", flush=True)
+    report = Report()
+    with tempfile.TemporaryDirectory(prefix="torchdevlint-bench-") as scratch:
+        workdir = Path(scratch)
+        corpora = []
+        if not args.no_torch:
+            source = torch_sources()
+            if source is None:
+                print("(torch is not installed: its sources are skipped)")
+            else:
+                corpora.append(("torch", source))
+        if not args.no_transformers:
+            source = Path(args.transformers) if args.transformers else transformers_sources(workdir)
+            if source is not None:
+                corpora.append(("transformers", source))
+        for item in args.corpus:
+            name, _, path = item.partition("=")
+            corpora.append((name, Path(path)) if path else (Path(name).name, Path(name)))
+        for name, directory in corpora:
+            bench_corpus(name, directory, args, report, workdir, peers)
+
+        if args.large_lines:
+            print(f"\n== generated single files (benchmarks/generate_large.py)", flush=True)
+            figures = large_file(workdir, args.large_lines)
+            per_line = {}
+            for size, (lint, parse) in figures.items():
+                report.row(f"generated-{size}", f"torchdevlint, {size:,} lines", lint, size)
+                report.row(f"generated-{size}", f"LibCST parse alone, {size:,} lines", parse, size)
+                per_line[size] = lint.cpu / size
+            small, large = sorted(per_line)
+            report.ratio("generated", f"time per line, {large:,} / {small:,} lines",
+                         per_line[large] / per_line[small], "goal <= 2 (no quadratic blow-up)")
+            ordinary = [r for r in report.rows if r["what"] == "torchdevlint cold, 1 job"]
+            if ordinary and ordinary[0]["cpu_s"]:
+                base = ordinary[0]
+                base_lines = base["lines_per_cpu_s"]
+                report.ratio("generated", f"time per line, {large:,}-line file / {base['corpus']}",
+                             (per_line[large] * base_lines) if base_lines else 0,
+                             "goal <= 2")
+    if args.json:
+        args.json.write_text(json.dumps({"rows": report.rows, "ratios": report.ratios}, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
