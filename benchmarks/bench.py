@@ -21,11 +21,9 @@ import argparse
 import json
 import os
 import platform
-import shutil
 import subprocess
 import sys
 import tempfile
-import time
 import zipfile
 from dataclasses import dataclass
 from datetime import date
@@ -347,7 +345,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             bench_corpus(name, directory, args, report, workdir, peers)
 
         if args.large_lines:
-            print(f"\n== generated single files (benchmarks/generate_large.py)", flush=True)
+            print("\n== generated single files (benchmarks/generate_large.py)", flush=True)
             figures = large_file(workdir, args.large_lines)
             per_line = {}
             for size, (lint, parse) in figures.items():

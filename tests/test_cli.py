@@ -140,3 +140,25 @@ def test_fixtures_dir_end_to_end():
     result = run_cli(FIXTURES)
     assert result.returncode == 1
     assert "Traceback" not in result.stderr
+
+
+def test_closed_pipe_is_not_a_traceback(tmp_path):
+    import subprocess
+    import sys
+    (tmp_path / "bad.py").write_text(BUGGY * 1)
+    for index in range(300):
+        (tmp_path / f"m{index}.py").write_text(BUGGY)
+    reader = subprocess.Popen([sys.executable, "-m", "torchdevlint", "--jobs", "1", "--no-cache",
+                               str(tmp_path)], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    reader.stdout.readline()
+    reader.stdout.close()  # like `| head -1`
+    stderr = reader.stderr.read().decode()
+    assert reader.wait() == 141
+    assert "Traceback" not in stderr
+
+
+def test_message_for_a_receiver_that_cannot_be_rebound(tmp_path):
+    path = tmp_path / "m.py"
+    path.write_text("import torch\nloss = torch.ones(1)\nloss.detach().cpu()\n")
+    [item] = findings(run_cli(path).stdout)
+    assert item["msg"].endswith("use the result or remove the statement")

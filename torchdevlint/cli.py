@@ -6,6 +6,7 @@ Exit codes: 0 clean, 1 findings (or files that could not be analysed), 2 usage o
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 from typing import List, Optional, Sequence
@@ -219,7 +220,7 @@ def _list_rules() -> str:
     return "\n".join(f"{rule.code}  {rule.name:<{width}}  {rule.summary}" for rule in ALL_RULES)
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
+def _run(argv: Optional[Sequence[str]]) -> int:
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
@@ -313,6 +314,27 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     if args.exit_zero:
         return EXIT_CLEAN
     return EXIT_FINDINGS if findings or errors else EXIT_CLEAN
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    """The entry point: no traceback ever reaches the user."""
+    try:
+        return _run(argv)
+    except KeyboardInterrupt:
+        print("torchdevlint: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        # The reader went away (``torchdevlint . | head``): stop quietly, as a shell tool does.
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+        except OSError:
+            pass
+        return 141
+    except Exception as exc:  # a bug in torchdevlint itself, outside any one file
+        print(f"torchdevlint: internal error ({type(exc).__name__}: {exc}); please report it",
+              file=sys.stderr)
+        return EXIT_ERROR
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -28,10 +28,13 @@ class DiscardedTensorMove(Rule):
                 if not analysis.kinds.is_tensor(receiver, site.ctx.scope):
                     continue
                 name = source_of(receiver)
+                if isinstance(receiver, (cst.Name, cst.Attribute)):
+                    advice = f"assign it (`{name} = {source_of(site.call, 60)}`)"
+                else:  # ``loss.detach().cpu()``: nothing to rebind, the statement does nothing
+                    advice = "use the result or remove the statement"
                 yield Violation(
                     site.call,
                     f"result of `{name}.{method}()` is discarded: Tensor.{method}() returns a new "
-                    f"tensor and leaves `{name}` where it was; assign it "
-                    f"(`{name} = {source_of(site.call, 60)}`)",
+                    f"tensor and leaves `{name}` where it was; {advice}",
                     fix=site,  # --fix rebinds the receiver (torchdevlint.fixes.tdl001)
                 )
