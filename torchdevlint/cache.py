@@ -16,11 +16,11 @@ import hashlib
 import json
 import os
 import sys
-import tempfile
 from pathlib import Path
 from typing import Iterable, Optional, Sequence
 
 from torchdevlint import __version__
+from torchdevlint.atomicio import replace_file
 from torchdevlint.findings import Finding
 
 CACHE_DIR_NAME = ".torchdevlint_cache"
@@ -143,14 +143,4 @@ def _fields(finding: Finding) -> list:
 
 
 def _write_atomic(target: str, text: str) -> None:
-    handle, temporary = tempfile.mkstemp(dir=os.path.dirname(target), prefix=".tmp-")
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as stream:
-            stream.write(text)
-        os.replace(temporary, target)
-    except BaseException:
-        try:
-            os.unlink(temporary)
-        except OSError:
-            pass
-        raise
+    replace_file(target, text.encode("utf-8"))

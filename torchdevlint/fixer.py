@@ -11,11 +11,11 @@ import errno
 import os
 import stat
 import sys
-import tempfile
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable, Dict, Iterable, List, Optional, Sequence, TextIO, Tuple
 
+from torchdevlint.atomicio import replace_file
 from torchdevlint.findings import PARSER_ERROR, READ_ERROR, Finding
 from torchdevlint.fixes import FixOptions, FixResult, fix_bytes
 from torchdevlint.fixes.applier import BUILDERS, fix_source
@@ -161,21 +161,8 @@ def write_atomically(path: Path, data: bytes, before: Optional[os.stat_result] =
     if before is not None and (current.st_mtime_ns, current.st_size) != \
             (before.st_mtime_ns, before.st_size):
         raise OSError(errno.EAGAIN, "file changed while it was being fixed")
-    directory, name = os.path.split(target)
-    handle, temporary = tempfile.mkstemp(dir=directory, prefix=f".{name}.", suffix=".tdl-fix")
-    try:
-        with os.fdopen(handle, "wb") as stream:
-            stream.write(data)
-            stream.flush()
-            os.fsync(stream.fileno())
-        os.chmod(temporary, stat.S_IMODE(current.st_mode))
-        os.replace(temporary, target)
-    except BaseException:
-        try:
-            os.unlink(temporary)
-        except OSError:
-            pass
-        raise
+    replace_file(target, data, mode=stat.S_IMODE(current.st_mode),
+                 prefix=f".{os.path.basename(target)}.", suffix=".tdl-fix", durable=True)
 
 
 def diff_name(path: Path) -> str:
