@@ -39,7 +39,7 @@ def lint():
     from torchdevlint.engine import lint_source
 
     def _lint(source: str, select=None):
-        from torchdevlint.rules import select_rules
+        from torchdevlint.config import select_rules
         rules = select_rules(select or ["TDL"])
         result = lint_source(source, "snippet.py", rules)
         assert result.error is None, result.error

@@ -19,7 +19,8 @@ from torchdevlint import progress as progress_module
 from torchdevlint.cache import CACHE_DIR_NAME, Cache, project_root
 from torchdevlint.engine import lint_source
 from torchdevlint.parallel import run_per_file
-from torchdevlint.rules import ALL_RULES, select_rules
+from torchdevlint.config import select_rules
+from torchdevlint.rules import ALL_RULES
 from torchdevlint.runner import lint_path
 
 BUGGY = "import torch\nx = torch.ones(2)\nx.to('cpu')\nx.cuda()\n"

@@ -117,6 +117,14 @@ def resolve_codes(layers: Sequence[RuleSelection], default: Sequence[str] = ("AL
     return frozenset(enabled)
 
 
+def select_rules(select: Iterable[str] = ("ALL",), ignore: Iterable[str] = ()) -> Tuple[type, ...]:
+    """The rules that ``--select``/``--ignore`` prefixes alone would enable (no configuration
+    file): the programmatic shorthand, with the same algorithm and checks as the CLI."""
+    codes = resolve_codes([RuleSelection(select=tuple(_check_codes(select, "select")),
+                                         ignore=tuple(_check_codes(ignore, "ignore")))])
+    return tuple(rule for rule in ALL_RULES if rule.code in codes)
+
+
 # --- globs ----------------------------------------------------------------------------------
 
 
