@@ -83,10 +83,6 @@ def _silences(code: str, codes: Optional[frozenset]) -> bool:
     return code in codes or code.startswith(tuple(codes))
 
 
-def is_suppressed(code: str, line_text: Optional[str]) -> bool:
-    return _silences(code, _noqa_codes(line_text))
-
-
 class NoqaIndex:
     """Answers "is this finding silenced?" for one file; tokenizes lazily, once."""
 

@@ -45,7 +45,6 @@ class _CodeCell:
     index: int  # position in the notebook's "cells"
     source: str
     first_line: int = 0  # program line of the cell's first line (after its marker)
-    line_count: int = 0
     magic_lines: List[str] = field(default_factory=list)  # original lines, in order
     displayed: Optional[Tuple[int, int]] = None  # program lines of the displayed last expression
 
@@ -151,7 +150,6 @@ class Notebook:
             program.append(CELL_MARKER.format(number=number))
             self.line_map.append((number, 0))
             code_cell.first_line = len(self.line_map)
-            code_cell.line_count = len(python_lines)
             displayed = _displayed_expression(python_lines)
             if displayed is not None:
                 code_cell.displayed = (displayed[0] + code_cell.first_line - 1,

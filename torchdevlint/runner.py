@@ -11,15 +11,13 @@ from pathlib import Path
 from typing import Callable, Dict, Iterator, Optional, Sequence, Set
 
 from torchdevlint.cache import Cache
-from torchdevlint.config import DEFAULT_EXCLUDE, Resolver, Settings, absolute
+from torchdevlint.config import Resolver, Settings, absolute
 from torchdevlint.engine import FileResult, lint_bytes
 from torchdevlint.findings import PARSER_ERROR, READ_ERROR, Finding
 from torchdevlint.notebook import SUFFIX as NOTEBOOK_SUFFIX, NotebookError, is_python_notebook, \
     parse_notebook
 from torchdevlint.parallel import run_per_file
 
-# Kept for callers of the previous API; the patterns themselves live in config.DEFAULT_EXCLUDE.
-DEFAULT_EXCLUDES = frozenset(DEFAULT_EXCLUDE)
 DIRECTORY_SUFFIXES = (".py", ".pyi", NOTEBOOK_SUFFIX)
 
 

@@ -51,12 +51,6 @@ class Ctx:
     def with_condition(self, item: Union[cst.CSTNode, str]) -> "Ctx":
         return Ctx(self.scope, (item, self.conditions), self.func, self.cls)
 
-    def iter_conditions(self):
-        node = self.conditions
-        while node is not None:
-            yield node[0]
-            node = node[1]
-
 
 class Binding:
     __slots__ = ("how", "value", "path", "ctx", "node", "order")

@@ -145,6 +145,4 @@ DTYPE_NAMES = frozenset(
     """.split()
 )
 
-LOSS_FUNCTION_RE = re.compile(r"(loss|criterion|cross_entropy|nll|divergence|kl_div)", re.I)
-
 CUDA_DEVICE_RE = re.compile(r"^cuda(?::\d+)?$")
