@@ -53,6 +53,17 @@ def iter_children(node: cst.CSTNode):
                     yield item
 
 
+def walk_code(root: cst.CSTNode, into_functions: bool = False):
+    """``root`` and the code-bearing nodes under it, pre-order in source order. A lambda's or
+    a nested def's body is code that runs later, so it is not entered unless asked for."""
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        yield node
+        if into_functions or not isinstance(node, (cst.Lambda, cst.FunctionDef)):
+            stack.extend(reversed(list(iter_children(node))))
+
+
 _EXIT_CALLS = frozenset("skip skipTest exit _exit quit abort fail SkipTest".split())
 _TRANSPARENT_DECORATORS = frozenset(
     "no_grad inference_mode enable_grad staticmethod classmethod wraps lru_cache cache "

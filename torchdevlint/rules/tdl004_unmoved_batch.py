@@ -10,7 +10,7 @@ import libcst as cst
 from torchdevlint.analysis import Analysis
 from torchdevlint.analysis import kinds as K
 from torchdevlint.analysis import torch_api as api
-from torchdevlint.analysis.builder import iter_children as _children
+from torchdevlint.analysis.builder import walk_code
 from torchdevlint.analysis.model import ASSIGN, PARAM, Ctx, Scope, last_name
 from torchdevlint.rules.base import Rule, Violation, method_call_text, source_of
 
@@ -392,15 +392,8 @@ class _LoopChecker:
         return self.rule.device_of_move(call, self.scope)[0]
 
     def _contains_move(self, expr) -> bool:
-        stack = [expr]
-        while stack:
-            node = stack.pop()
-            if isinstance(node, cst.Call) and self._is_device_move(node):
-                return True
-            if isinstance(node, (cst.Lambda, cst.FunctionDef)):
-                continue
-            stack.extend(_children(node))
-        return False
+        return any(isinstance(node, cst.Call) and self._is_device_move(node)
+                   for node in walk_code(expr))
 
     def _helper_moves(self, call: cst.Call) -> List[str]:
         """``send_to_device(batch, device)``: a call given batch values and a device moves them."""
@@ -466,26 +459,14 @@ class _LoopChecker:
             self.outputs.difference_update(targets)
 
     def _mentions_values(self, expr) -> bool:
-        stack = [expr]
-        while stack:
-            node = stack.pop()
-            if isinstance(node, cst.Name) and node.value in self.values:
-                return True
-            stack.extend(_children(node))
-        return False
+        return any(isinstance(node, cst.Name) and node.value in self.values
+                   for node in walk_code(expr, into_functions=True))
 
     def _produces_output(self, expr) -> bool:
-        stack = [expr]
-        while stack:
-            node = stack.pop()
-            if isinstance(node, cst.Name) and node.value in self.outputs:
-                return True
-            if isinstance(node, cst.Call) and self.rule.moved_model(node.func, self.scope, self.order):
-                return True
-            if isinstance(node, (cst.Lambda, cst.FunctionDef)):
-                continue
-            stack.extend(_children(node))
-        return False
+        return any((isinstance(node, cst.Name) and node.value in self.outputs)
+                   or (isinstance(node, cst.Call)
+                       and self.rule.moved_model(node.func, self.scope, self.order))
+                   for node in walk_code(expr))
 
     # -- where an unmoved value is used --------------------------------------------------
 
@@ -520,15 +501,7 @@ class _LoopChecker:
 
     def _expression(self, expr) -> None:
         """Find sinks in ``expr`` in source order."""
-        stack = [expr]
-        order = []
-        while stack:
-            node = stack.pop()
-            order.append(node)
-            if isinstance(node, (cst.Lambda, cst.FunctionDef)):
-                continue
-            stack.extend(reversed(list(_children(node))))
-        for node in order:
+        for node in walk_code(expr):
             if isinstance(node, cst.Call):
                 self._call_sink(node)
             elif isinstance(node, cst.Comparison):
