@@ -93,7 +93,7 @@ class NoqaIndex:
         # logical line is searched once, not once per finding on it.
         self._codes: Dict[int, Optional[frozenset]] = {}
 
-    def suppressed(self, code: str, line: int) -> bool:
+    def _codes_on(self, line: int) -> Optional[frozenset]:
         if self._map is None:
             self._map = _logical_line_map(self._lines)
         text = self._map.get(line)
@@ -102,4 +102,12 @@ class NoqaIndex:
         key = id(text)  # the text lives in self._map or self._lines: ids stay unique
         if key not in self._codes:
             self._codes[key] = _noqa_codes(text)
-        return _silences(code, self._codes[key])
+        return self._codes[key]
+
+    def suppressed(self, code: str, line: int) -> bool:
+        return _silences(code, self._codes_on(line))
+
+    def marked_lines(self) -> set:
+        """Lines that carry a ``# noqa`` comment for any code (--fix never edits them)."""
+        return {number for number in range(1, len(self._lines) + 1)
+                if self._codes_on(number) is not None}

@@ -11,12 +11,18 @@ import bisect
 import re
 from dataclasses import dataclass, field
 from itertools import accumulate
-from typing import Dict, Iterable, Tuple
+from typing import Dict, Iterable, List, Tuple
 
 import libcst as cst
 from libcst._nodes.internal import CodegenState
 
 _NEWLINE = re.compile(r"\r\n|\r|\n")
+
+
+def line_starts(source: str) -> List[int]:
+    """Offsets at which ``source``'s lines start (any newline convention); line N starts at
+    ``line_starts(source)[N - 1]``, and ``bisect_right(starts, offset)`` is the line of an offset."""
+    return [0] + [m.end() for m in _NEWLINE.finditer(source)]
 
 
 class _AllPlaced(Exception):
@@ -57,11 +63,11 @@ def node_positions(module: cst.Module, source: str, nodes: Iterable[cst.CSTNode]
     except _AllPlaced:
         pass  # offsets only need the text up to the last wanted node
     offsets = [0, *accumulate(len(token) for token in state.tokens)]
-    line_starts = [0] + [m.end() for m in _NEWLINE.finditer(source)]
+    starts = line_starts(source)
 
     def locate(offset: int) -> Tuple[int, int]:
-        line = bisect.bisect_right(line_starts, offset)
-        return line, offset - line_starts[line - 1] + 1
+        line = bisect.bisect_right(starts, offset)
+        return line, offset - starts[line - 1] + 1
 
     result: Dict[int, Position] = {}
     for key, (start, end) in wanted.items():

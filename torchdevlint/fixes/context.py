@@ -4,7 +4,6 @@ which names exist, and the module-level definitions a fix may need."""
 from __future__ import annotations
 
 import bisect
-import re
 from dataclasses import dataclass, field
 from itertools import accumulate, count
 from typing import Callable, Dict, Iterator, List, Optional, Tuple
@@ -17,8 +16,7 @@ from torchdevlint.analysis import Analysis
 from torchdevlint.analysis.builder import iter_children
 from torchdevlint.analysis.model import ASSIGN, IMPORT, PARAM, Binding, Ctx, Scope
 from torchdevlint.fixes.model import Edit
-
-_NEWLINE = re.compile(r"\r\n|\r|\n")
+from torchdevlint.positions import line_starts
 
 
 @dataclass
@@ -43,7 +41,7 @@ class FixContext:
         self.newline = module.default_newline
         self._spans: Optional[Dict[int, list]] = None
         self._offsets: List[int] = []
-        self._line_starts = [0] + [m.end() for m in _NEWLINE.finditer(source)]
+        self._line_starts = line_starts(source)
         self._noqa_lines: Optional[set] = None
         self._names: Optional[set] = None
         self._prelude_cache: Dict[tuple, Optional[Tuple[str, Edit]]] = {}
@@ -110,11 +108,7 @@ class FixContext:
         if edit.is_insertion and self.at_line_start(edit.start) and edit.text.endswith(("\n", "\r")):
             return False  # whole new lines between two lines edit neither
         if self._noqa_lines is None:
-            lines = noqa.split_lines(self.source)
-            logical = noqa._logical_line_map(lines)
-            self._noqa_lines = {
-                number for number, line in enumerate(lines, start=1)
-                if noqa.NOQA_INLINE.search(logical.get(number, line))}
+            self._noqa_lines = noqa.NoqaIndex(noqa.split_lines(self.source)).marked_lines()
         if not self._noqa_lines:
             return False
         first = self.line_of(edit.start)
