@@ -33,6 +33,17 @@ class Finding:
         return (self.path, self.cell or 0, self.line, self.column, self.code)
 
 
+def unreadable(path: str, error: OSError) -> "Finding":
+    """The diagnostic for a file that could not be read."""
+    return Finding(path, 1, 1, READ_ERROR, f"cannot read file: {error.strerror or error}")
+
+
+def internal_error(path: str, doing: str, error: BaseException) -> "Finding":
+    """The diagnostic for a bug in torchdevlint met while ``doing`` (analysing, fixing) a file."""
+    return Finding(path, 1, 1, PARSER_ERROR, f"internal error while {doing} this file "
+                                             f"({type(error).__name__}: {error}); please report it")
+
+
 # Diagnostics for input that could not be analysed. They use flake8's codes for the same
 # situations (E999: the file is not valid Python, E902: it could not be read or decoded), and
 # TDL999 where Python accepts the file but LibCST cannot parse it.

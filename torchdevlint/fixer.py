@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Callable, Dict, Iterable, List, Optional, Sequence, TextIO, Tuple
 
 from torchdevlint.atomicio import replace_file
-from torchdevlint.findings import PARSER_ERROR, READ_ERROR, Finding
+from torchdevlint.findings import PARSER_ERROR, READ_ERROR, Finding, internal_error, unreadable
 from torchdevlint.fixes import FixOptions, FixResult, fix_bytes
 from torchdevlint.fixes.applier import BUILDERS, fix_source
 from torchdevlint.fixes.context import FixContext
@@ -56,15 +56,12 @@ def fix_file(path: Path, rules: Sequence[type] = ALL_RULES, options: FixOptions 
         data = path.read_bytes()
         before = os.stat(path)
     except OSError as exc:
-        return FileFix(shown, FixResult(shown, "", "", error=Finding(
-            shown, 1, 1, READ_ERROR, f"cannot read file: {exc.strerror or exc}")))
+        return FileFix(shown, FixResult(shown, "", "", error=unreadable(shown, exc)))
     try:
         result = fix_data(data, shown, rules, options)
     except Exception as exc:  # a bug in torchdevlint must not take the whole run down
-        result = FixResult(shown, "", "", error=Finding(
-            shown, 1, 1, PARSER_ERROR,
-            f"internal error while fixing this file ({type(exc).__name__}: {exc}); "
-            f"please report it"), internal_error=True)
+        result = FixResult(shown, "", "", error=internal_error(shown, "fixing", exc),
+                           internal_error=True)
         return FileFix(shown, result)
     outcome = FileFix(shown, result)
     if not result.changed:

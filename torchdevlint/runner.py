@@ -13,7 +13,7 @@ from typing import Callable, Dict, Iterator, Optional, Sequence, Set
 from torchdevlint.cache import Cache
 from torchdevlint.config import Resolver, Settings, absolute
 from torchdevlint.engine import FileResult, lint_bytes
-from torchdevlint.findings import PARSER_ERROR, READ_ERROR, Finding
+from torchdevlint.findings import PARSER_ERROR, READ_ERROR, Finding, internal_error, unreadable
 from torchdevlint.notebook import SUFFIX as NOTEBOOK_SUFFIX, NotebookError, is_python_notebook, \
     parse_notebook
 from torchdevlint.parallel import run_per_file
@@ -134,8 +134,7 @@ def lint_path(path: Path, rules, cache: Optional[Cache] = None) -> FileResult:
     try:
         data = path.read_bytes()
     except OSError as exc:
-        return FileResult(shown, error=Finding(shown, 1, 1, READ_ERROR,
-                                               f"cannot read file: {exc.strerror or exc}"))
+        return FileResult(shown, error=unreadable(shown, exc))
     key = None
     if cache is not None:
         # Notebooks and modules with the same bytes lint differently: the suffix is in the key.
@@ -153,10 +152,7 @@ def guarded(lint: Callable[[], FileResult], shown: str) -> FileResult:
     try:
         return lint()
     except Exception as exc:  # a bug in torchdevlint must not take the whole run down
-        result = FileResult(shown, error=Finding(
-            shown, 1, 1, PARSER_ERROR,
-            f"internal error while analysing this file ({type(exc).__name__}: {exc}); "
-            f"please report it"))
+        result = FileResult(shown, error=internal_error(shown, "analysing", exc))
         result.internal_error = True
         return result
 
