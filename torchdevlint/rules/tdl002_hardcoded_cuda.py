@@ -47,6 +47,16 @@ class HardcodedCudaDevice(Rule):
         self.analysis = analysis
         self.reported: set = set()
         collected = analysis.collected
+        # Assignments first: a literal that is both set to a device-named variable and used
+        # as a device gets the message that names the variable, whichever use comes first.
+        for target, literal, ctx in collected.string_assignments:
+            name = target.value if isinstance(target, cst.Name) else None
+            if name and _is_device_name(name) and self._is_cuda(literal) \
+                    and not analysis.is_guarded(ctx):
+                yield from self._report(literal, f"`{name}` is set to hard-coded {_quote(literal)}: "
+                                                 f"{CRASH}; use "
+                                                 f"`\"cuda\" if torch.cuda.is_available() else \"cpu\"`",
+                                        CudaLiteral(literal, ctx.scope))
         for site in self._device_call_sites():
             if analysis.is_guarded(site.ctx):
                 continue
@@ -60,14 +70,6 @@ class HardcodedCudaDevice(Rule):
                              f"{_quote(literal)}: {CRASH}; default to None and pick the device at runtime",
                     # a default is evaluated where the def statement runs, outside the body
                     CudaLiteral(literal, ctx.scope.parent or ctx.scope))
-        for target, literal, ctx in collected.string_assignments:
-            name = target.value if isinstance(target, cst.Name) else None
-            if name and _is_device_name(name) and self._is_cuda(literal) \
-                    and not analysis.is_guarded(ctx):
-                yield from self._report(literal, f"`{name}` is set to hard-coded {_quote(literal)}: "
-                                                 f"{CRASH}; use "
-                                                 f"`\"cuda\" if torch.cuda.is_available() else \"cpu\"`",
-                                        CudaLiteral(literal, ctx.scope))
         for site in collected.calls_by_name.get("cuda", ()):
             func = site.call.func
             if any(a.keyword is not None and a.keyword.value == "device" for a in site.call.args):
