@@ -10,8 +10,9 @@ from typing import List, Optional, Sequence
 
 import libcst as cst
 
-from torchdevlint import noqa
+from torchdevlint import noqa, split
 from torchdevlint.analysis import Analysis
+from torchdevlint.analysis.model import Ctx
 from torchdevlint.findings import PARSER_ERROR, READ_ERROR, SYNTAX_ERROR, Finding
 from torchdevlint.positions import node_positions
 from torchdevlint.rules import ALL_RULES
@@ -30,6 +31,9 @@ class FileResult:
     analysis: Optional[Analysis] = field(default=None, repr=False, compare=False)
     # Set for notebooks: the torchdevlint.notebook.Notebook whose program ``module`` is.
     notebook: Optional[object] = field(default=None, repr=False)
+    # Set when huge literals were analysed apart (torchdevlint.split): ``module`` is then the
+    # file with those literals blanked out, and this is the file's real text.
+    split_source: Optional[str] = field(default=None, repr=False)
 
 
 _PREFILTERS: dict = {}
@@ -91,9 +95,10 @@ def lint_bytes(data: bytes, path: str, rules: Sequence[type] = ALL_RULES,
 
 def lint_source(source: str, path: str, rules: Sequence[type] = ALL_RULES,
                 apply_noqa: bool = True, prefilter: bool = True,
-                check_syntax: bool = True) -> FileResult:
+                check_syntax: bool = True, split_large: bool = True) -> FileResult:
     """``prefilter=False`` parses every file (to check that the prefilter loses nothing);
-    ``check_syntax=False`` is for callers that report syntax errors themselves (flake8)."""
+    ``check_syntax=False`` is for callers that report syntax errors themselves (flake8);
+    ``split_large=False`` parses huge literal tables whole (``--fix`` needs the whole tree)."""
     result = FileResult(path)
     if not rules or (prefilter and not could_report(source, rules)):
         # Nothing to find here, so LibCST is skipped; Python's own parser (far cheaper) still
@@ -103,6 +108,21 @@ def lint_source(source: str, path: str, rules: Sequence[type] = ALL_RULES,
         return result
     if apply_noqa and noqa.may_exempt_file(source) and noqa.file_is_exempt(noqa.split_lines(source)):
         return result
+    plan = None
+    if split_large and len(source) >= split.LARGE_FILE_CHARS:
+        plan = split.plan_split(source)
+    analysed = _analyse_split(source, path, rules, plan) if plan is not None else None
+    if analysed is None:
+        analysed = _analyse(source, path, rules)
+    result = analysed
+    if apply_noqa and result.findings and noqa.may_suppress(source):
+        index = noqa.NoqaIndex(noqa.split_lines(source))
+        result.findings = [f for f in result.findings if not index.suppressed(f.code, f.line)]
+    return result
+
+
+def _analyse(source: str, path: str, rules: Sequence[type]) -> FileResult:
+    result = FileResult(path)
     try:
         module = _parse(source)
     except cst.ParserSyntaxError as exc:
@@ -118,11 +138,92 @@ def lint_source(source: str, path: str, rules: Sequence[type] = ALL_RULES,
         result.findings = place(module, source, path, violations)
     except RecursionError:
         result.error = _diagnostic(path, PARSER_ERROR, "file is too deeply nested to analyse")
-        return result
-    if apply_noqa and result.findings and noqa.may_suppress(source):
-        index = noqa.NoqaIndex(noqa.split_lines(source))
-        result.findings = [f for f in result.findings if not index.suppressed(f.code, f.line)]
     return result
+
+
+def _analyse_split(source: str, path: str, rules: Sequence[type],
+                   plan: split.SplitPlan) -> Optional[FileResult]:
+    """``_analyse`` for a file whose huge literals are analysed one element at a time (see
+    ``torchdevlint.split``), or None when the file must be analysed whole after all (anything
+    LibCST rejects, so that the whole file's diagnostic is the one reported)."""
+    try:
+        module = _parse(plan.skeleton)
+        analysis = Analysis(module)
+        statements = [small for statement in module.body
+                      for small in (statement.body if isinstance(statement, cst.SimpleStatementLine)
+                                    else (statement,))]
+        findings: List[Finding] = []
+        outside: List[tuple] = []  # violations found from an element at a node outside it
+        for literal in plan.literals:
+            ctx = _statement_ctx(statements, literal.statement_index, analysis)
+            if ctx is None:
+                return None
+            for element in literal.elements:
+                text = split.element_source(source, element)
+                fragment = _parse(text)
+                table = fragment.body[0].body[0].value  # the one-element list
+                fragment_analysis = Analysis.of_fragment(fragment, table, ctx, analysis)
+                analysis.collected.unseen_call_names.update(fragment_analysis.collected.calls_by_name)
+                violations = run_rules(fragment, rules, fragment_analysis)
+                if not violations:
+                    continue
+                positions = node_positions(fragment, text, (v.node for _, v in violations))
+                for code, violation in violations:
+                    position = positions.get(id(violation.node))
+                    if position is None:
+                        outside.append((code, violation))
+                    else:
+                        findings.append(_finding(path, code, violation,
+                                                 _shift(position, element)))
+        violations = run_rules(module, rules, analysis)
+        seen = {(code, id(v.node)) for code, v in violations}
+        for code, violation in outside:
+            if (code, id(violation.node)) not in seen:
+                seen.add((code, id(violation.node)))
+                violations.append((code, violation))
+        findings.extend(place(module, plan.skeleton, path, violations))
+    except (cst.ParserSyntaxError, RecursionError):
+        return None
+    findings.sort(key=lambda f: f.sort_key)
+    return FileResult(path, findings, module=module, analysis=analysis, split_source=source)
+
+
+def _statement_ctx(statements: list, index: int, analysis: Analysis) -> Optional[Ctx]:
+    """The context the blanked literal of module statement ``index`` was analysed in."""
+    if index >= len(statements):
+        return None
+    statement = statements[index]
+    if isinstance(statement, cst.Assign):
+        target = statement.targets[0].target
+    elif isinstance(statement, cst.AnnAssign):
+        target = statement.target
+    else:
+        return None
+    if not isinstance(target, cst.Name) or not isinstance(statement.value, (cst.List, cst.Tuple)):
+        return None
+    module_scope = analysis.collected.module_scope
+    for binding in module_scope.bindings.get(target.value, ()):
+        if binding.value is statement.value:
+            return binding.ctx
+    return None
+
+
+def _shift(position: tuple, element: split.Element) -> tuple:
+    """A position in ``[element]`` as a position in the file."""
+    line, column, end_line, end_column = position
+
+    def move(line: int, column: int) -> tuple:
+        if line == 1:
+            return element.line, element.column + column - 2  # 2: "[" and 1-based columns
+        return element.line + line - 1, column
+
+    return (*move(line, column), *move(end_line, end_column))
+
+
+def _finding(path: str, code: str, violation, position: tuple) -> Finding:
+    line, column, end_line, end_column = position
+    return Finding(path, line, column, code, violation.message, end_line, end_column,
+                   fix=violation.fix)
 
 
 def _parse(source: str) -> cst.Module:
@@ -155,10 +256,7 @@ def place(module: cst.Module, source: str, path: str, violations: List[tuple]) -
     findings = []
     for code, violation in violations:
         position = positions.get(id(violation.node))
-        if position is None:
-            continue
-        line, column, end_line, end_column = position
-        findings.append(Finding(path, line, column, code, violation.message, end_line, end_column,
-                                fix=violation.fix))
+        if position is not None:
+            findings.append(_finding(path, code, violation, position))
     findings.sort(key=lambda f: f.sort_key)
     return findings

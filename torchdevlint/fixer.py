@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Callable, Dict, Iterable, List, Optional, Sequence, TextIO, Tuple
 
 from torchdevlint.atomicio import replace_file
+from torchdevlint.engine import lint_source
 from torchdevlint.findings import PARSER_ERROR, READ_ERROR, Finding, internal_error, unreadable
 from torchdevlint.fixes import FixOptions, FixResult, fix_bytes
 from torchdevlint.fixes.applier import BUILDERS, fix_source
@@ -132,9 +133,20 @@ def attach_fixes(result, options: FixOptions = FixOptions(unsafe=True)) -> None:
     if result.module is None or result.analysis is None or \
             not any(f.fix is not None for f in result.findings):
         return
-    ctx = FixContext(result.module.code, result.module, result.analysis)
+    module, analysis, findings = result.module, result.analysis, result.findings
+    if result.split_source is not None:
+        # Huge literals were analysed apart and their trees dropped: fixes need the whole one.
+        codes = {f.code for f in findings}
+        whole = lint_source(result.split_source, result.path,
+                            [rule for rule in ALL_RULES if rule.code in codes], split_large=False)
+        payloads = {(f.line, f.column, f.code): f.fix for f in whole.findings}
+        module, analysis = whole.module, whole.analysis
+        findings = [replace(f, fix=payloads.get((f.line, f.column, f.code))) for f in findings]
+        if module is None or analysis is None:
+            return
+    ctx = FixContext(module.code, module, analysis)
     resolved = []
-    for finding in result.findings:
+    for finding in findings:
         fix = None
         build = BUILDERS.get(finding.code)
         if finding.fix is not None and build is not None:

@@ -17,15 +17,26 @@ from torchdevlint.analysis.model import (
 class Analysis:
     """One parsed file, traversed once; rules query it."""
 
-    def __init__(self, module: cst.Module) -> None:
+    def __init__(self, module: cst.Module, collected: Optional[Collected] = None) -> None:
         self.module = module
-        self.collected: Collected = Builder().build(module)
+        self.collected: Collected = collected if collected is not None else Builder().build(module)
         self.kinds = KindInference()
         self._guard_memo: dict = {}
         # (id(condition chain), id(scope)) -> (verdict, chain): chains share their tails, so
         # each link is judged once instead of once per node below it (quadratic in long
         # blocks of asserts and early exits). The chain is kept so that its id stays unique.
         self._chain_memo: dict = {}
+
+    @classmethod
+    def of_fragment(cls, module: cst.Module, node: cst.CSTNode, ctx: Ctx,
+                    outer: "Analysis") -> "Analysis":
+        """The analysis of ``node`` (an expression of ``module``, a fragment parsed on its own)
+        as if it stood where ``ctx`` is in ``outer``'s module: names resolve in that module."""
+        builder = Builder()
+        builder.out.module_scope = outer.collected.module_scope
+        builder.out.imported_as = outer.collected.imported_as
+        builder.walk(node, ctx)
+        return cls(module, builder.out)
 
     # Shorthands the rules use.
     def qualname(self, expr: cst.BaseExpression, scope: Scope) -> Optional[str]:

@@ -89,6 +89,9 @@ class Collected:
         self.imported_as: Dict[str, set] = {}  # qualified name -> names it is bound to
         self.functions: List[FunctionInfo] = []
         self.classes: List[ClassInfo] = []
+        # Callees called in parts of the module analysed separately (torchdevlint.split):
+        # their call sites are not in ``calls_by_name``.
+        self.unseen_call_names: set = set()
 
 
 def _is_cuda_literal(expr) -> bool:

@@ -48,7 +48,7 @@ def fix_source(source: str, path: str, rules: Sequence[type] = ALL_RULES,
     result = FixResult(path, source, source, encoding)
     text = source
     for number in range(1, MAX_PASSES + 2):
-        linted = lint_source(text, path, rules)
+        linted = lint_source(text, path, rules, split_large=False)  # fixes need the whole tree
         if finding_filter is not None and linted.findings:
             linted.findings = finding_filter(text, linted.findings)
         if linted.error is not None:

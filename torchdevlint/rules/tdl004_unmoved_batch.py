@@ -195,6 +195,8 @@ class UnmovedBatch(Rule):
         param, func, index = bindings[0].value
         if func is None or func.cls is not None or param.star in ("*", "**"):
             return False  # methods and *args: call sites are not matched reliably
+        if func.name in self.analysis.collected.unseen_call_names:
+            return False  # some callers were analysed apart (a huge literal table)
         parameters = func.node.params
         if index >= len(parameters.posonly_params) + len(parameters.params):
             index = -1  # keyword-only: matched by name alone

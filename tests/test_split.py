@@ -1,0 +1,188 @@
+"""Huge literal tables analysed one element at a time (torchdevlint.split): the findings, their
+positions, ``# noqa``, fixes and every front end must be exactly those of the whole-file
+analysis, and the split path must really be the one taken."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from torchdevlint import split
+from torchdevlint.engine import lint_source
+from torchdevlint.fixes import fix_source
+from torchdevlint.flake8_plugin import TorchDevLintChecker
+
+TABLE = textwrap.dedent('''\
+    import torch
+    from torch import load as load_weights
+
+    DEVICE = "cuda"
+    CHOICE = "cuda:1"  # not a device-like name: reported only where it is used as a device
+
+    def helper(path, device="cuda"):
+        return torch.load(path, map_location=device)
+
+    def train(model, loader):
+        for x, y in loader:
+            model(x)
+
+    ops = [
+        torch.zeros(2, device="cuda"),
+        # a comment between elements: blanked with the rest
+        dict(name="ñandú", make=lambda: torch.ones(3, device="cuda:0")),
+        (lambda p: load_weights(p)),
+        torch.zeros(1, device="cuda" if torch.cuda.is_available() else "cpu"),
+        *[torch.empty(n).cuda() for n in (1, 2)],
+        {"ñ": 1, "t": torch.randn(4,
+                                  device=DEVICE)},
+        train(torch.nn.Linear(2, 2), []),
+        torch.ones(1).to(CHOICE),
+        torch.tensor([1.0]).cuda(),  # noqa: TDL002
+    ]
+
+    model = torch.nn.Linear(2, 2).to("cpu")
+    train(model, [])
+    x = torch.load("ckpt.pt")
+''')
+
+
+def _found(result):
+    return [(f.line, f.column, f.end_line, f.end_column, f.code, f.message) for f in result.findings]
+
+
+@pytest.fixture
+def split_everything(monkeypatch):
+    """Split every module-level list or tuple, whatever its size."""
+    monkeypatch.setattr(split, "LARGE_FILE_CHARS", 0)
+    monkeypatch.setattr(split, "LARGE_LITERAL_CHARS", 1)
+
+
+def test_split_findings_are_those_of_the_whole_file(split_everything):
+    parts = lint_source(TABLE, "t.py")
+    whole = lint_source(TABLE, "t.py", split_large=False)
+    assert parts.split_source == TABLE and whole.split_source is None  # both paths were taken
+    assert _found(parts) == _found(whole)
+    where = {(line, column, code) for line, column, _, _, code, _ in _found(parts)}
+    # inside the table: a literal, a lambda's literal after non-ASCII text on the same line,
+    # a load, a .cuda() in a starred comprehension; outside it, a device-named constant, and
+    # a constant reported only because an element uses it as a device
+    assert {(15, 27, "TDL002"), (17, 58, "TDL002"), (18, 16, "TDL003"), (20, 22, "TDL002"),
+            (4, 10, "TDL002"), (5, 10, "TDL002"), (30, 5, "TDL003")} <= where
+    assert not any(line in (19, 25) for line, _, _ in where)  # guarded; noqa in the table
+
+
+def test_end_positions_of_an_element_spread_over_lines(split_everything):
+    source = "import torch\nops = [\n    torch.load(\n        'a.pt'),\n]\n"
+    [finding] = lint_source(source, "t.py").findings
+    assert (finding.line, finding.column, finding.end_line, finding.end_column) == (3, 5, 4, 16)
+    assert _found(lint_source(source, "t.py", split_large=False)) == _found(lint_source(source, "t.py"))
+
+
+def test_callers_in_a_split_table_keep_every_caller_reasoning_silent(split_everything):
+    # ``train``'s batches are reported when its only caller passes a moved model; a second
+    # caller in the table passes a model that never moved, so then they are not: in both paths.
+    source = textwrap.dedent('''\
+        import torch, torch.nn as nn
+        def train(model, train_loader):
+            for data, target in train_loader:
+                output = model(data)
+        def main():
+            device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+            model = nn.Linear(2, 2).to(device)
+            train(model, train_loader=None)
+    ''')
+    assert [(f.line, f.code) for f in lint_source(source, "t.py").findings] == [(4, "TDL004")]
+    source += "ops = [train(nn.Linear(2, 2), None)]\n"
+    parts = lint_source(source, "t.py")
+    assert parts.split_source is not None
+    assert _found(parts) == _found(lint_source(source, "t.py", split_large=False)) == []
+
+
+def _large_file(rows: str, newline: str = "\n") -> str:
+    """A file over the size at which splitting is considered, mostly comments (cheap to
+    parse), with ``rows`` as the elements of a table."""
+    padding = "# " + "-" * 100 + "\n"
+    source = "import torch\n" + padding * (split.LARGE_FILE_CHARS // len(padding)) + \
+        "op_db = [\n" + rows + "]\nx = torch.load('a.pt')\n"
+    return source.replace("\n", newline)
+
+
+@pytest.mark.parametrize("newline", ["\n", "\r\n"])
+def test_a_real_size_table_is_split_with_the_default_limits(newline):
+    rows = "".join(f"    dict(name='op{i}', make=lambda: torch.zeros({i}, device='cuda')),\n"
+                   for i in range(600))
+    source = _large_file(rows, newline)
+    assert len(source) > split.LARGE_FILE_CHARS and len(rows) > split.LARGE_LITERAL_CHARS
+    parts = lint_source(source, "big.py")
+    assert parts.split_source is not None
+    assert _found(parts) == _found(lint_source(source, "big.py", split_large=False))
+    assert len(parts.findings) == 601
+    first_row = source.count(newline, 0, source.index("op_db")) + 2
+    assert (parts.findings[0].line, parts.findings[0].column) == (first_row, rows.index("'cuda'") + 1)
+
+
+@pytest.mark.parametrize("source", [
+    "ops = [1, 2]\n",  # small
+    "ops = 1, 2, 3\n",  # a tuple without parentheses has no interior to blank
+    "ops = [(y := 1), 2]\n",  # binds a name in the module
+    "ops.extend([1, 2])\n",  # not an assignment
+    "ops = [1,\r 2]\n",  # a lone carriage return
+    "ops = [1, 2\n",  # not Python
+])
+def test_what_is_not_split(source):
+    assert split.plan_split(source, min_literal=5 if source != "ops = [1, 2]\n" else 100) is None
+
+
+def test_skeleton_keeps_every_other_token_in_place():
+    source = "a = 1\nops = [\n    f(1),  # c\n    g(2),\n]; b = 'ñ'\n"
+    plan = split.plan_split(source, min_literal=1)
+    assert plan.skeleton == "a = 1\nops = [\n" + " " * len("    f(1),  # c") + "\n" + " " * len("    g(2),") + "\n]; b = 'ñ'\n"
+    [literal] = plan.literals
+    assert literal.statement_index == 1
+    assert [split.element_source(source, e) for e in literal.elements] == ["[f(1)]", "[g(2)]"]
+    assert [(e.line, e.column) for e in literal.elements] == [(3, 5), (4, 5)]
+
+
+def test_fixes_and_fix_reports_on_a_split_file(split_everything):
+    fixed = fix_source(TABLE, "t.py")
+    whole_fixed = fix_source(TABLE, "t.py")  # --fix always parses the whole file
+    assert fixed.fixed == whole_fixed.fixed and fixed.fixed != TABLE
+
+    from torchdevlint.fixer import attach_fixes
+    parts, whole = lint_source(TABLE, "t.py"), lint_source(TABLE, "t.py", split_large=False)
+    attach_fixes(parts)
+    attach_fixes(whole)
+    assert [(f.line, f.column, f.fix and f.fix.edits) for f in parts.findings] == \
+        [(f.line, f.column, f.fix and f.fix.edits) for f in whole.findings]
+    assert any(f.fix is not None for f in parts.findings)
+
+
+def test_flake8_plugin_reports_the_same_on_a_split_file(split_everything):
+    checker = TorchDevLintChecker(None, TABLE.splitlines(True), "t.py")
+    reported = [(line, column + 1, message.split()[0]) for line, column, message, _ in checker.run()]
+    # flake8 applies noqa itself, so the plugin reports the suppressed finding too
+    whole = lint_source(TABLE, "t.py", apply_noqa=False, split_large=False)
+    assert reported == [(f.line, f.column, f.code) for f in whole.findings]
+
+
+def test_cli_on_a_huge_generated_table(tmp_path):
+    rows = "".join(f"    OpInfo('op{i}', sample=lambda: torch.randn({i}, device='cuda:0')),\n"
+                   for i in range(600))
+    path = tmp_path / "table.py"
+    source = _large_file(rows)
+    path.write_text(source)
+    out = subprocess.run([sys.executable, "-m", "torchdevlint", "--no-cache",
+                          "--output-format", "json", str(path)],
+                         capture_output=True, text=True)
+    assert out.returncode == 1, out.stderr
+    findings = json.loads(out.stdout)
+    assert len(findings) == 601
+    last_row = rows.splitlines()[-1]
+    assert (findings[-2]["line"], findings[-2]["column"]) == \
+        (source.count("\n", 0, source.index(last_row)) + 1, last_row.index("'cuda:0'") + 1)
+    # fix availability is resolved on the whole file, whose tree the split run never kept
+    assert all(f["fix_available"] for f in findings)
+    assert [f["fix_safety"] for f in findings].count("safe") == 600

@@ -1,0 +1,124 @@
+"""Huge literal tables are linted one element at a time.
+
+Generated tables are single statements of hundreds of kilobytes: torch's ``op_db`` is 660 KB
+of ``OpInfo(...)`` entries, and LibCST needs about 560 bytes of memory per byte of such source
+(the tree of ``common_methods_invocations.py``, 1.3 MB, is 730 MB). For a large file, each
+module-level ``NAME = [...]`` / ``NAME = (...)`` literal above a size limit is blanked out of
+the source (its interior becomes spaces, line breaks kept, so every other token keeps its
+line and column), the rest of the file is parsed and analysed as usual, and then each element
+is parsed on its own as ``[element]``, analysed in the context of the statement it sits in,
+checked, and dropped before the next one.
+
+An element is an expression, so it holds no statement, loop, import or definition: nothing
+in it can change what the rest of the module means, except an assignment expression (``:=``),
+and a literal with one is never split. The one way the rest of the module depends on an
+element is a call made in it, which the module's analysis then cannot see; those callee
+names are handed to it (``Collected.unseen_call_names``) so that reasoning about "every
+caller" stays silent for them.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass
+from typing import List, Optional
+
+# Only files this large are considered, so ordinary files pay nothing (not even ``ast``).
+LARGE_FILE_CHARS = 256 * 1024
+# A module-level literal this large is split into its elements.
+LARGE_LITERAL_CHARS = 32 * 1024
+
+_NOT_LINE_BREAK = re.compile(r"[^\r\n]")
+_OPENING = {ast.List: "[", ast.Tuple: "("}
+
+
+@dataclass(frozen=True)
+class Element:
+    start: int  # offsets into the source
+    end: int
+    line: int  # 1-based line and column of ``start``
+    column: int
+
+
+@dataclass(frozen=True)
+class SplitLiteral:
+    # Index of the statement among the module's statements, counting each statement of a
+    # ``a = 1; b = 2`` line separately (as ``ast`` and LibCST's small statements both do).
+    statement_index: int
+    elements: List[Element]
+
+
+@dataclass(frozen=True)
+class SplitPlan:
+    skeleton: str  # the source with every split literal's interior blanked out
+    literals: List[SplitLiteral]
+
+
+def plan_split(source: str, min_literal: Optional[int] = None) -> Optional[SplitPlan]:
+    """The literals (of ``min_literal`` characters or more, default ``LARGE_LITERAL_CHARS``) to
+    split out of ``source``, or None when there is none (or the file is one Python's parser
+    rejects: the ordinary path reports that)."""
+    if min_literal is None:
+        min_literal = LARGE_LITERAL_CHARS
+    if "\r" in source.replace("\r\n", ""):
+        return None  # lone-CR line breaks: ``ast`` and the offsets below could disagree
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    starts = [0]
+    index = source.find("\n")
+    while index >= 0:
+        starts.append(index + 1)
+        index = source.find("\n", index + 1)
+
+    def offset(line: int, byte_column: int) -> int:
+        start = starts[line - 1]
+        end = starts[line] if line < len(starts) else len(source)
+        text = source[start:end]
+        if text.isascii():
+            return start + byte_column
+        return start + len(text.encode("utf-8")[:byte_column].decode("utf-8", "replace"))
+
+    literals: List[SplitLiteral] = []
+    spans = []
+    for statement_index, statement in enumerate(tree.body):
+        if isinstance(statement, ast.Assign):
+            if not all(isinstance(target, ast.Name) for target in statement.targets):
+                continue
+        elif not (isinstance(statement, ast.AnnAssign) and isinstance(statement.target, ast.Name)):
+            continue
+        value = statement.value
+        opening = _OPENING.get(type(value))
+        if opening is None or not value.elts:
+            continue
+        start = offset(value.lineno, value.col_offset)
+        end = offset(value.end_lineno, value.end_col_offset)
+        if end - start < min_literal or source[start] != opening:
+            continue  # small, or a tuple without parentheses
+        if ":=" in source[start:end]:
+            continue  # an assignment expression binds a name in the module
+        elements = []
+        for element in value.elts:
+            element_start = offset(element.lineno, element.col_offset)
+            elements.append(Element(element_start, offset(element.end_lineno, element.end_col_offset),
+                                    element.lineno, element_start - starts[element.lineno - 1] + 1))
+        literals.append(SplitLiteral(statement_index, elements))
+        spans.append((start + 1, end - 1))
+    del tree
+    if not literals:
+        return None
+    pieces, position = [], 0
+    for start, end in spans:
+        pieces.append(source[position:start])
+        pieces.append(_NOT_LINE_BREAK.sub(" ", source[start:end]))
+        position = end
+    pieces.append(source[position:])
+    return SplitPlan("".join(pieces), literals)
+
+
+def element_source(source: str, element: Element) -> str:
+    """The text parsed for one element: a one-element list, so that a starred element or one
+    spread over several lines parses as it does inside the table."""
+    return "[" + source[element.start:element.end] + "]"
