@@ -74,6 +74,28 @@ def test_split_findings_are_those_of_the_whole_file(split_everything):
     assert not any(line in (19, 25) for line, _, _ in where)  # guarded; noqa in the table
 
 
+def test_a_dict_table_is_split_into_its_items(split_everything):
+    source = textwrap.dedent('''\
+        import torch
+        configs = {
+            "a": torch.zeros(1, device="cuda"),
+            # comment
+            ("b", 2): {"inner": lambda p: torch.load(p)},
+            torch.device("cuda:1"): 3,
+            ("parenthesized"): (  # the spans ast gives leave these parentheses out
+                torch.load("c.pt")),
+        }
+    ''')
+    plan = split.plan_split(source, min_literal=1)
+    [literal] = plan.literals
+    assert literal.brackets == "{}" and len(literal.elements) == 4
+    parts = lint_source(source, "t.py")
+    assert parts.split_source is not None
+    assert [(f.line, f.column, f.code) for f in parts.findings] == \
+        [(3, 32, "TDL002"), (5, 35, "TDL003"), (6, 18, "TDL002"), (7, 24, "TDL003")]
+    assert _found(parts) == _found(lint_source(source, "t.py", split_large=False))
+
+
 def test_end_positions_of_an_element_spread_over_lines(split_everything):
     source = "import torch\nops = [\n    torch.load(\n        'a.pt'),\n]\n"
     [finding] = lint_source(source, "t.py").findings
@@ -128,6 +150,8 @@ def test_a_real_size_table_is_split_with_the_default_limits(newline):
     "ops = [1, 2]\n",  # small
     "ops = 1, 2, 3\n",  # a tuple without parentheses has no interior to blank
     "ops = [(y := 1), 2]\n",  # binds a name in the module
+    "ops = {1: 2, **other}\n",  # no node spans the ``**``
+    "ops = {1, 2, 3}\n",  # blanked, a set would become a dict
     "ops.extend([1, 2])\n",  # not an assignment
     "ops = [1,\r 2]\n",  # a lone carriage return
     "ops = [1, 2\n",  # not Python

@@ -159,9 +159,9 @@ def _analyse_split(source: str, path: str, rules: Sequence[type],
             if ctx is None:
                 return None
             for element in literal.elements:
-                text = split.element_source(source, element)
+                text = split.element_source(source, element, literal.brackets)
                 fragment = _parse(text)
-                table = fragment.body[0].body[0].value  # the one-element list
+                table = fragment.body[0].body[0].value  # the one-element list or dict
                 fragment_analysis = Analysis.of_fragment(fragment, table, ctx, analysis)
                 analysis.collected.unseen_call_names.update(fragment_analysis.collected.calls_by_name)
                 violations = run_rules(fragment, rules, fragment_analysis)
@@ -199,7 +199,8 @@ def _statement_ctx(statements: list, index: int, analysis: Analysis) -> Optional
         target = statement.target
     else:
         return None
-    if not isinstance(target, cst.Name) or not isinstance(statement.value, (cst.List, cst.Tuple)):
+    if not isinstance(target, cst.Name) or \
+            not isinstance(statement.value, (cst.List, cst.Tuple, cst.Dict)):
         return None
     module_scope = analysis.collected.module_scope
     for binding in module_scope.bindings.get(target.value, ()):
@@ -209,12 +210,12 @@ def _statement_ctx(statements: list, index: int, analysis: Analysis) -> Optional
 
 
 def _shift(position: tuple, element: split.Element) -> tuple:
-    """A position in ``[element]`` as a position in the file."""
+    """A position in ``[element]`` (or ``{element}``) as a position in the file."""
     line, column, end_line, end_column = position
 
     def move(line: int, column: int) -> tuple:
         if line == 1:
-            return element.line, element.column + column - 2  # 2: "[" and 1-based columns
+            return element.line, element.column + column - 2  # 2: the bracket, 1-based columns
         return element.line + line - 1, column
 
     return (*move(line, column), *move(end_line, end_column))

@@ -3,7 +3,7 @@
 Generated tables are single statements of hundreds of kilobytes: torch's ``op_db`` is 660 KB
 of ``OpInfo(...)`` entries, and LibCST needs about 560 bytes of memory per byte of such source
 (the tree of ``common_methods_invocations.py``, 1.3 MB, is 730 MB). For a large file, each
-module-level ``NAME = [...]`` / ``NAME = (...)`` literal above a size limit is blanked out of
+module-level ``NAME = [...]`` / ``(...)`` / ``{...}`` literal above a size limit is blanked out of
 the source (its interior becomes spaces, line breaks kept, so every other token keeps its
 line and column), the rest of the file is parsed and analysed as usual, and then each element
 is parsed on its own as ``[element]``, analysed in the context of the statement it sits in,
@@ -20,6 +20,7 @@ caller" stays silent for them.
 from __future__ import annotations
 
 import ast
+import bisect
 import re
 from dataclasses import dataclass
 from typing import List, Optional
@@ -30,7 +31,7 @@ LARGE_FILE_CHARS = 256 * 1024
 LARGE_LITERAL_CHARS = 32 * 1024
 
 _NOT_LINE_BREAK = re.compile(r"[^\r\n]")
-_OPENING = {ast.List: "[", ast.Tuple: "("}
+_OPENING = {ast.List: "[", ast.Tuple: "(", ast.Dict: "{"}
 
 
 @dataclass(frozen=True)
@@ -46,7 +47,8 @@ class SplitLiteral:
     # Index of the statement among the module's statements, counting each statement of a
     # ``a = 1; b = 2`` line separately (as ``ast`` and LibCST's small statements both do).
     statement_index: int
-    elements: List[Element]
+    elements: List[Element]  # a dict's elements are its ``key: value`` items
+    brackets: str = "[]"  # what an element is parsed in: "[]", or "{}" for a dict's items
 
 
 @dataclass(frozen=True)
@@ -91,8 +93,16 @@ def plan_split(source: str, min_literal: Optional[int] = None) -> Optional[Split
             continue
         value = statement.value
         opening = _OPENING.get(type(value))
-        if opening is None or not value.elts:
+        if opening is None:
             continue
+        if isinstance(value, ast.Dict):
+            if not value.keys or any(key is None for key in value.keys):
+                continue  # empty, or a ``**mapping`` item (whose ``**`` no node spans)
+            items = [(key, item) for key, item in zip(value.keys, value.values)]
+        else:
+            items = [(element, element) for element in value.elts]
+            if not items:
+                continue
         start = offset(value.lineno, value.col_offset)
         end = offset(value.end_lineno, value.end_col_offset)
         if end - start < min_literal or source[start] != opening:
@@ -100,11 +110,18 @@ def plan_split(source: str, min_literal: Optional[int] = None) -> Optional[Split
         if ":=" in source[start:end]:
             continue  # an assignment expression binds a name in the module
         elements = []
-        for element in value.elts:
-            element_start = offset(element.lineno, element.col_offset)
-            elements.append(Element(element_start, offset(element.end_lineno, element.end_col_offset),
-                                    element.lineno, element_start - starts[element.lineno - 1] + 1))
-        literals.append(SplitLiteral(statement_index, elements))
+        for first, last in items:
+            element_start = offset(first.lineno, first.col_offset)
+            element_end = offset(last.end_lineno, last.end_col_offset)
+            if first is not last:
+                # A node's span leaves out the parentheses around it: a list element loses
+                # both (harmless), a dict item its key's "(" and its value's ")".
+                element_start, element_end = _widen(source, element_start, element_end)
+            line = bisect.bisect_right(starts, element_start)
+            elements.append(Element(element_start, element_end, line,
+                                    element_start - starts[line - 1] + 1))
+        literals.append(SplitLiteral(statement_index, elements,
+                                     "{}" if isinstance(value, ast.Dict) else "[]"))
         spans.append((start + 1, end - 1))
     del tree
     if not literals:
@@ -118,7 +135,27 @@ def plan_split(source: str, min_literal: Optional[int] = None) -> Optional[Split
     return SplitPlan("".join(pieces), literals)
 
 
-def element_source(source: str, element: Element) -> str:
-    """The text parsed for one element: a one-element list, so that a starred element or one
-    spread over several lines parses as it does inside the table."""
-    return "[" + source[element.start:element.end] + "]"
+_GAP = re.compile(r"(?:[ \t\f\r\n\\]|#[^\r\n]*)*")
+
+
+def _widen(source: str, start: int, end: int) -> tuple:
+    """``start``/``end`` moved over the parentheses that enclose a dict item's key and value."""
+    while True:
+        before = start
+        while before > 0 and source[before - 1] in " \t\f\r\n":
+            before -= 1
+        if before == 0 or source[before - 1] != "(":
+            break
+        start = before - 1
+    while True:
+        after = _GAP.match(source, end).end()
+        if after >= len(source) or source[after] != ")":
+            break
+        end = after + 1
+    return start, end
+
+
+def element_source(source: str, element: Element, brackets: str = "[]") -> str:
+    """The text parsed for one element: a one-element list (or dict), so that a starred
+    element or one spread over several lines parses as it does inside the table."""
+    return brackets[0] + source[element.start:element.end] + brackets[1]
