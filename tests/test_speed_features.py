@@ -5,6 +5,7 @@ the machinery that makes torchdevlint fast never changes what it reports.
 """
 from __future__ import annotations
 
+import gc
 import importlib.util
 import io
 import os
@@ -12,6 +13,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import libcst as cst
 import pytest
 
 from conftest import FIXTURES, ROOT, fixture_files, run_cli
@@ -276,3 +278,71 @@ def test_benchmark_script_runs_and_prints_the_figures(tmp_path):
     figures = json.loads(out.read_text())
     assert {row["corpus"] for row in figures["rows"]} >= {"fixtures"}
     assert all(row["cpu_s"] > 0 for row in figures["rows"])
+
+
+# -- a linted file's tree is freed by reference counting ------------------------------------
+
+FREED_SOURCE = """\
+{marker}
+import torch
+import torch.nn as nn
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(2, 2)
+
+    def forward(self, x):
+        return [self.fc(y) for y in x if (lambda z: z)(y) is not None]
+
+def train(model, loader):
+    for data, target in loader:
+        model(data)
+
+x = torch.zeros(1).cuda()
+"""
+
+
+def _trees_alive(marker: str) -> int:
+    return sum(1 for o in gc.get_objects() if isinstance(o, cst.Module)
+               and any(line.comment is not None and line.comment.value == marker for line in o.header))
+
+
+def _lint_with_collector_off(lint, marker: str):
+    """What ``lint`` leaves alive of the file marked ``marker`` while no collection runs: an
+    analysis cycle would keep the whole tree until the collector traverses it."""
+    gc.collect()
+    gc.disable()
+    try:
+        found = lint()
+        return found, _trees_alive(marker)
+    finally:
+        gc.enable()
+
+
+def test_cli_front_end_frees_each_tree_without_the_collector(tmp_path):
+    marker = "# tree freed by refcounting (cli)"
+    path = tmp_path / "net.py"
+    path.write_text(FREED_SOURCE.format(marker=marker))
+    from torchdevlint.runner import lint_files
+    results, alive = _lint_with_collector_off(lambda: list(lint_files([path], ALL_RULES)), marker)
+    assert [f.code for f in results[0].findings] == ["TDL002"]
+    assert alive == 0
+
+
+def test_flake8_plugin_frees_each_tree_without_the_collector():
+    marker = "# tree freed by refcounting (flake8)"
+    from torchdevlint.flake8_plugin import TorchDevLintChecker
+    lines = FREED_SOURCE.format(marker=marker).splitlines(True)
+    reported, alive = _lint_with_collector_off(
+        lambda: [m.split()[0] for _, _, m, _ in TorchDevLintChecker(None, lines, "net.py").run()],
+        marker)
+    assert reported == ["TDL002"]
+    assert alive == 0
+
+
+def test_the_check_above_sees_a_tree_that_is_still_alive():
+    marker = "# tree kept alive"
+    result, alive = _lint_with_collector_off(
+        lambda: lint_source(FREED_SOURCE.format(marker=marker), "net.py"), marker)
+    assert result.module is not None and alive == 1

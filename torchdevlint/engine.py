@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import gc
 import re
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import List, Optional, Sequence
 
@@ -165,6 +166,7 @@ def _analyse_split(source: str, path: str, rules: Sequence[type],
                 fragment_analysis = Analysis.of_fragment(fragment, table, ctx, analysis)
                 analysis.collected.unseen_call_names.update(fragment_analysis.collected.calls_by_name)
                 violations = run_rules(fragment, rules, fragment_analysis)
+                fragment_analysis.release()  # the fragment's tree goes as soon as it is placed
                 if not violations:
                     continue
                 positions = node_positions(fragment, text, (v.node for _, v in violations))
@@ -227,17 +229,29 @@ def _finding(path: str, code: str, violation, position: tuple) -> Finding:
                    fix=violation.fix)
 
 
-def _parse(source: str) -> cst.Module:
-    """LibCST's parse with the cyclic garbage collector paused: the parse allocates millions
-    of nodes (no cycles among them), and each automatic collection would traverse the growing
-    tree again (15-25% of the parse time)."""
+@contextmanager
+def gc_paused():
+    """The cyclic garbage collector paused. A parse and its analysis allocate millions of
+    objects and almost no garbage cycles; each automatic collection meanwhile would traverse
+    the growing tree again (15-25% of a parse).
+
+    Front ends that only keep a file's findings lint it with collections paused, then
+    ``Analysis.release()`` it and drop the tree before they resume, so that reference counting
+    frees it all: a tree still alive when collections resume is traversed by the first one
+    (and again by the older generations), which costs more than collections during the
+    analysis would have. (About 12% of a lint under flake8 before, under 1% after.)"""
     paused = gc.isenabled()
     gc.disable()
     try:
-        return cst.parse_module(source)
+        yield
     finally:
         if paused:
             gc.enable()
+
+
+def _parse(source: str) -> cst.Module:
+    with gc_paused():
+        return cst.parse_module(source)
 
 
 def run_rules(module: cst.Module, rules: Sequence[type],

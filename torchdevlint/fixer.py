@@ -156,6 +156,8 @@ def attach_fixes(result, options: FixOptions = FixOptions(unsafe=True)) -> None:
                 fix = None
         resolved.append(replace(finding, fix=fix))
     result.findings = resolved
+    if analysis is not result.analysis:
+        analysis.release()  # the whole-file analysis made here: free it with its tree
 
 
 def write_atomically(path: Path, data: bytes, before: Optional[os.stat_result] = None) -> None:

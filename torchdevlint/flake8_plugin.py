@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Iterator, List, Tuple
 
 from torchdevlint import __version__
-from torchdevlint.engine import lint_source
+from torchdevlint.engine import gc_paused, lint_source
 from torchdevlint.findings import PARSER_ERROR
 from torchdevlint.rules import ALL_RULES
 
@@ -27,15 +27,20 @@ class TorchDevLintChecker:
     def run(self) -> Iterator[Tuple[int, int, str, type]]:
         try:
             # flake8 reports E999 itself: no second syntax check for files the prefilter skips.
-            result = lint_source("".join(self.lines), self.filename, ALL_RULES, apply_noqa=False,
-                                 check_syntax=False)
+            # Only the findings are kept: the tree is freed before collections resume.
+            with gc_paused():
+                result = lint_source("".join(self.lines), self.filename, ALL_RULES,
+                                     apply_noqa=False, check_syntax=False)
+                findings, error = result.findings, result.error
+                if result.analysis is not None:
+                    result.analysis.release()
+                del result
         except Exception as exc:  # never abort flake8
             yield 1, 0, f"{PARSER_ERROR} torchdevlint internal error: {type(exc).__name__}: {exc}", type(self)
             return
-        for finding in result.findings:
+        for finding in findings:
             yield finding.line, finding.column - 1, f"{finding.code} {finding.message}", type(self)
-        if result.error is not None and result.error.code == PARSER_ERROR:
+        if error is not None and error.code == PARSER_ERROR:
             # flake8 itself reports E999 for files Python cannot parse; this is the rare file
             # Python accepts and LibCST does not.
-            error = result.error
             yield error.line, error.column - 1, f"{error.code} {error.message}", type(self)

@@ -12,7 +12,7 @@ from typing import Callable, Dict, Iterator, Optional, Sequence, Set
 
 from torchdevlint.cache import Cache
 from torchdevlint.config import Resolver, Settings, absolute
-from torchdevlint.engine import FileResult, lint_bytes
+from torchdevlint.engine import FileResult, gc_paused, lint_bytes
 from torchdevlint.findings import PARSER_ERROR, READ_ERROR, Finding, internal_error, unreadable
 from torchdevlint.notebook import SUFFIX as NOTEBOOK_SUFFIX, NotebookError, is_python_notebook, \
     parse_notebook
@@ -158,16 +158,20 @@ def guarded(lint: Callable[[], FileResult], shown: str) -> FileResult:
 
 
 def _lint_in_worker(path: Path, rules, cache: Optional[Cache], fix_options=None) -> FileResult:
-    """``lint_path`` for a worker process: only plain data goes back (no tree). With
-    ``fix_options`` the findings carry their resolved fixes (plain edits), else none."""
-    result = lint_path(path, rules, cache)
-    if fix_options is not None:
-        from torchdevlint.fixer import attach_fixes
-        attach_fixes(result, fix_options)
-    else:
-        result.findings = [dataclasses.replace(f, fix=None) if f.fix is not None else f
-                           for f in result.findings]
-    result.module = result.analysis = result.notebook = None
+    """``lint_path`` that returns only plain data (no tree), for worker processes and the
+    serial loop alike. With ``fix_options`` the findings carry their resolved fixes (plain
+    edits), else none. The tree is freed before collections resume (see ``gc_paused``)."""
+    with gc_paused():
+        result = lint_path(path, rules, cache)
+        if fix_options is not None:
+            from torchdevlint.fixer import attach_fixes
+            attach_fixes(result, fix_options)
+        else:
+            result.findings = [dataclasses.replace(f, fix=None) if f.fix is not None else f
+                               for f in result.findings]
+        if result.analysis is not None:
+            result.analysis.release()
+        result.module = result.analysis = result.notebook = result.split_source = None
     return result
 
 
@@ -184,16 +188,16 @@ def lint_files(files: Sequence[Path], rules, jobs: int = 1, cache: Optional[Cach
                fix_options=None) -> Iterator[FileResult]:
     """Results in the order of ``files``, streamed as they are ready.
 
-    With ``jobs > 1`` files are linted in worker processes and results carry no ``module``;
-    their findings carry resolved fixes when ``fix_options`` is given, else none. With one job
-    (in this process) they keep everything.
+    With ``jobs > 1`` files are linted in worker processes, else in this one; either way the
+    results carry no ``module``, and their findings carry resolved fixes when ``fix_options``
+    is given, else none.
     """
     files = list(files)
+    worker = functools.partial(_lint_in_worker, rules=rules, cache=cache, fix_options=fix_options)
     if jobs <= 1 or len(files) < 2:
         for path in files:
-            yield lint_path(path, rules, cache)
+            yield worker(path)
         return
-    worker = functools.partial(_lint_in_worker, rules=rules, cache=cache, fix_options=fix_options)
     yield from run_per_file(worker, files, jobs, on_crash=_worker_crashed)
 
 

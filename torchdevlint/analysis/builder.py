@@ -92,6 +92,7 @@ class Collected:
         # Callees called in parts of the module analysed separately (torchdevlint.split):
         # their call sites are not in ``calls_by_name``.
         self.unseen_call_names: set = set()
+        self.scopes: List[Scope] = []  # every scope, for Analysis.release
 
 
 def _is_cuda_literal(expr) -> bool:
@@ -118,46 +119,6 @@ def _ends_in_exit(body: cst.BaseSuite) -> bool:
 class Builder:
     def __init__(self) -> None:
         self.out = Collected()
-        self._handlers = {
-            cst.Module: self._module,
-            cst.SimpleStatementLine: self._simple_line,
-            cst.SimpleStatementSuite: self._suite,
-            cst.IndentedBlock: self._suite,
-            cst.FunctionDef: self._function,
-            cst.ClassDef: self._class,
-            cst.Lambda: self._lambda,
-            cst.ListComp: self._comprehension,
-            cst.SetComp: self._comprehension,
-            cst.GeneratorExp: self._comprehension,
-            cst.DictComp: self._comprehension,
-            cst.For: self._for,
-            cst.If: self._if,
-            cst.IfExp: self._ifexp,
-            cst.BooleanOperation: self._boolean,
-            cst.With: self._with,
-            cst.Try: self._try,
-            cst.Comparison: self._comparison,
-            cst.ExceptHandler: self._except,
-            cst.ExceptStarHandler: self._except,
-            cst.Call: self._call,
-            cst.Attribute: self._attribute,
-            cst.NamedExpr: self._named_expr,
-            cst.Yield: self._yield,
-            cst.MatchAs: self._match_capture,
-            cst.MatchStar: self._match_capture,
-            cst.MatchMapping: self._match_mapping,
-            cst.Import: self._import,
-            cst.ImportFrom: self._import_from,
-            cst.Global: self._global,
-            cst.Nonlocal: self._nonlocal,
-        }
-        self._small = {
-            cst.Assign: self._assign,
-            cst.AnnAssign: self._ann_assign,
-            cst.AugAssign: self._aug_assign,
-            cst.Expr: self._expr_statement,
-            cst.Return: self._return,
-        }
 
     # -- driving ------------------------------------------------------------------------
 
@@ -166,9 +127,9 @@ class Builder:
         return self.out
 
     def walk(self, node: cst.CSTNode, ctx: Optional[Ctx]) -> None:
-        handler = self._handlers.get(type(node))
+        handler = _HANDLERS.get(type(node))
         if handler is not None:
-            handler(node, ctx)
+            handler(self, node, ctx)
             return
         for child in iter_children(node):
             self.walk(child, ctx)
@@ -238,14 +199,15 @@ class Builder:
 
     def _module(self, node: cst.Module, _ctx) -> None:
         scope = Scope("module", None, node)
+        self.out.scopes.append(scope)
         self.out.module_scope = scope
         self._block(node.body, Ctx(scope, None, None, None))
 
     def _simple_line(self, node: cst.SimpleStatementLine, ctx: Ctx) -> None:
         for small in node.body:
-            handler = self._small.get(type(small))
+            handler = _SMALL_STATEMENT_HANDLERS.get(type(small))
             if handler is not None:
-                handler(small, ctx)
+                handler(self, small, ctx)
             else:
                 self.walk(small, ctx)
 
@@ -268,6 +230,7 @@ class Builder:
                 last_name(_decorator_callee(d)) not in _TRANSPARENT_DECORATORS for d in decorators):
             info.opaque_return = True  # the call does not return what the body returns
         scope = Scope("function", ctx.scope, node, func=info)
+        self.out.scopes.append(scope)
         info.scope = scope
         body_conditions = ctx.conditions
         for decorator in decorators:
@@ -304,6 +267,7 @@ class Builder:
 
     def _lambda(self, node: cst.Lambda, ctx: Ctx) -> None:
         scope = Scope("lambda", ctx.scope, node)
+        self.out.scopes.append(scope)
         inner = Ctx(scope, ctx.conditions, ctx.func, ctx.cls)
         self._params(node.params, None, ctx, inner)
         self.walk(node.body, inner)
@@ -319,6 +283,7 @@ class Builder:
         self.out.classes.append(info)
         ctx.scope.add(node.name.value, Binding(CLASS, info, (), ctx, node.name))
         scope = Scope("class", ctx.scope, node)
+        self.out.scopes.append(scope)
         info.scope = scope
         conditions = ctx.conditions
         for decorator in decorators:
@@ -327,6 +292,7 @@ class Builder:
 
     def _comprehension(self, node, ctx: Ctx) -> None:
         scope = Scope("comprehension", ctx.scope, node)
+        self.out.scopes.append(scope)
         inner = Ctx(scope, ctx.conditions, ctx.func, ctx.cls)
         comp = node.for_in
         first = True
@@ -554,6 +520,52 @@ class Builder:
         if info is not None and attr:
             info.attributes.setdefault(attr, []).append(
                 Binding(ASSIGN, node.args[1].value, (), ctx, node))
+
+
+# What the walk does per node type. Plain functions, not bound methods: a builder holding its
+# own bound methods would be a reference cycle, and it holds the whole analysis, which holds
+# the tree, so every tree would wait for the cyclic garbage collector to be freed.
+_HANDLERS = {
+    cst.Module: Builder._module,
+    cst.SimpleStatementLine: Builder._simple_line,
+    cst.SimpleStatementSuite: Builder._suite,
+    cst.IndentedBlock: Builder._suite,
+    cst.FunctionDef: Builder._function,
+    cst.ClassDef: Builder._class,
+    cst.Lambda: Builder._lambda,
+    cst.ListComp: Builder._comprehension,
+    cst.SetComp: Builder._comprehension,
+    cst.GeneratorExp: Builder._comprehension,
+    cst.DictComp: Builder._comprehension,
+    cst.For: Builder._for,
+    cst.If: Builder._if,
+    cst.IfExp: Builder._ifexp,
+    cst.BooleanOperation: Builder._boolean,
+    cst.With: Builder._with,
+    cst.Try: Builder._try,
+    cst.Comparison: Builder._comparison,
+    cst.ExceptHandler: Builder._except,
+    cst.ExceptStarHandler: Builder._except,
+    cst.Call: Builder._call,
+    cst.Attribute: Builder._attribute,
+    cst.NamedExpr: Builder._named_expr,
+    cst.Yield: Builder._yield,
+    cst.MatchAs: Builder._match_capture,
+    cst.MatchStar: Builder._match_capture,
+    cst.MatchMapping: Builder._match_mapping,
+    cst.Import: Builder._import,
+    cst.ImportFrom: Builder._import_from,
+    cst.Global: Builder._global,
+    cst.Nonlocal: Builder._nonlocal,
+}
+
+_SMALL_STATEMENT_HANDLERS = {
+    cst.Assign: Builder._assign,
+    cst.AnnAssign: Builder._ann_assign,
+    cst.AugAssign: Builder._aug_assign,
+    cst.Expr: Builder._expr_statement,
+    cst.Return: Builder._return,
+}
 
 
 _SHORT_TRY = 5
