@@ -5,6 +5,7 @@ the machinery that makes torchdevlint fast never changes what it reports.
 """
 from __future__ import annotations
 
+import ast
 import gc
 import importlib.util
 import io
@@ -203,7 +204,8 @@ def test_piped_stderr_gets_no_progress(tmp_path):
 
 
 def _both_ways(source: str, path: str = "m.py"):
-    kept = lint_source(source, path, ALL_RULES)
+    """Findings with every prefilter (text, and ast as under flake8) and with none."""
+    kept = lint_source(source, path, ALL_RULES, tree=ast.parse(source))
     full = lint_source(source, path, ALL_RULES, prefilter=False)
     return ([(f.line, f.column, f.code, f.message) for f in kept.findings],
             [(f.line, f.column, f.code, f.message) for f in full.findings])
@@ -226,11 +228,32 @@ def test_prefilter_is_exact_on_fixtures(path):
     "from torch import load as read\nstate = read('w.pt')\n",
     "import torch.hub\nw = torch.hub.load_state_dict_from_url('u')\n",
     "from torch.utils.model_zoo import load_url\nw = load_url('u')\n",
+    # TDL001 as a statement however it is written; TDL004 with a loader known by any name
+    "import torch\nx = torch.ones(2)\nif x.sum():\n    (x\n     .cpu())\n",
+    "import torch\nx = torch.ones(2)\nx.to('cpu'); y = 1\n",
+    "import torch\nfrom torch.utils.data import DataLoader as DL\n"
+    "d = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n"
+    "m = torch.nn.Linear(2, 2).to(d)\nfor x, y in DL([]):\n    m(x)\n",
+    "import torch\nd = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n"
+    "m = torch.nn.Linear(2, 2).to(d)\nfor x, y in self.val_LOADER:\n    m(x)\n",
 ])
 def test_prefilter_keeps_unusual_spellings(source):
     kept, full = _both_ways(source)
     assert full, "the snippet should have a finding"
     assert kept == full
+
+
+@pytest.mark.parametrize("source, candidates", [
+    # .to( everywhere, but no move is a whole statement, and no loader: nothing to parse
+    ("import torch\nh = x.to(torch.float32)\nfor layer in layers:\n    h = layer(h.to(d))\n", []),
+    ("import torch\nx = torch.ones(2)\nx.to('cpu')\n", ["TDL001"]),
+    # TDL004 has no ast test, so the file is parsed anyway and the ast is not asked
+    ("import torch\nfor b in train_loader:\n    b = b.to(d)\n", ["TDL001", "TDL004"]),
+])
+def test_ast_prefilter_parses_only_files_a_rule_could_report_in(source, candidates):
+    from torchdevlint.engine import candidate_rules
+    assert {r.code for r in candidate_rules(source, ALL_RULES)} >= set(candidates)
+    assert [r.code for r in candidate_rules(source, ALL_RULES, ast.parse(source))] == candidates
 
 
 def _torch_sample(count: int, max_bytes: int = 40_000) -> list:
@@ -304,7 +327,7 @@ x = torch.zeros(1).cuda()
 
 
 def _trees_alive(marker: str) -> int:
-    return sum(1 for o in gc.get_objects() if isinstance(o, cst.Module)
+    return sum(1 for o in gc.get_objects() if type(o) is cst.Module  # (no isinstance: abc hooks)
                and any(line.comment is not None and line.comment.value == marker for line in o.header))
 
 

@@ -60,6 +60,17 @@ def could_report(source: str, rules: Sequence[type]) -> bool:
                for required in _prefilter(rules))
 
 
+def candidate_rules(source: str, rules: Sequence[type], tree: Optional[ast.AST] = None) -> list:
+    """The rules that could report something in ``source`` (and in ``tree``, Python's ast of
+    it, when the caller has one): the only ones worth running, and none means no parse."""
+    candidates = [rule for rule, required in zip(rules, _prefilter(rules))
+                  if all(pattern.search(source) for pattern in required)]
+    # The ast tests only matter when they can spare the parse: when every candidate has one.
+    if tree is not None and candidates and all(rule.could_report_in for rule in candidates):
+        candidates = [rule for rule in candidates if rule.could_report_in(tree)]
+    return candidates
+
+
 def _diagnostic(path: str, code: str, message: str, line: int = 1, column: int = 1) -> Finding:
     return Finding(path, max(line, 1), max(column, 1), code, message)
 
@@ -96,12 +107,16 @@ def lint_bytes(data: bytes, path: str, rules: Sequence[type] = ALL_RULES,
 
 def lint_source(source: str, path: str, rules: Sequence[type] = ALL_RULES,
                 apply_noqa: bool = True, prefilter: bool = True,
-                check_syntax: bool = True, split_large: bool = True) -> FileResult:
-    """``prefilter=False`` parses every file (to check that the prefilter loses nothing);
-    ``check_syntax=False`` is for callers that report syntax errors themselves (flake8);
-    ``split_large=False`` parses huge literal tables whole (``--fix`` needs the whole tree)."""
+                check_syntax: bool = True, split_large: bool = True,
+                tree: Optional[ast.AST] = None) -> FileResult:
+    """``prefilter=False`` parses every file and runs every rule (to check that the
+    prefilters lose nothing); ``check_syntax=False`` is for callers that report syntax errors
+    themselves (flake8); ``split_large=False`` parses huge literal tables whole (``--fix``
+    needs the whole tree); ``tree``, Python's ast of ``source``, sharpens the prefilter."""
     result = FileResult(path)
-    if not rules or (prefilter and not could_report(source, rules)):
+    if prefilter:
+        rules = candidate_rules(source, rules, tree)
+    if not rules:
         # Nothing to find here, so LibCST is skipped; Python's own parser (far cheaper) still
         # checks the file so that a syntax error is reported whatever the file contains.
         if check_syntax:

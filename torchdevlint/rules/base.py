@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import ast
+
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Iterator, Optional, Tuple, Union
+from typing import Any, Callable, ClassVar, Iterator, Optional, Tuple, Union
 
 import libcst as cst
 
@@ -27,6 +29,11 @@ class Rule:
     # cannot hold a finding of this rule, so it is not parsed at all when only such rules are
     # selected. It must never be narrower than ``check``: a wrong prefilter loses findings.
     required_text: ClassVar[Union[str, Tuple[str, ...]]]
+
+    # Second prefilter, for front ends that already hold Python's ``ast`` of the file (flake8
+    # hands it to plugins): ``could_report_in(tree)`` is False when the rule cannot report in
+    # it. The same contract as ``required_text``; None when the rule has no such test.
+    could_report_in: ClassVar[Optional[Callable[[ast.AST], bool]]] = None
 
     def check(self, analysis: Analysis) -> Iterator[Violation]:
         raise NotImplementedError

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import ast
+
 from typing import Iterator
 
 import libcst as cst
@@ -17,6 +19,15 @@ class DiscardedTensorMove(Rule):
     name = "discarded-tensor-move"
     summary = "Result of Tensor.to()/.cuda()/.cpu() is discarded; the tensor does not move"
     required_text = method_call_text(*MOVE_METHODS)
+
+    @staticmethod
+    def could_report_in(tree: ast.AST) -> bool:
+        # Only a move that is a whole expression statement is reported: ``.to(`` is in most
+        # files, such a statement in few.
+        return any(isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call)
+                   and isinstance(statement.value.func, ast.Attribute)
+                   and statement.value.func.attr in MOVE_METHODS
+                   for statement in _statements(tree))
 
     def check(self, analysis: Analysis) -> Iterator[Violation]:
         calls = analysis.collected.calls_by_name
@@ -38,3 +49,18 @@ class DiscardedTensorMove(Rule):
                     f"tensor and leaves `{name}` where it was; {advice}",
                     fix=site,  # --fix rebinds the receiver (torchdevlint.fixes.tdl001)
                 )
+
+
+_BLOCK_FIELDS = ("body", "orelse", "finalbody", "handlers", "cases")
+
+
+def _statements(tree: ast.AST):
+    """Every statement in ``tree``, without visiting expressions (a tenth of the nodes)."""
+    stack = [tree]
+    while stack:
+        node = stack.pop()
+        yield node
+        for name in _BLOCK_FIELDS:
+            block = getattr(node, name, None)
+            if block:
+                stack.extend(block)

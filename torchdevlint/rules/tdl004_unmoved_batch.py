@@ -54,7 +54,9 @@ class UnmovedBatch(Rule):
     name = "unmoved-batch"
     summary = "Loop feeds data-loader batches to a model on a device without moving them"
     # Every finding needs a model moved with .to()/.cuda().
-    required_text = method_call_text("to", "cuda")
+    # A loop is checked only when it iterates a loader, and every way the analysis knows a
+    # loader by has "loader" in it (DataLoader, train_loader, get_dataloader(), ...).
+    required_text = (method_call_text("to", "cuda"), r"(?i)loader")
 
     def check(self, analysis: Analysis) -> Iterator[Violation]:
         self.analysis = analysis
