@@ -175,10 +175,19 @@ def interleaved(files: Sequence[Path], cwd: Path, rounds: int):
     return parse, lint
 
 
-def flake8_pair(files: Sequence[Path], cwd: Path):
-    arguments = ["-j", "1", "--exit-zero", *map(str, files)]
-    with_plugin = measure([PYTHON, "-m", "flake8", *arguments], cwd, env=child_env())
-    without = measure([PYTHON, "-c", _FLAKE8_WITHOUT_PLUGIN, *arguments], cwd, env=child_env())
+def flake8_pair(files: Sequence[Path], cwd: Path, rounds: int):
+    """flake8 with and without the plugin over the same files, alternating round by round
+    (as the floor and torchdevlint are), so that a load change on the machine hits both."""
+    with_plugin, without = Run(), Run()
+    for index in range(rounds):
+        part = files[index::rounds]
+        if not part:
+            continue
+        arguments = ["-j", "1", "--exit-zero", *map(str, part)]
+        runs = [("with", [PYTHON, "-m", "flake8", *arguments]),
+                ("without", [PYTHON, "-c", _FLAKE8_WITHOUT_PLUGIN, *arguments])]
+        for name, command in (runs if index % 2 == 0 else runs[::-1]):
+            (with_plugin if name == "with" else without).add(measure(command, cwd, env=child_env()))
     return with_plugin, without
 
 
@@ -278,9 +287,13 @@ def bench_corpus(name: str, directory: Path, args, report: Report, workdir: Path
         tdl_peer = cold1
     flake8_with, flake8_without = (None, None)
     if args.flake8:
-        flake8_with, flake8_without = flake8_pair(peer_files, run_dir)
-        report.row(name, "flake8 -j1 with the torchdevlint plugin", flake8_with, peer_lines)
-        report.row(name, "flake8 -j1 without it", flake8_without, peer_lines)
+        flake8_files = select_files(directory, args.flake8_limit) if args.flake8_limit else files
+        flake8_lines = count_lines(flake8_files)
+        print(f"  -- flake8 on {len(flake8_files)} of these files ({flake8_lines:,} lines), "
+              f"{args.rounds} interleaved rounds", flush=True)
+        flake8_with, flake8_without = flake8_pair(flake8_files, run_dir, args.rounds)
+        report.row(name, "flake8 -j1 with the torchdevlint plugin", flake8_with, flake8_lines)
+        report.row(name, "flake8 -j1 without it", flake8_without, flake8_lines)
     torchfix = None
     if peers.get("torchfix"):
         torchfix = measure([peers["torchfix"], "-j", "1", *map(str, peer_files)], run_dir)
@@ -315,7 +328,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser.add_argument("--no-transformers", action="store_true", help="skip transformers")
     parser.add_argument("--limit", type=int, help="at most N files per corpus, evenly spread")
     parser.add_argument("--peer-limit", type=int,
-                        help="run flake8 and TorchFix on at most N of those files (they are slow)")
+                        help="run TorchFix and ruff on at most N of those files (TorchFix is slow)")
+    parser.add_argument("--flake8-limit", type=int, default=400,
+                        help="run flake8 with and without the plugin on at most N of those "
+                             "files (default 400; 0: all)")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--rounds", type=int, default=4,
                         help="interleaving rounds of floor and torchdevlint (default 4)")
