@@ -181,7 +181,7 @@ def _analyse_split(source: str, path: str, rules: Sequence[type],
                 fragment_analysis = Analysis.of_fragment(fragment, table, ctx, analysis)
                 analysis.collected.unseen_call_names.update(fragment_analysis.collected.calls_by_name)
                 violations = run_rules(fragment, rules, fragment_analysis)
-                fragment_analysis.release()  # the fragment's tree goes as soon as it is placed
+                fragment_analysis.release()  # its tree goes with this iteration, not at a collection
                 if not violations:
                     continue
                 positions = node_positions(fragment, text, (v.node for _, v in violations))
