@@ -28,7 +28,7 @@ import zipfile
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
-from typing import Dict, List, Optional, Sequence
+from typing import Callable, Dict, List, Optional, Sequence
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -160,35 +160,35 @@ def floor(files: Sequence[Path], cwd: Path) -> Run:
                    env=child_env())
 
 
-def interleaved(files: Sequence[Path], cwd: Path, rounds: int):
-    """The floor and torchdevlint (cold, one job) over the same files, alternating."""
-    parse, lint = Run(), Run()
+def alternated(files: Sequence[Path], rounds: int, first: Callable[[Sequence[Path]], Run],
+               second: Callable[[Sequence[Path]], Run]):
+    """Two measurements over the same files, part by part, their order swapped every round,
+    so that a load change on the machine hits both alike."""
+    totals = (Run(), Run())
     for index in range(rounds):
         part = files[index::rounds]
         if not part:
             continue
-        order = (("floor", parse), ("lint", lint)) if index % 2 == 0 else \
-            (("lint", lint), ("floor", parse))
-        for name, total in order:
-            total.add(floor(part, cwd) if name == "floor" else
-                      torchdevlint(part, cwd, jobs=1, cache=False))
-    return parse, lint
+        pairs = [(first, totals[0]), (second, totals[1])]
+        for run, total in (pairs if index % 2 == 0 else pairs[::-1]):
+            total.add(run(part))
+    return totals
+
+
+def interleaved(files: Sequence[Path], cwd: Path, rounds: int):
+    """The floor and torchdevlint (cold, one job) over the same files, alternating."""
+    return alternated(files, rounds, lambda part: floor(part, cwd),
+                      lambda part: torchdevlint(part, cwd, jobs=1, cache=False))
 
 
 def flake8_pair(files: Sequence[Path], cwd: Path, rounds: int):
-    """flake8 with and without the plugin over the same files, alternating round by round
-    (as the floor and torchdevlint are), so that a load change on the machine hits both."""
-    with_plugin, without = Run(), Run()
-    for index in range(rounds):
-        part = files[index::rounds]
-        if not part:
-            continue
-        arguments = ["-j", "1", "--exit-zero", *map(str, part)]
-        runs = [("with", [PYTHON, "-m", "flake8", *arguments]),
-                ("without", [PYTHON, "-c", _FLAKE8_WITHOUT_PLUGIN, *arguments])]
-        for name, command in (runs if index % 2 == 0 else runs[::-1]):
-            (with_plugin if name == "with" else without).add(measure(command, cwd, env=child_env()))
-    return with_plugin, without
+    """flake8 with and without the plugin over the same files, alternating."""
+    def flake8(part: Sequence[Path], *entry: str) -> Run:
+        return measure([PYTHON, *entry, "-j", "1", "--exit-zero", *map(str, part)], cwd,
+                       env=child_env())
+
+    return alternated(files, rounds, lambda part: flake8(part, "-m", "flake8"),
+                      lambda part: flake8(part, "-c", _FLAKE8_WITHOUT_PLUGIN))
 
 
 def peer_tool(venv: Path, name: str) -> Optional[str]:
