@@ -25,6 +25,8 @@ import re
 from dataclasses import dataclass
 from typing import List, Optional
 
+from torchdevlint.positions import line_starts
+
 # Only files this large are considered, so ordinary files pay nothing (not even ``ast``).
 LARGE_FILE_CHARS = 256 * 1024
 # A module-level literal this large is split into its elements.
@@ -69,11 +71,7 @@ def plan_split(source: str, min_literal: Optional[int] = None) -> Optional[Split
         tree = ast.parse(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
-    starts = [0]
-    index = source.find("\n")
-    while index >= 0:
-        starts.append(index + 1)
-        index = source.find("\n", index + 1)
+    starts = line_starts(source)
 
     def offset(line: int, byte_column: int) -> int:
         start = starts[line - 1]
