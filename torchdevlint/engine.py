@@ -36,6 +36,13 @@ class FileResult:
     # file with those literals blanked out, and this is the file's real text.
     split_source: Optional[str] = field(default=None, repr=False)
 
+    def drop_tree(self) -> None:
+        """Keep only plain data (findings, error): the analysis's cycles are broken, so the
+        tree is freed here, by reference counting (see ``gc_paused``)."""
+        if self.analysis is not None:
+            self.analysis.release()
+        self.module = self.analysis = self.notebook = self.split_source = None
+
 
 _PREFILTERS: dict = {}
 
@@ -52,12 +59,6 @@ def _prefilter(rules: Sequence[type]) -> List[List["re.Pattern[str]"]]:
             patterns.append([re.compile(text) for text in required])
         _PREFILTERS[key] = patterns
     return patterns
-
-
-def could_report(source: str, rules: Sequence[type]) -> bool:
-    """False when no selected rule can report anything in ``source`` (no parse needed)."""
-    return any(all(pattern.search(source) for pattern in required)
-               for required in _prefilter(rules))
 
 
 def candidate_rules(source: str, rules: Sequence[type], tree: Optional[ast.AST] = None) -> list:

@@ -33,15 +33,13 @@ class TorchDevLintChecker:
             with gc_paused():
                 result = lint_source("".join(self.lines), self.filename, ALL_RULES,
                                      apply_noqa=False, check_syntax=False, tree=self.tree)
-                findings, error = result.findings, result.error
-                if result.analysis is not None:
-                    result.analysis.release()
-                del result
+                result.drop_tree()
         except Exception as exc:  # never abort flake8
             yield 1, 0, f"{PARSER_ERROR} torchdevlint internal error: {type(exc).__name__}: {exc}", type(self)
             return
-        for finding in findings:
+        for finding in result.findings:
             yield finding.line, finding.column - 1, f"{finding.code} {finding.message}", type(self)
+        error = result.error
         if error is not None and error.code == PARSER_ERROR:
             # flake8 itself reports E999 for files Python cannot parse; this is the rare file
             # Python accepts and LibCST does not.

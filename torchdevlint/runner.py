@@ -169,9 +169,7 @@ def _lint_in_worker(path: Path, rules, cache: Optional[Cache], fix_options=None)
         else:
             result.findings = [dataclasses.replace(f, fix=None) if f.fix is not None else f
                                for f in result.findings]
-        if result.analysis is not None:
-            result.analysis.release()
-        result.module = result.analysis = result.notebook = result.split_source = None
+        result.drop_tree()
     return result
 
 

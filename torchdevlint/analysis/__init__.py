@@ -54,8 +54,6 @@ class Analysis:
             info.scope = None
             info.methods = {}
             info.attributes = {}
-        self.kinds = KindInference()
-        self._guard_memo, self._chain_memo = {}, {}
 
     # Shorthands the rules use.
     def qualname(self, expr: cst.BaseExpression, scope: Scope) -> Optional[str]:
