@@ -157,6 +157,29 @@ def test_closed_pipe_is_not_a_traceback(tmp_path):
     assert "Traceback" not in stderr
 
 
+@pytest.mark.parametrize("option", [["--explain", "TDL004"], ["--list-rules"]])
+def test_closed_pipe_after_short_output_is_quiet(option):
+    import os
+    import subprocess
+    import sys
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # like `| head` that has already exited
+    try:
+        result = subprocess.run([sys.executable, "-m", "torchdevlint", *option],
+                                stdout=write_end, stderr=subprocess.PIPE)
+    finally:
+        os.close(write_end)
+    assert result.returncode == 141
+    assert result.stderr.decode() == ""
+
+
+def test_unwritable_output_file_is_a_usage_error(tmp_path):
+    result = run_cli("--output-file", tmp_path / "missing" / "out.txt", tmp_path)
+    assert result.returncode == 2
+    assert result.stderr.startswith("torchdevlint: error: ")
+    assert "No such file or directory" in result.stderr and "Traceback" not in result.stderr
+
+
 def test_message_for_a_receiver_that_cannot_be_rebound(tmp_path):
     path = tmp_path / "m.py"
     path.write_text("import torch\nloss = torch.ones(1)\nloss.detach().cpu()\n")

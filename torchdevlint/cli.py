@@ -243,12 +243,12 @@ def _run(argv: Optional[Sequence[str]]) -> int:
         if args.statistics and args.output_format not in ("text", "json"):
             raise UsageError("--statistics works with --output-format text or json")
         if args.output_file is not None:
-            out = open(args.output_file, "w", encoding="utf-8")
+            try:
+                out = open(args.output_file, "w", encoding="utf-8")
+            except OSError as exc:
+                raise UsageError(f"{args.output_file}: {exc.strerror or exc}") from exc
     except (UsageError, ConfigError) as exc:
         print(f"torchdevlint: error: {exc}", file=sys.stderr)
-        return EXIT_ERROR
-    except OSError as exc:
-        print(f"torchdevlint: error: {args.output_file}: {exc.strerror or exc}", file=sys.stderr)
         return EXIT_ERROR
 
     if args.fix or args.diff:
@@ -319,7 +319,9 @@ def _run(argv: Optional[Sequence[str]]) -> int:
 def main(argv: Optional[Sequence[str]] = None) -> int:
     """The entry point: no traceback ever reaches the user."""
     try:
-        return _run(argv)
+        code = _run(argv)
+        sys.stdout.flush()  # a reader that went away shows here, not at interpreter exit
+        return code
     except KeyboardInterrupt:
         print("torchdevlint: interrupted", file=sys.stderr)
         return 130
