@@ -14,7 +14,8 @@ import libcst as cst
 
 from torchdevlint.analysis.model import (
     ASSIGN, AUGMENT, CLASS, DEF, EXPECTS_FAILURE, FOR, HANDLES_FAILURE, IMPORT, PARAM, UNKNOWN,
-    WITH, Binding, CallSite, ClassInfo, Ctx, FunctionInfo, Scope, last_name, next_order,
+    WITH, Binding, CallSite, ClassInfo, Ctx, DefaultOf, FunctionInfo, LoopSpan, Scope, last_name,
+    next_order,
     string_value,
 )
 
@@ -65,6 +66,8 @@ def walk_code(root: cst.CSTNode, into_functions: bool = False):
 
 
 _EXIT_CALLS = frozenset("skip skipTest exit _exit quit abort fail SkipTest".split())
+# Of those, the ones that stop the whole program, not just one test.
+_STOP_CALLS = frozenset("exit _exit quit abort".split())
 _TRANSPARENT_DECORATORS = frozenset(
     "no_grad inference_mode enable_grad staticmethod classmethod wraps lru_cache cache "
     "compile export autocast property cached_property".split()
@@ -100,7 +103,24 @@ def _is_cuda_literal(expr) -> bool:
     return value is not None and value.startswith("cuda")
 
 
-def _ends_in_exit(body: cst.BaseSuite) -> bool:
+def tests_before_final_exit(statement: cst.If) -> Optional[cst.CSTNode]:
+    """``if a: ... elif torch.cuda.is_available(): ... else: sys.exit(...)``: past this
+    statement one of the tests held, so the rest of the block is guarded when one of them is a
+    guard (dino's "Does not support training without GPU"). The tests, joined with ``or``."""
+    tests = [statement.test]
+    orelse = statement.orelse
+    while isinstance(orelse, cst.If):
+        tests.append(orelse.test)
+        orelse = orelse.orelse
+    if not isinstance(orelse, cst.Else) or not ends_in_exit(orelse.body, stops_program=True):
+        return None
+    joined = tests[0]
+    for test in tests[1:]:
+        joined = cst.BooleanOperation(left=joined, operator=cst.Or(), right=test)
+    return joined
+
+
+def ends_in_exit(body: cst.BaseSuite, stops_program: bool = False) -> bool:
     statements = body.body
     if not statements:
         return False
@@ -109,16 +129,19 @@ def _ends_in_exit(body: cst.BaseSuite) -> bool:
         if not isinstance(last, cst.SimpleStatementLine) or not last.body:
             return False
         last = last.body[-1]
-    if isinstance(last, (cst.Return, cst.Raise, cst.Continue, cst.Break)):
+    if isinstance(last, cst.Raise):
         return True
+    if isinstance(last, (cst.Return, cst.Continue, cst.Break)):
+        return not stops_program
     if isinstance(last, cst.Expr) and isinstance(last.value, cst.Call):
-        return last_name(last.value.func) in _EXIT_CALLS
+        return last_name(last.value.func) in (_STOP_CALLS if stops_program else _EXIT_CALLS)
     return False
 
 
 class Builder:
     def __init__(self) -> None:
         self.out = Collected()
+        self.loop: Optional[LoopSpan] = None  # the outermost loop of the current function
 
     # -- driving ------------------------------------------------------------------------
 
@@ -148,8 +171,10 @@ class Builder:
     @staticmethod
     def _condition_after(statement) -> Optional[cst.CSTNode]:
         """A test that holds for the rest of the block once ``statement`` has run."""
-        if isinstance(statement, cst.If) and _ends_in_exit(statement.body):
-            return statement.test
+        if isinstance(statement, cst.If):
+            if ends_in_exit(statement.body):
+                return statement.test
+            return tests_before_final_exit(statement)
         if isinstance(statement, cst.SimpleStatementLine):
             for small in statement.body:
                 if isinstance(small, cst.Assert):
@@ -242,7 +267,9 @@ class Builder:
         is_static = any(last_name(_decorator_callee(d)) == "staticmethod" for d in decorators)
         if in_class and info.param_names and not is_static:
             info.self_name = info.param_names[0]
+        outer_loop, self.loop = self.loop, None
         self.walk(node.body, body_ctx)
+        self.loop = outer_loop
 
     def _params(self, params: cst.Parameters, info: Optional[FunctionInfo], outer: Ctx,
                 inner: Ctx) -> None:
@@ -256,7 +283,8 @@ class Builder:
             if param.annotation is not None:
                 self.walk(param.annotation.annotation, outer)
             if param.default is not None:
-                self.walk(param.default, outer)
+                self.walk(param.default, outer if info is None
+                          else outer.with_condition(DefaultOf(param.name.value, info)))
                 name = param.name.value
                 if (name == "device" or name.endswith("_device")) and _is_cuda_literal(param.default):
                     self.out.device_param_defaults.append((param, param.default, inner))
@@ -364,12 +392,33 @@ class Builder:
 
     def _for(self, node: cst.For, ctx: Ctx) -> None:
         self.walk(node.iter, ctx)
+        span = self._enter_loop()
         self._bind_target(node.target, FOR, node.iter, ctx, ctx)
         self._walk_target(node.target, ctx)
         self.out.for_loops.append((node, ctx, next_order()))
         self.walk(node.body, ctx)
+        self._leave_loop(span)
         if node.orelse is not None:
             self.walk(node.orelse.body, ctx)
+
+    def _while(self, node: cst.While, ctx: Ctx) -> None:
+        span = self._enter_loop()
+        self.walk(node.test, ctx)
+        self.walk(node.body, ctx)
+        self._leave_loop(span)
+        if node.orelse is not None:
+            self.walk(node.orelse.body, ctx)
+
+    def _enter_loop(self) -> Optional[LoopSpan]:
+        if self.loop is not None:
+            return None  # an inner loop: the outermost one bounds every back edge
+        self.loop = LoopSpan()
+        return self.loop
+
+    def _leave_loop(self, span: Optional[LoopSpan]) -> None:
+        if span is not None:
+            span.end = next_order()
+            self.loop = None
 
     def _if(self, node: cst.If, ctx: Ctx) -> None:
         self.walk(node.test, ctx)
@@ -492,7 +541,7 @@ class Builder:
         self.walk(value, ctx)
 
     def _call(self, node: cst.Call, ctx: Ctx, statement: Optional[cst.Expr] = None) -> None:
-        site = CallSite(node, ctx, statement)
+        site = CallSite(node, ctx, statement, self.loop)
         name = last_name(node.func)
         if name is not None:
             self.out.calls_by_name.setdefault(name, []).append(site)
@@ -508,8 +557,16 @@ class Builder:
                 self.out.device_keyword_calls.append(site)
                 break
         self.walk(node.func, ctx)
+        values_ctx = ctx
+        if name == "param":
+            # ``pytest.param(torch.device("cuda"), marks=[skipif(not cuda_available), ...])``:
+            # the values only reach a test when the marks let it run.
+            marks = next((a.value for a in node.args
+                          if a.keyword is not None and a.keyword.value == "marks"), None)
+            if marks is not None:
+                values_ctx = ctx.with_condition(marks)
         for arg in node.args:
-            self.walk(arg.value, ctx)
+            self.walk(arg.value, values_ctx)
 
     def _register_attribute(self, node: cst.Call, ctx: Ctx) -> None:
         func = node.func
@@ -538,6 +595,7 @@ _HANDLERS = {
     cst.GeneratorExp: Builder._comprehension,
     cst.DictComp: Builder._comprehension,
     cst.For: Builder._for,
+    cst.While: Builder._while,
     cst.If: Builder._if,
     cst.IfExp: Builder._ifexp,
     cst.BooleanOperation: Builder._boolean,

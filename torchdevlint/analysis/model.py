@@ -30,6 +30,17 @@ EXPECTS_FAILURE = "<inside assertRaises/pytest.raises>"
 HANDLES_FAILURE = "<inside a small try/except that catches the failure>"
 
 
+class DefaultOf:
+    """A condition: the code is the default value of parameter ``name`` of ``func``. The
+    default only runs when a call leaves that argument out."""
+
+    __slots__ = ("name", "func")
+
+    def __init__(self, name: str, func: "FunctionInfo") -> None:
+        self.name = name
+        self.func = func
+
+
 class Ctx:
     """Where a node sits: its scope, the conditions around it, its function and class.
 
@@ -150,15 +161,28 @@ class ClassInfo:
         self.attributes: Dict[str, List[Binding]] = {}
 
 
-class CallSite:
-    __slots__ = ("call", "ctx", "statement", "order")
+class LoopSpan:
+    """A ``for``/``while`` loop as a range of source order: a binding later in the same loop
+    can reach code earlier in it on the next iteration."""
 
-    def __init__(self, call: cst.Call, ctx: Ctx, statement: Optional[cst.CSTNode]) -> None:
+    __slots__ = ("start", "end")
+
+    def __init__(self) -> None:
+        self.start = next_order()
+        self.end = self.start  # set when the walk leaves the loop
+
+
+class CallSite:
+    __slots__ = ("call", "ctx", "statement", "order", "loop")
+
+    def __init__(self, call: cst.Call, ctx: Ctx, statement: Optional[cst.CSTNode],
+                 loop: Optional[LoopSpan] = None) -> None:
         self.order = next_order()
         self.call = call
         self.ctx = ctx
         # The expression statement when the call is the whole statement (its value is discarded).
         self.statement = statement
+        self.loop = loop  # the outermost loop of its function around the call, if any
 
 
 def last_name(expr: cst.BaseExpression) -> Optional[str]:

@@ -136,6 +136,17 @@ MAP_LOCATION_FUNCTIONS = {
     "torch.hub.load_state_dict_from_url": 2,
     "torch.utils.model_zoo.load_url": 2,
 }
+# Calls that take a device *type name* ("cuda") and accept it on a machine without CUDA: they
+# only warn, or answer a question. Each is called with "cuda" on a CPU-only build of torch in
+# tests/runtime/test_device_type_apis.py.
+DEVICE_TYPE_TOLERANT_CALLS = frozenset(
+    """
+    torch.autocast torch.amp.autocast torch.amp.autocast_mode.autocast torch.get_autocast_dtype
+    torch.is_autocast_enabled torch.set_autocast_enabled torch.set_autocast_dtype
+    torch.amp.is_autocast_available torch.amp.GradScaler torch.amp.grad_scaler.GradScaler
+    torch.cuda.amp.GradScaler torch.get_device_module
+    """.split()
+)
 SAVE_FUNCTIONS = frozenset("torch.save torch.serialization.save torch.jit.save".split())
 
 DTYPE_NAMES = frozenset(

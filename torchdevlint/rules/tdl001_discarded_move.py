@@ -9,6 +9,10 @@ from typing import Iterator
 import libcst as cst
 
 from torchdevlint.analysis import Analysis
+from torchdevlint.analysis import kinds as K
+from torchdevlint.analysis import torch_api as api
+from torchdevlint.analysis.builder import walk_code
+from torchdevlint.analysis.model import PARAM, CallSite, dotted_name
 from torchdevlint.rules.base import Rule, Violation, method_call_text, source_of
 
 MOVE_METHODS = ("to", "cuda", "cpu")
@@ -36,7 +40,7 @@ class DiscardedTensorMove(Rule):
                 if site.statement is None or not isinstance(site.call.func, cst.Attribute):
                     continue
                 receiver = site.call.func.value
-                if not analysis.kinds.is_tensor(receiver, site.ctx.scope):
+                if not _is_tensor_here(analysis, receiver, site):
                     continue
                 name = source_of(receiver)
                 if isinstance(receiver, (cst.Name, cst.Attribute)):
@@ -49,6 +53,74 @@ class DiscardedTensorMove(Rule):
                     f"tensor and leaves `{name}` where it was; {advice}",
                     fix=site,  # --fix rebinds the receiver (torchdevlint.fixes.tdl001)
                 )
+
+
+def _is_tensor_here(analysis: Analysis, receiver, site: CallSite) -> bool:
+    """Whether ``receiver`` holds a tensor at the move: judged by the definitions that reach
+    it; an unannotated parameter the function itself uses as a tensor; an attribute is not
+    a tensor when the function has just replaced it with something else (bitsandbytes'
+    ``self.linear.weight = Params4bit(...)``, whose ``.cuda()`` works in place)."""
+    if isinstance(receiver, cst.Name):
+        kind = analysis.kind_at(receiver, site)
+        if kind is K.TENSOR:
+            return True
+        reaching = analysis.reaching_bindings(receiver.value, site)
+        return bool(reaching) and all(
+            b.how == PARAM and b.value[0].annotation is None for b in reaching) \
+            and site.ctx.func is not None \
+            and _used_as_tensor(analysis, receiver.value, site.ctx.func)
+    if not analysis.kinds.is_tensor(receiver, site.ctx.scope):
+        return False
+    target = dotted_name(receiver)
+    if target is not None and "." in target and site.ctx.func is not None:
+        replaced = _last_assignment_before(site.ctx.func.node.body, target, site.call)
+        if replaced is not None and analysis.kind_of(replaced, site.ctx.scope) is not K.TENSOR:
+            return False
+    return True
+
+
+# What only a tensor does among the things whose .to()/.cuda() returns a copy (a module has
+# no .shape, .dim() or .view(); a NumPy array has no .to()).
+_TENSOR_ONLY_METHODS = frozenset(
+    "size dim view unsqueeze squeeze permute transpose reshape numel item numpy tolist "
+    "contiguous detach clone flatten masked_fill expand expand_as view_as index_select "
+    "narrow type_as new_zeros new_ones new_full new_empty".split())
+_TENSOR_ONLY_ATTRIBUTES = frozenset("shape ndim dtype is_cuda T mT grad data".split())
+
+
+def _used_as_tensor(analysis: Analysis, name: str, func) -> bool:
+    """The function uses its parameter ``name`` as only a tensor is used: ``x.shape``,
+    ``x.view(...)``, ``x[...]``, ``torch.cat([x, ...])``."""
+    scope = func.scope
+    for node in walk_code(func.node.body):
+        if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) \
+                and node.value.value == name:
+            if node.attr.value in _TENSOR_ONLY_ATTRIBUTES or node.attr.value in _TENSOR_ONLY_METHODS:
+                return True
+        elif isinstance(node, cst.Subscript) and isinstance(node.value, cst.Name) \
+                and node.value.value == name:
+            return True
+        elif isinstance(node, cst.Call) and node.args:
+            qualified = analysis.qualname(node.func, scope) or ""
+            if qualified.startswith("torch.") and qualified.rpartition(".")[2] in api.TENSOR_FUNCTIONS:
+                first = node.args[0].value
+                elements = [e.value for e in first.elements] \
+                    if isinstance(first, (cst.List, cst.Tuple)) else [first]
+                if any(isinstance(e, cst.Name) and e.value == name for e in elements):
+                    return True
+    return False
+
+
+def _last_assignment_before(body, target: str, stop):
+    """The value last assigned to the dotted ``target`` before ``stop`` in ``body``."""
+    value = None
+    for node in walk_code(body):
+        if node is stop:
+            return value
+        if isinstance(node, cst.Assign) and any(
+                dotted_name(t.target) == target for t in node.targets):
+            value = node.value
+    return value
 
 
 _BLOCK_FIELDS = ("body", "orelse", "finalbody", "handlers", "cases")

@@ -47,6 +47,8 @@ class HardcodedCudaDevice(Rule):
         self.analysis = analysis
         self.reported: set = set()
         collected = analysis.collected
+        if analysis.requires_cuda_throughout():
+            return  # the file stops without CUDA: GPU-only by design, as it says itself
         # Assignments first: a literal that is both set to a device-named variable and used
         # as a device gets the message that names the variable, whichever use comes first.
         for target, literal, ctx in collected.string_assignments:
@@ -64,6 +66,7 @@ class HardcodedCudaDevice(Rule):
                 yield from self._check_device_value(value, site.ctx, 0)
         for param, literal, ctx in collected.device_param_defaults:
             if self._is_cuda(literal) and not analysis.is_guarded(ctx) \
+                    and not analysis.default_always_overridden(param.name.value, ctx.func) \
                     and self._param_used_as_device(param.name.value, ctx.func):
                 yield from self._report(
                     literal, f"parameter `{param.name.value}` defaults to hard-coded "
@@ -130,6 +133,8 @@ class HardcodedCudaDevice(Rule):
             return False
         if callee == "partial" and call.args and "skip" in (last_name(call.args[0].value) or "").lower():
             return False
+        if self.analysis.qualname(call.func, scope) in api.DEVICE_TYPE_TOLERANT_CALLS:
+            return False  # torch.amp.GradScaler(device="cuda") only warns without CUDA
         kind = self.analysis.kind_of(call.func, scope)
         if isinstance(kind, K.FuncRef):  # a function in this file: look at what it does with it
             return self._param_used_as_device("device", kind.info)
@@ -140,7 +145,12 @@ class HardcodedCudaDevice(Rule):
         ``getattr(torch, device)``, calls string methods on it) or never uses it."""
         if func is None or name not in func.param_names:
             return True
-        for parent, _ in _name_uses(func.node.body, name):
+        scope = func.scope
+
+        def tolerant(call: cst.Call) -> bool:  # get_autocast_dtype(device): a type name only
+            return self.analysis.qualname(call.func, scope) in api.DEVICE_TYPE_TOLERANT_CALLS
+
+        for parent, _ in _name_uses(func.node.body, name, tolerant):
             if isinstance(parent, (cst.Comparison, cst.ComparisonTarget, cst.FormattedStringExpression)):
                 continue
             if isinstance(parent, cst.Call) and last_name(parent.func) in _INSPECTING_CALLS:
@@ -192,14 +202,17 @@ def _quote(literal: cst.BaseExpression) -> str:
     return f'"{string_value(literal)}"'
 
 
-def _name_uses(root, name: str):
+def _name_uses(root, name: str, skipped_call):
     """(parent, Name) for every load of ``name`` under ``root``; positional arguments are
-    reported with their Call as parent so that ``getattr(torch, device)`` reads naturally."""
+    reported with their Call as parent so that ``getattr(torch, device)`` reads naturally.
+    The arguments of a call for which ``skipped_call`` is true are not uses."""
     stack = [(None, root)]
     while stack:
         parent, node = stack.pop()
         if isinstance(node, cst.Name) and node.value == name:
             yield parent, node
+            continue
+        if isinstance(node, cst.Call) and skipped_call(node):
             continue
         if isinstance(node, (cst.FunctionDef, cst.Lambda, cst.ClassDef)) and node is not root:
             continue

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Iterator
+from dataclasses import dataclass
+from typing import Iterator, List, Optional
 
+import libcst as cst
 
 from torchdevlint.analysis import Analysis
+from torchdevlint.analysis import kinds as K
 from torchdevlint.analysis import torch_api as api
+from torchdevlint.analysis.model import ASSIGN, CallSite, FunctionInfo, Scope, last_name
 from torchdevlint.rules.base import Rule, Violation
 
 _LOAD_NAMES = ("load", "load_state_dict_from_url", "load_url")
@@ -34,7 +38,7 @@ class LoadWithoutMapLocation(Rule):
             positional = [a for a in call.args if a.keyword is None]
             if len(positional) > api.MAP_LOCATION_FUNCTIONS[qualified]:
                 continue  # map_location passed positionally
-            if self._saves_in_same_function(analysis, site):
+            if self._reads_what_this_file_wrote(analysis, site):
                 continue
             short = qualified.replace("torch.serialization.", "torch.")
             yield Violation(
@@ -45,12 +49,192 @@ class LoadWithoutMapLocation(Rule):
                 fix=site,  # --fix adds map_location= (torchdevlint.fixes.tdl003)
             )
 
-    @staticmethod
-    def _saves_in_same_function(analysis: Analysis, load_site) -> bool:
-        """A round trip: the function that loads also ``torch.save``s (a test, a serialization
-        helper), so it reads what this very process wrote, on the devices it has."""
-        for save_site in analysis.call_sites(("save",), api.SAVE_FUNCTIONS):
-            if save_site.ctx.func is load_site.ctx.func and \
-                    analysis.qualname(save_site.call.func, save_site.ctx.scope) in api.SAVE_FUNCTIONS:
+    # -- what the file itself wrote ------------------------------------------------------
+
+    def _reads_what_this_file_wrote(self, analysis: Analysis, load: CallSite) -> bool:
+        """The evidence that a load cannot meet GPU tensors, all from this file:
+
+        - it reads from a temporary directory this run made (pytest's ``tmp_path`` and
+          ``tmp_path_factory``, also through a fixture of this file; ``tempfile``);
+        - it is a round trip: the same function saved to the same target before, or, in a
+          test module, a fixture or helper of it did (the same process wrote it, on the
+          devices it has);
+        - the file writes that target (the same path, or a file of the same name) only from
+          CPU data: ``.cpu()`` tensors, NumPy arrays, plain Python values;
+        - it is a dataset's own storage (a method of a ``Dataset`` class reading its files).
+
+        A save elsewhere that can hold device tensors is no evidence: resuming a checkpoint
+        an earlier run wrote on a GPU is exactly the failure this rule is about.
+        """
+        target = _argument(load.call, 0, "f")
+        if target is None:
+            return False
+        targets = analysis.targets
+        read = targets.canonical(target, load.ctx.scope)
+        if targets.is_fresh_temp(read):
+            return True
+        if load.ctx.cls is not None and _is_dataset_class(analysis, load.ctx.cls):
+            return True
+        read_names = set(targets.file_names(read))
+        test_module = _is_test_module(analysis)
+        for save in self._saves(analysis):
+            # ``copy = io.BytesIO(buf.getvalue())`` reads the buffer ``buf`` was written to
+            same = save.target == read or (save.owner is not None and save.target in read)
+            if same and save.func is load.ctx.func and save.order < load.order:
+                # saved earlier in the same function (or the same script or notebook body)
+                return True
+            if same and test_module and save.func is not None and load.ctx.func is not None:
+                return True
+            if save.value is not None and (same or read_names & set(targets.file_names(save.target))) \
+                    and _cpu_only(analysis, save.value, save.scope) :
                 return True
         return False
+
+    def _saves(self, analysis: Analysis) -> List[_Save]:
+        """Every write of this file: ``torch.save(value, target)``, and the target of other
+        saving calls (``fabric.save(path, state)``, ``save_checkpoint(state, path)``); a
+        helper that saves to its parameter writes what each of its calls passes."""
+        if getattr(analysis, "_tdl003_saves", None) is not None:
+            return analysis._tdl003_saves
+        targets = analysis.targets
+        saves: List[_Save] = []
+        for name, sites in analysis.collected.calls_by_name.items():
+            if "save" not in name.lower():
+                continue
+            for site in sites:
+                scope = site.ctx.scope
+                qualified = analysis.qualname(site.call.func, scope)
+                if qualified in api.SAVE_FUNCTIONS:
+                    value, written = _argument(site.call, 0, "obj"), [_argument(site.call, 1, "f")]
+                else:
+                    value, written = None, [a.value for a in site.call.args if not a.star]
+                for expr in written:
+                    if expr is None:
+                        continue
+                    text = targets.canonical(expr, scope)
+                    saves.append(_Save(text, value, scope, site.ctx.func, site.order,
+                                       _owner_id(expr, scope)))
+                    saves.extend(self._through_callers(analysis, site, expr, value))
+        analysis._tdl003_saves = saves
+        return saves
+
+    @staticmethod
+    def _through_callers(analysis: Analysis, site: CallSite, expr, value) -> List[_Save]:
+        """``def save_weights(model, path): torch.save(..., path)``: each call of the helper
+        in this file writes the path it passes, where the call is."""
+        func = site.ctx.func
+        if func is None or not isinstance(expr, cst.Name) or expr.value not in func.param_names \
+                or func.cls is not None:
+            return []
+        index = func.param_names.index(expr.value)
+        found = []
+        for call_site in analysis.collected.calls_by_name.get(func.name, ()):
+            callee = analysis.kind_of(call_site.call.func, call_site.ctx.scope)
+            if not (isinstance(callee, K.FuncRef) and callee.info is func):
+                continue
+            passed = _argument(call_site.call, index, expr.value)
+            if passed is not None:
+                scope = call_site.ctx.scope
+                found.append(_Save(analysis.targets.canonical(passed, scope), None, scope,
+                                   call_site.ctx.func, call_site.order, _owner_id(passed, scope)))
+        return found
+
+
+@dataclass
+class _Save:
+    target: str  # canonical text of what is written
+    value: Optional[cst.BaseExpression]  # what torch.save writes, None when unknown
+    scope: Scope
+    func: Optional[FunctionInfo]
+    order: int
+    owner: Optional[int]  # id of the scope owning the target name (a buffer variable)
+
+
+def _argument(call: cst.Call, index: int, keyword: str) -> Optional[cst.BaseExpression]:
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == keyword:
+            return arg.value
+    positional = [a.value for a in call.args if a.keyword is None and not a.star]
+    return positional[index] if index < len(positional) else None
+
+
+def _owner_id(expr, scope: Scope) -> Optional[int]:
+    if isinstance(expr, cst.Name):
+        owner = scope.resolve(expr.value)
+        return id(owner) if owner is not None else None
+    return None
+
+
+def _is_test_module(analysis: Analysis) -> bool:
+    """pytest or unittest code: a test and its fixtures and helpers run in one process."""
+    imported = analysis.collected.module_scope.bindings
+    return "pytest" in imported or "unittest" in imported or any(
+        info.name.startswith("test") for info in analysis.collected.functions)
+
+
+_DATASET_BASES = ("Dataset", "InMemoryDataset", "IterableDataset", "VisionDataset")
+
+
+def _is_dataset_class(analysis: Analysis, info) -> bool:
+    """A dataset class reads its own processed or downloaded files: data, not checkpoints."""
+    return any((last_name(base) or "").endswith(_DATASET_BASES) for base in info.bases)
+
+
+# Calls that give CPU data: NumPy, Python values, tensors copied to the host.
+_CPU_METHODS = frozenset("cpu numpy tolist item".split())
+_CPU_FACTORIES = frozenset(
+    "tensor as_tensor from_numpy zeros ones empty full arange rand randn randint linspace eye "
+    "LongTensor FloatTensor ByteTensor IntTensor".split())
+
+
+def _cpu_only(analysis: Analysis, expr, scope: Scope, depth: int = 0) -> bool:
+    """Whether ``expr`` is data that holds no device tensor, as far as this file shows."""
+    if depth > 4:
+        return False
+    if isinstance(expr, (cst.BaseNumber, cst.BaseString)):
+        return True
+    if isinstance(expr, cst.Name):
+        if expr.value in ("None", "True", "False"):
+            return True
+        bindings = scope.lookup(expr.value)
+        return bool(bindings) and all(
+            b.how == ASSIGN and not b.path and isinstance(b.value, cst.BaseExpression)
+            and _cpu_only(analysis, b.value, b.ctx.scope, depth + 1) for b in bindings)
+    if isinstance(expr, (cst.List, cst.Tuple, cst.Set)):
+        return all(_cpu_only(analysis, e.value, scope, depth + 1) for e in expr.elements)
+    if isinstance(expr, cst.Dict):
+        return all(isinstance(e, cst.DictElement) and _cpu_only(analysis, e.value, scope, depth + 1)
+                   for e in expr.elements)
+    if isinstance(expr, (cst.ListComp, cst.SetComp, cst.GeneratorExp)):
+        return _cpu_only_in_comprehension(analysis, expr.elt)
+    if isinstance(expr, cst.DictComp):
+        return _cpu_only_in_comprehension(analysis, expr.value)
+    if isinstance(expr, cst.Call):
+        qualified = analysis.qualname(expr.func, scope) or ""
+        if qualified.startswith(("numpy.", "np.")):
+            return True
+        if qualified.startswith("torch.") and qualified.rpartition(".")[2] in _CPU_FACTORIES:
+            return not any(a.keyword is not None and a.keyword.value == "device" for a in expr.args)
+        chain = expr
+        while isinstance(chain, cst.Call) and isinstance(chain.func, cst.Attribute):
+            method = chain.func.attr.value
+            if method in _CPU_METHODS or (method == "to" and chain.args
+                                          and analysis.is_cpu_device(chain.args[0].value, scope)):
+                return True  # x.cpu(), model.eval().cpu().state_dict(), t.numpy()
+            if method == "full_optim_state_dict":
+                return True  # FSDP gathers the optimizer state on the CPU by default
+            chain = chain.func.value
+        if isinstance(expr.func, cst.Name) and expr.func.value in ("dict", "list", "tuple") \
+                and expr.args:
+            return all(_cpu_only(analysis, a.value, scope, depth + 1) for a in expr.args)
+        return False
+    return False
+
+
+def _cpu_only_in_comprehension(analysis: Analysis, element) -> bool:
+    """``{k: v.cpu() for k, v in sd.items()}``: each element ends in a host copy."""
+    while isinstance(element, cst.Call) and isinstance(element.func, cst.Attribute):
+        if element.func.attr.value in _CPU_METHODS:
+            return True
+        element = element.func.value
+    return False

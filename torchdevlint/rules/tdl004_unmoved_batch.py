@@ -11,7 +11,7 @@ from torchdevlint.analysis import Analysis
 from torchdevlint.analysis import kinds as K
 from torchdevlint.analysis import torch_api as api
 from torchdevlint.analysis.builder import walk_code
-from torchdevlint.analysis.model import ASSIGN, PARAM, Ctx, Scope, last_name
+from torchdevlint.analysis.model import ASSIGN, PARAM, Ctx, Scope, last_name, string_value
 from torchdevlint.rules.base import Rule, Violation, method_call_text, source_of
 
 SAME_DEVICE = "RuntimeError: Expected all tensors to be on the same device"
@@ -249,8 +249,98 @@ class UnmovedBatch(Rule):
         if self.kinds.kind_of(iterable, scope) is K.LOADER and not self._prepared(iterable, scope):
             if self._prepares_elsewhere and not self._constructed_here(iterable, scope):
                 return []
+            if self._yields_device_batches(iterable, scope):
+                return []
             return [((), iterable)]
         return []
+
+    def _yields_device_batches(self, loader, scope: Scope) -> bool:
+        """A loader whose batches are already on the device, by code this file shows:
+
+        - built with a device (torchtext's ``BucketIterator.splits(..., device=device)``);
+        - a ``collate_fn`` of this file that moves what it collates;
+        - a dataset (its first argument) that was moved (PyG's
+          ``NeighborLoader(data.to(device, 'x'), ...)``) or whose class builds or moves its
+          tensors onto a device.
+        """
+        constructions = [(loader, scope)] if isinstance(loader, cst.Call) else [
+            (value, value_scope) for value, value_scope, _, _ in self._bindings_of(loader, scope)]
+        for value, value_scope in list(constructions):
+            # ``train_loader = get_loader(split)``: what the helper of this file returns
+            if isinstance(value, cst.Call):
+                kind = self.kinds.kind_of(value.func, value_scope)
+                if isinstance(kind, K.FuncRef):
+                    constructions += [(returned, ctx.scope) for returned, ctx in kind.info.returns
+                                      if returned is not None]
+        for value, scope in constructions:
+            while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) \
+                    and isinstance(value.func.value, cst.Call):
+                value = value.func.value  # DataLoader(...).__iter__(), .splits(...)
+            if not isinstance(value, cst.Call):
+                continue
+            if any(arg.star == "**" for arg in value.args):
+                return True  # ``NeighborLoader(**kwargs)`` may pass a moved dataset: unknown
+            for arg in value.args:
+                if arg.keyword is not None and arg.keyword.value == "device" \
+                        and not self.analysis.is_cpu_device(arg.value, scope):
+                    return True
+                if arg.keyword is not None and arg.keyword.value == "collate_fn" \
+                        and self._code_moves(arg.value, scope):
+                    return True
+            dataset = next((a.value for a in value.args if (a.keyword is None and not a.star)
+                            or (a.keyword is not None and a.keyword.value in ("dataset", "data"))),
+                           None)
+            if dataset is not None and self._code_moves(dataset, scope, follow_names=True):
+                return True
+        return False
+
+    def _code_moves(self, expr, scope: Scope, follow_names: bool = False, depth: int = 0) -> bool:
+        """Whether ``expr`` moves to a device, or names code of this file that does (a
+        function, a lambda, ``partial(f, ...)``, a class whose methods move)."""
+        if depth > 3:
+            return False
+        for node in walk_code(expr):
+            if isinstance(node, cst.Call) and self.device_of_move(node, scope)[0]:
+                return True
+        if isinstance(expr, cst.Lambda):
+            return any(isinstance(n, cst.Call) and self.device_of_move(n, scope)[0]
+                       for n in walk_code(expr.body))
+        target = expr
+        if isinstance(expr, cst.Call):
+            if last_name(expr.func) == "partial" and expr.args:
+                return self._code_moves(expr.args[0].value, scope, follow_names, depth + 1)
+            target = expr.func
+        kind = self.kinds.kind_of(target, scope)
+        if isinstance(kind, (K.FuncRef, K.ClassRef)):
+            body = kind.info.node.body
+            return any((isinstance(n, cst.Call) and self._moves_anywhere(n))
+                       or (isinstance(n, cst.Arg) and n.keyword is not None
+                           and n.keyword.value == "device")
+                       for n in walk_code(body, into_functions=True))
+        if follow_names and isinstance(expr, cst.Name):
+            owner = scope.resolve(expr.value)
+            calls = self.analysis.collected.calls_by_name
+            for site in calls.get("to", []) + calls.get("cuda", []):
+                # ``data.to(device, 'x', 'y')``: PyG's Data moves in place
+                receiver = site.call.func.value
+                if site.statement is not None and isinstance(receiver, cst.Name) \
+                        and receiver.value == expr.value and owner is not None \
+                        and site.ctx.scope.resolve(expr.value) is owner \
+                        and self.device_of_move(site.call, site.ctx.scope)[0]:
+                    return True
+            return any(self._code_moves(value, value_scope, follow_names, depth + 1)
+                       for value, value_scope, path, _ in self._bindings_of(expr, scope) if not path)
+        return False
+
+    @staticmethod
+    def _moves_anywhere(call: cst.Call) -> bool:
+        """``.cuda()`` or ``.to(...)`` with something other than a plain "cpu"."""
+        if not isinstance(call.func, cst.Attribute):
+            return False
+        if call.func.attr.value == "cuda":
+            return True
+        return call.func.attr.value == "to" and bool(call.args) and \
+            string_value(call.args[0].value) != "cpu"
 
     def _constructed_here(self, loader, scope: Scope) -> bool:
         """The loader is a ``DataLoader(...)`` built in this file (not one from elsewhere)."""
@@ -301,6 +391,12 @@ class _LoopChecker:
         self.moves_some = False
         self.model_called: Optional[tuple] = None  # (model expr, device expr)
         self.candidates: List[tuple] = []  # (name, node, sink, callee text)
+        # Names holding values this loop put on a device: batch values it moved, and what
+        # calls given such values return (``output = model(images)`` with ``images`` moved).
+        # An unmoved batch value meeting one of them in a loss, a comparison or arithmetic
+        # fails whatever the model is (a parameter, wrapped in DDP): the loop's own moves
+        # are the evidence.
+        self.on_device: Dict[str, cst.BaseExpression] = {}  # name -> the device it was moved with
 
     def run(self) -> Iterator[Violation]:
         self._statements(self.loop.body.body)
@@ -308,19 +404,35 @@ class _LoopChecker:
         for name, node, sink, callee, model in self.candidates:
             if name in reported:
                 continue
-            if sink != "model" and self.model_called is None:
+            partner = None
+            if isinstance(model, _OnDevice):
+                partner, model = model, None
+                if self.model_called is not None and self.model_called[1] is not None:
+                    partner = None  # the model's own device names the fix, as before
+            if partner is None and sink != "model" and self.model_called is None:
                 continue  # the loop never runs a model on a device: a CPU-only loop
             reported.add(name)
-            model_expr, device = model if model else self.model_called
             value = self.values.get(name) or _Value(False, None)
-            model_text = source_of(model_expr)
-            device_text = source_of(device) if device is not None \
-                else f"next({model_text}.parameters()).device"
-            where = {
-                "model": f"is passed to `{callee}`, which was moved to a device,",
-                "loss": f"is passed to `{callee}` with the output of `{model_text}` (on a device)",
-                "compare": f"is compared with the output of `{model_text}` (on a device)",
-            }[sink]
+            if partner is not None:
+                model_expr, device = partner.expr, partner.device
+                device_text = source_of(device)
+                where = {
+                    "loss": f"is passed to `{callee}` with `{partner.text}`, which this loop put "
+                            f"on a device,",
+                    "compare": f"is compared with `{partner.text}`, which this loop put on a device,",
+                    "arith": f"is combined with `{partner.text}`, which this loop put on a device,",
+                }[sink]
+            else:
+                model_expr, device = model if model else self.model_called
+                model_text = source_of(model_expr)
+                device_text = source_of(device) if device is not None \
+                    else f"next({model_text}.parameters()).device"
+                where = {
+                    "model": f"is passed to `{callee}`, which was moved to a device,",
+                    "loss": f"is passed to `{callee}` with the output of `{model_text}` (on a device)",
+                    "compare": f"is compared with the output of `{model_text}` (on a device)",
+                    "arith": f"is combined with the output of `{model_text}` (on a device)",
+                }[sink]
             yield Violation(
                 node,
                 f"`{name}` comes from the data loader on the CPU and {where} without being moved: "
@@ -457,6 +569,12 @@ class _LoopChecker:
         else:
             for name in targets:
                 self.values.pop(name, None)
+        device = self._device_of(value)
+        for name in targets:
+            if device is not None:
+                self.on_device[name] = device
+            else:
+                self.on_device.pop(name, None)
         if self._produces_output(value):
             self.outputs.update(targets)
         else:
@@ -510,6 +628,8 @@ class _LoopChecker:
                 self._call_sink(node)
             elif isinstance(node, cst.Comparison):
                 self._comparison_sink(node)
+            elif isinstance(node, cst.BinaryOperation):
+                self._arithmetic_sink(node)
 
     def _call_sink(self, call: cst.Call) -> None:
         model = self.rule.moved_model(call.func, self.scope, self.order)
@@ -524,17 +644,84 @@ class _LoopChecker:
                 self.candidates.append((name.value, name, "model", source_of(call.func), model))
             return
         if self._is_loss(call.func):
+            partner = self._partner_on_device([a.value for a in call.args])
             for arg in call.args:
                 for name in self._unmoved(arg.value):
-                    self.candidates.append((name.value, name, "loss", source_of(call.func), None))
+                    self.candidates.append((name.value, name, "loss", source_of(call.func), partner))
+            return
+        if isinstance(call.func, cst.Attribute) and call.func.attr.value in _BINARY_METHODS:
+            # ``pred.eq(target)``, ``outputs.sub(labels)``
+            partner = self._partner_on_device([call.func.value])
+            if partner is not None:
+                for arg in call.args:
+                    for name in self._unmoved(arg.value):
+                        self.candidates.append((name.value, name, "compare", "", partner))
 
     def _comparison_sink(self, node: cst.Comparison) -> None:
         operands = [node.left] + [c.comparator for c in node.comparisons]
-        if not any(self._produces_output(o) for o in operands):
+        partner = self._partner_on_device(operands)
+        if partner is None and not any(self._produces_output(o) for o in operands):
             return
         for operand in operands:
             for name in self._unmoved(operand):
-                self.candidates.append((name.value, name, "compare", "", None))
+                self.candidates.append((name.value, name, "compare", "", partner))
+
+    def _arithmetic_sink(self, node: cst.BinaryOperation) -> None:
+        partner = self._partner_on_device([node.left, node.right])
+        if partner is None:
+            return
+        for side in (node.left, node.right):
+            if isinstance(side, cst.Name):  # only a batch value itself, not ``images.size(0)``
+                for name in self._unmoved(side):
+                    self.candidates.append((name.value, name, "arith", "", partner))
+
+    # -- values this loop put on a device ------------------------------------------------
+
+    def _device_of(self, expr) -> Optional[cst.BaseExpression]:
+        """The device expression ``expr``'s value was moved to by this loop, when it is a
+        tensor this loop put there: ``x.to(device)``, a name holding one, or what a call
+        given one returns (``model(x)``, ``F.softmax(out, 1)``). ``.cpu()``, ``.item()`` and
+        the like, and attributes that are not tensors (``.shape``), bring it back."""
+        if isinstance(expr, cst.Name):
+            return self.on_device.get(expr.value)
+        if isinstance(expr, cst.Attribute):
+            if expr.attr.value in api.TENSOR_ATTRIBUTES:
+                return self._device_of(expr.value)
+            return None
+        if isinstance(expr, cst.Subscript):
+            return self._device_of(expr.value)
+        if isinstance(expr, cst.BinaryOperation):
+            return self._device_of(expr.left) or self._device_of(expr.right)
+        if isinstance(expr, cst.UnaryOperation):
+            return self._device_of(expr.expression)
+        if isinstance(expr, cst.Call):
+            moved, device = self.rule.device_of_move(expr, self.scope)
+            if moved:
+                return device if device is not None and self._fed(expr.func.value) else None
+            if isinstance(expr.func, cst.Attribute):
+                method = expr.func.attr.value
+                if method in api.NON_TENSOR_TENSOR_METHODS or method in ("cpu", "to"):
+                    return None
+                if method in api.TENSOR_METHODS:
+                    return self._device_of(expr.func.value) or self._first_device(expr.args)
+            elif isinstance(expr.func, cst.Name) and expr.func.value in api.NON_TENSOR_BUILTINS:
+                return None
+            return self._first_device(expr.args)
+        return None
+
+    def _first_device(self, args) -> Optional[cst.BaseExpression]:
+        for arg in args:
+            device = self._device_of(arg.value)
+            if device is not None:
+                return device
+        return None
+
+    def _partner_on_device(self, operands) -> Optional["_OnDevice"]:
+        for operand in operands:
+            device = self._device_of(operand)
+            if device is not None:
+                return _OnDevice(operand, device, source_of(operand))
+        return None
 
     def _is_loss(self, func) -> bool:
         qualified = self.analysis.qualname(func, self.scope)
@@ -552,6 +739,19 @@ class _LoopChecker:
                 if constructor.startswith("torch.nn.") and constructor.endswith("Loss"):
                     return True
         return False
+
+
+@dataclass
+class _OnDevice:
+    """The operand that shows a sink is on a device: its expression and the device."""
+
+    expr: cst.BaseExpression
+    device: cst.BaseExpression
+    text: str
+
+
+# Tensor methods that combine the receiver with their argument.
+_BINARY_METHODS = frozenset("eq ne lt le gt ge add sub mul div matmul mm bmm".split())
 
 
 def _argument_for(call: cst.Call, name: str, index: int):

@@ -1,0 +1,115 @@
+"""Where a value is written to or read from: the same file target, named the same way.
+
+TDL003 asks whether a ``torch.load`` reads what this file itself wrote, and so needs to
+compare two path expressions written in different places: ``save_path`` in one function and
+``tmp_path / "model.pth"`` in another. ``canonical`` spells an expression as text with every
+name that is bound once replaced by what it is bound to, parameters that are pytest fixtures
+of this file replaced by what the fixture returns, and other names tied to the scope that owns
+them, so that equal text means the same target.
+"""
+
+from __future__ import annotations
+
+from typing import List, Optional
+
+import libcst as cst
+
+from torchdevlint.analysis.builder import walk_code
+from torchdevlint.analysis.model import ASSIGN, PARAM, FunctionInfo, Scope, last_name, string_value
+
+_SNIPPET = cst.Module(body=[])
+# pytest's per-test (or per-session) temporary directories: fresh and empty when the test
+# starts, so a file found there was written by this test run.
+FRESH_TEMP_FIXTURES = frozenset("tmp_path tmpdir tmp_path_factory tmpdir_factory".split())
+FRESH_TEMP_CALLS = frozenset("mkdtemp TemporaryDirectory NamedTemporaryFile mkstemp".split())
+_MAX_DEPTH = 4
+
+
+class Targets:
+    """Canonical spellings of path expressions, for one file's analysis."""
+
+    def __init__(self, collected, kinds) -> None:
+        self.collected = collected
+        self.kinds = kinds
+        self._fixtures: Optional[dict] = None
+
+    def fixtures(self) -> dict:
+        """name -> FunctionInfo of the module-level functions decorated ``@pytest.fixture``."""
+        if self._fixtures is None:
+            self._fixtures = {}
+            for info in self.collected.functions:
+                if info.cls is None and info.ctx.scope.kind == "module" and any(
+                        "fixture" in (last_name(_callee(d.decorator)) or "")
+                        for d in info.node.decorators):
+                    self._fixtures[info.name] = info
+        return self._fixtures
+
+    def canonical(self, expr: cst.BaseExpression, scope: Scope, depth: int = 0) -> str:
+        if isinstance(expr, cst.Name):
+            return self._name(expr.value, scope, depth)
+        if isinstance(expr, (cst.SimpleString, cst.ConcatenatedString)):
+            value = string_value(expr)
+            return repr(value) if value is not None else _code(expr)
+        if isinstance(expr, cst.Attribute):
+            return f"{self.canonical(expr.value, scope, depth)}.{expr.attr.value}"
+        if isinstance(expr, cst.Call):
+            args = ",".join((f"{a.keyword.value}=" if a.keyword is not None else a.star)
+                            + self.canonical(a.value, scope, depth) for a in expr.args)
+            return f"{self.canonical(expr.func, scope, depth)}({args})"
+        if isinstance(expr, cst.BinaryOperation):
+            return (f"({self.canonical(expr.left, scope, depth)} {type(expr.operator).__name__} "
+                    f"{self.canonical(expr.right, scope, depth)})")
+        if isinstance(expr, cst.Subscript):
+            return f"{self.canonical(expr.value, scope, depth)}[{_code(expr.slice[0]) if expr.slice else ''}]"
+        return _code(expr)
+
+    def _name(self, name: str, scope: Scope, depth: int) -> str:
+        owner = scope.resolve(name)
+        if owner is None:
+            return name  # a builtin or a global of another module
+        bindings = owner.bindings[name]
+        if name in FRESH_TEMP_FIXTURES and all(b.how == PARAM for b in bindings):
+            return f"<{name}>"  # the same directory for a test and the fixtures it uses
+        if depth < _MAX_DEPTH and len(bindings) == 1:
+            binding = bindings[0]
+            if binding.how == ASSIGN and not binding.path and isinstance(binding.value, cst.BaseExpression):
+                return self.canonical(binding.value, binding.ctx.scope, depth + 1)
+            if binding.how == PARAM:
+                fixture = self.fixtures().get(name)
+                returned = self.fixture_value(fixture) if fixture is not None else None
+                if returned is not None:
+                    return self.canonical(returned[0], returned[1], depth + 1)
+        return f"{name}@{id(owner)}"
+
+    @staticmethod
+    def fixture_value(fixture: FunctionInfo):
+        """(expression, scope) the fixture returns or yields, when it has exactly one."""
+        values = [(value, ctx.scope) for value, ctx in fixture.returns if value is not None]
+        if not values:
+            for node in walk_code(fixture.node.body):
+                if isinstance(node, cst.Yield) and isinstance(node.value, cst.BaseExpression):
+                    values.append((node.value, fixture.scope))
+        return values[0] if len(values) == 1 else None
+
+    def is_fresh_temp(self, canonical_text: str) -> bool:
+        """The target lies in a temporary directory this run created (pytest's ``tmp_path``,
+        ``tempfile.mkdtemp()``): whatever is read from there, this run wrote."""
+        return any(f"<{name}>" in canonical_text for name in FRESH_TEMP_FIXTURES) or any(
+            f"{call}(" in canonical_text for call in FRESH_TEMP_CALLS)
+
+    @staticmethod
+    def file_names(canonical_text: str) -> List[str]:
+        """The string literals in a canonical target that name a file (``'trainfeat.pth'``)."""
+        names = []
+        for part in canonical_text.split("'")[1::2]:
+            if "." in part and "/" not in part.strip("/") and len(part) > 2:
+                names.append(part.strip("/"))
+        return names
+
+
+def _callee(expr):
+    return expr.func if isinstance(expr, cst.Call) else expr
+
+
+def _code(node: cst.CSTNode) -> str:
+    return " ".join(_SNIPPET.code_for_node(node).split())
