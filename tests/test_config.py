@@ -213,3 +213,14 @@ def test_every_key_is_documented():
 def test_config_error_is_raised_for_bad_command_line_codes():
     with pytest.raises(ConfigError, match="TDL77"):
         Resolver(Overrides(extend_select=["TDL77"]), isolated=True)
+
+
+def test_require_accelerator_turns_tdl002_off_and_the_command_line_can_select_it(tmp_path):
+    source = 'import torch\nx = torch.zeros(1, device="cuda")\nm = torch.load("c.pt")\n'
+    root = project(tmp_path, "require-accelerator = true\n", {"m.py": source})
+    quiet = run_cli("m.py", cwd=root)
+    assert "TDL002" not in quiet.stdout and "TDL003" in quiet.stdout, quiet.stdout
+    loud = run_cli("--extend-select", "TDL002", "m.py", cwd=root)
+    assert "TDL002" in loud.stdout, loud.stdout
+    bad = project(tmp_path / "bad", 'require-accelerator = "yes"\n', {"m.py": source})
+    assert run_cli("m.py", cwd=bad).returncode == 2

@@ -45,7 +45,7 @@ DEFAULT_EXCLUDE: Tuple[str, ...] = tuple(
 # key -> expected type, for validation and for the documentation test.
 CODE_LIST_KEYS = ("select", "extend-select", "ignore", "extend-ignore", "fixable", "unfixable")
 GLOB_LIST_KEYS = ("exclude", "extend-exclude")
-BOOL_KEYS = ("respect-gitignore", "force-exclude", "unsafe-fixes")
+BOOL_KEYS = ("respect-gitignore", "force-exclude", "unsafe-fixes", "require-accelerator")
 TABLE_KEYS = ("per-file-ignores", "extend-per-file-ignores")
 KNOWN_KEYS = (*CODE_LIST_KEYS, *GLOB_LIST_KEYS, *BOOL_KEYS, *TABLE_KEYS)
 
@@ -329,10 +329,13 @@ def build_settings(table: Optional[Mapping[str, Any]], root: Path, config_path: 
     cli_root = _posix(absolute(Path.cwd()))
     where = str(config_path) if config_path else "configuration"
 
+    # A project that only runs on GPUs says so once: its hard-coded CUDA is by design, so
+    # TDL002 is off for it, as if the file ignored it (the command line can still select it).
+    gpu_only = ("TDL002",) if table.get("require-accelerator", False) else ()
     file_layer = RuleSelection(
         tuple(table["select"]) if "select" in table else None,
         tuple(table.get("extend-select", ())),
-        tuple(table.get("ignore", ())) + tuple(table.get("extend-ignore", ())))
+        tuple(table.get("ignore", ())) + tuple(table.get("extend-ignore", ())) + gpu_only)
     cli_layer = RuleSelection(
         tuple(_check_codes(overrides.select, "--select")) if overrides.select is not None else None,
         tuple(_check_codes(overrides.extend_select, "--extend-select")),
