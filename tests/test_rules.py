@@ -158,8 +158,15 @@ TDL002_FLAGGED = {
     "map_location keyword": ("import torch\nsd = torch.load('x', map_location='cuda:0')\n", (2, 35)),
     "map_location positional": ("import torch\nsd = torch.load('x', 'cuda')\n", (2, 22)),
     "to keyword": ("import torch\nx = torch.ones(1).to(device='cuda')\n", (2, 29)),
-    "device type keyword": ("import torch\nd = torch.device(type='cuda')\n", (2, 23)),
-    "unguarded conditional": ("import torch\nd = torch.device('cuda' if flag else 'cpu')\n", (2, 18)),
+    "device type keyword": ("import torch\nd = torch.device(type='cuda')\nx.to(d)\n", (2, 23)),
+    "unguarded conditional": ("import torch\nd = torch.device('cuda' if flag else 'cpu')\nx.to(d)\n",
+                              (2, 18)),
+    "device-named torch.device": ("import torch\ndevice = torch.device('cuda')\n", (2, 23)),
+    "default device of a with block": ("import torch\nwith torch.device('cuda'):\n    m = f()\n",
+                                       (2, 19)),
+    "returned device": ("import torch\ndef pick():\n    return torch.device('cuda:0')\n", (3, 25)),
+    "device default": ("import torch\ndef f(x, device=torch.device('cuda')):\n    return x.to(device)\n",
+                       (2, 30)),
     "attribute then used as a device": (
         "class C:\n    def __init__(self):\n        self.device = 'cuda'\n"
         "    def run(self, x):\n        return x.to(self.device)\n", (3, 23)),
@@ -186,6 +193,7 @@ TDL002_SILENT = {
     "attribute only used as autocast device_type": "class A:\n    def __init__(self):\n        self.device = 'cuda'\n",
     "tensor type only referenced": "import torch\nTYPES = (torch.cuda.FloatTensor, torch.cuda.HalfTensor)\n",
     "device built only to compare": "import torch\nok = torch.device('cuda') in devices\n",
+    "device only a cache key": "import torch\nd0 = torch.device('cuda:0')\nm = cache.get(size, d0)\n",
     "device built only for its type": "import torch\nt = (current() or torch.device('cuda')).type\n",
     "expected failure": "import pytest\nwith pytest.raises(RuntimeError):\n    model.cuda()\n",
     "try cuda first": "import torch\ntry:\n    b = pg.get(torch.device('cuda'))\nexcept RuntimeError:\n    b = None\n",
@@ -435,3 +443,45 @@ def test_tdl004_model_parameter_moved_by_every_caller(lint):
     """)
     # train's only caller passes a moved model; evaluate's passes one that never moved.
     assert lint(code, ["TDL004"]) == [(4, 24, "TDL004")]
+
+
+TDL003_STILL_FLAGGED = {
+    # a save() method beside a load() one: the object may hold what a user put on a GPU
+    "save and load methods": src("""
+        import torch
+        class Retriever:
+            def save(self, path):
+                torch.save(self.embedded_docs, path)
+            def load(self, path):
+                self.embedded_docs = torch.load(path)
+    """),
+    # the scheduler's entry of a checkpoint that also holds the model's state
+    "scheduler entry of a checkpoint": src("""
+        import torch
+        def resume(model, scheduler, path):
+            checkpoint = torch.load(path)
+            model.load_state_dict(checkpoint["model"])
+            scheduler.load_state_dict(checkpoint["scheduler"])
+    """),
+    # a helper's caller passes a path nothing in the file wrote
+    "helper called with an outside path": src("""
+        import sys, torch
+        def load_checkpoint(filepath):
+            return torch.load(filepath)
+        torch.save({}, "checkpoint.pth")
+        state = load_checkpoint(sys.argv[1])
+    """),
+    # resuming: the save comes after the load, so the load reads an earlier run's file
+    "resume then save": src("""
+        import os, torch
+        def train(model, path):
+            if os.path.exists(path):
+                model.load_state_dict(torch.load(path))
+            torch.save(model.state_dict(), path)
+    """),
+}
+
+
+@pytest.mark.parametrize("code", TDL003_STILL_FLAGGED.values(), ids=TDL003_STILL_FLAGGED.keys())
+def test_tdl003_evidence_that_does_not_count(lint, code):
+    assert [c for _, _, c in lint(code, ["TDL003"])] == ["TDL003"]

@@ -87,7 +87,11 @@ class Collected:
         # device built there is never used to place a tensor
         self.inspected_values: set = set()
         self.string_assignments: List[tuple] = []  # (target, literal, Ctx) for "cuda..." values
-        self.device_param_defaults: List[tuple] = []  # (Param, literal, Ctx)
+        self.device_param_defaults: List[tuple] = []  # (Param, literal or device(...) call, Ctx)
+        # ``torch.device("cuda")``-like calls that are used as devices where they stand:
+        # ``with torch.device("cuda"):``, ``return torch.device("cuda")``, or assigned to a
+        # device-named variable: (call, Ctx, assigned name or None)
+        self.device_calls_used: List[tuple] = []
         self.for_loops: List[tuple] = []  # (For, Ctx, order)
         self.imported_as: Dict[str, set] = {}  # qualified name -> names it is bound to
         self.functions: List[FunctionInfo] = []
@@ -96,6 +100,13 @@ class Collected:
         # their call sites are not in ``calls_by_name``.
         self.unseen_call_names: set = set()
         self.scopes: List[Scope] = []  # every scope, for Analysis.release
+
+
+def _is_device_call(expr) -> bool:
+    """``torch.device("cuda...")`` (by its last name; TDL002 checks the qualified name)."""
+    return isinstance(expr, cst.Call) and last_name(expr.func) == "device" and any(
+        _is_cuda_literal(arg.value) for arg in expr.args
+        if arg.keyword is None or arg.keyword.value == "type")
 
 
 def _is_cuda_literal(expr) -> bool:
@@ -286,7 +297,8 @@ class Builder:
                 self.walk(param.default, outer if info is None
                           else outer.with_condition(DefaultOf(param.name.value, info)))
                 name = param.name.value
-                if (name == "device" or name.endswith("_device")) and _is_cuda_literal(param.default):
+                if (name == "device" or name.endswith("_device")) and (
+                        _is_cuda_literal(param.default) or _is_device_call(param.default)):
                     self.out.device_param_defaults.append((param, param.default, inner))
             name = param.name.value
             if info is not None:
@@ -345,6 +357,8 @@ class Builder:
             self._walk_target(target.target, ctx)
             if _is_cuda_literal(node.value):
                 self.out.string_assignments.append((target.target, node.value, ctx))
+            elif _is_device_call(node.value):
+                self.out.device_calls_used.append((node.value, ctx, last_name(target.target)))
 
     def _ann_assign(self, node: cst.AnnAssign, ctx: Ctx) -> None:
         self.walk(node.annotation.annotation, ctx)
@@ -355,6 +369,8 @@ class Builder:
         self._walk_target(node.target, ctx)
         if _is_cuda_literal(node.value):
             self.out.string_assignments.append((node.target, node.value, ctx))
+        elif _is_device_call(node.value):
+            self.out.device_calls_used.append((node.value, ctx, last_name(node.target)))
 
     def _aug_assign(self, node: cst.AugAssign, ctx: Ctx) -> None:
         self.walk(node.value, ctx)
@@ -381,6 +397,10 @@ class Builder:
     def _return(self, node: cst.Return, ctx: Ctx) -> None:
         if node.value is not None:
             self.walk(node.value, ctx)
+            returned = node.value.elements if isinstance(node.value, cst.Tuple) else ()
+            for value in [node.value] + [element.value for element in returned]:
+                if _is_device_call(value):
+                    self.out.device_calls_used.append((value, ctx, None))  # handed to callers
         if ctx.func is not None and ctx.scope.kind == "function":
             ctx.func.returns.append((node.value, ctx))
 
@@ -451,6 +471,8 @@ class Builder:
                 name = last_name(item.item.func) or ""
                 if name.startswith("assertRaises") or name == "raises":
                     body_ctx = ctx.with_condition(EXPECTS_FAILURE)
+                elif _is_device_call(item.item):
+                    self.out.device_calls_used.append((item.item, ctx, None))  # default device
         self.walk(node.body, body_ctx)
 
     def _try(self, node: cst.Try, ctx: Ctx) -> None:

@@ -15,7 +15,7 @@ from typing import List, Optional
 import libcst as cst
 
 from torchdevlint.analysis.builder import walk_code
-from torchdevlint.analysis.model import ASSIGN, PARAM, FunctionInfo, Scope, last_name, string_value
+from torchdevlint.analysis.model import ASSIGN, PARAM, WITH, FunctionInfo, Scope, last_name, string_value
 
 _SNIPPET = cst.Module(body=[])
 # pytest's per-test (or per-session) temporary directories: fresh and empty when the test
@@ -70,6 +70,9 @@ class Targets:
         bindings = owner.bindings[name]
         if name in FRESH_TEMP_FIXTURES and all(b.how == PARAM for b in bindings):
             return f"<{name}>"  # the same directory for a test and the fixtures it uses
+        if len(bindings) == 1 and bindings[0].how == WITH and isinstance(bindings[0].value, cst.Call) \
+                and last_name(bindings[0].value.func) in FRESH_TEMP_CALLS:
+            return "<TemporaryDirectory>"  # ``with tempfile.TemporaryDirectory() as d``
         if depth < _MAX_DEPTH and len(bindings) == 1:
             binding = bindings[0]
             if binding.how == ASSIGN and not binding.path and isinstance(binding.value, cst.BaseExpression):
@@ -94,7 +97,8 @@ class Targets:
     def is_fresh_temp(self, canonical_text: str) -> bool:
         """The target lies in a temporary directory this run created (pytest's ``tmp_path``,
         ``tempfile.mkdtemp()``): whatever is read from there, this run wrote."""
-        return any(f"<{name}>" in canonical_text for name in FRESH_TEMP_FIXTURES) or any(
+        return "<TemporaryDirectory>" in canonical_text or any(
+            f"<{name}>" in canonical_text for name in FRESH_TEMP_FIXTURES) or any(
             f"{call}(" in canonical_text for call in FRESH_TEMP_CALLS)
 
     @staticmethod

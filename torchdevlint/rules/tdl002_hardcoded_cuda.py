@@ -64,7 +64,19 @@ class HardcodedCudaDevice(Rule):
                 continue
             for value in self._device_arguments(site):
                 yield from self._check_device_value(value, site.ctx, 0)
+        # ``torch.device("cuda")`` alone fails nowhere; it is reported where it is used as a
+        # device: passed where a device goes (above, through names), the default device of a
+        # ``with`` block, returned to callers, or kept in a device-named variable.
+        for call, ctx, name in collected.device_calls_used:
+            if (name is None or _is_device_name(name)) and not analysis.is_guarded(ctx):
+                yield from self._check_device_value(call, ctx, 0)
         for param, literal, ctx in collected.device_param_defaults:
+            if isinstance(literal, cst.Call):  # device=torch.device("cuda")
+                if not analysis.is_guarded(ctx) \
+                        and not analysis.default_always_overridden(param.name.value, ctx.func) \
+                        and self._param_used_as_device(param.name.value, ctx.func):
+                    yield from self._check_device_value(literal, ctx, 0)
+                continue
             if self._is_cuda(literal) and not analysis.is_guarded(ctx) \
                     and not analysis.default_always_overridden(param.name.value, ctx.func) \
                     and self._param_used_as_device(param.name.value, ctx.func):
@@ -109,14 +121,8 @@ class HardcodedCudaDevice(Rule):
                     yield keywords[key]
         qualified = self.analysis.qualname(call.func, scope)
         if qualified == "torch.device":
-            if id(call) in self.analysis.collected.inspected_values:
-                return  # torch.device("cuda") in devices / (...).type: built, never used
-
-            if positional:
-                yield positional[0]
-            if "type" in keywords:
-                yield keywords["type"]
-        elif qualified == "torch.set_default_device":
+            return  # built, not used: reported where it is used (_check_device_value)
+        if qualified == "torch.set_default_device":
             if positional:
                 yield positional[0]
         elif qualified in api.MAP_LOCATION_FUNCTIONS:
@@ -167,6 +173,13 @@ class HardcodedCudaDevice(Rule):
                 yield from self._report(value, f"hard-coded CUDA device {_quote(value)}: {CRASH}; "
                                                f"use `\"cuda\" if torch.cuda.is_available() else \"cpu\"`",
                                         CudaLiteral(value, ctx.scope))
+        elif isinstance(value, cst.Call) and analysis.qualname(value.func, ctx.scope) == "torch.device":
+            if id(value) in analysis.collected.inspected_values:
+                return  # torch.device("cuda") in devices / (...).type: built, never used
+            for arg in value.args:
+                if arg.keyword is None or arg.keyword.value == "type":
+                    yield from self._check_device_value(arg.value, ctx, depth)
+                    break
         elif isinstance(value, cst.IfExp):
             if not analysis.is_guard_test(value.test, ctx.scope):
                 yield from self._check_device_value(value.body, ctx, depth)

@@ -10,7 +10,8 @@ import libcst as cst
 from torchdevlint.analysis import Analysis
 from torchdevlint.analysis import kinds as K
 from torchdevlint.analysis import torch_api as api
-from torchdevlint.analysis.model import ASSIGN, CallSite, FunctionInfo, Scope, last_name
+from torchdevlint.analysis.builder import walk_code
+from torchdevlint.analysis.model import ASSIGN, CallSite, FunctionInfo, Scope, dotted_name, last_name
 from torchdevlint.rules.base import Rule, Violation
 
 _LOAD_NAMES = ("load", "load_state_dict_from_url", "load_url")
@@ -69,26 +70,68 @@ class LoadWithoutMapLocation(Rule):
         target = _argument(load.call, 0, "f")
         if target is None:
             return False
-        targets = analysis.targets
-        read = targets.canonical(target, load.ctx.scope)
-        if targets.is_fresh_temp(read):
+        if load.ctx.cls is not None and _is_dataset_class(load.ctx.cls):
             return True
-        if load.ctx.cls is not None and _is_dataset_class(analysis, load.ctx.cls):
+        if _holds_no_device_tensors(analysis, load):
+            return True
+        func = load.ctx.func
+        if isinstance(target, cst.Name) and func is not None and func.cls is None \
+                and target.value in func.param_names \
+                and len(load.ctx.scope.lookup(target.value)) == 1:
+            # ``def load_checkpoint(path): return torch.load(path)``: judged where it is called
+            callers = self._callers_reads(analysis, func, target.value)
+            if callers and all(self._read_is_own(analysis, *read) for read in callers):
+                return True
+        if self._read_is_own(analysis, target, load.ctx.scope, func, load.order):
+            return True
+        return self._file_saves_only_cpu_data(analysis) and func is not None
+
+    def _read_is_own(self, analysis: Analysis, target, scope: Scope, func, order: int) -> bool:
+        targets = analysis.targets
+        read = targets.canonical(target, scope)
+        if targets.is_fresh_temp(read):
             return True
         read_names = set(targets.file_names(read))
         test_module = _is_test_module(analysis)
         for save in self._saves(analysis):
             # ``copy = io.BytesIO(buf.getvalue())`` reads the buffer ``buf`` was written to
             same = save.target == read or (save.owner is not None and save.target in read)
-            if same and save.func is load.ctx.func and save.order < load.order:
+            if same and save.func is func and save.order < order:
                 # saved earlier in the same function (or the same script or notebook body)
                 return True
-            if same and test_module and save.func is not None and load.ctx.func is not None:
+            if same and test_module and save.func is not None and func is not None:
                 return True
             if save.value is not None and (same or read_names & set(targets.file_names(save.target))) \
-                    and _cpu_only(analysis, save.value, save.scope) :
+                    and _cpu_only(analysis, save.value, save.scope):
                 return True
         return False
+
+    @staticmethod
+    def _callers_reads(analysis: Analysis, func, name: str):
+        index = func.param_names.index(name)
+        reads = []
+        for site in analysis.collected.calls_by_name.get(func.name, ()):
+            callee = analysis.kind_of(site.call.func, site.ctx.scope)
+            if not (isinstance(callee, K.FuncRef) and callee.info is func):
+                continue
+            passed = _argument(site.call, index, name)
+            if passed is None:
+                return []  # a call we cannot match: no evidence
+            reads.append((passed, site.ctx.scope, site.ctx.func, site.order))
+        return reads
+
+    def _file_saves_only_cpu_data(self, analysis: Analysis) -> bool:
+        """The file's own checkpoints are all CPU data (neural_style saves after
+        ``transformer.eval().cpu()``; FSDP full state dicts with ``offload_to_cpu=True``):
+        what a function of the same file loads is, by the file's evidence, its own format."""
+        memo = getattr(analysis, "_tdl003_cpu_file", None)
+        if memo is None:
+            written = [save for save in self._saves(analysis) if save.value is not None]
+            memo = bool(written) and all(
+                _is_state_dict(save.value, save.scope) and
+                _cpu_only(analysis, save.value, save.scope, site=save) for save in written)
+            analysis._tdl003_cpu_file = memo
+        return memo
 
     def _saves(self, analysis: Analysis) -> List[_Save]:
         """Every write of this file: ``torch.save(value, target)``, and the target of other
@@ -172,12 +215,14 @@ def _is_test_module(analysis: Analysis) -> bool:
         info.name.startswith("test") for info in analysis.collected.functions)
 
 
-_DATASET_BASES = ("Dataset", "InMemoryDataset", "IterableDataset", "VisionDataset")
+_DATA_STORES = ("Dataset", "Database")
 
 
-def _is_dataset_class(analysis: Analysis, info) -> bool:
-    """A dataset class reads its own processed or downloaded files: data, not checkpoints."""
-    return any((last_name(base) or "").endswith(_DATASET_BASES) for base in info.bases)
+def _is_dataset_class(info) -> bool:
+    """A dataset (or the database behind one) reads its own processed or downloaded files and
+    rows: data, not checkpoints."""
+    return info.name.endswith(_DATA_STORES) or any(
+        (last_name(base) or "").endswith(_DATA_STORES) for base in info.bases)
 
 
 # Calls that give CPU data: NumPy, Python values, tensors copied to the host.
@@ -187,10 +232,20 @@ _CPU_FACTORIES = frozenset(
     "LongTensor FloatTensor ByteTensor IntTensor".split())
 
 
-def _cpu_only(analysis: Analysis, expr, scope: Scope, depth: int = 0) -> bool:
+def _cpu_only(analysis: Analysis, expr, scope: Scope, depth: int = 0, site=None) -> bool:
     """Whether ``expr`` is data that holds no device tensor, as far as this file shows."""
     if depth > 4:
         return False
+    if site is not None and isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) \
+            and expr.func.attr.value == "state_dict" and (
+                _moved_to_cpu_before(analysis, expr.func.value, site)
+                or _offloads_to_cpu(analysis)):
+        return True  # ``model.cpu()`` earlier, or FSDP's FullStateDictConfig(offload_to_cpu=True)
+    if site is not None and isinstance(expr, cst.Name) and _offloads_to_cpu(analysis):
+        bindings = scope.lookup(expr.value)
+        if bindings and all(isinstance(b.value, cst.Call) and last_name(b.value.func) == "state_dict"
+                            for b in bindings if b.how == ASSIGN):
+            return True
     if isinstance(expr, (cst.BaseNumber, cst.BaseString)):
         return True
     if isinstance(expr, cst.Name):
@@ -229,6 +284,116 @@ def _cpu_only(analysis: Analysis, expr, scope: Scope, depth: int = 0) -> bool:
             return all(_cpu_only(analysis, a.value, scope, depth + 1) for a in expr.args)
         return False
     return False
+
+
+def _is_state_dict(expr, scope: Scope) -> bool:
+    """A model's or optimizer's state: ``m.state_dict()``, ``full_optim_state_dict(...)``, or
+    a name bound to one. Only a file whose every save is such a state says what format its
+    checkpoints have."""
+    if isinstance(expr, cst.Name):
+        bindings = [b for b in scope.lookup(expr.value) if b.how == ASSIGN]
+        return bool(bindings) and all(_is_state_dict(b.value, b.ctx.scope) for b in bindings)
+    return isinstance(expr, cst.Call) and "state_dict" in (last_name(expr.func) or "")
+
+
+def _moved_to_cpu_before(analysis: Analysis, module, save) -> bool:
+    """``transformer.eval().cpu()`` as a statement before the save, in the same function."""
+    name = module.value if isinstance(module, cst.Name) else None
+    if name is None:
+        return False
+    for site in analysis.collected.calls_by_name.get("cpu", ()):
+        receiver = site.call.func.value if isinstance(site.call.func, cst.Attribute) else None
+        while isinstance(receiver, cst.Call) and isinstance(receiver.func, cst.Attribute):
+            receiver = receiver.func.value
+        if site.statement is not None and isinstance(receiver, cst.Name) \
+                and receiver.value == name and site.ctx.func is save.func and site.order < save.order:
+            return True
+    return False
+
+
+def _offloads_to_cpu(analysis: Analysis) -> bool:
+    """FSDP state dicts gathered with ``offload_to_cpu=True`` somewhere in the file."""
+    for sites in analysis.collected.calls_by_name.values():
+        for site in sites:
+            for arg in site.call.args:
+                if arg.keyword is not None and arg.keyword.value == "offload_to_cpu" \
+                        and isinstance(arg.value, cst.Name) and arg.value.value == "True":
+                    return True
+    return False
+
+
+# Objects whose state_dict holds only Python numbers: an LR scheduler, a GradScaler.
+_PLAIN_STATE_OWNERS = ("scheduler", "scaler", "sched")
+
+
+def _holds_no_device_tensors(analysis: Analysis, load: CallSite) -> bool:
+    """What the file does with the loaded value shows it is no device checkpoint: it goes to
+    ``torch.from_numpy`` (a NumPy array), or into the ``load_state_dict`` of an LR scheduler
+    or a GradScaler (numbers only); or the file caches it: ``x = torch.load(p)`` and, where
+    it is missing, builds and ``torch.save(x, p)`` (the same value to the same path: data this
+    code makes, not a model it trained)."""
+    func = load.ctx.func
+    body = func.node.body if func is not None else analysis.module
+    assigned = None
+    for node in walk_code(body):
+        if isinstance(node, cst.Assign) and node.value is load.call and len(node.targets) == 1:
+            assigned = node.targets[0].target
+            break
+    consumers = [load.call] if assigned is None else []
+    names = set()
+    if isinstance(assigned, cst.Name):
+        names.add(assigned.value)
+    for node in walk_code(body):
+        if not isinstance(node, cst.Call):
+            continue
+        args = [a.value for a in node.args]
+        feeds = any(a is load.call or (isinstance(_root(a), cst.Name) and _root(a).value in names)
+                    for a in args)
+        if not feeds:
+            continue
+        qualified = analysis.qualname(node.func, load.ctx.scope) or ""
+        if qualified == "torch.from_numpy" or qualified.startswith("numpy."):
+            return True
+        whole = any(a is load.call or (isinstance(a, cst.Name) and a.value in names) for a in args)
+        if whole and last_name(node.func) == "load_state_dict" and isinstance(node.func, cst.Attribute):
+            # the whole loaded object, not ``ckpt["scheduler"]`` of a checkpoint that also
+            # holds the model's state
+            owner = (last_name(node.func.value) or "").lower()
+            if owner.endswith(_PLAIN_STATE_OWNERS) or "scheduler" in owner:
+                return True
+    if assigned is not None:
+        # A cache: where the file is missing, the same function builds the value and saves
+        # it, to the path it loads from, under the very names it loads into
+        # (``vectors = torch.load(p)`` / ``torch.save(vectors, p)``): data this code makes.
+        # (A ``save()`` method beside a ``load()`` one is no such evidence: the object may
+        # hold whatever a user put on a GPU.)
+        targets = analysis.targets
+        loaded = _names_text(assigned)
+        read = targets.canonical(_argument(load.call, 0, "f"), load.ctx.scope)
+        for site in analysis.collected.calls_by_name.get("save", ()):
+            if site.ctx.func is not func or site.order < load.order:
+                continue
+            value, path = _argument(site.call, 0, "obj"), _argument(site.call, 1, "f")
+            if value is not None and path is not None and _names_text(value) == loaded \
+                    and "state_dict" not in loaded \
+                    and analysis.qualname(site.call.func, site.ctx.scope) in api.SAVE_FUNCTIONS \
+                    and targets.canonical(path, site.ctx.scope) == read:
+                return True
+    return False
+
+
+def _names_text(expr) -> str:
+    """``(data, n)`` and ``data, n`` alike: the dotted names, in order."""
+    elements = expr.elements if isinstance(expr, (cst.Tuple, cst.List)) else None
+    if elements is not None:
+        return ",".join(_names_text(e.value) for e in elements)
+    return dotted_name(expr) or "<expr>"
+
+
+def _root(expr):
+    while isinstance(expr, (cst.Attribute, cst.Subscript)):
+        expr = expr.value
+    return expr
 
 
 def _cpu_only_in_comprehension(analysis: Analysis, element) -> bool:
