@@ -125,7 +125,9 @@ NON_TENSOR_BUILTINS = frozenset(
 )
 
 # Loop wrappers that yield the items of their first argument (enumerate and zip are special).
-TRANSPARENT_ITER_WRAPPERS = frozenset("tqdm iter trange_ track progress_bar islice auto_tqdm".split())
+# (``log_every`` is the MetricLogger of detr, dino, mae and torchvision's references.)
+TRANSPARENT_ITER_WRAPPERS = frozenset(
+    "tqdm iter trange_ track progress_bar islice auto_tqdm log_every".split())
 
 # Functions that load a serialized object and accept map_location, with its positional index.
 MAP_LOCATION_FUNCTIONS = {

@@ -375,11 +375,26 @@ def _holds_no_device_tensors(analysis: Analysis, load: CallSite) -> bool:
                 continue
             value, path = _argument(site.call, 0, "obj"), _argument(site.call, 1, "f")
             if value is not None and path is not None and _names_text(value) == loaded \
-                    and "state_dict" not in loaded \
                     and analysis.qualname(site.call.func, site.ctx.scope) in api.SAVE_FUNCTIONS \
-                    and targets.canonical(path, site.ctx.scope) == read:
+                    and targets.canonical(path, site.ctx.scope) == read \
+                    and _load_or_build(body, load.call, site.call):
                 return True
     return False
+
+
+def _load_or_build(body, load: cst.Call, save: cst.Call) -> bool:
+    """``if exists: x = load(p) else: build x; save(x, p)``: the save runs only where the load
+    did not, so it never overwrites what a run trained (a resume saves after training,
+    whatever it loaded)."""
+    for node in walk_code(body):
+        if isinstance(node, cst.If) and isinstance(node.orelse, cst.Else) \
+                and _contains(node.body, load) and _contains(node.orelse, save):
+            return True
+    return False
+
+
+def _contains(root, target) -> bool:
+    return any(node is target for node in walk_code(root))
 
 
 def _names_text(expr) -> str:

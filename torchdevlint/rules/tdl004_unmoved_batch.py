@@ -26,6 +26,9 @@ _LOSS_FUNCTIONS = frozenset(
     """.split())
 _CRITERION_NAMES = frozenset("criterion loss_fn loss_func loss_function lossfn crit criteria".split())
 _WRAPPERS_THAT_SCATTER = ("DataParallel", "DistributedDataParallel")
+# Keywords with which a loader is told where to put its batches (torchtext's ``device``,
+# graphlearn's ``to_device``). Not ``pin_memory_device``: pinned batches stay on the host.
+_LOADER_DEVICE_KEYWORDS = frozenset("device to_device target_device output_device".split())
 _PREPARING_CALLS = frozenset("prepare setup setup_module setup_dataloaders prepare_data_loader".split())
 _PREPARING_PACKAGES = ("accelerate", "lightning.fabric", "lightning.Fabric", "lightning_fabric")
 
@@ -62,6 +65,7 @@ class UnmovedBatch(Rule):
         self.analysis = analysis
         self.kinds = analysis.kinds
         self._bare_moves = self._collect_bare_moves()
+        self._scattering: set = set()  # model keys of DataParallel/DDP wrappers
         # accelerate / Lightning Fabric can hand out prepared loaders from anywhere (a helper
         # in another file); in such files only a DataLoader built right here is trusted.
         self._prepares_elsewhere = any(
@@ -134,18 +138,34 @@ class UnmovedBatch(Rule):
         return False, None
 
     def _wraps_or_prepares(self, expr, scope: Scope) -> bool:
+        return self._wrapper(expr) is not None
+
+    @staticmethod
+    def _wrapper(expr) -> Optional[tuple]:
+        """("prepare", call) when accelerate/Fabric prepares the value (they move batches
+        themselves), ("scatter", call) when it is wrapped in DataParallel/DDP (they move the
+        *inputs* they are given, not what meets their output), else None."""
         stack = [expr]
+        scatter = None
         while stack:
             node = stack.pop()
             if isinstance(node, cst.Call):
                 name = last_name(node.func) or ""
-                if name.endswith(_WRAPPERS_THAT_SCATTER) or name in _PREPARING_CALLS:
-                    return True
+                if name in _PREPARING_CALLS:
+                    return ("prepare", node)
+                if name.endswith(_WRAPPERS_THAT_SCATTER) and scatter is None:
+                    scatter = ("scatter", node)
                 stack.append(node.func)
                 stack.extend(a.value for a in node.args)
             elif isinstance(node, cst.Attribute):
                 stack.append(node.value)
-        return False
+        return scatter
+
+    def scatters(self, callee: cst.BaseExpression, scope: Scope) -> bool:
+        """The model called is a DataParallel/DDP wrapper: it moves its inputs itself."""
+        target = callee.value if isinstance(callee, cst.Attribute) and \
+            callee.attr.value in ("forward", "generate") else callee
+        return self.model_key(target, scope) in self._scattering
 
     def moved_model(self, callee: cst.BaseExpression, scope: Scope, before: Optional[int] = None,
                     depth: int = 0):
@@ -174,9 +194,18 @@ class UnmovedBatch(Rule):
                 bindings = [max(earlier, key=lambda b: b[3])]
                 since = bindings[0][3]
         moved, device = False, None
-        for value, value_scope, path, _ in bindings:
-            if self._wraps_or_prepares(value, value_scope):
-                return None  # DataParallel/DDP scatter inputs; accelerate/Fabric move batches
+        for value, value_scope, path, order in bindings:
+            wrapper = self._wrapper(value)
+            if wrapper is not None and wrapper[0] == "prepare":
+                return None  # accelerate/Fabric move the batches themselves
+            if wrapper is not None:
+                # DataParallel/DDP move the inputs they are given, but their output is on the
+                # device and meets whatever the loop feeds the loss unmoved.
+                self._scattering.add(key)
+                inner_moved, inner_device = self._wrapped_is_moved(wrapper[1], value_scope, order, depth)
+                if inner_moved:
+                    moved, device = True, device or inner_device
+                continue
             chain_moved, chain_device = self._chain_move(value, value_scope)
             if chain_moved and not path:
                 moved, device = True, chain_device
@@ -186,6 +215,23 @@ class UnmovedBatch(Rule):
         if not moved and not bindings and isinstance(target, cst.Name) and depth < 3:
             moved = self._moved_by_every_caller(target.value, scope, depth)
         return (target, device) if moved else None
+
+    def _wrapped_is_moved(self, wrapper: cst.Call, scope: Scope, order: int, depth: int):
+        """``DDP(model.to(rank), device_ids=[rank])``, ``DataParallel(net)`` of a moved ``net``."""
+        for node in walk_code(wrapper):
+            if isinstance(node, cst.Call) and node is not wrapper:
+                moved, device = self.device_of_move(node, scope)
+                if moved:
+                    return True, device
+        for arg in wrapper.args:
+            if arg.keyword is not None and arg.keyword.value in ("device_ids", "output_device"):
+                return True, None
+        inner = next((a.value for a in wrapper.args if a.keyword is None and not a.star), None)
+        if isinstance(inner, (cst.Name, cst.Attribute)) and depth < 3:
+            found = self.moved_model(inner, scope, order, depth + 1)
+            if found is not None:
+                return True, found[1]
+        return False, None
 
     def _moved_by_every_caller(self, name: str, scope: Scope, depth: int) -> bool:
         owner = scope.resolve(name)
@@ -211,6 +257,8 @@ class UnmovedBatch(Rule):
             if argument is None or self.moved_model(argument, site.ctx.scope, site.order,
                                                     depth + 1) is None:
                 return False
+            if self.model_key(argument, site.ctx.scope) in self._scattering:
+                self._scattering.add(self.model_key(cst.Name(name), scope))
             callers += 1
         return callers > 0
 
@@ -244,7 +292,7 @@ class UnmovedBatch(Rule):
             if name == "zip":
                 return [((i,) + p, l) for i, arg in enumerate(positional)
                         for p, l in self._loader_paths(arg, scope)]
-            if name in ("tqdm", "iter", "track", "progress_bar", "islice") and positional:
+            if name in api.TRANSPARENT_ITER_WRAPPERS and positional:
                 return self._loader_paths(positional[0], scope)
         if self.kinds.kind_of(iterable, scope) is K.LOADER and not self._prepared(iterable, scope):
             if self._prepares_elsewhere and not self._constructed_here(iterable, scope):
@@ -278,21 +326,74 @@ class UnmovedBatch(Rule):
                 value = value.func.value  # DataLoader(...).__iter__(), .splits(...)
             if not isinstance(value, cst.Call):
                 continue
-            if any(arg.star == "**" for arg in value.args):
-                return True  # ``NeighborLoader(**kwargs)`` may pass a moved dataset: unknown
+            arguments = list(value.args)
             for arg in value.args:
-                if arg.keyword is not None and arg.keyword.value == "device" \
+                if arg.star == "**":
+                    # ``DataLoader(ds, **train_kwargs)``: the dict's keys, when the file shows them
+                    spread = self._spread_arguments(arg.value, scope)
+                    if spread is None:
+                        return True  # may pass a device, a moving collate_fn or dataset: unknown
+                    arguments += spread
+            for arg in arguments:
+                if arg.keyword is not None and arg.keyword.value in _LOADER_DEVICE_KEYWORDS \
                         and not self.analysis.is_cpu_device(arg.value, scope):
                     return True
                 if arg.keyword is not None and arg.keyword.value == "collate_fn" \
                         and self._code_moves(arg.value, scope):
                     return True
-            dataset = next((a.value for a in value.args if (a.keyword is None and not a.star)
+            dataset = next((a.value for a in arguments if (a.keyword is None and not a.star)
                             or (a.keyword is not None and a.keyword.value in ("dataset", "data"))),
                            None)
             if dataset is not None and self._code_moves(dataset, scope, follow_names=True):
                 return True
         return False
+
+    def _spread_arguments(self, expr, scope: Scope) -> Optional[List[cst.Arg]]:
+        """The keyword arguments ``**expr`` passes, as ``Arg`` nodes, when every binding of
+        the name is a dict display or ``dict(...)`` (and ``.update()`` calls add more of
+        those); None when any part is unknown."""
+        if not isinstance(expr, cst.Name):
+            return None
+        found: List[cst.Arg] = []
+        pending = [(expr.value, scope)]
+        seen = set()
+        while pending:
+            name, name_scope = pending.pop()
+            if name in seen:
+                continue
+            seen.add(name)
+            bindings = self._bindings_of(cst.Name(name), name_scope)
+            if not bindings:
+                return None
+            for value, value_scope, path, _ in bindings:
+                if path:
+                    return None
+                if isinstance(value, cst.Dict):
+                    for element in value.elements:
+                        if not isinstance(element, cst.DictElement):
+                            return None
+                        key = string_value(element.key)
+                        if key is None:
+                            return None
+                        found.append(cst.Arg(value=element.value, keyword=cst.Name(key)))
+                elif isinstance(value, cst.Call) and last_name(value.func) == "dict" and \
+                        isinstance(value.func, cst.Name):
+                    if any(a.keyword is None for a in value.args):
+                        return None
+                    found.extend(value.args)
+                else:
+                    return None
+            for site in self.analysis.collected.calls_by_name.get("update", ()):
+                receiver = site.call.func.value if isinstance(site.call.func, cst.Attribute) else None
+                if isinstance(receiver, cst.Name) and receiver.value == name:
+                    for arg in site.call.args:
+                        if arg.keyword is not None:
+                            found.append(arg)
+                        elif isinstance(arg.value, cst.Name):
+                            pending.append((arg.value.value, site.ctx.scope))
+                        else:
+                            return None
+        return found
 
     def _code_moves(self, expr, scope: Scope, follow_names: bool = False, depth: int = 0) -> bool:
         """Whether ``expr`` moves to a device, or names code of this file that does (a
@@ -313,7 +414,7 @@ class UnmovedBatch(Rule):
         kind = self.kinds.kind_of(target, scope)
         if isinstance(kind, (K.FuncRef, K.ClassRef)):
             body = kind.info.node.body
-            return any((isinstance(n, cst.Call) and self._moves_anywhere(n))
+            return any((isinstance(n, cst.Call) and self._moves_anywhere(n, scope))
                        or (isinstance(n, cst.Arg) and n.keyword is not None
                            and n.keyword.value == "device")
                        for n in walk_code(body, into_functions=True))
@@ -332,15 +433,19 @@ class UnmovedBatch(Rule):
                        for value, value_scope, path, _ in self._bindings_of(expr, scope) if not path)
         return False
 
-    @staticmethod
-    def _moves_anywhere(call: cst.Call) -> bool:
-        """``.cuda()`` or ``.to(...)`` with something other than a plain "cpu"."""
+    def _moves_anywhere(self, call: cst.Call, scope: Scope) -> bool:
+        """``.cuda()`` or ``.to(...)`` with something other than "cpu" or a dtype, in code
+        whose own scope is not at hand (a collate function's or a dataset class's body)."""
         if not isinstance(call.func, cst.Attribute):
             return False
         if call.func.attr.value == "cuda":
             return True
-        return call.func.attr.value == "to" and bool(call.args) and \
-            string_value(call.args[0].value) != "cpu"
+        if call.func.attr.value != "to" or not call.args:
+            return False
+        target = call.args[0].value
+        dtype_name = last_name(target) or ""
+        return string_value(target) != "cpu" and not self.analysis.is_dtype(target, scope) \
+            and dtype_name not in api.DTYPE_NAMES
 
     def _constructed_here(self, loader, scope: Scope) -> bool:
         """The loader is a ``DataLoader(...)`` built in this file (not one from elsewhere)."""
@@ -635,8 +740,13 @@ class _LoopChecker:
         model = self.rule.moved_model(call.func, self.scope, self.order)
         if model is not None:
             self.model_called = model
+            if self.rule.scatters(call.func, self.scope):
+                return  # DataParallel/DDP move the inputs they are given
             unmoved = [(arg, name) for arg in call.args for name in self._unmoved(arg.value)]
-            if self.moves_some or any(v.moved for v in self.values.values()):
+            if (self.moves_some or any(v.moved for v in self.values.values())) and \
+                    any(self._device_of(arg.value) is not None for arg in call.args):
+                # ``decoder(captions, lengths)`` with captions moved: the value left on the
+                # CPU beside a moved one is meant to stay there (pack_padded_sequence lengths)
                 return
             for arg, name in unmoved:
                 if arg.star == "**":
