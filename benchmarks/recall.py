@@ -30,8 +30,8 @@ TDL002 (hard-coded CUDA)
 TDL003 (torch.load without map_location)
     ``map_location=...`` (or the positional argument in its place) is removed from a call of
     ``torch.load``, ``torch.jit.load``, ``torch.hub.load_state_dict_from_url`` or
-    ``torch.utils.model_zoo.load_url``, through any import form. Skipped for a load in the
-    same function as a ``torch.save`` to the same target (a round trip).
+    ``torch.utils.model_zoo.load_url``, through any import form. Skipped for a load that
+    follows a ``torch.save`` to the same target in the same function (a round trip).
 TDL004 (unmoved batch)
     in a ``for`` loop over something loader-like (its iterable mentions ``loader`` or ``dl``),
     the statement that moves a batch value is deleted (``x = x.to(device)``, ``x, y =
@@ -268,7 +268,7 @@ class _Scope:
     params: Dict[str, Optional[str]] = field(default_factory=dict)  # name -> annotation
     # name (or dotted target) -> [(line, value node)] assignments, in order
     assigned: Dict[str, List[tuple]] = field(default_factory=lambda: defaultdict(list))
-    saves: List[str] = field(default_factory=list)  # targets of torch.save(obj, target)
+    saves: List[tuple] = field(default_factory=list)  # (target, offset) of torch.save(obj, target)
 
 
 class _Finder(cst.CSTVisitor):
@@ -508,8 +508,14 @@ class _Finder(cst.CSTVisitor):
                     return "receiver is built by a class or model factory (likely an nn.Module " \
                            "or another object whose .to() may work in place)"
         for loop in reversed(self.stack):
-            if isinstance(loop, cst.For) and isinstance(loop.target, cst.Name) \
-                    and loop.target.value == target and _LOADER_ITER.search(_code(loop.iter)):
+            if not isinstance(loop, cst.For) or not _LOADER_ITER.search(_code(loop.iter)):
+                continue
+            item = loop.target
+            # ``for i, batch in enumerate(loader)``: the item is the second name
+            if isinstance(item, cst.Tuple) and len(item.elements) == 2 \
+                    and isinstance(loop.iter, cst.Call) and _dotted(loop.iter.func) == "enumerate":
+                item = item.elements[1].value
+            if isinstance(item, cst.Name) and item.value == target:
                 return "receiver is a whole loader item (a PyG Batch/BatchEncoding moves in place)"
         return None
 
@@ -517,7 +523,7 @@ class _Finder(cst.CSTVisitor):
         """Where the mutated receiver comes from, as a hint for reading missed mutants."""
         head = target.split(".", 1)[0]
         for scope in reversed(self.scopes):
-            earlier = [(l, v) for l, v in scope.assigned.get(target, ()) if l < line]
+            earlier = [(at, v) for at, v in scope.assigned.get(target, ()) if at < line]
             if earlier:
                 value = earlier[-1][1]
                 if value is None:
@@ -650,8 +656,8 @@ class _Finder(cst.CSTVisitor):
     def _decide_loads(self) -> None:
         for node, start, end, shape, qualname, scope, target, statement in self.loads:
             skip = None
-            if target is not None and target in scope.saves:
-                skip = "round trip: torch.save to the same target in the same function"
+            if target is not None and any(saved == target and at < start for saved, at in scope.saves):
+                skip = "round trip: torch.save to the same target earlier in the same function"
             call_start, call_end = self.span(node)
             self.add("TDL003", f"{qualname.rsplit('.', 1)[0].replace('torch.', '') or 'torch'}"
                      f".{qualname.rsplit('.', 1)[-1]}:{shape}", start, end, "",
@@ -660,7 +666,8 @@ class _Finder(cst.CSTVisitor):
     def leave_Call(self, original_node: cst.Call) -> None:
         if self.qualname(original_node.func) in ("torch.save", "torch.jit.save") \
                 and len(original_node.args) >= 2:
-            self.scopes[-1].saves.append(_norm(self.text(original_node.args[1].value)))
+            self.scopes[-1].saves.append((_norm(self.text(original_node.args[1].value)),
+                                          self.span(original_node)[0]))
 
     # -- TDL004: delete or strip a batch move in a loader loop
 
