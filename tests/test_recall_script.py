@@ -53,6 +53,12 @@ def train(dataset):
         loss.backward()
 
 
+def evaluate(model, loader):
+    for inputs, targets in loader:
+        inputs = inputs.to(device)
+        model(inputs)
+
+
 def backup(path, state):
     torch.save(state, path)
     return torch.load(path + ".old", map_location="cpu")
@@ -74,9 +80,12 @@ CAUGHT = {
     ("TDL001", "x = x.to(device)"),
     ("TDL001", "images = images.to(device)"),  # a value unpacked from a loader is a tensor
     ("TDL001", "labels = labels.to(device)"),
+    ("TDL001", "inputs = inputs.to(device)"),
     ("TDL002", 'device = torch.device("cuda" if torch.cuda.is_available() else "cpu")'),
     ("TDL003", 'model.load_state_dict(torch.load("ckpt.pt", map_location=device))'),
     ("TDL004", "labels = labels.to(device)"),
+    # the images alone reach the model while the loop moves the labels: no intent, a bug
+    ("TDL004", "images = images.to(device)"),
 }
 MISSED = {
     # the receiver is an unannotated parameter: its kind is unknown
@@ -85,8 +94,8 @@ MISSED = {
     ("TDL002", 'parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")'),
     # taken as a round trip (a save to `path`, a load from `path + ".old"`)
     ("TDL003", 'return torch.load(path + ".old", map_location="cpu")'),
-    # the loop moves `labels`, so an unmoved value that only reaches the model is intentional
-    ("TDL004", "images = images.to(device)"),
+    # the model is a parameter no call in the file passes, and nothing else is on a device
+    ("TDL004", "inputs = inputs.to(device)"),
 }
 
 
@@ -179,7 +188,7 @@ def test_command_line(tmp_path, capsys):
                         "--kinds", "TDL001,TDL004"]) == 0
     text = capsys.readouterr().out
     assert "recall" in text and "TDL001" in text and "TDL003" not in text.split("Missed")[0]
-    assert "Missed TDL004" in text and "images = images.to(device)" in text
+    assert "Missed TDL004" in text and "inputs = inputs.to(device)" in text
     document = json.loads(out.read_text())
     assert set(document["summary"]) == {"TDL001", "TDL004"}
     assert {m["kind"] for m in document["mutants"]} == {"TDL001", "TDL004"}
