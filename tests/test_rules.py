@@ -471,6 +471,20 @@ TDL003_STILL_FLAGGED = {
         torch.save({}, "checkpoint.pth")
         state = load_checkpoint(sys.argv[1])
     """),
+    # metadata is arbitrary state, not a dataset artifact
+    "metadata": src("""
+        import torch
+        def resume(path):
+            metadata = torch.load(path / "meta.pt")
+            return metadata
+    """),
+    # a function named test_ outside a test module is a script's code
+    "test-named function of a script": src("""
+        import sys, torch
+        def test_on_image(path):
+            return torch.load(path)
+        test_on_image(sys.argv[1])
+    """),
     # resuming: the save comes after the load, so the load reads an earlier run's file
     "resume then save": src("""
         import os, torch

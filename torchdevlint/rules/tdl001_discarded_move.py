@@ -64,11 +64,10 @@ def _is_tensor_here(analysis: Analysis, receiver, site: CallSite) -> bool:
         kind = analysis.kind_at(receiver, site)
         if kind is K.TENSOR:
             return True
-        reaching = analysis.reaching_bindings(receiver.value, site)
-        return bool(reaching) and all(
-            b.how == PARAM and b.value[0].annotation is None for b in reaching) \
-            and site.ctx.func is not None \
-            and _used_as_tensor(analysis, receiver.value, site.ctx.func)
+        if kind is not K.UNKNOWN:
+            return False  # a module, a loader item (BatchEncoding, PyG Batch), a number...
+        body = site.ctx.func.node.body if site.ctx.func is not None else analysis.module
+        return _used_only_as_tensor(analysis, receiver.value, body, site.ctx.scope)
     if not analysis.kinds.is_tensor(receiver, site.ctx.scope):
         return False
     target = dotted_name(receiver)
@@ -88,26 +87,56 @@ _TENSOR_ONLY_METHODS = frozenset(
 _TENSOR_ONLY_ATTRIBUTES = frozenset("shape ndim dtype is_cuda T mT grad data".split())
 
 
-def _used_as_tensor(analysis: Analysis, name: str, func) -> bool:
-    """The function uses its parameter ``name`` as only a tensor is used: ``x.shape``,
-    ``x.view(...)``, ``x[...]``, ``torch.cat([x, ...])``."""
-    scope = func.scope
-    for node in walk_code(func.node.body):
+# Everything a tensor has that code reaches by attribute; a use of any other attribute
+# (``data.x``, ``model.eval()``, ``batch.input_ids``) means the value is something else.
+_TENSOR_API = (api.TENSOR_METHODS | api.NON_TENSOR_TENSOR_METHODS | api.TENSOR_ATTRIBUTES
+               | _TENSOR_ONLY_METHODS | _TENSOR_ONLY_ATTRIBUTES
+               | frozenset("device requires_grad backward grad_fn is_leaf half float double "
+                           "long int bool".split()))
+
+
+def _used_only_as_tensor(analysis: Analysis, name: str, body, scope) -> bool:
+    """Where the analysis cannot tell what ``name`` holds (``fabric.broadcast(...)``, an
+    unannotated parameter, an item of an unknown iterable), its uses in the function can:
+    at least one that only a tensor allows (``x.shape``, ``x.view(...)``, ``x[...]``,
+    ``torch.cat([x, ...])``, an argument of a module) and none that a tensor does not (a call
+    ``x(...)``, an attribute tensors lack: ``data.x``, ``model.eval()``). A module moved with
+    a bare ``model.cuda()`` is called or has its parameters taken; a PyG ``Data`` has ``.x``."""
+    evidence = False
+    for node in walk_code(body):
         if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) \
                 and node.value.value == name:
-            if node.attr.value in _TENSOR_ONLY_ATTRIBUTES or node.attr.value in _TENSOR_ONLY_METHODS:
-                return True
+            attr = node.attr.value
+            if attr not in _TENSOR_API:
+                return False
+            evidence = evidence or attr in _TENSOR_ONLY_ATTRIBUTES or attr in _TENSOR_ONLY_METHODS
+        elif isinstance(node, cst.Call):
+            if isinstance(node.func, cst.Name) and node.func.value == name:
+                return False  # called: a module or a function
+            if any(arg.star and isinstance(arg.value, cst.Name) and arg.value.value == name
+                   for arg in node.args):
+                return False  # ``f(*x)`` / ``f(**x)``: a sequence or a mapping
+            named = [arg.value for arg in node.args
+                     if isinstance(arg.value, cst.Name) and arg.value.value == name]
+            if named and _takes_tensors(analysis, node, scope, name):
+                evidence = True
         elif isinstance(node, cst.Subscript) and isinstance(node.value, cst.Name) \
                 and node.value.value == name:
-            return True
-        elif isinstance(node, cst.Call) and node.args:
-            qualified = analysis.qualname(node.func, scope) or ""
-            if qualified.startswith("torch.") and qualified.rpartition(".")[2] in api.TENSOR_FUNCTIONS:
-                first = node.args[0].value
-                elements = [e.value for e in first.elements] \
-                    if isinstance(first, (cst.List, cst.Tuple)) else [first]
-                if any(isinstance(e, cst.Name) and e.value == name for e in elements):
-                    return True
+            evidence = True
+    return evidence
+
+
+def _takes_tensors(analysis: Analysis, call: cst.Call, scope, name: str) -> bool:
+    """``model(x)`` with a module, ``torch.cat([x, y])``, ``F.relu(x)``."""
+    if analysis.kinds.is_module(analysis.kind_of(call.func, scope)):
+        return True
+    qualified = analysis.qualname(call.func, scope) or ""
+    if not qualified.startswith("torch."):
+        return False
+    if qualified.rpartition(".")[2] in api.TENSOR_FUNCTIONS or \
+            qualified.startswith(api.TENSOR_NAMESPACES):
+        return bool(call.args) and isinstance(call.args[0].value, cst.Name) and \
+            call.args[0].value.value == name
     return False
 
 

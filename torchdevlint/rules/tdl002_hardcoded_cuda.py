@@ -10,13 +10,17 @@ import libcst as cst
 from torchdevlint.analysis import Analysis
 from torchdevlint.analysis import kinds as K
 from torchdevlint.analysis import torch_api as api
-from torchdevlint.analysis.builder import iter_children
+from torchdevlint.analysis.builder import iter_children, walk_code
 from torchdevlint.analysis.model import ASSIGN, CallSite, Ctx, Scope, last_name, string_value
 from torchdevlint.rules.base import TOKEN_GAP, Rule, Violation, method_call_text
 
 CRASH = "fails on a machine without CUDA (Torch not compiled with CUDA enabled)"
-# Calls whose ``device=`` keyword is configuration, not a device that is used right there.
-_CONFIG_CALLS = frozenset("add_argument set_defaults add_argument_group".split())
+# Calls whose ``device=`` keyword is configuration, not a device that is used right there:
+# argparse defaults, and the namespaces and dicts that carry settings to where they are used
+# (which the analysis does not follow: ``args = SimpleNamespace(device="cuda")``).
+_CONFIG_CALLS = frozenset(
+    "add_argument set_defaults add_argument_group Namespace SimpleNamespace dict EasyDict "
+    "edict".split())
 # Uses of a device string that only inspect it (``getattr(torch, device)``, ``device.startswith``).
 _INSPECTING_CALLS = frozenset("getattr hasattr str isinstance repr print len".split())
 _STRING_METHODS = frozenset("startswith endswith lower upper split replace strip format".split())
@@ -79,6 +83,7 @@ class HardcodedCudaDevice(Rule):
                 continue
             if self._is_cuda(literal) and not analysis.is_guarded(ctx) \
                     and not analysis.default_always_overridden(param.name.value, ctx.func) \
+                    and not _falls_back_to_cpu(param.name.value, ctx.func) \
                     and self._param_used_as_device(param.name.value, ctx.func):
                 yield from self._report(
                     literal, f"parameter `{param.name.value}` defaults to hard-coded "
@@ -209,6 +214,18 @@ class HardcodedCudaDevice(Rule):
         if id(node) not in self.reported:
             self.reported.add(id(node))
             yield Violation(node, message, fix)
+
+
+def _falls_back_to_cpu(name: str, func) -> bool:
+    """``if not available: device = "cpu"``: the function checks its device and replaces it
+    (open_clip's ``init_distributed_device_so``), so the default is only a first choice."""
+    if func is None:
+        return False
+    for node in walk_code(func.node.body):
+        if isinstance(node, cst.Assign) and string_value(node.value) == "cpu" and any(
+                isinstance(t.target, cst.Name) and t.target.value == name for t in node.targets):
+            return True
+    return False
 
 
 def _quote(literal: cst.BaseExpression) -> str:
