@@ -182,6 +182,8 @@ class Analysis:
             elif isinstance(node, cst.Attribute):
                 if _mentions_cuda(node.attr.value) or _mentions_distributed(node.attr.value):
                     return True
+                stack.append(node.value)  # ``args.model``: the attribute is no variable
+                continue
             elif isinstance(node, cst.Arg):
                 # ``@RunIf(min_cuda_gpus=1)``, ``skipif(..., requires_gpu=True)``
                 if node.keyword is not None and _mentions_cuda(node.keyword.value):
@@ -207,6 +209,10 @@ class Analysis:
 
     def _name_holds_guard(self, name: str, scope: Scope, depth: int) -> bool:
         for binding in scope.lookup(name):
+            value = binding.value
+            if isinstance(value, (cst.SimpleString, cst.ConcatenatedString)) or (
+                    isinstance(value, cst.Call) and last_name(value.func) in ("device", "to", "cuda")):
+                continue  # a device (``"cuda"``, ``torch.device(...)``, ``x.to(d)``) is no test
             if binding.how == ASSIGN and isinstance(binding.value, cst.BaseExpression):
                 if self.is_guard_test(binding.value, binding.ctx.scope, depth + 1):
                     return True
@@ -294,10 +300,29 @@ class Analysis:
             for statements, scope in bodies:
                 for statement in statements:
                     requirement = _stopping_requirement(statement)
-                    if requirement is not None and self._checks_availability(requirement, scope):
+                    if requirement is not None and self._requires_availability(requirement, scope):
                         self._requires_cuda = True
                         return True
         return self._requires_cuda
+
+    def _requires_availability(self, test: cst.CSTNode, scope: Scope) -> bool:
+        """Whether going on past ``test`` means CUDA is available: the test is the
+        availability check itself (``torch.cuda.is_available()``, ``device_count() > 0``, a
+        name bound to one), or an ``or`` of such chains (dino's launch branches). Not
+        ``not args.cuda or torch.cuda.is_available()``: a user who asks for no CUDA goes on."""
+        if isinstance(test, cst.BooleanOperation):
+            if isinstance(test.operator, cst.And):
+                return self._requires_availability(test.left, scope) or \
+                    self._requires_availability(test.right, scope)
+            return self._requires_availability(test.right, scope)  # the else-exit's last branch
+        if isinstance(test, cst.Comparison):
+            return len(test.comparisons) == 1 and \
+                isinstance(test.comparisons[0].operator, (cst.GreaterThan, cst.GreaterThanEqual,
+                                                          cst.NotEqual)) and \
+                self._checks_availability(test.left, scope)
+        if isinstance(test, (cst.Call, cst.Name, cst.Attribute)):
+            return self._checks_availability(test, scope)
+        return False
 
     def _checks_availability(self, expr: cst.CSTNode, scope: Scope, depth: int = 0) -> bool:
         """A test that asks whether CUDA is there (``torch.cuda.is_available()``,
@@ -386,7 +411,10 @@ def _stopping_requirement(statement) -> "cst.CSTNode | None":
         return None
     if isinstance(statement, cst.If):
         if ends_in_exit(statement.body, stops_program=True):
-            return statement.test
+            test = statement.test
+            if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+                return test.expression  # ``if not available: exit`` requires ``available``
+            return None  # ``if args.cuda and not available: exit`` requires nothing of CUDA
         return tests_before_final_exit(statement)
     return None
 

@@ -363,7 +363,11 @@ def _holds_no_device_tensors(analysis: Analysis, load: CallSite) -> bool:
             owner = (last_name(node.func.value) or "").lower()
             if owner.endswith(_PLAIN_STATE_OWNERS) or "scheduler" in owner:
                 return True
-    if assigned is not None and _DATA_WORDS & set(_name_words(assigned)):
+    if assigned is not None and _names_a_dataset(assigned) and not any(
+            last_name(node.func) == "load_state_dict" and any(
+                isinstance(_root(a.value), cst.Name) and _root(a.value).value in names
+                for a in node.args)
+            for node in walk_code(body) if isinstance(node, cst.Call)):
         return True  # ``train_data = torch.load(...)``, ``vocab.vectors = ...``: a dataset artifact
     if assigned is not None:
         # A cache: where the file is missing, the same function builds the value and saves
@@ -407,6 +411,21 @@ def _contains(root, target) -> bool:
 # ``data_lists``, ``vocab.vectors``, ``triples``); ``metadata`` and ``checkpoint`` are not.
 _DATA_WORDS = frozenset(
     "data dataset datasets cache cached vocab vectors triples tokens corpus captions".split())
+
+
+# Words that say a loaded object is a model's state, whatever else the name says
+# (``snapshot_data``, ``best_checkpoint_data``, ``param_data``).
+_STATE_WORDS = frozenset("param params weight weights model state checkpoint ckpt snapshot".split())
+
+
+def _names_a_dataset(target) -> bool:
+    """The name has a data word and no word of a model's state; what is loaded into
+    it does not go into a ``load_state_dict`` either (checked by the caller)."""
+    targets = target.elements if isinstance(target, (cst.Tuple, cst.List)) else None
+    if targets is not None:
+        return any(_names_a_dataset(element.value) for element in targets)
+    words = _name_words(target)
+    return bool(_DATA_WORDS & set(words)) and not _STATE_WORDS & set(words)
 
 
 def _name_words(target) -> List[str]:

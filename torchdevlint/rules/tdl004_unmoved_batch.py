@@ -502,6 +502,10 @@ class _LoopChecker:
         # fails whatever the model is (a parameter, wrapped in DDP): the loop's own moves
         # are the evidence.
         self.on_device: Dict[str, cst.BaseExpression] = {}  # name -> the device it was moved with
+        # Names holding what a call made of unmoved batch values (``output = model(data)``):
+        # name -> (the producing call's text, the unmoved names). When such a name meets a
+        # value this loop put on a device, the unmoved inputs are what should have moved.
+        self.from_unmoved: Dict[str, tuple] = {}
 
     def run(self) -> Iterator[Violation]:
         self._statements(self.loop.body.body)
@@ -526,6 +530,8 @@ class _LoopChecker:
                             f"on a device,",
                     "compare": f"is compared with `{partner.text}`, which this loop put on a device,",
                     "arith": f"is combined with `{partner.text}`, which this loop put on a device,",
+                    "derived": f"is passed to `{callee}`, whose output meets `{partner.text}`, which "
+                               f"this loop put on a device,",
                 }[sink]
             else:
                 model_expr, device = model if model else self.model_called
@@ -675,11 +681,18 @@ class _LoopChecker:
             for name in targets:
                 self.values.pop(name, None)
         device = self._device_of(value)
+        fed_unmoved = []
+        if device is None and isinstance(value, cst.Call) and not self.rule.device_of_move(value, self.scope)[0]:
+            fed_unmoved = [n for arg in value.args for n in self._unmoved(arg.value)]
         for name in targets:
             if device is not None:
                 self.on_device[name] = device
             else:
                 self.on_device.pop(name, None)
+            if fed_unmoved:
+                self.from_unmoved[name] = (source_of(value.func), fed_unmoved)
+            else:
+                self.from_unmoved.pop(name, None)
         if self._produces_output(value):
             self.outputs.update(targets)
         else:
@@ -738,6 +751,9 @@ class _LoopChecker:
 
     def _call_sink(self, call: cst.Call) -> None:
         model = self.rule.moved_model(call.func, self.scope, self.order)
+        if model is not None and self._is_loss(call.func) and \
+                self._partner_on_device([a.value for a in call.args]) is not None:
+            model = None  # ``criterion = nn.CrossEntropyLoss().to(device)``: still a loss
         if model is not None:
             self.model_called = model
             if self.rule.scatters(call.func, self.scope):
@@ -758,6 +774,8 @@ class _LoopChecker:
             for arg in call.args:
                 for name in self._unmoved(arg.value):
                     self.candidates.append((name.value, name, "loss", source_of(call.func), partner))
+            if partner is not None:
+                self._derived_sink([a.value for a in call.args], source_of(call.func), partner)
             return
         if isinstance(call.func, cst.Attribute) and call.func.attr.value in _BINARY_METHODS:
             # ``pred.eq(target)``, ``outputs.sub(labels)``
@@ -767,9 +785,21 @@ class _LoopChecker:
                     for name in self._unmoved(arg.value):
                         self.candidates.append((name.value, name, "compare", "", partner))
 
+    def _derived_sink(self, operands, callee: str, partner: "_OnDevice") -> None:
+        """``output = model(data)`` with ``data`` unmoved, then ``criterion(output,
+        target.to(device))``: the output is on the CPU (or the model call already failed)
+        while its partner is on a device; ``data`` is the value that should have moved."""
+        for operand in operands:
+            if isinstance(operand, cst.Name) and operand.value in self.from_unmoved:
+                producer, names = self.from_unmoved[operand.value]
+                for name in names:
+                    self.candidates.append((name.value, name, "derived", producer, partner))
+
     def _comparison_sink(self, node: cst.Comparison) -> None:
         operands = [node.left] + [c.comparator for c in node.comparisons]
         partner = self._partner_on_device(operands)
+        if partner is not None:
+            self._derived_sink(operands, "", partner)
         if partner is None and not any(self._produces_output(o) for o in operands):
             return
         for operand in operands:
@@ -807,6 +837,9 @@ class _LoopChecker:
         if isinstance(expr, cst.Call):
             moved, device = self.rule.device_of_move(expr, self.scope)
             if moved:
+                if isinstance(device, cst.Attribute) and device.attr.value == "device" \
+                        and self._device_of(device.value) is None:
+                    return None  # ``target.to(output.device)`` follows a value; it proves no device
                 return device if device is not None and self._fed(expr.func.value) else None
             if isinstance(expr.func, cst.Attribute):
                 method = expr.func.attr.value
@@ -834,6 +867,9 @@ class _LoopChecker:
         return None
 
     def _is_loss(self, func) -> bool:
+        if isinstance(func, cst.Call):  # ``nn.CrossEntropyLoss()(output, target)``
+            constructor = self.analysis.qualname(func.func, self.scope) or ""
+            return constructor.startswith("torch.nn.") and constructor.endswith("Loss")
         qualified = self.analysis.qualname(func, self.scope)
         if qualified is not None:
             return qualified.startswith("torch.nn.functional.") and \
