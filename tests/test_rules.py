@@ -499,3 +499,88 @@ TDL003_STILL_FLAGGED = {
 @pytest.mark.parametrize("code", TDL003_STILL_FLAGGED.values(), ids=TDL003_STILL_FLAGGED.keys())
 def test_tdl003_evidence_that_does_not_count(lint, code):
     assert [c for _, _, c in lint(code, ["TDL003"])] == ["TDL003"]
+
+
+TDL004_LOOP_EVIDENCE = {
+    # imagenet: the criterion is moved like a model, yet it is the loss that meets the target
+    "criterion moved to the device": (src("""
+        import torch.nn as nn
+        criterion = nn.CrossEntropyLoss().to(device)
+        def train(loader, model, criterion, device):
+            for images, target in loader:
+                images = images.to(device, non_blocking=True)
+                loss = criterion(model(images), target)
+        train(None, None, criterion, device)
+    """), [(6, 41)]),
+    # mnist_hogwild: the input stays on the CPU while the target the output meets is moved
+    "output of an unmoved input meets a moved target": (src("""
+        import torch.nn.functional as F
+        def train(model, device, loader):
+            for data, target in loader:
+                output = model(data)
+                loss = F.nll_loss(output, target.to(device))
+    """), [(4, 24)]),
+    # PyG: the node features beside a moved graph
+    "feature beside a moved graph": (src("""
+        import torch
+        model = Net().to(device)
+        for batch in train_loader:
+            out = model(batch.x, batch.edge_index.to(device))
+    """), [(4, 17)]),
+    # DDP moves its inputs, not the targets that meet its output
+    "DistributedDataParallel output meets an unmoved target": (src("""
+        import torch.nn.functional as F
+        from torch.nn.parallel import DistributedDataParallel
+        def run(rank, loader):
+            model = DistributedDataParallel(Net().to(rank), device_ids=[rank])
+            for batch in loader:
+                out = model(batch.x, batch.edge_index)
+                loss = F.cross_entropy(out, batch.y)
+    """), [(7, 37)]),
+}
+
+
+@pytest.mark.parametrize("code,expected", TDL004_LOOP_EVIDENCE.values(), ids=TDL004_LOOP_EVIDENCE.keys())
+def test_tdl004_loop_evidence(lint, code, expected):
+    assert [(line, column) for line, column, _ in lint(code, ["TDL004"])] == expected
+
+
+TDL004_STILL_SILENT = {
+    "a length beside a moved value": src("""
+        import torch.nn as nn
+        decoder = nn.LSTM(4, 4).to(device)
+        for images, captions, lengths in data_loader:
+            outputs = decoder(captions.to(device), lengths)
+    """),
+    "a target moved to follow the output": src("""
+        import torch.nn.functional as F
+        for data, target in train_loader:
+            model_output = net(data)
+            target = target.to(model_output.device)
+            loss = F.nll_loss(model_output, target)
+    """),
+    "DataParallel is given unmoved inputs": src("""
+        import torch.nn as nn
+        model = nn.DataParallel(Net().to(device))
+        for images, labels in train_loader:
+            loss = criterion(model(images), labels.to(device))
+    """),
+    "DataParallel output assigned, then meets a moved target": src("""
+        import torch.nn as nn
+        model = nn.DataParallel(Net().to(device))
+        for images, labels in train_loader:
+            out = model(images)
+            loss = criterion(out, labels.to(device))
+    """),
+    "a loader told its device": src("""
+        model = Net().to(device)
+        train_loader = DistNeighborLoader(data=dataset, to_device=device)
+        for batch in train_loader:
+            loss = criterion(model(batch.x), batch.y)
+    """),
+}
+
+
+@pytest.mark.parametrize("code", TDL004_STILL_SILENT.values(), ids=TDL004_STILL_SILENT.keys())
+def test_tdl004_silent_with_loop_evidence_rules(lint, code):
+    assert lint(code, ["TDL004"]) == []

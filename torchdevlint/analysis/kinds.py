@@ -561,7 +561,7 @@ class KindInference:
             if name == "zip" and positional:
                 return TupleKind(tuple(self.item_kind(p, scope) for p in positional))
             if name in api.TRANSPARENT_ITER_WRAPPERS or name in ("tqdm", "trange"):
-                if name in ("tqdm", "iter", "track", "progress_bar", "islice") and positional:
+                if name != "trange_" and positional:  # trange(n) iterates numbers
                     return self.item_kind(positional[0], scope)
         kind = self.kind_of(iterable, scope)
         if kind in (LOADER, DATASET):

@@ -93,10 +93,12 @@ MODULE_FACTORIES = frozenset(
     "timm.create_model torchvision.models.get_model torch.hub.load torch.jit.script "
     "torch.jit.trace torch.jit.load".split()
 )
-# Capitalised torch.nn names that are tensors, not modules.
+# Capitalised torch.nn names that are tensors, not modules (and PyG's alias of
+# Optional[Tensor], which annotates most of its functions).
 TENSOR_CLASSES = frozenset(
     "torch.nn.Parameter torch.nn.parameter.Parameter torch.nn.Buffer "
-    "torch.nn.parameter.Buffer torch.Tensor torch.nn.UninitializedParameter".split()
+    "torch.nn.parameter.Buffer torch.Tensor torch.nn.UninitializedParameter "
+    "torch_geometric.typing.OptTensor".split()
 )
 
 LOADER_CLASSES = frozenset(

@@ -682,7 +682,11 @@ class _LoopChecker:
                 self.values.pop(name, None)
         device = self._device_of(value)
         fed_unmoved = []
-        if device is None and isinstance(value, cst.Call) and not self.rule.device_of_move(value, self.scope)[0]:
+        if device is None and isinstance(value, cst.Call) and \
+                not self.rule.device_of_move(value, self.scope)[0] and \
+                not (self.rule.moved_model(value.func, self.scope, self.order) is not None
+                     and self.rule.scatters(value.func, self.scope)):
+            # (DataParallel/DDP move their inputs: their output is on the device)
             fed_unmoved = [n for arg in value.args for n in self._unmoved(arg.value)]
         for name in targets:
             if device is not None:
@@ -761,9 +765,14 @@ class _LoopChecker:
             unmoved = [(arg, name) for arg in call.args for name in self._unmoved(arg.value)]
             if (self.moves_some or any(v.moved for v in self.values.values())) and \
                     any(self._device_of(arg.value) is not None for arg in call.args):
-                # ``decoder(captions, lengths)`` with captions moved: the value left on the
-                # CPU beside a moved one is meant to stay there (pack_padded_sequence lengths)
-                return
+                # ``decoder(captions, lengths)`` with captions moved: a length left on the CPU
+                # beside a moved value is meant to stay there (pack_padded_sequence wants it
+                # there); a feature beside its moved graph is not (``model(batch.x,
+                # batch.edge_index.to(device))``)
+                unmoved = [(arg, name) for arg, name in unmoved
+                           if not _names_a_length(arg.value)]
+                if not unmoved:
+                    return
             for arg, name in unmoved:
                 if arg.star == "**":
                     self.values[name.value].is_mapping = True
@@ -885,6 +894,19 @@ class _LoopChecker:
                 if constructor.startswith("torch.nn.") and constructor.endswith("Loss"):
                     return True
         return False
+
+
+_LENGTH_WORDS = frozenset("len lens length lengths size sizes seq_len seq_lens num".split())
+
+
+def _names_a_length(expr) -> bool:
+    """``lengths``, ``batch.seq_lens``, ``src_len``: sizes, which stay on the CPU. A value the
+    analysis cannot name counts as one (silence when unsure)."""
+    name = last_name(expr)
+    if name is None:
+        return True
+    words = name.lower().split("_")
+    return bool(_LENGTH_WORDS & set(words)) or name.lower() in _LENGTH_WORDS
 
 
 @dataclass
