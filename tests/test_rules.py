@@ -584,3 +584,42 @@ TDL004_STILL_SILENT = {
 @pytest.mark.parametrize("code", TDL004_STILL_SILENT.values(), ids=TDL004_STILL_SILENT.keys())
 def test_tdl004_silent_with_loop_evidence_rules(lint, code):
     assert lint(code, ["TDL004"]) == []
+
+
+TDL002_NEAR_GUARDS = {
+    # a mark about something else guards nothing
+    "unrelated mark": src("""
+        import pytest, torch
+        @pytest.mark.slow
+        def test_big():
+            torch.zeros(1, device="cuda")
+    """),
+    # exiting when the user asked for CUDA that is missing says nothing about the rest
+    "exit only when CUDA was asked for": src("""
+        import sys, torch
+        def main(args):
+            if args.cuda and not torch.cuda.is_available():
+                sys.exit("no CUDA")
+        x = torch.zeros(1, device="cuda")
+    """),
+    # asserting on a result is no requirement of the program
+    "assert on a result": src("""
+        import torch
+        def test_move():
+            out = torch.ones(1)
+            assert not out.is_cuda
+        y = torch.zeros(1).cuda()
+    """),
+    # marks that are not about CUDA, on a param that reaches the device directly
+    "param without a CUDA mark": src("""
+        import pytest, torch
+        @pytest.mark.parametrize("t", [pytest.param(torch.ones(1, device="cuda"), marks=pytest.mark.slow)])
+        def test_t(t):
+            assert t.sum() == 1
+    """),
+}
+
+
+@pytest.mark.parametrize("code", TDL002_NEAR_GUARDS.values(), ids=TDL002_NEAR_GUARDS.keys())
+def test_tdl002_near_guards_still_report(lint, code):
+    assert [c for _, _, c in lint(code, ["TDL002"])] == ["TDL002"]
