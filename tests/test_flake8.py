@@ -58,3 +58,40 @@ def test_flake8_survives_bad_files(tmp_path):
     assert codes["z_good.py"] == "TDL001"
     assert codes["syntax.py"] == "E999"
     assert "binary.py" in codes  # flake8 reports it (E999/E902) and goes on
+
+
+def test_cli_and_flake8_agree_on_bad_inputs(tmp_path):
+    """Undecodable files, NUL bytes, a bad coding cookie, a BOM that contradicts the cookie,
+    a file too deeply nested for LibCST: the same code on the same line from both front ends."""
+    from test_syntax import PREFIX
+
+    for name, (data, _) in BAD_INPUTS.items():
+        (tmp_path / name).write_bytes(data)
+    (tmp_path / "z_good.py").write_text("import torch\nx = torch.ones(2)\nx.to('cpu')\n")
+    cli = [(path, line, code)
+           for path, line, _, code, _ in normalized(run_cli("--no-cache", ".", cwd=tmp_path).stdout)]
+    plugin = [(path[2:] if path.startswith("./") else path, line, code)
+              for path, line, _, code, _ in normalized(run_flake8(".", cwd=tmp_path).stdout)]
+    assert cli == plugin
+    codes = {path: code for path, _, code in cli}
+    assert codes["latin1_with_move.py"] == codes["cookie.py"] == "E902"
+    assert codes["binary.py"] == codes["syntax.py"] == "E999"
+    assert codes["z_good.py"] == "TDL001"
+
+
+def test_cli_and_plugin_agree_on_a_file_too_deep_for_libcst(tmp_path):
+    """pyflakes, which flake8 also runs, aborts flake8 on such a file: the plugin is run as
+    flake8 runs it, on Python's ast of the file."""
+    import ast
+
+    from test_syntax import PREFIX
+    from torchdevlint.flake8_plugin import TorchDevLintChecker
+
+    source = PREFIX + "x = " + "+".join(["1"] * 1500) + "\n"
+    path = tmp_path / "chain.py"
+    path.write_text(source)
+    [(line, column, message, _)] = TorchDevLintChecker(
+        ast.parse(source), source.splitlines(keepends=True), str(path)).run()
+    [cli] = normalized(run_cli("--no-cache", path).stdout)
+    assert (cli[1], cli[2], f"{cli[3]} {cli[4]}") == (line, column + 1, message)
+    assert message.startswith("TDL999 expression nested or chained too deeply")

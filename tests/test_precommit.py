@@ -105,3 +105,44 @@ def test_hook_definition():
     assert (hook["id"], hook["entry"], hook["language"]) == ("torchdevlint", "torchdevlint", "python")
     assert hook["types_or"] == ["python", "pyi", "jupyter"]
     assert hook["require_serial"] is True  # the CLI spreads the files over processes itself
+
+
+def _readme_block(marker: str) -> str:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    block = readme.split(f"<!-- {marker} -->\n", 1)[1]
+    return block.split("```", 2)[1].split("\n", 1)[1]
+
+
+def test_readme_snippet_verbatim_against_a_clone_with_its_tags(tmp_path, pre_commit_home):
+    """The README's block, its `rev` untouched, against a clone of this repository (the only
+    change: the repository URL becomes the clone): the documented tag must exist."""
+    config = _readme_block("pre-commit-config")
+    [url] = [line.split("repo:", 1)[1].strip() for line in config.splitlines() if "repo:" in line]
+    [rev] = [line.split("rev:", 1)[1].strip() for line in config.splitlines() if "rev:" in line]
+    if subprocess.run(["git", "rev-parse", "--git-dir"], cwd=ROOT, capture_output=True).returncode:
+        pytest.skip("not a git checkout: no tags to check")
+    tags = git("tag", "--list", rev, cwd=ROOT)
+    assert tags == rev, f"README's pre-commit rev {rev!r} is not a tag of this repository: " \
+                        f"tag the release (git tag -a {rev} -m 'torchdevlint {rev}')"
+    clone = tmp_path / "clone"
+    git("clone", "-q", "--no-local", str(ROOT), str(clone), cwd=tmp_path)
+    project = tmp_path / "project"
+    project.mkdir()
+    git("init", "-q", cwd=project)
+    (project / ".pre-commit-config.yaml").write_text(config.replace(url, str(clone)))
+    (project / "train.py").write_text(BUGGY)
+    result = pre_commit(project, pre_commit_home, "--all-files")
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "train.py:3:1: TDL001" in result.stdout
+
+
+def test_readme_install_line_names_the_tag_and_the_version():
+    from torchdevlint import __version__
+    line = _readme_block("install-command").strip()
+    assert line.startswith('pip install "torchdevlint @ git+https://') and line.endswith('"')
+    assert line.rstrip('"').rsplit("@", 1)[1] == f"v{__version__}"
+    assert f"rev: v{__version__}" in _readme_block("pre-commit-config")
+    # pip accepts the requirement as written (name, direct URL, tag)
+    from pip._vendor.packaging.requirements import Requirement
+    requirement = Requirement(line.split(" ", 2)[2].strip('"'))
+    assert requirement.name == "torchdevlint" and requirement.url.startswith("git+https://")

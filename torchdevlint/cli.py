@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 from typing import List, Optional, Sequence
 
-from torchdevlint import __version__
+from torchdevlint import __version__, syntax
 from torchdevlint.cache import Cache, project_root
 from torchdevlint.docs import rule_doc
 from torchdevlint.findings import Finding
@@ -109,6 +109,10 @@ def _add_configuration_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--force-exclude", action=argparse.BooleanOptionalAction, default=None,
                        help="apply exclusions to files named on the command line too "
                             "(useful under pre-commit)")
+    group.add_argument("--target-version", metavar="VERSION", choices=syntax.TARGET_NAMES,
+                       help="the Python version whose syntax files must be: "
+                            f"{', '.join(syntax.TARGET_NAMES)} (default: the lowest that "
+                            "[project] requires-python allows, else the newest LibCST parses)")
     group.add_argument("--fixable", action="append", metavar="CODES",
                        help="code prefixes whose findings --fix may fix (default: ALL)")
     group.add_argument("--unfixable", action="append", metavar="CODES",
@@ -151,6 +155,7 @@ def _overrides(args: argparse.Namespace) -> Overrides:
         fixable=_codes(args.fixable) if args.fixable is not None else None,
         unfixable=_codes(args.unfixable),
         unsafe_fixes=getattr(args, "unsafe_fixes", None),
+        target_version=args.target_version,
     )
 
 
@@ -171,12 +176,14 @@ def _lint_stdin(args: argparse.Namespace, resolver: Resolver) -> List[FileResult
         return []
     data = sys.stdin.buffer.read()
     shown = display_path(path)
-    return [guarded(lambda: lint_data(data, shown, settings.rules_for(path)), shown)]
+    return [guarded(lambda: lint_data(data, shown, settings.rules_for(path),
+                                      settings.target_version), shown)]
 
 
 def _fix_options(settings):
     from torchdevlint.fixes import FixOptions
-    return FixOptions(unsafe=settings.unsafe_fixes, fixable=settings.fixable)
+    return FixOptions(unsafe=settings.unsafe_fixes, fixable=settings.fixable,
+                      target=settings.target_version)
 
 
 def _fix_plan(resolver: Resolver):

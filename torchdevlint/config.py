@@ -17,11 +17,12 @@ from __future__ import annotations
 import os
 import re
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
+from torchdevlint import syntax
 from torchdevlint.rules import ALL_RULES, RULES_BY_CODE
 
 if sys.version_info >= (3, 11):
@@ -47,7 +48,8 @@ CODE_LIST_KEYS = ("select", "extend-select", "ignore", "extend-ignore", "fixable
 GLOB_LIST_KEYS = ("exclude", "extend-exclude")
 BOOL_KEYS = ("respect-gitignore", "force-exclude", "unsafe-fixes", "require-accelerator")
 TABLE_KEYS = ("per-file-ignores", "extend-per-file-ignores")
-KNOWN_KEYS = (*CODE_LIST_KEYS, *GLOB_LIST_KEYS, *BOOL_KEYS, *TABLE_KEYS)
+STRING_KEYS = ("target-version",)
+KNOWN_KEYS = (*CODE_LIST_KEYS, *GLOB_LIST_KEYS, *BOOL_KEYS, *TABLE_KEYS, *STRING_KEYS)
 
 
 class ConfigError(Exception):
@@ -219,6 +221,9 @@ class Settings:
     force_exclude: bool = False
     fixable: frozenset = frozenset(RULES_BY_CODE)
     unsafe_fixes: bool = False
+    # The Python version whose syntax files must be: target-version, else the lowest that
+    # [project] requires-python allows, else None (the newest LibCST parses).
+    target_version: Optional[Tuple[int, int]] = None
 
     def rules_for(self, path: Path) -> Tuple[type, ...]:
         """The rules to run on ``path``: the enabled ones minus its per-file ignores."""
@@ -255,6 +260,7 @@ class Overrides:
     fixable: Optional[List[str]] = None
     unfixable: List[str] = field(default_factory=list)
     unsafe_fixes: Optional[bool] = None
+    target_version: Optional[str] = None
 
 
 def _expect(value: Any, kind: str, key: str, where: str) -> Any:
@@ -298,20 +304,39 @@ def parse_table(table: Mapping[str, Any], where: str) -> Dict[str, Any]:
             checked[key] = _expect(value, "a list of strings", key, where)
         elif key in BOOL_KEYS:
             checked[key] = _expect(value, "true or false", key, where)
+        elif key in STRING_KEYS:
+            if not isinstance(value, str):
+                raise ConfigError(f"{where}: `{key}` must be a string, not "
+                                  f"{type(value).__name__} {value!r}")
+            try:
+                checked[key] = syntax.parse_target(value)
+            except syntax.TargetError as exc:
+                raise ConfigError(f"{where}: `{key}`: {exc}") from None
         else:
             checked[key] = _expect(value, "a table of glob = [codes]", key, where)
     return checked
 
 
-def read_table(path: Path) -> Optional[Dict[str, Any]]:
-    """The ``[tool.torchdevlint]`` table of a pyproject.toml (None when it has none)."""
+def _document(path: Path) -> Dict[str, Any]:
     try:
         with open(path, "rb") as handle:
-            document = tomllib.load(handle)
+            return tomllib.load(handle)
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+
+
+def read_requires_python(path: Path) -> Optional[Tuple[int, int]]:
+    """The lowest Python version ``[project] requires-python`` allows (None without one)."""
+    project = _document(path).get("project")
+    spec = project.get("requires-python") if isinstance(project, dict) else None
+    return syntax.from_requires_python(spec) if isinstance(spec, str) else None
+
+
+def read_table(path: Path) -> Optional[Dict[str, Any]]:
+    """The ``[tool.torchdevlint]`` table of a pyproject.toml (None when it has none)."""
+    document = _document(path)
     table: Any = document
     for key in TABLE:
         if not isinstance(table, dict) or key not in table:
@@ -368,12 +393,20 @@ def build_settings(table: Optional[Mapping[str, Any]], root: Path, config_path: 
     def flag(cli: Optional[bool], key: str, default: bool) -> bool:
         return cli if cli is not None else table.get(key, default)
 
+    target = table.get("target-version")
+    if overrides.target_version is not None:
+        try:
+            target = syntax.parse_target(overrides.target_version)
+        except syntax.TargetError as exc:
+            raise ConfigError(f"--target-version: {exc}") from None
+
     return Settings(
         root=absolute(root), config_path=config_path, enabled=enabled,
         per_file_ignores=tuple(ignores), exclude=tuple(exclude),
         respect_gitignore=flag(overrides.respect_gitignore, "respect-gitignore", True),
         force_exclude=flag(overrides.force_exclude, "force-exclude", False),
-        fixable=fixable, unsafe_fixes=flag(overrides.unsafe_fixes, "unsafe-fixes", False))
+        fixable=fixable, unsafe_fixes=flag(overrides.unsafe_fixes, "unsafe-fixes", False),
+        target_version=target)
 
 
 class Resolver:
@@ -382,10 +415,12 @@ class Resolver:
     def __init__(self, overrides: Optional[Overrides] = None, config: Optional[Path] = None,
                  isolated: bool = False) -> None:
         self.overrides = overrides or Overrides()
+        self.config = config
         self._by_config: Dict[Optional[Path], Settings] = {}
         self._by_directory: Dict[Path, Settings] = {}
         self._fixed: Optional[Settings] = None
         self._tables: Dict[Path, Optional[Dict[str, Any]]] = {}
+        self._requires: Dict[Path, Optional[Tuple[int, int]]] = {}
         if config is not None:
             if not config.is_file():
                 raise ConfigError(f"{config}: no such configuration file")
@@ -414,8 +449,28 @@ class Resolver:
         path = absolute(path)
         return self.for_directory(path if path.is_dir() else path.parent)
 
+    def _requires_python(self, candidate: Path) -> Optional[Tuple[int, int]]:
+        if candidate not in self._requires:
+            self._requires[candidate] = (read_requires_python(candidate)
+                                         if candidate.is_file() else None)
+        return self._requires[candidate]
+
+    def _inferred_target(self, directory: Path, config: Optional[Path]) -> Optional[Tuple[int, int]]:
+        """As ruff infers it: ``requires-python`` of the configuration file, or (without one)
+        of the closest pyproject.toml above ``directory`` that has it."""
+        if config is not None:
+            return self._requires_python(config)
+        for folder in (directory, *directory.parents):
+            version = self._requires_python(folder / "pyproject.toml")
+            if version is not None:
+                return version
+        return None
+
     def for_directory(self, directory: Path) -> Settings:
         if self._fixed is not None:
+            if self._fixed.target_version is None and self.config is not None:
+                self._fixed = replace(self._fixed,
+                                      target_version=self._inferred_target(directory, self.config))
             return self._fixed
         settings = self._by_directory.get(directory)
         if settings is None:
@@ -426,6 +481,10 @@ class Resolver:
                 settings = build_settings(table, config.parent if config else Path.cwd(), config,
                                           self.overrides)
                 self._by_config[config] = settings
+            if settings.target_version is None:
+                inferred = self._inferred_target(directory, config)
+                if inferred is not None:
+                    settings = replace(settings, target_version=inferred)
             self._by_directory[directory] = settings
         return settings
 

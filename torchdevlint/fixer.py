@@ -111,7 +111,8 @@ def fix_notebook(data: bytes, shown: str, rules: Sequence[type] = ALL_RULES,
     if fixed.error is not None:
         error = notebook.to_cells(fixed.error) if not fixed.internal_error else fixed.error
         return FixResult(shown, text, text, error=error, internal_error=fixed.internal_error)
-    result = FixResult(shown, text, text, applied=fixed.applied, passes=fixed.passes)
+    result = FixResult(shown, text, text, applied=fixed.applied, passes=fixed.passes,
+                       hidden=fixed.hidden)
     if fixed.changed:
         try:
             result.fixed, _ = notebook.with_program(fixed.fixed)
@@ -122,7 +123,7 @@ def fix_notebook(data: bytes, shown: str, rules: Sequence[type] = ALL_RULES,
             result.applied = []
             return result
     # What is left, in the cells of the notebook as written.
-    remaining = lint_data(result.fixed.encode("utf-8"), shown, rules)
+    remaining = lint_data(result.fixed.encode("utf-8"), shown, rules, options.target)
     result.findings = [replace(f, fix=None) for f in remaining.findings]
     return result
 
@@ -154,6 +155,8 @@ def attach_fixes(result, options: FixOptions = FixOptions(unsafe=True)) -> None:
             if fix is not None and (not options.allows(replace(fix, safe=True))
                                     or any(ctx.touches_noqa(edit) for edit in fix.edits)):
                 fix = None
+            if fix is not None:
+                fix.applicable = options.allows(fix)
         resolved.append(replace(finding, fix=fix))
     result.findings = resolved
     if analysis is not result.analysis:
@@ -206,6 +209,7 @@ class _Totals:
     errors: List[Finding] = field(default_factory=list)
     fixed: Dict[str, Dict[str, int]] = field(default_factory=dict)  # path -> code -> count
     internal: bool = False
+    hidden: int = 0  # unsafe fixes --unsafe-fixes would apply
 
     @property
     def fixed_count(self) -> int:
@@ -234,6 +238,7 @@ def run_fix(files: Iterable[Path], rules: Sequence[type], options: Optional[FixO
         totals.findings.extend(outcome.findings)
         totals.errors.extend(outcome.errors)
         totals.internal = totals.internal or outcome.result.internal_error
+        totals.hidden += outcome.result.hidden
         applied = outcome.result.applied if (outcome.written or outcome.diff) else []
         for fix in applied:
             codes = totals.fixed.setdefault(outcome.path, {})
@@ -262,6 +267,8 @@ def run_fix(files: Iterable[Path], rules: Sequence[type], options: Optional[FixO
         plural = "s" if totals.fixed_count != 1 else ""
         print(f"{verb} {totals.fixed_count} finding{plural} in {len(totals.fixed)} "
               f"file{'s' if len(totals.fixed) != 1 else ''}.", file=report)
+        if totals.hidden:
+            print(hidden_fixes_hint(totals.hidden), file=report)
         if not diff and not formatted:
             print(summary(totals.findings, totals.errors, len(files)), file=report)
     if totals.internal:
@@ -271,6 +278,12 @@ def run_fix(files: Iterable[Path], rules: Sequence[type], options: Optional[FixO
     if totals.findings or totals.errors or (diff and totals.fixed):
         return 1
     return 0
+
+
+def hidden_fixes_hint(count: int) -> str:
+    """ruff's words for the unsafe fixes that were left alone."""
+    return (f"{count} hidden fix{'es' if count != 1 else ''} can be enabled with the "
+            f"`--unsafe-fixes` option.")
 
 
 def fixes_report(fixed: Dict[str, Dict[str, int]], would: bool = False) -> str:

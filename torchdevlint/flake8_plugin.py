@@ -7,11 +7,13 @@ so nothing may escape ``run``.
 
 from __future__ import annotations
 
-from typing import Iterator, List, Tuple
+import os
+from typing import Iterator, List, Optional, Tuple
 
 from torchdevlint import __version__
 from torchdevlint.engine import gc_paused, lint_source
-from torchdevlint.findings import PARSER_ERROR
+from torchdevlint.findings import PARSER_ERROR, READ_ERROR, Finding
+from torchdevlint.source import SourceError, decode_source
 from torchdevlint.rules import ALL_RULES
 
 
@@ -27,6 +29,11 @@ class TorchDevLintChecker:
         self.filename = filename
 
     def run(self) -> Iterator[Tuple[int, int, str, type]]:
+        undecodable = self._undecodable()
+        if undecodable is not None:
+            yield undecodable.line, undecodable.column - 1, \
+                f"{undecodable.code} {undecodable.message}", type(self)
+            return
         try:
             # flake8 reports E999 itself: no second syntax check for files the prefilter skips.
             # Only the findings are kept: the tree is freed before collections resume.
@@ -40,7 +47,27 @@ class TorchDevLintChecker:
         for finding in result.findings:
             yield finding.line, finding.column - 1, f"{finding.code} {finding.message}", type(self)
         error = result.error
-        if error is not None and error.code == PARSER_ERROR:
+        if error is not None and error.code in (PARSER_ERROR, READ_ERROR):
             # flake8 itself reports E999 for files Python cannot parse; this is the rare file
             # Python accepts and LibCST does not.
             yield error.line, error.column - 1, f"{error.code} {error.message}", type(self)
+
+    def _undecodable(self) -> Optional[Finding]:
+        """E902 for a file that is not text in its declared encoding (PEP 263, UTF-8 without a
+        cookie: PEP 3120), as the command reports it. flake8 itself falls back to latin-1 and
+        lints such a file. Only files whose decoded text could hide that (not pure ASCII, or a
+        coding cookie in the first two lines) are read again."""
+        head = "".join(self.lines[:2])
+        if "coding" not in head and all(line.isascii() for line in self.lines):
+            return None
+        if self.filename in ("", "-", "stdin") or not os.path.isfile(self.filename):
+            return None
+        try:
+            with open(self.filename, "rb") as handle:
+                decode_source(handle.read())
+        except OSError:
+            return None  # flake8 read it: a race, nothing torchdevlint should report
+        except SourceError as exc:
+            return Finding(self.filename, max(exc.line, 1), max(exc.column, 1), READ_ERROR,
+                           str(exc))
+        return None

@@ -58,6 +58,15 @@ def fix_safety(finding: Finding) -> Optional[str]:
     return "safe"
 
 
+def fix_applicable(finding: Finding) -> bool:
+    """Whether plain ``--fix`` applies the finding's fix (an unsafe fix only with
+    unsafe-fixes): what ``[*]`` and ``"fix_available"`` say, as in ruff."""
+    if fix_safety(finding) is None:
+        return False
+    applicable = getattr(finding.fix, "applicable", None)
+    return applicable if isinstance(applicable, bool) else True
+
+
 def finding_record(finding: Finding) -> Dict[str, Any]:
     """One finding as the JSON output writes it."""
     safety = fix_safety(finding)
@@ -72,7 +81,7 @@ def finding_record(finding: Finding) -> Dict[str, Any]:
         "name": rule_name(finding.code),
         "message": finding.message,
         "url": rule_url(finding.code) if finding.code in RULES_BY_CODE else None,
-        "fix_available": safety is not None,
+        "fix_available": fix_applicable(finding),
         "fix_safety": safety,
     }
 
@@ -250,7 +259,7 @@ def statistics(findings: List[Finding], errors: List[Finding]) -> List[Dict[str,
     fixable: Dict[str, bool] = {}
     for finding in [*findings, *errors]:
         counts[finding.code] = counts.get(finding.code, 0) + 1
-        fixable[finding.code] = fixable.get(finding.code, False) or fix_safety(finding) is not None
+        fixable[finding.code] = fixable.get(finding.code, False) or fix_applicable(finding)
     return [{"code": code, "name": rule_name(code), "count": count, "fixable": fixable[code]}
             for code, count in sorted(counts.items(), key=lambda item: (-item[1], item[0]))]
 

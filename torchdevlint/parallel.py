@@ -38,27 +38,69 @@ def run_per_file(func: Callable[[T], R], items: Sequence[T], jobs: int = 1,
     """``func(item)`` for every item, yielded in the order of ``items`` as they complete.
 
     ``jobs <= 1`` runs in this process. If a worker process dies (killed for memory, a crash
-    in native code), the items without a result get ``on_crash(item, reason)``, so that no
-    item is ever silently lost; without ``on_crash`` the error propagates.
+    in native code), only the item that killed it gets ``on_crash(item, reason)``: the items
+    that were in flight with it are run again one per process, to find it, and the rest in a
+    new pool. Without ``on_crash`` the error propagates.
     """
     jobs = min(jobs, len(items))
     if jobs <= 1 or len(items) < _MIN_ITEMS_FOR_POOL:
         for item in items:
             yield func(item)
         return
-    done = 0
+    pending = list(items)
+    while pending:
+        outcome = yield from _pool_round(func, pending, jobs)
+        if outcome is None:
+            return
+        if on_crash is None:
+            raise outcome[0]
+        error, suspects, rest = outcome
+        reason = str(error) or "a worker process terminated abruptly"
+        for item in suspects:
+            yield from _alone(func, item, on_crash, reason)
+        pending = rest
+
+
+def _pool_round(func, items: list, jobs: int):
+    """Yield results in order until the pool breaks; then return (error, the items that may
+    have been running when it did, the items after them), or None when all are done."""
+    size = _chunksize(len(items), jobs)
+    chunks = [items[start:start + size] for start in range(0, len(items), size)]
     executor = ProcessPoolExecutor(max_workers=jobs)
     try:
-        for result in executor.map(func, items, chunksize=_chunksize(len(items), jobs)):
-            yield result
-            done += 1
-    except BrokenProcessPool as exc:
-        if on_crash is None:
-            raise
-        reason = str(exc) or "a worker process terminated abruptly"
-        for item in items[done:]:
-            yield on_crash(item, reason)
+        futures = [executor.submit(_run_chunk, func, chunk) for chunk in chunks]
+        for index, future in enumerate(futures):
+            try:
+                results = future.result()
+            except BrokenProcessPool as exc:
+                # Chunks go to the workers in order, ``jobs`` running and one queued: the
+                # culprit is among the first 2 * jobs + 1 unfinished ones.
+                unfinished = [i for i in range(index, len(chunks))
+                              if not (futures[i].done() and futures[i].exception() is None)]
+                # Everything up to the last suspect is run one per process, in order (a chunk
+                # that finished among them is run again rather than reorder the output).
+                last = unfinished[min(len(unfinished), 2 * jobs + 1) - 1]
+                suspects = [item for chunk in chunks[index:last + 1] for item in chunk]
+                rest = [item for chunk in chunks[last + 1:] for item in chunk]
+                return exc, suspects, rest
+            yield from results
+        return None
     finally:
         # Also reached when the consumer stops early (Ctrl-C, generator closed): do not wait
         # for work nobody will read.
+        executor.shutdown(wait=True, cancel_futures=True)
+
+
+def _run_chunk(func, chunk):
+    return [func(item) for item in chunk]
+
+
+def _alone(func, item, on_crash, reason: str):
+    """``func(item)`` in a process of its own: if it dies, only this item is lost."""
+    executor = ProcessPoolExecutor(max_workers=1)
+    try:
+        yield executor.submit(func, item).result()
+    except BrokenProcessPool:
+        yield on_crash(item, reason)
+    finally:
         executor.shutdown(wait=True, cancel_futures=True)

@@ -66,7 +66,8 @@ def force_excluded(settings: Settings, path: Path) -> bool:
 
 
 def iter_python_files(paths: Sequence[str], resolver: Optional[Resolver] = None) -> Iterator[Path]:
-    """Files to lint, in a stable order; raises UsageError for a path that does not exist.
+    """Files to lint, in a stable order. A path that does not exist is yielded as is: reading
+    it gives its E902 diagnostic and the run goes on, as in ruff and flake8.
 
     Directories are searched for *.py, *.pyi and *.ipynb, skipping what the applicable
     configuration excludes and (with respect-gitignore) what git ignores. Files named
@@ -76,7 +77,8 @@ def iter_python_files(paths: Sequence[str], resolver: Optional[Resolver] = None)
     for raw in paths:
         path = Path(raw)
         if not path.exists():
-            raise UsageError(f"{raw}: no such file or directory")
+            yield path
+            continue
         full = absolute(path)
         settings = resolver.for_path(full)
         if settings.force_exclude and force_excluded(settings, full):
@@ -106,17 +108,18 @@ def display_path(path: Path) -> str:
     return text[2:] if text.startswith("./") else text
 
 
-def lint_data(data: bytes, shown: str, rules) -> FileResult:
-    """Lint a file's contents; notebooks (by their .ipynb name) are linted as one program."""
+def lint_data(data: bytes, shown: str, rules, target=None) -> FileResult:
+    """Lint a file's contents; notebooks (by their .ipynb name) are linted as one program.
+    ``target``: the Python version whose syntax the file must be (None: the newest)."""
     if not shown.endswith(NOTEBOOK_SUFFIX):
-        return lint_bytes(data, shown, rules)
+        return lint_bytes(data, shown, rules, target=target)
     try:
         notebook = parse_notebook(data)
     except NotebookError as exc:
         return FileResult(shown, error=Finding(shown, 1, 1, READ_ERROR, str(exc)))
     if not is_python_notebook(notebook):
         return FileResult(shown)
-    result = lint_bytes(notebook.program.encode("utf-8"), shown, rules)
+    result = lint_bytes(notebook.program.encode("utf-8"), shown, rules, target=target)
     result.notebook = notebook
     result.findings = notebook.map_findings(result.findings)
     if result.error is not None:
@@ -124,7 +127,7 @@ def lint_data(data: bytes, shown: str, rules) -> FileResult:
     return result
 
 
-def lint_path(path: Path, rules, cache: Optional[Cache] = None) -> FileResult:
+def lint_path(path: Path, rules, cache: Optional[Cache] = None, target=None) -> FileResult:
     """Lint one file; never raises (a failure becomes the file's diagnostic).
 
     With a cache, a file whose content was linted before is answered from it (no parse;
@@ -138,11 +141,12 @@ def lint_path(path: Path, rules, cache: Optional[Cache] = None) -> FileResult:
     key = None
     if cache is not None:
         # Notebooks and modules with the same bytes lint differently: the suffix is in the key.
-        key = cache.key(data + b"\0" + path.suffix.encode())
+        # The target version decides what is a syntax error: it is in the key too.
+        key = cache.key(data + b"\0" + path.suffix.encode() + b"\0" + repr(target).encode())
         hit = cache.get(key, shown)
         if hit is not None:
             return FileResult(shown, findings=hit[0], error=hit[1])
-    result = guarded(lambda: lint_data(data, shown, rules), shown)
+    result = guarded(lambda: lint_data(data, shown, rules, target), shown)
     if key is not None and not result.internal_error:  # an internal error is retried next run
         cache.put(key, result.findings, result.error)
     return result
@@ -157,12 +161,13 @@ def guarded(lint: Callable[[], FileResult], shown: str) -> FileResult:
         return result
 
 
-def _lint_in_worker(path: Path, rules, cache: Optional[Cache], fix_options=None) -> FileResult:
+def _lint_in_worker(path: Path, rules, cache: Optional[Cache], fix_options=None,
+                    target=None) -> FileResult:
     """``lint_path`` that returns only plain data (no tree), for worker processes and the
     serial loop alike. With ``fix_options`` the findings carry their resolved fixes (plain
     edits), else none. The tree is freed before collections resume (see ``gc_paused``)."""
     with gc_paused():
-        result = lint_path(path, rules, cache)
+        result = lint_path(path, rules, cache, target)
         if fix_options is not None:
             from torchdevlint.fixer import attach_fixes
             attach_fixes(result, fix_options)
@@ -183,7 +188,7 @@ def _worker_crashed(path: Path, reason: str) -> FileResult:
 
 
 def lint_files(files: Sequence[Path], rules, jobs: int = 1, cache: Optional[Cache] = None,
-               fix_options=None) -> Iterator[FileResult]:
+               fix_options=None, target=None) -> Iterator[FileResult]:
     """Results in the order of ``files``, streamed as they are ready.
 
     With ``jobs > 1`` files are linted in worker processes, else in this one; either way the
@@ -191,7 +196,8 @@ def lint_files(files: Sequence[Path], rules, jobs: int = 1, cache: Optional[Cach
     is given, else none.
     """
     files = list(files)
-    worker = functools.partial(_lint_in_worker, rules=rules, cache=cache, fix_options=fix_options)
+    worker = functools.partial(_lint_in_worker, rules=rules, cache=cache, fix_options=fix_options,
+                               target=target)
     if jobs <= 1 or len(files) < 2:
         for path in files:
             yield worker(path)
@@ -214,13 +220,14 @@ def lint_with_settings(files: Sequence[Path], resolver: Resolver, jobs: int = 1,
     settings_of: Dict[tuple, Settings] = {}
     for path in files:
         settings = resolver.for_directory(absolute(path).parent)
-        key = (settings.rules_for(path), settings.fixable)
+        key = (settings.rules_for(path), settings.fixable, settings.target_version)
         groups.setdefault(key, []).append(path)
         settings_of.setdefault(key, settings)
-    for (rules, fixable), group in groups.items():
+    for (rules, fixable, target), group in groups.items():
         cache = make_cache(rules) if make_cache is not None else None
-        fix_options = fix_options_for(settings_of[(rules, fixable)]) if fix_options_for else None
-        for result in lint_files(group, rules, jobs, cache, fix_options):
+        settings = settings_of[(rules, fixable, target)]
+        fix_options = fix_options_for(settings) if fix_options_for else None
+        for result in lint_files(group, rules, jobs, cache, fix_options, target):
             if any(f.fix is not None and f.code not in fixable for f in result.findings):
                 result.findings = [f if f.code in fixable else replace(f, fix=None)
                                    for f in result.findings]

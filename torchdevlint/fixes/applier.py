@@ -5,10 +5,10 @@ byte; every intermediate result is parsed again (by the next lint), the final on
 
 from __future__ import annotations
 
-import ast
 import dataclasses
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
+from torchdevlint import syntax
 from torchdevlint.engine import lint_source
 from torchdevlint.findings import PARSER_ERROR, READ_ERROR, Finding
 from torchdevlint.fixes import tdl001, tdl002, tdl003, tdl004
@@ -48,7 +48,8 @@ def fix_source(source: str, path: str, rules: Sequence[type] = ALL_RULES,
     result = FixResult(path, source, source, encoding)
     text = source
     for number in range(1, MAX_PASSES + 2):
-        linted = lint_source(text, path, rules, split_large=False)  # fixes need the whole tree
+        linted = lint_source(text, path, rules, split_large=False,  # fixes need the whole tree
+                             target=options.target)
         if finding_filter is not None and linted.findings:
             linted.findings = finding_filter(text, linted.findings)
         if linted.error is not None:
@@ -63,15 +64,19 @@ def fix_source(source: str, path: str, rules: Sequence[type] = ALL_RULES,
         new_text = apply_edits(text, [edit for fix in chosen for edit in fix.edits])
         if new_text == text:
             result.findings = [dataclasses.replace(f, fix=None) for f in linted.findings]
+            if not options.unsafe and result.findings:
+                result.hidden = sum(not fix.safe for fix in fixes_for(
+                    linted, text, dataclasses.replace(options, unsafe=True)))
             break
         result.applied.extend(AppliedFix(f.code, f.safe, f.description, f.line, f.column)
                               for f in chosen)
         result.passes = number
         text = new_text
-    try:
-        compile(text, path, "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
-    except (SyntaxError, ValueError) as exc:
-        return _failed(result, f"the fixed code does not compile ({exc})")
+    if text != source:
+        # Python's verdict for the target version (this interpreter may be older than it)
+        error = syntax.syntax_error(text, options.target or syntax.NEWEST)
+        if error is not None:
+            return _failed(result, f"the fixed code does not compile ({error[0]}, line {error[1]})")
     result.fixed = text
     return result
 

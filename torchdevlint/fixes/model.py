@@ -30,6 +30,9 @@ class Fix:
     edits: Tuple[Edit, ...]
     line: int = 0  # the finding's position in the pass that produced the fix
     column: int = 0
+    # Whether plain ``--fix`` (with the configured unsafe-fixes) applies it: what ``[*]`` and
+    # ``"fix_available"`` report. An unsafe fix is still shown by its safety.
+    applicable: bool = True
 
 
 @dataclass(frozen=True)
@@ -40,6 +43,9 @@ class FixOptions:
     unsafe: bool = False
     fixable: Optional[FrozenSet[str]] = None
     unfixable: FrozenSet[str] = frozenset()
+    # The Python version whose syntax the file must be (None: the newest LibCST parses); it
+    # travels here because the fix loop lints every pass.
+    target: Optional[Tuple[int, int]] = None
 
     def allows(self, fix: Fix) -> bool:
         if not fix.safe and not self.unsafe:
@@ -74,6 +80,8 @@ class FixResult:
     error: Optional[object] = None  # a Finding for a file that could not be analysed or fixed
     internal_error: bool = False
     passes: int = 0
+    # Findings left with an unsafe fix that --unsafe-fixes would apply (ruff's "hidden fixes")
+    hidden: int = 0
 
     @property
     def changed(self) -> bool:
