@@ -66,6 +66,8 @@ def _is_tensor_here(analysis: Analysis, receiver, site: CallSite) -> bool:
             return True
         if kind is not K.UNKNOWN:
             return False  # a module, a loader item (BatchEncoding, PyG Batch), a number...
+        if not site.ctx.scope.lookup(receiver.value):
+            return False  # bound nowhere in the file (a star import, another cell): unseen
         body = site.ctx.func.node.body if site.ctx.func is not None else analysis.module
         return _used_only_as_tensor(analysis, receiver.value, body, site.ctx.scope)
     if not analysis.kinds.is_tensor(receiver, site.ctx.scope):
