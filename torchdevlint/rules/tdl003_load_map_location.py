@@ -26,6 +26,9 @@ class LoadWithoutMapLocation(Rule):
     required_text = (r"\bload(?:_url|_state_dict_from_url)?\b", r"\btorch\b")
 
     def check(self, analysis: Analysis) -> Iterator[Violation]:
+        # What the file writes, worked out once per file and only when a load is a candidate.
+        self._file_saves: Optional[List[_Save]] = None
+        self._cpu_file: Optional[bool] = None
         for site in analysis.call_sites(_LOAD_NAMES, api.MAP_LOCATION_FUNCTIONS):
             call = site.call
             qualified = analysis.qualname(call.func, site.ctx.scope)
@@ -126,21 +129,21 @@ class LoadWithoutMapLocation(Rule):
         """The file's own checkpoints are all CPU data (neural_style saves after
         ``transformer.eval().cpu()``; FSDP full state dicts with ``offload_to_cpu=True``):
         what a function of the same file loads is, by the file's evidence, its own format."""
-        memo = getattr(analysis, "_tdl003_cpu_file", None)
+        memo = self._cpu_file
         if memo is None:
             written = [save for save in self._saves(analysis) if save.value is not None]
             memo = bool(written) and all(
                 _is_state_dict(save.value, save.scope) and
                 _cpu_only(analysis, save.value, save.scope, site=save) for save in written)
-            analysis._tdl003_cpu_file = memo
+            self._cpu_file = memo
         return memo
 
     def _saves(self, analysis: Analysis) -> List[_Save]:
         """Every write of this file: ``torch.save(value, target)``, and the target of other
         saving calls (``fabric.save(path, state)``, ``save_checkpoint(state, path)``); a
         helper that saves to its parameter writes what each of its calls passes."""
-        if getattr(analysis, "_tdl003_saves", None) is not None:
-            return analysis._tdl003_saves
+        if self._file_saves is not None:
+            return self._file_saves
         targets = analysis.targets
         saves: List[_Save] = []
         for name, sites in analysis.collected.calls_by_name.items():
@@ -160,7 +163,7 @@ class LoadWithoutMapLocation(Rule):
                     saves.append(_Save(text, value, scope, site.ctx.func, site.order,
                                        _owner_id(expr, scope)))
                     saves.extend(self._through_callers(analysis, site, expr, value))
-        analysis._tdl003_saves = saves
+        self._file_saves = saves
         return saves
 
     @staticmethod
