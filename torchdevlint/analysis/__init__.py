@@ -66,7 +66,7 @@ class Analysis:
     def targets(self) -> Targets:
         """Canonical file targets (TDL003's round trips); built on first use."""
         if self._targets is None:
-            self._targets = Targets(self.collected, self.kinds)
+            self._targets = Targets(self.collected)
         return self._targets
 
     # Shorthands the rules use.

@@ -28,9 +28,8 @@ _MAX_DEPTH = 4
 class Targets:
     """Canonical spellings of path expressions, for one file's analysis."""
 
-    def __init__(self, collected, kinds) -> None:
+    def __init__(self, collected) -> None:
         self.collected = collected
-        self.kinds = kinds
         self._fixtures: Optional[dict] = None
 
     def fixtures(self) -> dict:

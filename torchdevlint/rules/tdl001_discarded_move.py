@@ -12,7 +12,7 @@ from torchdevlint.analysis import Analysis
 from torchdevlint.analysis import kinds as K
 from torchdevlint.analysis import torch_api as api
 from torchdevlint.analysis.builder import walk_code
-from torchdevlint.analysis.model import PARAM, CallSite, dotted_name
+from torchdevlint.analysis.model import CallSite, dotted_name
 from torchdevlint.rules.base import Rule, Violation, method_call_text, source_of
 
 MOVE_METHODS = ("to", "cuda", "cpu")

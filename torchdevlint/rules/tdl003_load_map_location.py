@@ -11,7 +11,9 @@ from torchdevlint.analysis import Analysis
 from torchdevlint.analysis import kinds as K
 from torchdevlint.analysis import torch_api as api
 from torchdevlint.analysis.builder import walk_code
-from torchdevlint.analysis.model import ASSIGN, CallSite, FunctionInfo, Scope, dotted_name, last_name
+from torchdevlint.analysis.model import (
+    ASSIGN, CallSite, FunctionInfo, Scope, dotted_name, last_name, root_name,
+)
 from torchdevlint.rules.base import Rule, Violation
 
 _LOAD_NAMES = ("load", "load_state_dict_from_url", "load_url")
@@ -344,33 +346,30 @@ def _holds_no_device_tensors(analysis: Analysis, load: CallSite) -> bool:
         if isinstance(node, cst.Assign) and node.value is load.call and len(node.targets) == 1:
             assigned = node.targets[0].target
             break
-    consumers = [load.call] if assigned is None else []
     names = set()
     if isinstance(assigned, cst.Name):
         names.add(assigned.value)
+    into_state_dict = False  # the loaded value, or part of it, restores some object's state
     for node in walk_code(body):
         if not isinstance(node, cst.Call):
             continue
         args = [a.value for a in node.args]
-        feeds = any(a is load.call or (isinstance(_root(a), cst.Name) and _root(a).value in names)
-                    for a in args)
-        if not feeds:
+        fed = [a for a in args if a is load.call or _rooted_in(a, names)]
+        if not fed:
             continue
         qualified = analysis.qualname(node.func, load.ctx.scope) or ""
         if qualified == "torch.from_numpy" or qualified.startswith("numpy."):
             return True
-        whole = any(a is load.call or (isinstance(a, cst.Name) and a.value in names) for a in args)
-        if whole and last_name(node.func) == "load_state_dict" and isinstance(node.func, cst.Attribute):
-            # the whole loaded object, not ``ckpt["scheduler"]`` of a checkpoint that also
-            # holds the model's state
-            owner = (last_name(node.func.value) or "").lower()
-            if owner.endswith(_PLAIN_STATE_OWNERS) or "scheduler" in owner:
-                return True
-    if assigned is not None and _names_a_dataset(assigned) and not any(
-            last_name(node.func) == "load_state_dict" and any(
-                isinstance(_root(a.value), cst.Name) and _root(a.value).value in names
-                for a in node.args)
-            for node in walk_code(body) if isinstance(node, cst.Call)):
+        if last_name(node.func) == "load_state_dict":
+            into_state_dict = True
+            whole = any(a is load.call or (isinstance(a, cst.Name) and a.value in names) for a in fed)
+            if whole and isinstance(node.func, cst.Attribute):
+                # the whole loaded object, not ``ckpt["scheduler"]`` of a checkpoint that also
+                # holds the model's state
+                owner = (last_name(node.func.value) or "").lower()
+                if owner.endswith(_PLAIN_STATE_OWNERS) or "scheduler" in owner:
+                    return True
+    if assigned is not None and _names_a_dataset(assigned) and not into_state_dict:
         return True  # ``train_data = torch.load(...)``, ``vocab.vectors = ...``: a dataset artifact
     if assigned is not None:
         # A cache: where the file is missing, the same function builds the value and saves
@@ -467,10 +466,10 @@ def _names_text(expr) -> str:
     return dotted_name(expr) or "<expr>"
 
 
-def _root(expr):
-    while isinstance(expr, (cst.Attribute, cst.Subscript)):
-        expr = expr.value
-    return expr
+def _rooted_in(expr, names) -> bool:
+    """``x``, ``x["model"]``, ``x.state`` for a name ``x`` in ``names``."""
+    root = root_name(expr)
+    return root is not None and root.value in names
 
 
 def _cpu_only_in_comprehension(analysis: Analysis, element) -> bool:
