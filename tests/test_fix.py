@@ -480,3 +480,53 @@ def test_declared_encoding_is_kept(tmp_path):
     assert run_cli("--fix", path).returncode == 0
     assert path.read_bytes() == ("# -*- coding: latin-1 -*-\nimport torch  # café\n"
                                  "x = torch.ones(2)\nx = x.to('cpu')\n").encode("latin-1")
+
+
+def test_discarded_cuda_of_a_batch_item_is_assigned_then_rewritten():
+    """Issue 13, point 3: TDL002's rewrite alone would keep the copy discarded."""
+    source = """\
+        import torch
+        from torch.utils.data import DataLoader
+
+        model = torch.nn.Linear(4, 2).to("cpu")
+        loader = DataLoader([{"input": torch.randn(4)}], batch_size=1)
+        for batch in loader:
+            batch["input"].cuda()
+            model(batch["input"])
+        """
+    assert 'batch["input"].cuda()\n' in fixed(source, unsafe=False)  # both fixes are unsafe
+    out = fixed(source)
+    assert '    batch["input"] = batch["input"].to(device)\n' in out
+    assert codes(out) == []
+
+
+def test_discarded_cuda_of_an_unknown_receiver_is_left_alone():
+    source = "import torch\n\n\ndef f(thing):\n    thing.cuda()\n    return thing\n"
+    assert fixed(source) == source
+    assert codes(source) == ["TDL002"]
+
+
+def test_discarded_cuda_of_a_module_is_still_fixed_safely():
+    source = "import torch\n\n\ndef f(model: torch.nn.Module):\n    model.cuda()\n    return model\n"
+    assert "    model.to(device)\n" in fixed(source, unsafe=False)
+
+
+def test_tdl004_fix_uses_the_module_level_device_its_message_names():
+    """Issue 13, point 4."""
+    source = """\
+        import torch
+        from torch.utils.data import DataLoader
+
+        device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+        model = torch.nn.Linear(4, 2).to(device)
+
+
+        def train(loader: DataLoader):
+            for inputs, labels in loader:
+                inputs = inputs.to(device)
+                loss = torch.nn.functional.cross_entropy(model(inputs), labels)
+        """
+    message = next(f.message for f in lint_source(textwrap.dedent(source), "s.py").findings
+                   if f.code == "TDL004")
+    assert "(`labels = labels.to(device)`)" in message
+    assert "        labels = labels.to(device)\n" in fixed(source)

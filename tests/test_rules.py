@@ -623,3 +623,70 @@ TDL002_NEAR_GUARDS = {
 @pytest.mark.parametrize("code", TDL002_NEAR_GUARDS.values(), ids=TDL002_NEAR_GUARDS.keys())
 def test_tdl002_near_guards_still_report(lint, code):
     assert [c for _, _, c in lint(code, ["TDL002"])] == ["TDL002"]
+
+
+# --- issue 13, point 3: a .cuda() statement whose copy is thrown away ---------------------
+
+_BATCH_LOOP = """
+    import torch
+    from torch.utils.data import DataLoader
+
+    model = torch.nn.Linear(4, 2).cuda()
+    loader = DataLoader(data, batch_size=1)
+    for batch in loader:
+        {statement}
+        {use}
+"""
+
+
+@pytest.mark.parametrize("statement,use", [
+    ('batch["input"].cuda()', 'model(batch["input"])'),
+    ('batch["input"].to("cpu")', "model(**batch)"),
+    ("batch.x.cuda()", "model(batch.x)"),
+    ('batch["label"].cuda()', 'inputs = batch["input"].to("cpu")'),
+], ids=["item fed to the model", "batch unpacked into the model", "attribute", "other item moved"])
+def test_tdl001_reports_a_discarded_move_of_a_batch_item(lint, statement, use):
+    code = src(_BATCH_LOOP.format(statement=statement, use=use))
+    assert (7, 5, "TDL001") in lint(code, ["TDL001"])
+
+
+@pytest.mark.parametrize("statement,use", [
+    ("batch.x.cuda()", "print(batch.x)"),  # the loop neither feeds nor moves the batch
+    ("batch.x.cuda()", 'inputs = other.x.to("cpu")'),  # it moves something else
+    ("batch.x.cuda()", "model(other)"),  # the model gets something else
+], ids=["not used by a model", "moves something else", "feeds something else"])
+def test_tdl001_stays_silent_on_batch_attributes_the_loop_does_not_use(lint, statement, use):
+    assert lint(src(_BATCH_LOOP.format(statement=statement, use=use)), ["TDL001"]) == []
+
+
+def test_tdl001_proposes_assigning_a_batch_item_only_by_string_key():
+    from torchdevlint.engine import lint_source
+    code = src(_BATCH_LOOP.format(statement='batch["input"].cuda()\n        batch[0].cuda()',
+                                  use="model(batch)"))
+    messages = [f.message for f in lint_source(code, "s.py").findings if f.code == "TDL001"]
+    assert messages[0].endswith('assign it (`batch["input"] = batch["input"].cuda()`)')
+    # a PyG Batch's item is a Data object: no assignment proposed for an integer index
+    assert messages[1].endswith("use the result or remove the statement")
+
+
+def test_tdl002_says_a_discarded_cuda_result_is_unused(lint):
+    from torchdevlint.engine import lint_source
+    code = src("""
+        import torch
+
+        def f(thing, model: torch.nn.Module):
+            thing.cuda()
+            model.cuda()
+            return thing
+    """)
+    findings = lint_source(code, "s.py").findings
+    by_line = {f.line: f.message for f in findings if f.code == "TDL002"}
+    assert "its result is unused, so unless `thing` is a module nothing moves" in by_line[4]
+    assert "unused" not in by_line[5]  # a module moves in place
+
+
+def test_tdl002_says_a_discarded_tensor_copy_does_not_move(lint):
+    from torchdevlint.engine import lint_source
+    code = "import torch\nx = torch.ones(2)\nx.cuda()\n"
+    message = [f.message for f in lint_source(code, "s.py").findings if f.code == "TDL002"][0]
+    assert "its result is unused, so the tensor does not move" in message

@@ -13,7 +13,7 @@ from torchdevlint.analysis.builder import (
 from torchdevlint.analysis.kinds import KindInference, combine
 from torchdevlint.analysis.targets import Targets
 from torchdevlint.analysis.model import (
-    ASSIGN, EXPECTS_FAILURE, HANDLES_FAILURE, CallSite, Ctx, DefaultOf, FunctionInfo, Scope, last_name,
+    ASSIGN, EXPECTS_FAILURE, HANDLES_FAILURE, IMPORT, CallSite, Ctx, DefaultOf, FunctionInfo, Scope, last_name,
     string_value,
 )
 
@@ -86,6 +86,24 @@ class Analysis:
         for name in wanted:
             sites.extend(self.collected.calls_by_name.get(name, ()))
         return sites
+
+    def torch_aliases(self) -> list:
+        """Module-level names bound only to ``import torch``, ``torch`` first: what a fix
+        writes for the torch module, and what a message proposing that fix names."""
+        module_scope = self.collected.module_scope
+        aliases = [name for name, bindings in module_scope.bindings.items()
+                   if bindings and all(b.how == IMPORT and b.value == "torch" for b in bindings)]
+        aliases.sort(key=lambda name: (name != "torch", name))
+        return aliases
+
+    def torch_alias_at(self, scope: Scope) -> str:
+        """The name a fix in ``scope`` uses for torch when the alias is bound by then (see
+        ``FixContext.torch_reference``), else ``torch``, which the fix then imports."""
+        module_scope = self.collected.module_scope
+        for alias in self.torch_aliases():
+            if scope.resolve(alias) is module_scope:
+                return alias
+        return "torch"
 
     # -- placement: what a name holds at a given call -----------------------------------
 

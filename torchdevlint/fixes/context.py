@@ -210,10 +210,7 @@ class FixContext:
         def is_torch(binding: Binding) -> bool:
             return binding.how == IMPORT and binding.value == "torch"
 
-        aliases = [name for name, bindings in module_scope.bindings.items()
-                   if bindings and all(is_torch(b) for b in bindings)]
-        aliases.sort(key=lambda name: (name != "torch", name))
-        for alias in aliases:
+        for alias in self.analysis.torch_aliases():
             if scope.resolve(alias) is module_scope and (
                     scope.kind != "module" or
                     all(self.binding_before(b, use_offset) for b in module_scope.bindings[alias])):

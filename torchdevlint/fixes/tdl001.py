@@ -4,7 +4,9 @@
 statement. A name from an enclosing function or the module gets no fix: assigning it would make
 it local to the function (UnboundLocalError on the read). ``self.buf.to(d)`` ->
 ``self.buf = self.buf.to(d)`` is unsafe: assigning a plain tensor over an ``nn.Parameter``
-attribute raises TypeError. Any other receiver (``loss.detach().cpu()``) gets no fix.
+attribute raises TypeError. ``batch["input"].cuda()`` in a loop that uses the batch ->
+``batch["input"] = batch["input"].cuda()`` is unsafe too: a tuple batch has no item
+assignment. Any other receiver (``loss.detach().cpu()``) gets no fix.
 """
 
 from __future__ import annotations
@@ -13,16 +15,18 @@ from typing import Optional
 
 import libcst as cst
 
-from torchdevlint.analysis.model import CallSite, dotted_name
+from torchdevlint.analysis.model import dotted_name
 from torchdevlint.findings import Finding
 from torchdevlint.fixes.context import FixContext
 from torchdevlint.fixes.model import Edit, Fix
+from torchdevlint.rules.tdl001_discarded_move import DiscardedMove
 
 
 def build(finding: Finding, ctx: FixContext) -> Optional[Fix]:
-    site = finding.fix
-    if not isinstance(site, CallSite) or site.statement is None:
+    payload = finding.fix
+    if not isinstance(payload, DiscardedMove) or payload.site.statement is None:
         return None
+    site = payload.site
     func = site.call.func
     if not isinstance(func, cst.Attribute):
         return None
@@ -38,6 +42,9 @@ def build(finding: Finding, ctx: FixContext) -> Optional[Fix]:
         if name is None:
             return None
         safe = False
+    elif isinstance(receiver, cst.Subscript) and payload.batch_item:
+        name = ctx.text(receiver)
+        safe = False  # a tuple batch has no item assignment
     else:
         return None
     start = ctx.span(site.call)[0]

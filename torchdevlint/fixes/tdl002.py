@@ -13,7 +13,9 @@
   "cpu")`` added after the imports (under a name the file does not use, with ``import torch``
   if needed). Safe when ``x`` is known to be a tensor or a module, whose ``.to(device)`` does
   what ``.cuda()`` does; unsafe otherwise (another class may have ``.cuda()`` but no ``.to()``).
-  ``.cuda(...)`` with arguments (a device index, ``non_blocking=``) gets no fix.
+  ``.cuda(...)`` with arguments (a device index, ``non_blocking=``) gets no fix, and neither
+  does a ``.cuda()`` statement whose result is discarded (the rule gives no payload): the
+  rewrite would still discard it.
 - ``torch.cuda.FloatTensor`` and friends get no fix.
 """
 
@@ -28,9 +30,7 @@ from torchdevlint.analysis.model import CallSite, string_value
 from torchdevlint.findings import Finding
 from torchdevlint.fixes.context import FixContext
 from torchdevlint.fixes.model import Edit, Fix
-from torchdevlint.rules.tdl002_hardcoded_cuda import CudaLiteral
-
-FIXABLE_LITERALS = ("cuda", "cuda:0")
+from torchdevlint.rules.tdl002_hardcoded_cuda import FIXABLE_LITERALS, CudaLiteral
 
 
 def build(finding: Finding, ctx: FixContext) -> Optional[Fix]:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import ast
 
+from dataclasses import dataclass
+
 from typing import Iterator
 
 import libcst as cst
@@ -12,10 +14,19 @@ from torchdevlint.analysis import Analysis
 from torchdevlint.analysis import kinds as K
 from torchdevlint.analysis import torch_api as api
 from torchdevlint.analysis.builder import walk_code
-from torchdevlint.analysis.model import CallSite, dotted_name
+from torchdevlint.analysis.model import CallSite, dotted_name, root_name, string_value
 from torchdevlint.rules.base import Rule, Violation, method_call_text, source_of
 
 MOVE_METHODS = ("to", "cuda", "cpu")
+
+
+@dataclass
+class DiscardedMove:
+    """Fix payload: the discarded move, and whether its receiver is an item of a batch
+    (``batch["input"]``), which the fix may assign like a name."""
+
+    site: CallSite
+    batch_item: bool
 
 
 class DiscardedTensorMove(Rule):
@@ -40,10 +51,11 @@ class DiscardedTensorMove(Rule):
                 if site.statement is None or not isinstance(site.call.func, cst.Attribute):
                     continue
                 receiver = site.call.func.value
-                if not _is_tensor_here(analysis, receiver, site):
+                batch_item = _batch_item_in_use(analysis, receiver, site)
+                if not batch_item and not _is_tensor_here(analysis, receiver, site):
                     continue
                 name = source_of(receiver)
-                if isinstance(receiver, (cst.Name, cst.Attribute)):
+                if isinstance(receiver, (cst.Name, cst.Attribute)) or batch_item:
                     advice = f"assign it (`{name} = {source_of(site.call, 60)}`)"
                 else:  # ``loss.detach().cpu()``: nothing to rebind, the statement does nothing
                     advice = "use the result or remove the statement"
@@ -51,7 +63,8 @@ class DiscardedTensorMove(Rule):
                     site.call,
                     f"result of `{name}.{method}()` is discarded: Tensor.{method}() returns a new "
                     f"tensor and leaves `{name}` where it was; {advice}",
-                    fix=site,  # --fix rebinds the receiver (torchdevlint.fixes.tdl001)
+                    # --fix rebinds the receiver (torchdevlint.fixes.tdl001)
+                    fix=DiscardedMove(site, batch_item),
                 )
 
 
@@ -78,6 +91,42 @@ def _is_tensor_here(analysis: Analysis, receiver, site: CallSite) -> bool:
         if replaced is not None and analysis.kind_of(replaced, site.ctx.scope) is not K.TENSOR:
             return False
     return True
+
+
+def _batch_item_in_use(analysis: Analysis, receiver, site: CallSite) -> bool:
+    """``batch["input"].cuda()`` or ``batch.x.to(device)`` as a statement, in a loop over a
+    data loader that feeds ``batch`` (or parts of it) to a module or moves other parts of it
+    with their result kept: the item is a tensor the loop means to use on the device, and the
+    copy is thrown away. Only string keys and attributes: ``batch[0]`` of a PyG ``Batch`` is
+    a ``Data`` object, whose ``.cuda()`` works in place."""
+    if isinstance(receiver, cst.Subscript):
+        if len(receiver.slice) != 1 or not isinstance(receiver.slice[0].slice, cst.Index) or \
+                string_value(receiver.slice[0].slice.value) is None:
+            return False
+    elif not isinstance(receiver, cst.Attribute):
+        return False
+    root = root_name(receiver)
+    loop = site.loop
+    if root is None or loop is None or analysis.kind_at(root, site) is not K.BATCH:
+        return False
+
+    def from_batch(expr) -> bool:
+        named = root_name(expr)
+        return named is not None and named.value == root.value
+
+    for sites in analysis.collected.calls_by_name.values():
+        for other in sites:
+            if other is site or not loop.start < other.order < loop.end or \
+                    other.ctx.func is not site.ctx.func:
+                continue
+            func = other.call.func
+            if isinstance(func, cst.Attribute) and func.attr.value in MOVE_METHODS:
+                if other.statement is None and from_batch(func.value):
+                    return True  # ``x = batch["x"].to(device)``: the loop moves the batch
+            elif any(from_batch(arg.value) for arg in other.call.args) and \
+                    analysis.kinds.is_module(analysis.kind_of(func, other.ctx.scope)):
+                return True  # ``model(batch["input"])`` / ``model(**batch)``
+    return False
 
 
 # What only a tensor does among the things whose .to()/.cuda() returns a copy (a module has

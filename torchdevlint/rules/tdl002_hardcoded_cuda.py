@@ -12,8 +12,10 @@ from torchdevlint.analysis import kinds as K
 from torchdevlint.analysis import torch_api as api
 from torchdevlint.analysis.builder import iter_children, walk_code
 from torchdevlint.analysis.model import ASSIGN, CallSite, Ctx, Scope, last_name, string_value
-from torchdevlint.rules.base import TOKEN_GAP, Rule, Violation, method_call_text
+from torchdevlint.rules.base import TOKEN_GAP, Rule, Violation, method_call_text, source_of
 
+# The literals whose fix chooses at runtime; another index need not exist where CUDA does.
+FIXABLE_LITERALS = ("cuda", "cuda:0")
 CRASH = "fails on a machine without CUDA (Torch not compiled with CUDA enabled)"
 # Calls whose ``device=`` keyword is configuration, not a device that is used right there:
 # argparse defaults, and the namespaces and dicts that carry settings to where they are used
@@ -60,8 +62,7 @@ class HardcodedCudaDevice(Rule):
             if name and _is_device_name(name) and self._is_cuda(literal) \
                     and not analysis.is_guarded(ctx):
                 yield from self._report(literal, f"`{name}` is set to hard-coded {_quote(literal)}: "
-                                                 f"{CRASH}; use "
-                                                 f"`\"cuda\" if torch.cuda.is_available() else \"cpu\"`",
+                                                 f"{CRASH}; use `{self._runtime_choice(literal, ctx.scope)}`",
                                         CudaLiteral(literal, ctx.scope))
         for site in self._device_call_sites():
             if analysis.is_guarded(site.ctx):
@@ -85,19 +86,34 @@ class HardcodedCudaDevice(Rule):
                     and not analysis.default_always_overridden(param.name.value, ctx.func) \
                     and not _falls_back_to_cpu(param.name.value, ctx.func) \
                     and self._param_used_as_device(param.name.value, ctx.func):
+                # a default is evaluated where the def statement runs, outside the body
+                outer = ctx.scope.parent or ctx.scope
                 yield from self._report(
                     literal, f"parameter `{param.name.value}` defaults to hard-coded "
-                             f"{_quote(literal)}: {CRASH}; default to None and pick the device at runtime",
-                    # a default is evaluated where the def statement runs, outside the body
-                    CudaLiteral(literal, ctx.scope.parent or ctx.scope))
+                             f"{_quote(literal)}: {CRASH}; default to "
+                             f"`{self._runtime_choice(literal, outer)}`",
+                    CudaLiteral(literal, outer))
         for site in collected.calls_by_name.get("cuda", ()):
             func = site.call.func
             if any(a.keyword is not None and a.keyword.value == "device" for a in site.call.args):
                 continue  # a custom ``cuda(x, device=...)`` helper: the device is passed in
-            if isinstance(func, cst.Attribute) and not analysis.is_guarded(site.ctx):
+            if not isinstance(func, cst.Attribute) or analysis.is_guarded(site.ctx):
+                continue
+            receiver_kind = analysis.kind_at(func.value, site)
+            if site.statement is not None and not analysis.kinds.is_module(receiver_kind):
+                # A module moves in place; anything else returns a copy that this statement
+                # throws away. Rewriting it to ``.to(device)`` would keep the result discarded,
+                # so there is no fix here: TDL001's assignment comes first where it applies.
+                unmoved = "the tensor does not move" if receiver_kind is K.TENSOR else \
+                    f"unless `{source_of(func.value)}` is a module nothing moves"
                 yield from self._report(func.attr, f"`.cuda()` hard-codes the CUDA device: {CRASH}; "
-                                                   f"use `.to(device)` with a device chosen at runtime",
-                                        site)
+                                                   f"its result is unused, so {unmoved}: assign the "
+                                                   f"result and use `.to(device)` with a device "
+                                                   f"chosen at runtime")
+                continue
+            yield from self._report(func.attr, f"`.cuda()` hard-codes the CUDA device: {CRASH}; "
+                                               f"use `.to(device)` with a device chosen at runtime",
+                                    site)
         for attribute, ctx in collected.cuda_tensor_types:
             if analysis.is_guarded(ctx):
                 continue
@@ -176,7 +192,7 @@ class HardcodedCudaDevice(Rule):
         if isinstance(value, (cst.SimpleString, cst.ConcatenatedString)):
             if self._is_cuda(value):
                 yield from self._report(value, f"hard-coded CUDA device {_quote(value)}: {CRASH}; "
-                                               f"use `\"cuda\" if torch.cuda.is_available() else \"cpu\"`",
+                                               f"use `{self._runtime_choice(value, ctx.scope)}`",
                                         CudaLiteral(value, ctx.scope))
         elif isinstance(value, cst.Call) and analysis.qualname(value.func, ctx.scope) == "torch.device":
             if id(value) in analysis.collected.inspected_values:
@@ -204,6 +220,16 @@ class HardcodedCudaDevice(Rule):
                     yield from self._check_device_value(binding.value, binding.ctx, depth + 1)
 
     # -- helpers -------------------------------------------------------------------------
+
+    def _runtime_choice(self, literal: cst.BaseExpression, scope: Scope) -> str:
+        """The expression the message proposes: for ``"cuda"``/``"cuda:0"``, what --fix
+        writes (the literal as written, the file's name for torch); for other literals,
+        which get no fix, the general form."""
+        if isinstance(literal, cst.SimpleString) and string_value(literal) in FIXABLE_LITERALS:
+            quote = literal.quote if len(literal.quote) == 1 else '"'
+            return (f"{literal.value} if {self.analysis.torch_alias_at(scope)}.cuda.is_available() "
+                    f"else {quote}cpu{quote}")
+        return '"cuda" if torch.cuda.is_available() else "cpu"'
 
     @staticmethod
     def _is_cuda(literal: cst.BaseExpression) -> bool:

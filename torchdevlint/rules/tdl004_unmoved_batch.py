@@ -10,8 +10,9 @@ import libcst as cst
 from torchdevlint.analysis import Analysis
 from torchdevlint.analysis import kinds as K
 from torchdevlint.analysis import torch_api as api
-from torchdevlint.analysis.builder import walk_code
-from torchdevlint.analysis.model import ASSIGN, PARAM, Ctx, Scope, last_name, string_value
+from torchdevlint.analysis.builder import iter_children, walk_code
+from torchdevlint.analysis.model import (
+    ASSIGN, PARAM, Ctx, Scope, dotted_name, last_name, root_name, string_value)
 from torchdevlint.rules.base import Rule, Violation, method_call_text, source_of
 
 SAME_DEVICE = "RuntimeError: Expected all tensors to be on the same device"
@@ -43,6 +44,9 @@ class UnmovedBatchFix:
     device: Optional[cst.BaseExpression]  # the expression the model was moved with
     model: cst.BaseExpression
     is_mapping: bool  # fed as **name: a dict of tensors
+    # What the message proposes and the fix writes after ``name = ``; None: no fix (no device
+    # expression that means the same at the loop).
+    moved: Optional[str]
 
 
 @dataclass
@@ -524,7 +528,6 @@ class _LoopChecker:
             value = self.values.get(name) or _Value(False, None)
             if partner is not None:
                 model_expr, device = partner.expr, partner.device
-                device_text = source_of(device)
                 where = {
                     "loss": f"is passed to `{callee}` with `{partner.text}`, which this loop put "
                             f"on a device,",
@@ -536,20 +539,26 @@ class _LoopChecker:
             else:
                 model_expr, device = model if model else self.model_called
                 model_text = source_of(model_expr)
-                device_text = source_of(device) if device is not None \
-                    else f"next({model_text}.parameters()).device"
                 where = {
                     "model": f"is passed to `{callee}`, which was moved to a device,",
                     "loss": f"is passed to `{callee}` with the output of `{model_text}` (on a device)",
                     "compare": f"is compared with the output of `{model_text}` (on a device)",
                     "arith": f"is combined with the output of `{model_text}` (on a device)",
                 }[sink]
+            # The message proposes what --fix writes: one device expression for both.
+            device_text = _device_text_at(self.scope, device, model_expr)
+            moved = None if device_text is None else _moved_text(name, device_text, value.is_mapping)
+            if moved is None:  # no fix: name the device as the code that moved the model does
+                proposed = name + ".to(" + (source_of(device) if device is not None else
+                                            f"next({source_of(model_expr)}.parameters()).device") + ")"
+            else:
+                proposed = moved
             yield Violation(
                 node,
                 f"`{name}` comes from the data loader on the CPU and {where} without being moved: "
-                f"{SAME_DEVICE}; move it first (`{name} = {name}.to({device_text})`)",
+                f"{SAME_DEVICE}; move it first (`{name} = {proposed}`)",
                 fix=UnmovedBatchFix(self.loop, name, value.after, device, model_expr,
-                                    value.is_mapping),
+                                    value.is_mapping, moved),
             )
 
     # -- statements ----------------------------------------------------------------------
@@ -947,3 +956,61 @@ def _target_names(target) -> List[str]:
     if isinstance(target, cst.StarredElement):
         return _target_names(target.value)
     return []
+
+
+# -- the device expression that the message names and the fix writes ------------------------
+
+
+def _device_text_at(scope: Scope, device: Optional[cst.BaseExpression],
+                    model: cst.BaseExpression) -> Optional[str]:
+    """What to write for the device in the loop's ``scope``: the expression the model was
+    moved with, when it is a plain name or attribute chain that means here what it meant
+    there (bound in the function or module whose own code moved the model); else
+    ``next(model.parameters()).device`` when the model expression can be written here; else
+    None."""
+    if device is not None:
+        text = dotted_name(device)
+        root = root_name(device)
+        if text is not None and root is not None:
+            owner = scope.resolve(root.value)
+            if owner is not None and _in_own_code(owner.node, device):
+                return text
+    model_text = dotted_name(model)
+    if model_text is None or not _free_names_resolve(model, scope):
+        return None
+    return f"next({model_text}.parameters()).device"
+
+
+def _moved_text(name: str, device: str, is_mapping: bool) -> str:
+    if not is_mapping:
+        return f"{name}.to({device})"
+    words = set(device.replace("(", ".").replace(")", ".").split("."))
+    key, value = ("k", "v") if not {"k", "v"} & words else ("key_", "value_")
+    return f"{{{key}: {value}.to({device}) for {key}, {value} in {name}.items()}}"
+
+
+def _in_own_code(owner: cst.CSTNode, node: cst.CSTNode) -> bool:
+    """Whether ``node`` is in the code of ``owner`` (a module or function) itself, not in a
+    function nested in it."""
+    root = owner.body if isinstance(owner, cst.FunctionDef) else owner
+    return any(found is node for found in walk_code(root))
+
+
+def _free_names_resolve(expr: cst.BaseExpression, scope: Scope) -> bool:
+    """Whether every name ``expr`` reads resolves in ``scope``."""
+    stack: List[cst.CSTNode] = [expr]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, cst.Name):
+            if scope.resolve(node.value) is None:
+                return False
+        elif isinstance(node, cst.Attribute):
+            stack.append(node.value)
+        elif isinstance(node, (cst.Lambda, cst.ListComp, cst.SetComp, cst.DictComp,
+                               cst.GeneratorExp)):
+            return False
+        elif isinstance(node, cst.Arg):
+            stack.append(node.value)
+        else:
+            stack.extend(iter_children(node))
+    return True
