@@ -8,6 +8,23 @@ from conftest import FIXTURES, run_cli
 from test_cli import BAD_INPUTS, findings
 
 
+def _compile_rejects_nul_with_syntax_error() -> bool:
+    try:
+        compile("x\0", "nul.py", "exec")
+    except SyntaxError:
+        return True
+    except ValueError:
+        return False
+    return True
+
+
+# Before Python 3.11 ``compile`` raises ValueError for a NUL byte, which flake8's own
+# ``build_ast`` does not catch: flake8 itself crashes on such a file, plugin or none. The
+# NUL-byte input is left out of the flake8 tests there (the command's tests keep it).
+FLAKE8_INPUTS = {name: value for name, value in BAD_INPUTS.items()
+                 if name != "binary.py" or _compile_rejects_nul_with_syntax_error()}
+
+
 def run_flake8(*args, cwd=None):
     return subprocess.run([sys.executable, "-m", "flake8", "--select", "TDL,E999,E902", *map(str, args)],
                           capture_output=True, text=True, cwd=cwd)
@@ -48,7 +65,7 @@ def test_cli_and_flake8_agree_on_noqa_and_columns(tmp_path):
 
 
 def test_flake8_survives_bad_files(tmp_path):
-    for name, (data, _) in BAD_INPUTS.items():
+    for name, (data, _) in FLAKE8_INPUTS.items():
         (tmp_path / name).write_bytes(data)
     (tmp_path / "empty.py").write_bytes(b"")
     (tmp_path / "z_good.py").write_text("import torch\nx = torch.ones(2)\nx.to('cpu')\n")
@@ -57,7 +74,8 @@ def test_flake8_survives_bad_files(tmp_path):
     codes = {f["path"].rsplit("/", 1)[-1]: f["code"] for f in findings(result.stdout)}
     assert codes["z_good.py"] == "TDL001"
     assert codes["syntax.py"] == "E999"
-    assert "binary.py" in codes  # flake8 reports it (E999/E902) and goes on
+    if "binary.py" in FLAKE8_INPUTS:
+        assert "binary.py" in codes  # flake8 reports it (E999/E902) and goes on
 
 
 def test_cli_and_flake8_agree_on_bad_inputs(tmp_path):
@@ -65,7 +83,7 @@ def test_cli_and_flake8_agree_on_bad_inputs(tmp_path):
     a file too deeply nested for LibCST: the same code on the same line from both front ends."""
     from test_syntax import PREFIX
 
-    for name, (data, _) in BAD_INPUTS.items():
+    for name, (data, _) in FLAKE8_INPUTS.items():
         (tmp_path / name).write_bytes(data)
     (tmp_path / "z_good.py").write_text("import torch\nx = torch.ones(2)\nx.to('cpu')\n")
     cli = [(path, line, code)
@@ -75,7 +93,8 @@ def test_cli_and_flake8_agree_on_bad_inputs(tmp_path):
     assert cli == plugin
     codes = {path: code for path, _, code in cli}
     assert codes["latin1_with_move.py"] == codes["cookie.py"] == "E902"
-    assert codes["binary.py"] == codes["syntax.py"] == "E999"
+    assert codes["syntax.py"] == "E999"
+    assert codes.get("binary.py", "E999") == "E999"
     assert codes["z_good.py"] == "TDL001"
 
 

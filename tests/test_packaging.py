@@ -45,3 +45,19 @@ def test_readme_commands_and_ci_agree():
     assert "<!-- lint-command -->" in readme and "<!-- test-command -->" in readme
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
     assert "test-command" in ci and "eval" in ci
+
+
+def test_supported_pythons_agree_in_readme_classifiers_and_requires_python():
+    import re
+
+    from torchdevlint import syntax
+    pyproject = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    versions = sorted(tuple(map(int, v.split("."))) for v in
+                      re.findall(r'"Programming Language :: Python :: (3\.\d+)"', pyproject))
+    lowest, highest = versions[0], versions[-1]
+    assert versions == [(3, minor) for minor in range(lowest[1], highest[1] + 1)]
+    assert f'requires-python = ">={lowest[0]}.{lowest[1]}"' in pyproject
+    assert lowest == syntax.OLDEST
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert f"Python {lowest[0]}.{lowest[1]} to {highest[0]}.{highest[1]}" in readme
+    assert "bash .ci/python-versions" in (ROOT / ".ci" / "run").read_text(encoding="utf-8")

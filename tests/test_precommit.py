@@ -150,3 +150,27 @@ def test_readme_install_line_names_the_tag_and_the_version():
     from pip._vendor.packaging.requirements import Requirement
     requirement = Requirement(line.split(" ", 2)[2].strip('"'))
     assert requirement.name == "torchdevlint" and requirement.url.startswith("git+https://")
+
+
+def test_readme_install_line_installs_from_a_clone_at_its_tag(tmp_path):
+    """pip runs the README's line as written, but for the repository URL, which becomes a
+    clone of this checkout: the tag exists, the package builds from it, and it is the version
+    the tag names."""
+    line = _readme_block("install-command").strip()
+    if subprocess.run(["git", "rev-parse", "--git-dir"], cwd=ROOT, capture_output=True).returncode:
+        pytest.skip("not a git checkout: no tags to install from")
+    if not git("tag", "--list", cwd=ROOT):
+        pytest.skip("this checkout has no tags at all: the documented tag cannot be installed here")
+    requirement = line.split(" ", 2)[2].strip('"')
+    url = requirement.split("git+", 1)[1].rsplit("@", 1)[0]
+    clone = tmp_path / "clone"
+    git("clone", "-q", "--no-local", str(ROOT), str(clone), cwd=tmp_path)
+    target = tmp_path / "site"
+    # file://localhost/...: older pips reject a requirement URL with an empty host
+    local = requirement.replace(url, "file://localhost" + clone.as_posix())
+    result = subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps",
+                             "--target", str(target), local], capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout + result.stderr
+    from torchdevlint import __version__
+    assert (target / "torchdevlint" / "cli.py").is_file()
+    assert (target / f"torchdevlint-{__version__}.dist-info").is_dir()

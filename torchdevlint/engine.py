@@ -118,17 +118,20 @@ def lint_source(source: str, path: str, rules: Sequence[type] = ALL_RULES,
     needs the whole tree); ``tree``, Python's ast of ``source``, sharpens the prefilter;
     ``target``: the Python version whose syntax the file must be (default ``syntax.NEWEST``)."""
     result = FileResult(path)
-    if prefilter:
-        rules = candidate_rules(source, rules, tree)
     if check_syntax:
         # Python's own parser judges every file, whatever the prefilter says, so that the
         # verdict never depends on which rules could report. It costs 11-18 % of a LibCST
         # parse where LibCST runs too, and catches what LibCST accepts and Python does not
-        # (201 nested brackets, assignments to calls, syntax newer than the target).
-        result.error = _syntax_check(path, source, target)
-        if result.error is not None or not rules:
+        # (201 nested brackets, assignments to calls, syntax newer than the target). Its
+        # tree then sharpens the prefilter, as flake8's does under the plugin.
+        checked, error = syntax.checked_tree(source, target or syntax.NEWEST)
+        if error is not None:
+            result.error = _diagnostic(path, SYNTAX_ERROR, *error)
             return result
-    elif not rules:
+        tree = tree if tree is not None else checked
+    if prefilter:
+        rules = candidate_rules(source, rules, tree)
+    if not rules:
         return result
     if apply_noqa and noqa.may_exempt_file(source) and noqa.file_is_exempt(noqa.split_lines(source)):
         return result

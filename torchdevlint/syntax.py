@@ -109,32 +109,40 @@ def syntax_error(source: str, target: Version = NEWEST
 
     The message is Python's (``SyntaxError: ...``, as flake8 words E999), or, for a construct
     newer than the target, ``type alias statement requires Python 3.12; target is 3.11``."""
+    return checked_tree(source, target)[1]
+
+
+def checked_tree(source: str, target: Version = NEWEST
+                 ) -> Tuple[Optional[ast.AST], Optional[Tuple[str, int, int]]]:
+    """``(Python's ast of source, None)`` when ``source`` is valid Python ``target``;
+    ``(None, error)`` when not (see ``syntax_error``); ``(None, None)`` when it is valid but
+    only LibCST could read it (syntax newer than this interpreter). The tree is what the
+    syntax check builds anyway: the prefilter's statement-level tests reuse it."""
     try:
-        ast.parse(source, feature_version=min(target, RUNNING))
-        return None
+        return ast.parse(source, feature_version=min(target, RUNNING)), None
     except SyntaxError as exc:
         python_error = (f"{type(exc).__name__}: {exc.msg}", exc.lineno or 1, exc.offset or 1)
     except ValueError as exc:
         # NUL bytes: Python 3.12+ raises SyntaxError, 3.11 ValueError; flake8 words both so
-        return f"SyntaxError: {exc}", 1, 1
+        return None, (f"SyntaxError: {exc}", 1, 1)
     except (MemoryError, RecursionError) as exc:
-        return f"{type(exc).__name__}: {exc}", 1, 1
+        return None, (f"{type(exc).__name__}: {exc}", 1, 1)
     # Python rejects it: maybe only because it is newer than this interpreter (or than the
     # target). LibCST knows the newer grammar; never hand it what would crash it.
     if too_deep(source) is not None:
-        return python_error
+        return None, python_error
     try:
         module = cst.parse_module(source)
     except (cst.ParserSyntaxError, RecursionError):
-        return python_error
+        return None, python_error
     too_new = _first_too_new(module, target)
     if too_new is not None:
         (major, minor), what, line, column = too_new
-        return (f"SyntaxError: {what} requires Python {major}.{minor}; "
-                f"target is {target[0]}.{target[1]}"), line, column
+        return None, ((f"SyntaxError: {what} requires Python {major}.{minor}; "
+                       f"target is {target[0]}.{target[1]}"), line, column)
     if target > RUNNING and any(version > RUNNING for version, _, _ in _newer_constructs(module)):
-        return None  # valid for the target; this interpreter is just older
-    return python_error
+        return None, None  # valid for the target; this interpreter is just older
+    return None, python_error
 
 
 # --- nesting that LibCST cannot take -----------------------------------------------------
