@@ -14,9 +14,9 @@ import pytest
 from conftest import FIXTURES, fixture_files, run_cli
 from torchdevlint.engine import lint_source
 from torchdevlint.fixes import FixOptions, fix_bytes, fix_source
-from torchdevlint.fixes import applier
 from torchdevlint.fixes.model import Edit, Fix
 from torchdevlint.rules import ALL_RULES
+from torchdevlint.rules.tdl001_discarded_move import DiscardedMove
 
 UNSAFE = FixOptions(unsafe=True)
 POSITIVES = fixture_files("positive")
@@ -405,10 +405,10 @@ def test_fixable_codes_limit_what_is_fixed():
 
 
 def test_non_convergence_is_reported_and_nothing_is_written(monkeypatch):
-    def never_done(finding, ctx):  # a broken fix: changes the file, never removes the finding
+    def never_done(plan, finding, ctx):  # a broken fix: changes the file, never removes the finding
         return Fix(finding.code, True, "broken", (Edit(0, 0, "#\n"),))
 
-    monkeypatch.setitem(applier.BUILDERS, "TDL001", never_done)
+    monkeypatch.setattr(DiscardedMove, "build", never_done)
     source = "import torch\nx = torch.ones(2)\nx.to('cpu')\n"
     result = fix_source(source, "s.py", ALL_RULES, UNSAFE)
     assert result.fixed == source and not result.changed
@@ -416,10 +416,10 @@ def test_non_convergence_is_reported_and_nothing_is_written(monkeypatch):
 
 
 def test_a_fix_that_breaks_the_code_is_not_written(monkeypatch, tmp_path):
-    def breaks(finding, ctx):
+    def breaks(plan, finding, ctx):
         return Fix(finding.code, True, "broken", (Edit(0, 0, "("),))
 
-    monkeypatch.setitem(applier.BUILDERS, "TDL001", breaks)
+    monkeypatch.setattr(DiscardedMove, "build", breaks)
     source = "import torch\nx = torch.ones(2)\nx.to('cpu')\n"
     result = fix_source(source, "s.py", ALL_RULES, UNSAFE)
     assert result.fixed == source and result.internal_error

@@ -97,7 +97,7 @@ def _parse_error(path: str, source: str, error: cst.ParserSyntaxError,
                        error.raw_line, error.raw_column + 1)
 
 
-def lint_bytes(data: bytes, path: str, rules: Sequence[type] = ALL_RULES,
+def lint_bytes(data: bytes, path: str, rules: Optional[Sequence[type]] = ALL_RULES,
                apply_noqa: bool = True, prefilter: bool = True,
                target: Optional[syntax.Version] = None) -> FileResult:
     try:
@@ -107,7 +107,7 @@ def lint_bytes(data: bytes, path: str, rules: Sequence[type] = ALL_RULES,
     return lint_source(source, path, rules, apply_noqa, prefilter, target=target)
 
 
-def lint_source(source: str, path: str, rules: Sequence[type] = ALL_RULES,
+def lint_source(source: str, path: str, rules: Optional[Sequence[type]] = ALL_RULES,
                 apply_noqa: bool = True, prefilter: bool = True,
                 check_syntax: bool = True, split_large: bool = True,
                 tree: Optional[ast.AST] = None,
@@ -116,7 +116,10 @@ def lint_source(source: str, path: str, rules: Sequence[type] = ALL_RULES,
     prefilters lose nothing); ``check_syntax=False`` is for callers that report syntax errors
     themselves (flake8); ``split_large=False`` parses huge literal tables whole (``--fix``
     needs the whole tree); ``tree``, Python's ast of ``source``, sharpens the prefilter;
-    ``target``: the Python version whose syntax the file must be (default ``syntax.NEWEST``)."""
+    ``target``: the Python version whose syntax the file must be (default ``syntax.NEWEST``);
+    ``rules``: None for every rule."""
+    if rules is None:
+        rules = ALL_RULES
     result = FileResult(path)
     if check_syntax:
         # Python's own parser judges every file, whatever the prefilter says, so that the

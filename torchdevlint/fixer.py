@@ -19,7 +19,7 @@ from torchdevlint.atomicio import replace_file
 from torchdevlint.engine import lint_source
 from torchdevlint.findings import PARSER_ERROR, READ_ERROR, Finding, internal_error, unreadable
 from torchdevlint.fixes import FixOptions, FixResult, fix_bytes
-from torchdevlint.fixes.applier import BUILDERS, fix_source
+from torchdevlint.fixes.applier import build_fix, fix_source
 from torchdevlint.fixes.context import FixContext
 from torchdevlint.notebook import SUFFIX as NOTEBOOK_SUFFIX, NotebookError, displayed_filter, \
     is_python_notebook, parse_notebook
@@ -149,9 +149,8 @@ def attach_fixes(result, options: FixOptions = FixOptions(unsafe=True)) -> None:
     resolved = []
     for finding in findings:
         fix = None
-        build = BUILDERS.get(finding.code)
-        if finding.fix is not None and build is not None:
-            fix = build(finding, ctx)
+        if finding.fix is not None:
+            fix = build_fix(finding, ctx)
             if fix is not None and (not options.allows(replace(fix, safe=True))
                                     or any(ctx.touches_noqa(edit) for edit in fix.edits)):
                 fix = None

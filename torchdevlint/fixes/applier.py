@@ -6,29 +6,21 @@ byte; every intermediate result is parsed again (by the next lint), the final on
 from __future__ import annotations
 
 import dataclasses
-from typing import Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Callable, List, Optional, Sequence, Tuple
 
 from torchdevlint import syntax
 from torchdevlint.engine import lint_source
 from torchdevlint.findings import PARSER_ERROR, READ_ERROR, Finding
-from torchdevlint.fixes import tdl001, tdl002, tdl003, tdl004
 from torchdevlint.fixes.context import FixContext
-from torchdevlint.fixes.model import AppliedFix, Edit, Fix, FixOptions, FixResult
-from torchdevlint.rules import ALL_RULES
+from torchdevlint.fixes.model import AppliedFix, Edit, Fix, FixOptions, FixPlan, FixResult
 from torchdevlint.source import SourceError, decode_source
 
-BUILDERS: Dict[str, Callable] = {
-    "TDL001": tdl001.build,
-    "TDL002": tdl002.build,
-    "TDL003": tdl003.build,
-    "TDL004": tdl004.build,
-}
 # Each pass applies every fix that does not overlap one applied before it in the same pass;
 # the others wait for the next pass. Real files need two or three passes.
 MAX_PASSES = 10
 
 
-def fix_bytes(data: bytes, path: str, rules: Sequence[type] = ALL_RULES,
+def fix_bytes(data: bytes, path: str, rules: Optional[Sequence[type]] = None,
               options: FixOptions = FixOptions()) -> FixResult:
     """Fix one file's contents. Never raises for bad input; the result says what happened."""
     try:
@@ -39,11 +31,11 @@ def fix_bytes(data: bytes, path: str, rules: Sequence[type] = ALL_RULES,
     return fix_source(decoded.text, path, rules, options, decoded.encoding)
 
 
-def fix_source(source: str, path: str, rules: Sequence[type] = ALL_RULES,
+def fix_source(source: str, path: str, rules: Optional[Sequence[type]] = None,
                options: FixOptions = FixOptions(), encoding: str = "utf-8",
                finding_filter: Optional[Callable[[str, List[Finding]], List[Finding]]] = None
                ) -> FixResult:
-    """``finding_filter(text, findings)``: the findings of each pass that may be fixed and
+    """``rules``: None for every rule. ``finding_filter(text, findings)``: the findings of each pass that may be fixed and
     reported (notebooks drop the displayed last expressions of cells)."""
     result = FixResult(path, source, source, encoding)
     text = source
@@ -98,10 +90,7 @@ def fixes_for(linted, text: str, options: FixOptions) -> List[Fix]:
     ctx = FixContext(text, linted.module, linted.analysis)
     fixes = []
     for finding in linted.findings:
-        build = BUILDERS.get(finding.code)
-        if build is None or finding.fix is None:
-            continue
-        fix = build(finding, ctx)
+        fix = build_fix(finding, ctx)
         if fix is None or not options.allows(fix):
             continue
         if any(ctx.touches_noqa(edit) for edit in fix.edits):
@@ -109,6 +98,12 @@ def fixes_for(linted, text: str, options: FixOptions) -> List[Fix]:
         fix.line, fix.column = finding.line, finding.column
         fixes.append(fix)
     return fixes
+
+
+def build_fix(finding: Finding, ctx: FixContext) -> Optional[Fix]:
+    """The fix the finding's rule plans for it here, or None."""
+    plan = finding.fix
+    return plan.build(finding, ctx) if isinstance(plan, FixPlan) else None
 
 
 def _conflict(a: Edit, b: Edit) -> bool:

@@ -22,6 +22,16 @@ class Edit:
         return self.start == self.end
 
 
+class FixPlan:
+    """What a rule knows, at the finding, about how to fix it: the payload a ``Violation``
+    carries. ``build`` turns it into a ``Fix`` against the source of the current pass (None:
+    no fix here). Each rule's plans live in the rule's module, next to its check, so that a
+    rule and its fix are one unit; the applier only calls ``build``."""
+
+    def build(self, finding, ctx) -> Optional["Fix"]:  # (Finding, FixContext)
+        raise NotImplementedError
+
+
 @dataclass
 class Fix:
     code: str

@@ -5,11 +5,12 @@ from __future__ import annotations
 import ast
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, ClassVar, Iterator, Optional, Tuple, Union
+from typing import Callable, ClassVar, Iterator, Optional, Tuple, Union
 
 import libcst as cst
 
 from torchdevlint.analysis import Analysis
+from torchdevlint.fixes.model import FixPlan
 
 
 @dataclass
@@ -18,7 +19,7 @@ class Violation:
 
     node: cst.CSTNode
     message: str
-    fix: Optional[Any] = field(default=None)
+    fix: Optional[FixPlan] = field(default=None)
 
 
 class Rule:
@@ -34,6 +35,10 @@ class Rule:
     # hands it to plugins): ``could_report_in(tree)`` is False when the rule cannot report in
     # it. The same contract as ``required_text``; None when the rule has no such test.
     could_report_in: ClassVar[Optional[Callable[[ast.AST], bool]]] = None
+
+    # Whether some findings carry a ``FixPlan`` (``--list-rules``, ``FIXABLE_CODES``); which
+    # fixes are safe is said by each plan's ``build`` and documented on the rule's page.
+    fixable: ClassVar[bool] = False
 
     def check(self, analysis: Analysis) -> Iterator[Violation]:
         raise NotImplementedError

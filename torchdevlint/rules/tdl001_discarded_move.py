@@ -1,4 +1,13 @@
-"""TDL001: the result of a tensor move is thrown away."""
+"""TDL001: the result of a tensor move is thrown away.
+
+Fix: ``x.to(d)`` -> ``x = x.to(d)``: safe when ``x`` is a plain name bound in the scope of the
+statement. A name from an enclosing function or the module gets no fix: assigning it would make
+it local to the function (UnboundLocalError on the read). ``self.buf.to(d)`` ->
+``self.buf = self.buf.to(d)`` is unsafe: assigning a plain tensor over an ``nn.Parameter``
+attribute raises TypeError. ``batch["input"].cuda()`` in a loop that uses the batch ->
+``batch["input"] = batch["input"].cuda()`` is unsafe too: a tuple batch has no item
+assignment. Any other receiver (``loss.detach().cpu()``) gets no fix.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +15,7 @@ import ast
 
 from dataclasses import dataclass
 
-from typing import Iterator
+from typing import Iterator, Optional
 
 import libcst as cst
 
@@ -15,22 +24,53 @@ from torchdevlint.analysis import kinds as K
 from torchdevlint.analysis import torch_api as api
 from torchdevlint.analysis.builder import walk_code
 from torchdevlint.analysis.model import CallSite, dotted_name, root_name, string_value
+from torchdevlint.findings import Finding
+from torchdevlint.fixes.context import FixContext
+from torchdevlint.fixes.model import Edit, Fix, FixPlan
 from torchdevlint.rules.base import Rule, Violation, method_call_text, source_of
 
 MOVE_METHODS = ("to", "cuda", "cpu")
 
 
 @dataclass
-class DiscardedMove:
-    """Fix payload: the discarded move, and whether its receiver is an item of a batch
+class DiscardedMove(FixPlan):
+    """The discarded move, and whether its receiver is an item of a batch
     (``batch["input"]``), which the fix may assign like a name."""
 
     site: CallSite
     batch_item: bool
 
+    def build(self, finding: Finding, ctx: FixContext) -> Optional[Fix]:
+        """``x.to(d)`` -> ``x = x.to(d)`` (see the module docstring for its safety)."""
+        site = self.site
+        func = site.call.func
+        if site.statement is None or not isinstance(func, cst.Attribute):
+            return None
+        receiver, scope = func.value, site.ctx.scope
+        if isinstance(receiver, cst.Name):
+            name = receiver.value
+            if scope.resolve(name) is not scope or name in scope.global_names \
+                    or name in scope.nonlocal_names:
+                return None
+            safe = True
+        elif isinstance(receiver, cst.Attribute):
+            name = dotted_name(receiver)
+            if name is None:
+                return None
+            safe = False
+        elif isinstance(receiver, cst.Subscript) and self.batch_item:
+            name = ctx.text(receiver)
+            safe = False  # a tuple batch has no item assignment
+        else:
+            return None
+        start = ctx.span(site.call)[0]
+        return Fix(finding.code, safe, f"assign the moved tensor back to `{name}`",
+                   (Edit(start, start, f"{name} = "),))
+
 
 class DiscardedTensorMove(Rule):
     code = "TDL001"
+    fixable = True
     name = "discarded-tensor-move"
     summary = "Result of Tensor.to()/.cuda()/.cpu() is discarded; the tensor does not move"
     required_text = method_call_text(*MOVE_METHODS)
@@ -63,8 +103,7 @@ class DiscardedTensorMove(Rule):
                     site.call,
                     f"result of `{name}.{method}()` is discarded: Tensor.{method}() returns a new "
                     f"tensor and leaves `{name}` where it was; {advice}",
-                    # --fix rebinds the receiver (torchdevlint.fixes.tdl001)
-                    fix=DiscardedMove(site, batch_item),
+                    fix=DiscardedMove(site, batch_item),  # --fix rebinds the receiver
                 )
 
 

@@ -1,9 +1,30 @@
-"""TDL002: a hard-coded CUDA device where no availability check protects it."""
+"""TDL002: a hard-coded CUDA device where no availability check protects it.
+
+Fix: choose the device at runtime.
+
+- A ``"cuda"`` (or ``"cuda:0"``) literal in a device position becomes
+  ``"cuda" if torch.cuda.is_available() else "cpu"``. Safe when torch uses the literal as a
+  device right there (``device=``/``map_location=`` of a torch call, ``.to()``): where CUDA is
+  available nothing changes (device 0 exists whenever CUDA is available), elsewhere torch
+  raised an error. Unsafe for ``torch.device("cuda")`` (a value that may be compared), a
+  parameter default, a variable or another function's ``device=``. Other indices
+  (``"cuda:1"``, ``torch.device("cuda", i)``) get no fix: availability does not say the
+  device exists.
+- ``x.cuda()`` becomes ``x.to(device)``, ``device`` being a guarded device variable in scope,
+  or else one module-level ``device = torch.device("cuda" if torch.cuda.is_available() else
+  "cpu")`` added after the imports (under a name the file does not use, with ``import torch``
+  if needed). Safe when ``x`` is known to be a tensor or a module, whose ``.to(device)`` does
+  what ``.cuda()`` does; unsafe otherwise (another class may have ``.cuda()`` but no ``.to()``).
+  ``.cuda(...)`` with arguments (a device index, ``non_blocking=``) gets no fix, and neither
+  does a ``.cuda()`` statement whose result is discarded (the rule gives no payload): the
+  rewrite would still discard it.
+- ``torch.cuda.FloatTensor`` and friends get no fix.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterator, List
+from typing import Iterator, List, Optional
 
 import libcst as cst
 
@@ -12,6 +33,9 @@ from torchdevlint.analysis import kinds as K
 from torchdevlint.analysis import torch_api as api
 from torchdevlint.analysis.builder import iter_children, walk_code
 from torchdevlint.analysis.model import ASSIGN, CallSite, Ctx, Scope, last_name, string_value
+from torchdevlint.findings import Finding
+from torchdevlint.fixes.context import FixContext
+from torchdevlint.fixes.model import Edit, Fix, FixPlan
 from torchdevlint.rules.base import TOKEN_GAP, Rule, Violation, method_call_text, source_of
 
 # The literals whose fix chooses at runtime; another index need not exist where CUDA does.
@@ -34,15 +58,66 @@ def _is_device_name(identifier: str) -> bool:
 
 
 @dataclass
-class CudaLiteral:
-    """Fix payload: a "cuda" literal and the scope its expression is evaluated in."""
+class CudaLiteral(FixPlan):
+    """A "cuda" literal and the scope its expression is evaluated in."""
 
     literal: cst.BaseExpression
     scope: Scope
 
+    def build(self, finding: Finding, ctx: FixContext) -> Optional[Fix]:
+        literal = self.literal
+        if not isinstance(literal, cst.SimpleString) or string_value(literal) not in FIXABLE_LITERALS:
+            return None
+        if _with_explicit_index(literal, self, ctx):
+            return None
+        start, end = ctx.span(literal)
+        torch = ctx.torch_reference(self.scope, start)
+        if torch is None:
+            return None
+        alias, needs_import = torch
+        quote = literal.quote if len(literal.quote) == 1 else '"'
+        text = f"{ctx.text(literal)} if {alias}.cuda.is_available() else {quote}cpu{quote}"
+        if isinstance(ctx.parent(literal), cst.IfExp):
+            text = f"({text})"  # a conditional expression inside another one
+        edits = (Edit(start, end, text),)
+        if needs_import:
+            edits = (ctx.import_torch_edit(),) + edits
+        return Fix(finding.code, _torch_device_argument(literal, self, ctx),
+                   "choose CUDA only when it is available", edits)
+
+
+@dataclass
+class CudaCall(FixPlan):
+    """A ``.cuda()`` call whose result is used (or whose receiver is a module)."""
+
+    site: CallSite
+
+    def build(self, finding: Finding, ctx: FixContext) -> Optional[Fix]:
+        call, scope = self.site.call, self.site.ctx.scope
+        if call.args or not isinstance(call.func, cst.Attribute):
+            return None
+        call_start, call_end = ctx.span(call)
+        closing = call_end - sum(len(ctx.text(paren)) for paren in call.rpar) - 1
+        if ctx.source[closing] != ")":
+            return None
+        device = ctx.guarded_device_variable(scope, call_start)
+        edits = ()
+        if device is None:
+            defined = ctx.module_device(scope, call_start)
+            if defined is None:
+                return None
+            device, definition = defined
+            edits = (definition,)
+        attr_start, attr_end = ctx.span(call.func.attr)
+        edits += (Edit(attr_start, attr_end, "to"), Edit(closing, closing, device))
+        kind = ctx.analysis.kind_of(call.func.value, scope)
+        safe = kind is K.TENSOR or ctx.analysis.kinds.is_module(kind)
+        return Fix(finding.code, safe, f"replace `.cuda()` with `.to({device})`", edits)
+
 
 class HardcodedCudaDevice(Rule):
     code = "TDL002"
+    fixable = True
     name = "hardcoded-cuda-device"
     summary = "Hard-coded CUDA device with no torch.cuda.is_available() guard"
     # A "cuda"/"cuda:N" literal, a .cuda() call or a torch.cuda.XTensor type.
@@ -113,7 +188,7 @@ class HardcodedCudaDevice(Rule):
                 continue
             yield from self._report(func.attr, f"`.cuda()` hard-codes the CUDA device: {CRASH}; "
                                                f"use `.to(device)` with a device chosen at runtime",
-                                    site)
+                                    CudaCall(site))
         for attribute, ctx in collected.cuda_tensor_types:
             if analysis.is_guarded(ctx):
                 continue
@@ -280,3 +355,35 @@ def _name_uses(root, name: str, skipped_call):
                 stack.append((parent if node.keyword is None else node, child))
             else:
                 stack.append((node, child))
+
+
+# -- fix helpers ----------------------------------------------------------------------------
+
+
+def _torch_device_argument(literal: cst.BaseExpression, payload: CudaLiteral,
+                           ctx: FixContext) -> bool:
+    """Whether torch uses the literal as a device right there (``torch.zeros(...,
+    device="cuda")``, ``x.to("cuda")``, ``torch.load(f, map_location="cuda")``): without CUDA
+    that raised, so choosing at runtime changes nothing that worked. ``torch.device("cuda")``
+    is only a value (it may be compared: ``torch.device("cuda") in devices``), and a default,
+    a variable or another function's keyword may be compared or stored rather than used."""
+    arg = ctx.parent(literal)
+    call = ctx.parent(arg) if isinstance(arg, cst.Arg) else None
+    if not isinstance(call, cst.Call) or arg.star:
+        return False
+    if isinstance(call.func, cst.Attribute) and call.func.attr.value == "to":
+        return True
+    qualified = ctx.analysis.qualname(call.func, payload.scope) or ""
+    return qualified.startswith("torch.") and arg.keyword is not None and \
+        arg.keyword.value in ("device", "map_location")
+
+
+def _with_explicit_index(literal: cst.BaseExpression, payload: CudaLiteral,
+                         ctx: FixContext) -> bool:
+    """``torch.device("cuda", index)``: the index is explicit, as in ``"cuda:1"``."""
+    arg = ctx.parent(literal)
+    call = ctx.parent(arg) if isinstance(arg, cst.Arg) else None
+    if not isinstance(call, cst.Call) or \
+            ctx.analysis.qualname(call.func, payload.scope) != "torch.device":
+        return False
+    return len(call.args) > 1

@@ -1,4 +1,11 @@
-"""TDL003: torch.load (and friends) without map_location."""
+"""TDL003: torch.load (and friends) without map_location.
+
+Fix: pass ``map_location=``. The location is a device variable in scope (``device``, ``*_device``; never one that may be
+None) or else ``"cpu"``. Safe when the loaded object goes straight into ``load_state_dict()``,
+which copies every tensor onto the device of the module's (or optimizer's) own parameters;
+unsafe anywhere else, where the loaded tensors would now live on another device than the one
+they were saved from.
+"""
 
 from __future__ import annotations
 
@@ -14,13 +21,37 @@ from torchdevlint.analysis.builder import walk_code
 from torchdevlint.analysis.model import (
     ASSIGN, CallSite, FunctionInfo, Scope, dotted_name, last_name, root_name,
 )
+from torchdevlint.findings import Finding
+from torchdevlint.fixes.context import FixContext
+from torchdevlint.fixes.model import Edit, Fix, FixPlan
 from torchdevlint.rules.base import Rule, Violation
 
 _LOAD_NAMES = ("load", "load_state_dict_from_url", "load_url")
 
 
+@dataclass
+class MapLocationFix(FixPlan):
+    """The load call that gets ``map_location=``."""
+
+    site: CallSite
+
+    def build(self, finding: Finding, ctx: FixContext) -> Optional[Fix]:
+        call = self.site.call
+        if not call.args or any(arg.star for arg in call.args) or any(
+                arg.keyword is not None and arg.keyword.value == "map_location" for arg in call.args):
+            return None
+        start, _ = ctx.span(call)
+        location = ctx.device_variable(self.site.ctx.scope, start) or '"cpu"'
+        end = ctx.span(call.args[-1].value)[1]
+        return Fix(finding.code, _feeds_load_state_dict(call, ctx),
+                   f"load with `map_location={location}`",
+                   (Edit(end, end, f", map_location={location}"),))
+
+
+
 class LoadWithoutMapLocation(Rule):
     code = "TDL003"
+    fixable = True
     name = "load-without-map-location"
     summary = "torch.load() without map_location fails on a CPU-only machine for GPU checkpoints"
     # The loader is named in the file (torch.load, `from torch.hub import load_url as f`) and
@@ -52,7 +83,7 @@ class LoadWithoutMapLocation(Rule):
                 f"`{short}()` without `map_location`: a checkpoint saved on a GPU fails to load on "
                 f"a machine without CUDA (RuntimeError: Attempting to deserialize object on a CUDA "
                 f"device); pass `map_location=` (for example \"cpu\" or the target device)",
-                fix=site,  # --fix adds map_location= (torchdevlint.fixes.tdl003)
+                fix=MapLocationFix(site),  # --fix adds map_location=
             )
 
     # -- what the file itself wrote ------------------------------------------------------
@@ -478,4 +509,20 @@ def _cpu_only_in_comprehension(analysis: Analysis, element) -> bool:
         if element.func.attr.value in _CPU_METHODS:
             return True
         element = element.func.value
+    return False
+
+
+def _feeds_load_state_dict(call: cst.Call, ctx: FixContext) -> bool:
+    for site in ctx.analysis.collected.calls_by_name.get("load_state_dict", ()):
+        args = site.call.args
+        value = None
+        if args and args[0].keyword is None and not args[0].star:
+            value = args[0].value
+        for arg in args:
+            if arg.keyword is not None and arg.keyword.value == "state_dict":
+                value = arg.value
+        while isinstance(value, cst.Subscript):  # torch.load(f)["model"]
+            value = value.value
+        if value is call:
+            return True
     return False

@@ -1,4 +1,15 @@
-"""TDL004: a loop feeds data-loader batches to a model on a device without moving them."""
+"""TDL004: a loop feeds data-loader batches to a model on a device without moving them.
+
+Fix: move each unmoved batch value at the start of the loop body.
+``x = x.to(<device>)`` goes first in the loop body, or right after the statement that unpacks
+the batch when that happens in the body. What follows ``x = `` is the text the rule's message
+proposes (the rule chooses it, so the two cannot disagree): ``<device>`` is the expression the
+model was moved with when it can be written at that point (a plain name or attribute chain,
+bound in the same function or module), else ``next(model.parameters()).device``. Safe when
+the value is known to be a tensor; unsafe otherwise (a list of strings has no ``.to()``). A batch fed as
+``**batch`` becomes ``{k: v.to(<device>) for k, v in batch.items()}``: unsafe, since values
+that are not tensors would fail. One-line loop bodies get no fix.
+"""
 
 from __future__ import annotations
 
@@ -13,6 +24,9 @@ from torchdevlint.analysis import torch_api as api
 from torchdevlint.analysis.builder import iter_children, walk_code
 from torchdevlint.analysis.model import (
     ASSIGN, PARAM, Ctx, Scope, dotted_name, last_name, root_name, string_value)
+from torchdevlint.findings import Finding
+from torchdevlint.fixes.context import FixContext
+from torchdevlint.fixes.model import Edit, Fix, FixPlan
 from torchdevlint.rules.base import Rule, Violation, method_call_text, source_of
 
 SAME_DEVICE = "RuntimeError: Expected all tensors to be on the same device"
@@ -35,7 +49,7 @@ _PREPARING_PACKAGES = ("accelerate", "lightning.fabric", "lightning.Fabric", "li
 
 
 @dataclass
-class UnmovedBatchFix:
+class UnmovedBatchFix(FixPlan):
     """What --fix needs to insert ``name = name.to(device)``."""
 
     loop: cst.For
@@ -48,6 +62,31 @@ class UnmovedBatchFix:
     # expression that means the same at the loop).
     moved: Optional[str]
 
+    def build(self, finding: Finding, ctx: FixContext) -> Optional[Fix]:
+        if self.moved is None:
+            return None
+        loop_ctx = ctx.loop_ctx(self.loop)
+        body = self.loop.body
+        if loop_ctx is None or not isinstance(body, cst.IndentedBlock) or not body.body:
+            return None
+        if self.after is None:
+            anchor = body.body[0]
+            offset = ctx.span(anchor)[0]
+        else:
+            anchor = self.after
+            if not isinstance(anchor, cst.SimpleStatementLine):
+                return None
+            offset = ctx.span(anchor)[1]
+        if not ctx.at_line_start(offset):
+            return None
+        name = self.name
+        # a dict of anything is not known to hold only tensors
+        safe = not self.is_mapping and \
+            ctx.analysis.kinds.name_kind(name, loop_ctx.scope) is K.TENSOR
+        line = f"{ctx.indent(anchor)}{name} = {self.moved}{ctx.newline}"
+        return Fix(finding.code, safe, f"move `{name}` in the loop: `{name} = {self.moved}`",
+                   (Edit(offset, offset, line),))
+
 
 @dataclass
 class _Value:
@@ -58,6 +97,7 @@ class _Value:
 
 class UnmovedBatch(Rule):
     code = "TDL004"
+    fixable = True
     name = "unmoved-batch"
     summary = "Loop feeds data-loader batches to a model on a device without moving them"
     # Every finding needs a model moved with .to()/.cuda().
