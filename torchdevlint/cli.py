@@ -14,7 +14,7 @@ from typing import List, Optional, Sequence
 from torchdevlint import __version__, syntax
 from torchdevlint.cache import Cache, project_root
 from torchdevlint.docs import rule_doc
-from torchdevlint.findings import Finding
+from torchdevlint.findings import ExitCode, Finding
 from torchdevlint.config import ConfigError, Overrides, Resolver, absolute, parse_per_file_ignores
 from torchdevlint.engine import FileResult
 from torchdevlint.output import FORMATS, make_reporter
@@ -24,7 +24,7 @@ from torchdevlint.rules import ALL_RULES, RULES_BY_CODE
 from torchdevlint.runner import UsageError, display_path, force_excluded, guarded, iter_python_files, \
     lint_data, lint_with_settings
 
-EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = ExitCode.CLEAN, ExitCode.FINDINGS, ExitCode.ERROR
 
 
 def _codes(values: Optional[List[str]]) -> List[str]:
@@ -263,8 +263,8 @@ def _run(argv: Optional[Sequence[str]]) -> int:
             if stdin:
                 return _fix_stdin(args, resolver)
             from torchdevlint.fixer import run_fix
-            return run_fix(files, (), None, diff=args.diff, show_fixes=args.show_fixes,
-                           quiet=args.quiet, out=out, plan=_fix_plan(resolver),
+            return run_fix(files, _fix_plan(resolver), diff=args.diff, show_fixes=args.show_fixes,
+                           quiet=args.quiet, out=out,
                            reporter=None if args.output_format == "text" and not args.statistics
                            else make_reporter(args.output_format, out, quiet=args.quiet,
                                               show_statistics=args.statistics),
@@ -292,7 +292,7 @@ def _run(argv: Optional[Sequence[str]]) -> int:
         errors: List[Finding] = []
         internal = False
         if needs_fix_details:
-            from torchdevlint.fixer import attach_fixes
+            from torchdevlint.fixes.applier import attach_fixes
         if stdin:
             results = _lint_stdin(args, resolver)
         else:

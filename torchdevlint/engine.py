@@ -288,9 +288,7 @@ def _parse(source: str) -> cst.Module:
         return cst.parse_module(source)
 
 
-def run_rules(module: cst.Module, rules: Sequence[type],
-              analysis: Optional[Analysis] = None) -> List[tuple]:
-    analysis = analysis if analysis is not None else Analysis(module)
+def run_rules(module: cst.Module, rules: Sequence[type], analysis: Analysis) -> List[tuple]:
     violations = []
     for rule_class in rules:
         for violation in rule_class().check(analysis):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import IntEnum
 from typing import Any, Optional
 
 
@@ -50,3 +51,11 @@ def internal_error(path: str, doing: str, error: BaseException) -> "Finding":
 SYNTAX_ERROR = "E999"
 READ_ERROR = "E902"
 PARSER_ERROR = "TDL999"
+
+
+class ExitCode(IntEnum):
+    """What every front end exits with (as ruff and flake8 do)."""
+
+    CLEAN = 0  # nothing to report
+    FINDINGS = 1  # findings, or files that could not be analysed
+    ERROR = 2  # a usage error or a failure of torchdevlint itself

@@ -16,11 +16,9 @@ from pathlib import Path
 from typing import Callable, Dict, Iterable, List, Optional, Sequence, TextIO, Tuple
 
 from torchdevlint.atomicio import replace_file
-from torchdevlint.engine import lint_source
-from torchdevlint.findings import PARSER_ERROR, READ_ERROR, Finding, internal_error, unreadable
+from torchdevlint.findings import PARSER_ERROR, READ_ERROR, ExitCode, Finding, internal_error, unreadable
 from torchdevlint.fixes import FixOptions, FixResult, fix_bytes
-from torchdevlint.fixes.applier import build_fix, fix_source
-from torchdevlint.fixes.context import FixContext
+from torchdevlint.fixes.applier import attach_fixes, fix_source  # noqa: F401 (attach_fixes: API)
 from torchdevlint.notebook import SUFFIX as NOTEBOOK_SUFFIX, NotebookError, displayed_filter, \
     is_python_notebook, parse_notebook
 from torchdevlint.output import Reporter, TextReporter, summary
@@ -128,40 +126,6 @@ def fix_notebook(data: bytes, shown: str, rules: Sequence[type] = ALL_RULES,
     return result
 
 
-def attach_fixes(result, options: FixOptions = FixOptions(unsafe=True)) -> None:
-    """Replace each finding's raw fix payload by the ``Fix`` it gets (None when it gets none),
-    for reports that say whether a fix is available and whether it is safe."""
-    if result.module is None or result.analysis is None or \
-            not any(f.fix is not None for f in result.findings):
-        return
-    module, analysis, findings = result.module, result.analysis, result.findings
-    if result.split_source is not None:
-        # Huge literals were analysed apart and their trees dropped: fixes need the whole one.
-        codes = {f.code for f in findings}
-        whole = lint_source(result.split_source, result.path,
-                            [rule for rule in ALL_RULES if rule.code in codes], split_large=False)
-        payloads = {(f.line, f.column, f.code): f.fix for f in whole.findings}
-        module, analysis = whole.module, whole.analysis
-        findings = [replace(f, fix=payloads.get((f.line, f.column, f.code))) for f in findings]
-        if module is None or analysis is None:
-            return
-    ctx = FixContext(module.code, module, analysis)
-    resolved = []
-    for finding in findings:
-        fix = None
-        if finding.fix is not None:
-            fix = build_fix(finding, ctx)
-            if fix is not None and (not options.allows(replace(fix, safe=True))
-                                    or any(ctx.touches_noqa(edit) for edit in fix.edits)):
-                fix = None
-            if fix is not None:
-                fix.applicable = options.allows(fix)
-        resolved.append(replace(finding, fix=fix))
-    result.findings = resolved
-    if analysis is not result.analysis:
-        analysis.release()  # the whole-file analysis made here: free it with its tree
-
-
 def write_atomically(path: Path, data: bytes, before: Optional[os.stat_result] = None) -> None:
     """Replace the file's contents through a temporary file and a rename, keeping its mode;
     a symlink keeps pointing at the file it points at. Refuses a read-only file and a file
@@ -215,24 +179,22 @@ class _Totals:
         return sum(sum(codes.values()) for codes in self.fixed.values())
 
 
-def run_fix(files: Iterable[Path], rules: Sequence[type], options: Optional[FixOptions],
+def run_fix(files: Iterable[Path], plan: Callable[[Path], Tuple[Sequence[type], FixOptions]],
             diff: bool, show_fixes: bool, quiet: bool, out: TextIO = sys.stdout,
-            err: TextIO = sys.stderr,
-            plan: Optional[Callable[[Path], Tuple[Sequence[type], FixOptions]]] = None,
-            reporter: Optional[Reporter] = None, exit_zero: bool = False) -> int:
+            err: TextIO = sys.stderr, reporter: Optional[Reporter] = None,
+            exit_zero: bool = False) -> int:
     """``--fix`` (write files) or ``--diff`` (print a patch, write nothing). Exit code: 0 when
     nothing is left to report (and, with --diff, nothing to change), 1 otherwise, 2 when
     torchdevlint failed on a file.
 
-    ``plan`` gives each file its own rules and options (from its configuration) instead of
-    ``rules``/``options``. ``reporter``: another output format for the findings left; the
+    ``plan`` gives each file its rules and fix options (from its configuration). ``reporter``: another output format for the findings left; the
     fix report and summary then go to ``err`` so that ``out`` holds only that format."""
     files = list(files)
     totals = _Totals()
     formatted = reporter is not None
     reporter = reporter or TextReporter(out, quiet=quiet)
     for path in files:
-        file_rules, file_options = plan(path) if plan else (rules, options or FixOptions())
+        file_rules, file_options = plan(path)
         outcome = fix_file(path, file_rules, file_options, write=not diff, diff=diff)
         totals.findings.extend(outcome.findings)
         totals.errors.extend(outcome.errors)
@@ -271,12 +233,12 @@ def run_fix(files: Iterable[Path], rules: Sequence[type], options: Optional[FixO
         if not diff and not formatted:
             print(summary(totals.findings, totals.errors, len(files)), file=report)
     if totals.internal:
-        return 2
+        return ExitCode.ERROR
     if exit_zero:
-        return 0
+        return ExitCode.CLEAN
     if totals.findings or totals.errors or (diff and totals.fixed):
-        return 1
-    return 0
+        return ExitCode.FINDINGS
+    return ExitCode.CLEAN
 
 
 def hidden_fixes_hint(count: int) -> str:

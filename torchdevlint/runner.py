@@ -169,7 +169,7 @@ def _lint_in_worker(path: Path, rules, cache: Optional[Cache], fix_options=None,
     with gc_paused():
         result = lint_path(path, rules, cache, target)
         if fix_options is not None:
-            from torchdevlint.fixer import attach_fixes
+            from torchdevlint.fixes.applier import attach_fixes
             attach_fixes(result, fix_options)
         else:
             result.findings = [dataclasses.replace(f, fix=None) if f.fix is not None else f

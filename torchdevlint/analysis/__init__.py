@@ -1,4 +1,9 @@
-"""The shared analysis every rule asks: what a value is, what a name refers to, what guards it."""
+"""The shared analysis every rule asks: what a value is, what a name refers to, what guards it.
+
+This module is the facade: rules import from here only (``from torchdevlint.analysis import
+Analysis, K, api, CallSite, walk_code``), never from the modules behind it, so that those can
+be split and rearranged without touching a rule. A test reads the imports to keep it so.
+"""
 
 from __future__ import annotations
 
@@ -6,16 +11,24 @@ from typing import Optional
 
 import libcst as cst
 
+from torchdevlint.analysis import kinds as K  # noqa: F401 (facade)
 from torchdevlint.analysis import torch_api as api
 from torchdevlint.analysis.builder import (
     Builder, Collected, ends_in_exit, iter_children, tests_before_final_exit, walk_code,
 )
 from torchdevlint.analysis.kinds import KindInference, combine
 from torchdevlint.analysis.targets import Targets
-from torchdevlint.analysis.model import (
-    ASSIGN, EXPECTS_FAILURE, HANDLES_FAILURE, IMPORT, CallSite, Ctx, DefaultOf, FunctionInfo, Scope, last_name,
-    string_value,
+from torchdevlint.analysis.model import (  # noqa: F401 (facade)
+    ASSIGN, EXPECTS_FAILURE, HANDLES_FAILURE, IMPORT, PARAM, Binding, CallSite, Ctx, DefaultOf,
+    FunctionInfo, Scope, dotted_name, last_name, root_name, string_value,
 )
+
+# What rules may use, besides ``Analysis`` itself.
+__all__ = [
+    "Analysis", "K", "api", "walk_code", "iter_children",
+    "ASSIGN", "IMPORT", "PARAM", "Binding", "CallSite", "Ctx", "FunctionInfo", "Scope",
+    "dotted_name", "last_name", "root_name", "string_value",
+]
 
 
 class Analysis:

@@ -9,15 +9,12 @@ rules, so importing the applier here would make a circle.
 
 from torchdevlint.fixes.model import AppliedFix, Edit, Fix, FixOptions, FixPlan, FixResult
 
-__all__ = ["AppliedFix", "Edit", "Fix", "FixOptions", "FixPlan", "FixResult", "FIXABLE_CODES",
-           "MAX_PASSES", "fix_bytes", "fix_source"]
+__all__ = ["AppliedFix", "Edit", "Fix", "FixOptions", "FixPlan", "FixResult", "MAX_PASSES",
+           "fix_bytes", "fix_source"]
 
 
 def __getattr__(name: str):
     if name in ("MAX_PASSES", "fix_bytes", "fix_source"):
         from torchdevlint.fixes import applier
         return getattr(applier, name)
-    if name == "FIXABLE_CODES":
-        from torchdevlint.rules import ALL_RULES
-        return frozenset(rule.code for rule in ALL_RULES if rule.fixable)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

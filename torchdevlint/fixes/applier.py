@@ -6,9 +6,11 @@ byte; every intermediate result is parsed again (by the next lint), the final on
 from __future__ import annotations
 
 import dataclasses
+from dataclasses import replace
 from typing import Callable, List, Optional, Sequence, Tuple
 
 from torchdevlint import syntax
+from torchdevlint import engine
 from torchdevlint.engine import lint_source
 from torchdevlint.findings import PARSER_ERROR, READ_ERROR, Finding
 from torchdevlint.fixes.context import FixContext
@@ -145,3 +147,40 @@ def apply_edits(text: str, edits: List[Edit]) -> str:
         position = end
     pieces.append(text[position:])
     return "".join(pieces)
+
+
+def attach_fixes(result, options: FixOptions = FixOptions(unsafe=True),
+                 rules: Optional[Sequence[type]] = None) -> None:
+    """Replace each finding's raw fix payload by the ``Fix`` it gets (None when it gets none),
+    for reports that say whether a fix is available and whether it is safe. ``rules``: the
+    rules the result was linted with (None: every rule)."""
+    if result.module is None or result.analysis is None or \
+            not any(f.fix is not None for f in result.findings):
+        return
+    module, analysis, findings = result.module, result.analysis, result.findings
+    if result.split_source is not None:
+        # Huge literals were analysed apart and their trees dropped: fixes need the whole one.
+        codes = {f.code for f in findings}
+        rules = engine.ALL_RULES if rules is None else rules
+        whole = lint_source(result.split_source, result.path,
+                            [rule for rule in rules if rule.code in codes], split_large=False)
+        payloads = {(f.line, f.column, f.code): f.fix for f in whole.findings}
+        module, analysis = whole.module, whole.analysis
+        findings = [replace(f, fix=payloads.get((f.line, f.column, f.code))) for f in findings]
+        if module is None or analysis is None:
+            return
+    ctx = FixContext(module.code, module, analysis)
+    resolved = []
+    for finding in findings:
+        fix = None
+        if finding.fix is not None:
+            fix = build_fix(finding, ctx)
+            if fix is not None and (not options.allows(replace(fix, safe=True))
+                                    or any(ctx.touches_noqa(edit) for edit in fix.edits)):
+                fix = None
+            if fix is not None:
+                fix.applicable = options.allows(fix)
+        resolved.append(replace(finding, fix=fix))
+    result.findings = resolved
+    if analysis is not result.analysis:
+        analysis.release()  # the whole-file analysis made here: free it with its tree

@@ -36,7 +36,7 @@ class Rule:
     # it. The same contract as ``required_text``; None when the rule has no such test.
     could_report_in: ClassVar[Optional[Callable[[ast.AST], bool]]] = None
 
-    # Whether some findings carry a ``FixPlan`` (``--list-rules``, ``FIXABLE_CODES``); which
+    # Whether some findings carry a ``FixPlan`` (``--list-rules``); which
     # fixes are safe is said by each plan's ``build`` and documented on the rule's page.
     fixable: ClassVar[bool] = False
 

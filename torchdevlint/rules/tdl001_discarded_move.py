@@ -19,11 +19,9 @@ from typing import Iterator, Optional
 
 import libcst as cst
 
-from torchdevlint.analysis import Analysis
-from torchdevlint.analysis import kinds as K
-from torchdevlint.analysis import torch_api as api
-from torchdevlint.analysis.builder import walk_code
-from torchdevlint.analysis.model import CallSite, dotted_name, root_name, string_value
+from torchdevlint.analysis import (
+    K, Analysis, CallSite, api, dotted_name, root_name, string_value, walk_code,
+)
 from torchdevlint.findings import Finding
 from torchdevlint.fixes.context import FixContext
 from torchdevlint.fixes.model import Edit, Fix, FixPlan

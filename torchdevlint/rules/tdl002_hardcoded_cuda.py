@@ -28,11 +28,10 @@ from typing import Iterator, List, Optional
 
 import libcst as cst
 
-from torchdevlint.analysis import Analysis
-from torchdevlint.analysis import kinds as K
-from torchdevlint.analysis import torch_api as api
-from torchdevlint.analysis.builder import iter_children, walk_code
-from torchdevlint.analysis.model import ASSIGN, CallSite, Ctx, Scope, last_name, string_value
+from torchdevlint.analysis import (
+    ASSIGN, K, Analysis, CallSite, Ctx, Scope, api, iter_children, last_name, string_value,
+    walk_code,
+)
 from torchdevlint.findings import Finding
 from torchdevlint.fixes.context import FixContext
 from torchdevlint.fixes.model import Edit, Fix, FixPlan

@@ -14,12 +14,9 @@ from typing import Iterator, List, Optional
 
 import libcst as cst
 
-from torchdevlint.analysis import Analysis
-from torchdevlint.analysis import kinds as K
-from torchdevlint.analysis import torch_api as api
-from torchdevlint.analysis.builder import walk_code
-from torchdevlint.analysis.model import (
-    ASSIGN, CallSite, FunctionInfo, Scope, dotted_name, last_name, root_name,
+from torchdevlint.analysis import (
+    ASSIGN, K, Analysis, CallSite, FunctionInfo, Scope, api, dotted_name, last_name, root_name,
+    walk_code,
 )
 from torchdevlint.findings import Finding
 from torchdevlint.fixes.context import FixContext

@@ -18,12 +18,10 @@ from typing import Dict, Iterator, List, Optional, Tuple
 
 import libcst as cst
 
-from torchdevlint.analysis import Analysis
-from torchdevlint.analysis import kinds as K
-from torchdevlint.analysis import torch_api as api
-from torchdevlint.analysis.builder import iter_children, walk_code
-from torchdevlint.analysis.model import (
-    ASSIGN, PARAM, Ctx, Scope, dotted_name, last_name, root_name, string_value)
+from torchdevlint.analysis import (
+    ASSIGN, PARAM, K, Analysis, Ctx, Scope, api, dotted_name, iter_children, last_name, root_name,
+    string_value, walk_code,
+)
 from torchdevlint.findings import Finding
 from torchdevlint.fixes.context import FixContext
 from torchdevlint.fixes.model import Edit, Fix, FixPlan
