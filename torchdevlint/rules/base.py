@@ -40,6 +40,12 @@ class Rule:
     # fixes are safe is said by each plan's ``build`` and documented on the rule's page.
     fixable: ClassVar[bool] = False
 
+    # Fixit's VALID/INVALID: small programs the rule must leave alone (each one passes the
+    # prefilter, so the check itself is what stays silent) and programs it must flag, with the
+    # (line, column) of each finding. tests/test_rule_examples.py runs them for every rule.
+    valid: ClassVar[Tuple[str, ...]] = ()
+    invalid: ClassVar[Tuple[Tuple[str, Tuple[Tuple[int, int], ...]], ...]] = ()
+
     def check(self, analysis: Analysis) -> Iterator[Violation]:
         raise NotImplementedError
 

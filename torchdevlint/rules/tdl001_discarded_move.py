@@ -69,6 +69,20 @@ class DiscardedMove(FixPlan):
 class DiscardedTensorMove(Rule):
     code = "TDL001"
     fixable = True
+    valid = (
+        # a module moves in place
+        "import torch\nmodel = torch.nn.Linear(2, 2)\nmodel.to('cpu')\n",
+        # not known to be a tensor, and called like a module
+        "import torch\n\n\ndef run(net, x):\n    net.to('cpu')\n    return net(x)\n",
+        # Hugging Face BatchEncoding.to() moves in place
+        "from transformers import AutoTokenizer\n"
+        "batch = AutoTokenizer.from_pretrained('m')(['a'], return_tensors='pt')\n"
+        "batch.to('cpu')\n",
+    )
+    invalid = (
+        ("import torch\nx = torch.ones(2)\nx.to('cpu')\n", ((3, 1),)),
+        ("import torch\n\n\ndef f(t: torch.Tensor):\n    t.cuda()\n    return t\n", ((5, 5),)),
+    )
     name = "discarded-tensor-move"
     summary = "Result of Tensor.to()/.cuda()/.cpu() is discarded; the tensor does not move"
     required_text = method_call_text(*MOVE_METHODS)

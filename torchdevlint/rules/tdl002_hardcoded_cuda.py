@@ -117,6 +117,17 @@ class CudaCall(FixPlan):
 class HardcodedCudaDevice(Rule):
     code = "TDL002"
     fixable = True
+    valid = (
+        "import torch\ndevice = 'cuda' if torch.cuda.is_available() else 'cpu'\n"
+        "x = torch.zeros(2, device=device)\n",
+        "import torch\nif torch.cuda.is_available():\n    x = torch.zeros(2).cuda()\n",
+        # only a comparison, never used as a device
+        "import torch\n\n\ndef on_gpu(t):\n    return t.device.type == 'cuda'\n",
+    )
+    invalid = (
+        ("import torch\nx = torch.zeros(2, device='cuda')\n", ((2, 27),)),
+        ("import torch\nmodel = torch.nn.Linear(2, 2).cuda()\n", ((2, 31),)),
+    )
     name = "hardcoded-cuda-device"
     summary = "Hard-coded CUDA device with no torch.cuda.is_available() guard"
     # A "cuda"/"cuda:N" literal, a .cuda() call or a torch.cuda.XTensor type.

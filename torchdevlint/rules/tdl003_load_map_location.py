@@ -49,6 +49,15 @@ class MapLocationFix(FixPlan):
 class LoadWithoutMapLocation(Rule):
     code = "TDL003"
     fixable = True
+    valid = (
+        "import torch\nstate = torch.load('model.pt', map_location='cpu')\n",
+        # a round trip: the file was just written by this function
+        "import torch\n\n\ndef roundtrip(t):\n    torch.save(t, 'x.pt')\n"
+        "    return torch.load('x.pt')\n",
+    )
+    invalid = (
+        ("import torch\nstate = torch.load('model.pt')\n", ((2, 9),)),
+    )
     name = "load-without-map-location"
     summary = "torch.load() without map_location fails on a CPU-only machine for GPU checkpoints"
     # The loader is named in the file (torch.load, `from torch.hub import load_url as f`) and

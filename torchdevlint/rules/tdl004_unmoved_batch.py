@@ -96,6 +96,21 @@ class _Value:
 class UnmovedBatch(Rule):
     code = "TDL004"
     fixable = True
+    valid = (
+        "import torch\nfrom torch.utils.data import DataLoader\n\n\n"
+        "def train(model, loader: DataLoader, device):\n    model.to(device)\n"
+        "    for x, y in loader:\n        x, y = x.to(device), y.to(device)\n"
+        "        model(x)\n",
+        # the model stays on the CPU
+        "import torch\nfrom torch.utils.data import DataLoader\n\n\n"
+        "def train(loader: DataLoader):\n    model = torch.nn.Linear(2, 2).to('cpu')\n"
+        "    for x, y in loader:\n        model(x)\n",
+    )
+    invalid = (
+        ("import torch\nfrom torch.utils.data import DataLoader\n\n\n"
+         "def train(loader: DataLoader, device):\n    model = torch.nn.Linear(2, 2).to(device)\n"
+         "    for x, y in loader:\n        model(x)\n", ((8, 15),)),
+    )
     name = "unmoved-batch"
     summary = "Loop feeds data-loader batches to a model on a device without moving them"
     # Every finding needs a model moved with .to()/.cuda().
