@@ -14,9 +14,14 @@ import libcst as cst
 from torchdevlint.analysis import kinds as K  # noqa: F401 (facade)
 from torchdevlint.analysis import torch_api as api
 from torchdevlint.analysis.builder import (
-    Builder, Collected, ends_in_exit, iter_children, tests_before_final_exit, walk_code,
+    Builder, Collected, iter_children, walk_code,
 )
-from torchdevlint.analysis.kinds import KindInference, combine
+from torchdevlint.analysis.devices import (  # noqa: F401 (facade)
+    Devices, device_names_visible, is_device_name, move_device_argument,
+)
+from torchdevlint.analysis.guards import Guards
+from torchdevlint.analysis.kinds import KindInference
+from torchdevlint.analysis.placement import Placement
 from torchdevlint.analysis.targets import Targets
 from torchdevlint.analysis.model import (  # noqa: F401 (facade)
     ASSIGN, EXPECTS_FAILURE, HANDLES_FAILURE, IMPORT, PARAM, Binding, CallSite, Ctx, DefaultOf,
@@ -28,6 +33,7 @@ __all__ = [
     "Analysis", "K", "api", "walk_code", "iter_children",
     "ASSIGN", "IMPORT", "PARAM", "Binding", "CallSite", "Ctx", "FunctionInfo", "Scope",
     "dotted_name", "last_name", "root_name", "string_value",
+    "is_device_name", "device_names_visible", "move_device_argument",
 ]
 
 
@@ -38,12 +44,11 @@ class Analysis:
         self.module = module
         self.collected: Collected = collected if collected is not None else Builder().build(module)
         self.kinds = KindInference()
-        self._guard_memo: dict = {}
-        # (id(condition chain), id(scope)) -> (verdict, chain): chains share their tails, so
-        # each link is judged once instead of once per node below it (quadratic in long
-        # blocks of asserts and early exits). The chain is kept so that its id stays unique.
-        self._chain_memo: dict = {}
-        self._requires_cuda: Optional[bool] = None
+        # The fact providers behind this facade, each built on first use: a file whose
+        # selected rules never ask a question never pays for its answers.
+        self._guards: Optional[Guards] = None
+        self._placement: Optional[Placement] = None
+        self._devices: Optional[Devices] = None
         self._targets: Optional[Targets] = None
 
     @classmethod
@@ -63,7 +68,7 @@ class Analysis:
         it and the tree it points into at once, without waiting for (and paying for) the
         cyclic garbage collector. The analysis cannot be used afterwards."""
         collected = self.collected
-        self._targets = None
+        self._targets = self._guards = self._placement = self._devices = None
         for scope in collected.scopes:
             scope.bindings = {}
             scope.func = None
@@ -118,338 +123,55 @@ class Analysis:
                 return alias
         return "torch"
 
+    # -- the providers ------------------------------------------------------------------
+
+    @property
+    def guards(self) -> Guards:
+        if self._guards is None:
+            self._guards = Guards(self.module, self.collected, self.kinds)
+        return self._guards
+
+    @property
+    def placement(self) -> Placement:
+        if self._placement is None:
+            self._placement = Placement(self.kinds)
+        return self._placement
+
+    @property
+    def devices(self) -> Devices:
+        if self._devices is None:
+            self._devices = Devices(self.kinds)
+        return self._devices
+
     # -- placement: what a name holds at a given call -----------------------------------
 
     def reaching_bindings(self, name: str, site: CallSite):
-        """The bindings of ``name`` that can reach ``site``: in the function (or module) that
-        owns the name and makes the call, the last assignment before the call, and earlier
-        ones while that one is conditional (an ``if`` the call is not under), plus later ones
-        in a loop around the call (the next iteration). Elsewhere, every binding."""
-        scope = site.ctx.scope
-        owner = scope.resolve(name)
-        if owner is None:
-            return []
-        bindings = owner.bindings[name]
-        if owner is not scope:
-            return bindings
-        earlier = [b for b in bindings if b.order < site.order]
-        if not earlier:
-            return bindings
-        reaching = []
-        site_chain = _chain_links(site.ctx.conditions)
-        for binding in reversed(earlier):
-            reaching.append(binding)
-            if binding.ctx.conditions is None or id(binding.ctx.conditions) in site_chain:
-                break  # it runs whenever the call runs: nothing earlier reaches past it
-        loop = site.loop
-        if loop is not None:
-            reaching += [b for b in bindings if site.order < b.order < loop.end]
-        return reaching
+        return self.placement.reaching_bindings(name, site)
 
     def kind_at(self, expr: cst.BaseExpression, site: CallSite):
-        """The kind of ``expr`` where ``site`` is: a name is judged by the definitions that
-        reach the call, not by every assignment in its function."""
-        if isinstance(expr, cst.Name):
-            reaching = self.reaching_bindings(expr.value, site)
-            if reaching:
-                return combine(self.kinds.binding_kind(b) for b in reaching)
-        return self.kinds.kind_of(expr, site.ctx.scope)
+        return self.placement.kind_at(expr, site)
 
-    # -- CUDA availability guards (TDL002) ----------------------------------------------
+    # -- CUDA availability guards --------------------------------------------------------
 
     def is_guarded(self, ctx: Ctx) -> bool:
-        """Whether code in ``ctx`` only runs when CUDA was checked for or asked for."""
-        scope = ctx.scope
-        unknown = []  # links whose verdict is the one found further down the chain
-        link = ctx.conditions
-        verdict = False
-        while link is not None:
-            known = self._chain_memo.get((id(link), id(scope)))
-            if known is not None:
-                verdict = known[0]
-                break
-            condition = link[0]
-            if isinstance(condition, str):
-                guarded = condition in (EXPECTS_FAILURE, HANDLES_FAILURE) or _mentions_cuda(condition)
-                # (def test_cuda_..., class CUDATests, def to_gpu, assertRaises, try/except)
-            elif isinstance(condition, DefaultOf):
-                guarded = self.default_always_overridden(condition.name, condition.func)
-            else:
-                guarded = self.is_guard_test(condition, scope)
-            if guarded:
-                verdict = True
-                unknown.append(link)
-                break
-            unknown.append(link)
-            link = link[1]
-        for link in unknown:
-            self._chain_memo[(id(link), id(scope))] = (verdict, link)
-        return verdict
+        return self.guards.is_guarded(ctx)
 
     def is_guard_test(self, expr: cst.CSTNode, scope: Scope, depth: int = 0) -> bool:
-        """A test that involves CUDA availability or a choice of device.
-
-        ``torch.cuda.is_available()``, ``x.is_cuda``, ``args.cuda``, ``use_gpu``,
-        ``device.type == "cuda"``, ``"cuda" in str(device)``, or a variable computed from
-        one of these (``use_cuda = not args.no_cuda and torch.cuda.is_available()``).
-        """
-        key = id(expr)
-        if key in self._guard_memo:
-            return self._guard_memo[key]
-        self._guard_memo[key] = False
-        verdict = self._guard_test(expr, scope, depth)
-        self._guard_memo[key] = verdict
-        return verdict
-
-    def _guard_test(self, expr: cst.CSTNode, scope: Scope, depth: int) -> bool:
-        stack = [expr]
-        while stack:
-            node = stack.pop()
-            if isinstance(node, cst.Name):
-                if _mentions_cuda(node.value) or _mentions_distributed(node.value):
-                    return True
-                if depth < 4 and self._name_holds_guard(node.value, scope, depth):
-                    return True
-            elif isinstance(node, cst.Attribute):
-                if _mentions_cuda(node.attr.value) or _mentions_distributed(node.attr.value):
-                    return True
-                stack.append(node.value)  # ``args.model``: the attribute is no variable
-                continue
-            elif isinstance(node, cst.Arg):
-                # ``@RunIf(min_cuda_gpus=1)``, ``skipif(..., requires_gpu=True)``
-                if node.keyword is not None and _mentions_cuda(node.keyword.value):
-                    return True
-            elif isinstance(node, cst.Comparison) and _is_none_test(node):
-                # ``if device is None: device = "cuda"`` picks a default; it checks nothing
-                # about CUDA. Only what the test names itself counts (``args.gpu is not None``).
-                if any(_mentions_cuda(n.value) for n in _names_and_attributes(node.left)):
-                    return True
-                continue
-            elif isinstance(node, (cst.SimpleString, cst.ConcatenatedString)):
-                # A test that mentions a device by name checks which device is in use:
-                # device.type == "cuda", device.startswith("cuda"), "cuda" in str(device),
-                # provider in ("CUDAExecutionProvider",), torch.device("cuda") in devices.
-                value = string_value(node)
-                if value is not None and (_mentions_cuda(value) or value in ("cpu", "mps", "xpu")):
-                    return True
-                continue
-            if isinstance(node, (cst.Lambda, cst.FunctionDef)):
-                continue
-            stack.extend(iter_children(node))
-        return False
-
-    def _name_holds_guard(self, name: str, scope: Scope, depth: int) -> bool:
-        for binding in scope.lookup(name):
-            value = binding.value
-            if isinstance(value, (cst.SimpleString, cst.ConcatenatedString)) or (
-                    isinstance(value, cst.Call) and last_name(value.func) in ("device", "to", "cuda")):
-                continue  # a device (``"cuda"``, ``torch.device(...)``, ``x.to(d)``) is no test
-            if binding.how == ASSIGN and isinstance(binding.value, cst.BaseExpression):
-                if self.is_guard_test(binding.value, binding.ctx.scope, depth + 1):
-                    return True
-        return False
+        return self.guards.is_guard_test(expr, scope, depth)
 
     def is_script(self) -> bool:
-        """The file has an ``if __name__ == "__main__":`` entry point."""
-        return any(isinstance(statement, cst.If) and isinstance(statement.test, cst.Comparison)
-                   and any(isinstance(n, cst.Name) and n.value == "__name__"
-                           for n in walk_code(statement.test))
-                   for statement in self.module.body)
+        return self.guards.is_script()
 
     def default_always_overridden(self, name: str, func: FunctionInfo) -> bool:
-        """Whether parameter ``name``'s default of ``func`` can be left unused: every call of
-        ``func`` in this file passes the argument (or ``**kwargs`` that may), and no other file
-        is expected to call it, because it is private (``_helper``) or the file is a script
-        (its entry point decides). A public function of a library may be called from
-        anywhere, so its default stays a finding."""
-        key = ("default", id(func), name)
-        if key in self._guard_memo:
-            return self._guard_memo[key]
-        owner_name = func.cls.name if func.cls is not None and func.name == "__init__" else func.name
-        private = owner_name.startswith("_") and not owner_name.startswith("__")
-        verdict = False
-        if private or self.is_script():
-            params = func.node.params
-            positional = [p.name.value for p in list(params.posonly_params) + list(params.params)]
-            index = positional.index(name) if name in positional else None
-            if index is not None and func.self_name is not None:
-                index -= 1  # obj.method(...), Class(...), super().__init__(...) bind self
-            calls = 0
-            verdict = True
-            for site in self._calls_of(func, owner_name):
-                calls += 1
-                arguments = site.call.args
-                if any(a.star == "**" or (a.keyword is not None and a.keyword.value == name)
-                       for a in arguments):
-                    continue
-                passed = [a for a in arguments if a.keyword is None]
-                if index is not None and (len(passed) > index or any(a.star == "*" for a in passed)):
-                    continue
-                verdict = False
-                break
-            if private and calls == 0:
-                verdict = False  # no evidence either way
-        self._guard_memo[key] = verdict
-        return verdict
-
-    def _calls_of(self, func: FunctionInfo, owner_name: str):
-        calls = self.collected.calls_by_name
-        if func.name == "__init__" and func.cls is not None:
-            for site in calls.get(owner_name, ()):
-                yield site
-            for site in calls.get("__init__", ()):
-                yield site  # super().__init__(...) of a subclass
-        else:
-            yield from calls.get(func.name, ())
+        return self.guards.default_always_overridden(name, func)
 
     def requires_cuda_throughout(self) -> bool:
-        """Whether the file says itself that it needs CUDA: a statement at the top level of
-        the module or of a function stops the program unless CUDA is available
-        (``assert torch.cuda.is_available()``, ``if not torch.cuda.is_available(): raise``,
-        dino's ``if ...: elif torch.cuda.is_available(): ... else: sys.exit(1)``). Such a file
-        is GPU-only by design, and its hard-coded CUDA is no portability bug. A skip stops one
-        test, not the program, and guards only that test."""
-        if self._requires_cuda is None:
-            self._requires_cuda = False
-            if any(name == "triton" or name.startswith("triton.")
-                   for name in self.collected.imported_as) or \
-                    "triton" in self.collected.module_scope.bindings:
-                # A Triton kernel module: its kernels only run on a GPU.
-                self._requires_cuda = True
-                return True
-            # ``init_process_group("nccl")`` / ``(backend="nccl")``: NCCL runs on NVIDIA GPUs
-            # only, so a program that sets it up is a multi-GPU program.
-            for site in self.collected.calls_by_name.get("init_process_group", ()):
-                if any(string_value(arg.value) == "nccl" for arg in site.call.args
-                       if arg.keyword is None or arg.keyword.value == "backend"):
-                    self._requires_cuda = True
-                    return True
-            module_scope = self.collected.module_scope
-            bodies = [(self.module.body, module_scope)] + [
-                (info.node.body.body, info.scope) for info in self.collected.functions
-                if isinstance(info.node.body, cst.IndentedBlock)]
-            for statements, scope in bodies:
-                for statement in statements:
-                    requirement = _stopping_requirement(statement)
-                    if requirement is not None and self._requires_availability(requirement, scope):
-                        self._requires_cuda = True
-                        return True
-        return self._requires_cuda
-
-    def _requires_availability(self, test: cst.CSTNode, scope: Scope) -> bool:
-        """Whether going on past ``test`` means CUDA is available: the test is the
-        availability check itself (``torch.cuda.is_available()``, ``device_count() > 0``, a
-        name bound to one), or an ``or`` of such chains (dino's launch branches). Not
-        ``not args.cuda or torch.cuda.is_available()``: a user who asks for no CUDA goes on."""
-        if isinstance(test, cst.BooleanOperation):
-            if isinstance(test.operator, cst.And):
-                return self._requires_availability(test.left, scope) or \
-                    self._requires_availability(test.right, scope)
-            return self._requires_availability(test.right, scope)  # the else-exit's last branch
-        if isinstance(test, cst.Comparison):
-            return len(test.comparisons) == 1 and \
-                isinstance(test.comparisons[0].operator, (cst.GreaterThan, cst.GreaterThanEqual,
-                                                          cst.NotEqual)) and \
-                self._checks_availability(test.left, scope)
-        if isinstance(test, (cst.Call, cst.Name, cst.Attribute)):
-            return self._checks_availability(test, scope)
-        return False
-
-    def _checks_availability(self, expr: cst.CSTNode, scope: Scope, depth: int = 0) -> bool:
-        """A test that asks whether CUDA is there (``torch.cuda.is_available()``,
-        ``torch.cuda.device_count() > 0``, directly or through a variable), as opposed to one
-        about a value (``assert out.is_cuda`` in a test checks a result)."""
-        for node in walk_code(expr):
-            if isinstance(node, cst.Call) and last_name(node.func) in ("is_available", "device_count"):
-                qualified = self.qualname(node.func, scope) or ""
-                if qualified.startswith("torch.cuda."):
-                    return True
-            elif isinstance(node, cst.Name) and depth < 2:
-                for binding in scope.lookup(node.value):
-                    if binding.how == ASSIGN and isinstance(binding.value, cst.BaseExpression) \
-                            and self._checks_availability(binding.value, binding.ctx.scope, depth + 1):
-                        return True
-        return False
+        return self.guards.requires_cuda_throughout()
 
     # -- devices ------------------------------------------------------------------------
 
     def is_cpu_device(self, expr: cst.BaseExpression, scope: Scope, depth: int = 0) -> bool:
-        """``"cpu"``, ``torch.device("cpu")`` or a name bound only to such a value."""
-        value = string_value(expr)
-        if value is not None:
-            return value == "cpu"
-        if isinstance(expr, cst.Call) and expr.args and self.qualname(expr.func, scope) == "torch.device":
-            return self.is_cpu_device(expr.args[0].value, scope, depth + 1)
-        if isinstance(expr, cst.Name) and depth < 4:
-            bindings = scope.lookup(expr.value)
-            return bool(bindings) and all(
-                b.how == ASSIGN and not b.path and self.is_cpu_device(b.value, b.ctx.scope, depth + 1)
-                for b in bindings)
-        return False
+        return self.devices.is_cpu_device(expr, scope, depth)
 
     def is_dtype(self, expr: cst.BaseExpression, scope: Scope) -> bool:
-        qualified = self.qualname(expr, scope)
-        return qualified is not None and qualified.startswith("torch.") and \
-            qualified.rpartition(".")[2] in api.DTYPE_NAMES
-
-
-_CUDA_WORDS = ("cuda", "gpu")
-# Distributed code that runs only once (NCCL) multi-process training is initialised:
-# ``if not dist.is_initialized(): return``, ``if is_dist_avail_and_initialized():``.
-_DISTRIBUTED_WORDS = ("is_initialized", "and_initialized", "dist_initialized", "is_distributed",
-                      "world_size")
-
-
-def _mentions_distributed(identifier: str) -> bool:
-    lowered = identifier.lower()
-    return any(word in lowered for word in _DISTRIBUTED_WORDS)
-
-
-def _chain_links(conditions) -> set:
-    """ids of every link of a condition chain (a context's tests, innermost first)."""
-    links = set()
-    while conditions is not None:
-        links.add(id(conditions))
-        conditions = conditions[1]
-    return links
-
-
-def _is_none_test(node: cst.Comparison) -> bool:
-    return len(node.comparisons) == 1 and \
-        isinstance(node.comparisons[0].operator, (cst.Is, cst.IsNot)) and \
-        isinstance(node.comparisons[0].comparator, cst.Name) and \
-        node.comparisons[0].comparator.value == "None"
-
-
-def _names_and_attributes(expr: cst.CSTNode):
-    stack = [expr]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, cst.Name):
-            yield node
-        elif isinstance(node, cst.Attribute):
-            yield node.attr
-            stack.append(node.value)
-
-
-def _stopping_requirement(statement) -> "cst.CSTNode | None":
-    """The test a function's top-level statement requires to go on, when failing it stops
-    the program: ``assert t``, ``if not t: raise/sys.exit()``, ``if ...: ... else: exit``."""
-    if isinstance(statement, cst.SimpleStatementLine):
-        for small in statement.body:
-            if isinstance(small, cst.Assert):
-                return small.test
-        return None
-    if isinstance(statement, cst.If):
-        if ends_in_exit(statement.body, stops_program=True):
-            test = statement.test
-            if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
-                return test.expression  # ``if not available: exit`` requires ``available``
-            return None  # ``if args.cuda and not available: exit`` requires nothing of CUDA
-        return tests_before_final_exit(statement)
-    return None
-
-
-def _mentions_cuda(identifier: str) -> bool:
-    lowered = identifier.lower()
-    return any(word in lowered for word in _CUDA_WORDS)
+        return self.devices.is_dtype(expr, scope)

@@ -12,6 +12,7 @@ from typing import Dict, List, Optional
 
 import libcst as cst
 
+from torchdevlint.analysis.devices import is_device_name
 from torchdevlint.analysis.model import (
     ASSIGN, AUGMENT, CLASS, DEF, EXPECTS_FAILURE, FOR, HANDLES_FAILURE, IMPORT, PARAM, UNKNOWN,
     WITH, Binding, CallSite, ClassInfo, Ctx, DefaultOf, FunctionInfo, LoopSpan, Scope, last_name,
@@ -74,24 +75,34 @@ _TRANSPARENT_DECORATORS = frozenset(
 )
 
 
+class DeviceUses:
+    """Where the code names a device, recorded by the one traversal: the facts every device
+    rule starts from (today TDL002's; tensors created off-device and operands on two devices
+    start from the same places)."""
+
+    def __init__(self) -> None:
+        # calls with a ``device=`` keyword
+        self.keyword_calls: List[CallSite] = []
+        # torch.cuda.*Tensor types that are instantiated (or set as the tensor type): (Attribute, Ctx)
+        self.cuda_tensor_types: List[tuple] = []
+        # ids of expressions whose value is only inspected (compared, ``.type`` taken), so a
+        # device built there is never used to place a tensor
+        self.inspected: set = set()
+        self.literal_assignments: List[tuple] = []  # (target, literal, Ctx) for "cuda..." values
+        self.param_defaults: List[tuple] = []  # (Param, literal or device(...) call, Ctx)
+        # ``torch.device("cuda")``-like calls that are used as devices where they stand:
+        # ``with torch.device("cuda"):``, ``return torch.device("cuda")``, or assigned to a
+        # device-named variable: (call, Ctx, assigned name or None)
+        self.constructed_used: List[tuple] = []
+
+
 class Collected:
     """Everything the traversal records for the rules."""
 
     def __init__(self) -> None:
         self.module_scope: Optional[Scope] = None
         self.calls_by_name: Dict[str, List[CallSite]] = {}
-        self.device_keyword_calls: List[CallSite] = []
-        # torch.cuda.*Tensor types that are instantiated (or set as the tensor type): (Attribute, Ctx)
-        self.cuda_tensor_types: List[tuple] = []
-        # ids of expressions whose value is only inspected (compared, ``.type`` taken), so a
-        # device built there is never used to place a tensor
-        self.inspected_values: set = set()
-        self.string_assignments: List[tuple] = []  # (target, literal, Ctx) for "cuda..." values
-        self.device_param_defaults: List[tuple] = []  # (Param, literal or device(...) call, Ctx)
-        # ``torch.device("cuda")``-like calls that are used as devices where they stand:
-        # ``with torch.device("cuda"):``, ``return torch.device("cuda")``, or assigned to a
-        # device-named variable: (call, Ctx, assigned name or None)
-        self.device_calls_used: List[tuple] = []
+        self.devices = DeviceUses()  # where devices appear: what device rules ask
         self.for_loops: List[tuple] = []  # (For, Ctx, order)
         self.imported_as: Dict[str, set] = {}  # qualified name -> names it is bound to
         self.functions: List[FunctionInfo] = []
@@ -297,9 +308,9 @@ class Builder:
                 self.walk(param.default, outer if info is None
                           else outer.with_condition(DefaultOf(param.name.value, info)))
                 name = param.name.value
-                if (name == "device" or name.endswith("_device")) and (
+                if is_device_name(name) and (
                         _is_cuda_literal(param.default) or _is_device_call(param.default)):
-                    self.out.device_param_defaults.append((param, param.default, inner))
+                    self.out.devices.param_defaults.append((param, param.default, inner))
             name = param.name.value
             if info is not None:
                 info.param_names.append(name)
@@ -356,9 +367,9 @@ class Builder:
             self._bind_target(target.target, ASSIGN, node.value, ctx, ctx)
             self._walk_target(target.target, ctx)
             if _is_cuda_literal(node.value):
-                self.out.string_assignments.append((target.target, node.value, ctx))
+                self.out.devices.literal_assignments.append((target.target, node.value, ctx))
             elif _is_device_call(node.value):
-                self.out.device_calls_used.append((node.value, ctx, last_name(target.target)))
+                self.out.devices.constructed_used.append((node.value, ctx, last_name(target.target)))
 
     def _ann_assign(self, node: cst.AnnAssign, ctx: Ctx) -> None:
         self.walk(node.annotation.annotation, ctx)
@@ -368,9 +379,9 @@ class Builder:
         self._bind_target(node.target, ASSIGN, node.value, ctx, ctx)
         self._walk_target(node.target, ctx)
         if _is_cuda_literal(node.value):
-            self.out.string_assignments.append((node.target, node.value, ctx))
+            self.out.devices.literal_assignments.append((node.target, node.value, ctx))
         elif _is_device_call(node.value):
-            self.out.device_calls_used.append((node.value, ctx, last_name(node.target)))
+            self.out.devices.constructed_used.append((node.value, ctx, last_name(node.target)))
 
     def _aug_assign(self, node: cst.AugAssign, ctx: Ctx) -> None:
         self.walk(node.value, ctx)
@@ -400,7 +411,7 @@ class Builder:
             returned = node.value.elements if isinstance(node.value, cst.Tuple) else ()
             for value in [node.value] + [element.value for element in returned]:
                 if _is_device_call(value):
-                    self.out.device_calls_used.append((value, ctx, None))  # handed to callers
+                    self.out.devices.constructed_used.append((value, ctx, None))  # handed to callers
         if ctx.func is not None and ctx.scope.kind == "function":
             ctx.func.returns.append((node.value, ctx))
 
@@ -472,7 +483,7 @@ class Builder:
                 if name.startswith("assertRaises") or name == "raises":
                     body_ctx = ctx.with_condition(EXPECTS_FAILURE)
                 elif _is_device_call(item.item):
-                    self.out.device_calls_used.append((item.item, ctx, None))  # default device
+                    self.out.devices.constructed_used.append((item.item, ctx, None))  # default device
         self.walk(node.body, body_ctx)
 
     def _try(self, node: cst.Try, ctx: Ctx) -> None:
@@ -491,9 +502,9 @@ class Builder:
 
     def _comparison(self, node: cst.Comparison, ctx: Ctx) -> None:
         for operand in [node.left] + [c.comparator for c in node.comparisons]:
-            self.out.inspected_values.add(id(operand))
+            self.out.devices.inspected.add(id(operand))
             if isinstance(operand, (cst.Tuple, cst.List, cst.Set)):
-                self.out.inspected_values.update(id(e.value) for e in operand.elements)
+                self.out.devices.inspected.update(id(e.value) for e in operand.elements)
         for child in iter_children(node):
             self.walk(child, ctx)
 
@@ -557,9 +568,9 @@ class Builder:
     def _attribute(self, node: cst.Attribute, ctx: Ctx) -> None:
         value = node.value
         if node.attr.value in ("type", "index"):  # torch.device("cuda").type is only a string
-            self.out.inspected_values.add(id(value))
+            self.out.devices.inspected.add(id(value))
             if isinstance(value, cst.BooleanOperation):
-                self.out.inspected_values.update((id(value.left), id(value.right)))
+                self.out.devices.inspected.update((id(value.left), id(value.right)))
         self.walk(value, ctx)
 
     def _call(self, node: cst.Call, ctx: Ctx, statement: Optional[cst.Expr] = None) -> None:
@@ -570,13 +581,13 @@ class Builder:
             if name in ("register_buffer", "register_parameter") and len(node.args) >= 2:
                 self._register_attribute(node, ctx)
             if _is_cuda_tensor_type(node.func):
-                self.out.cuda_tensor_types.append((node.func, ctx))
+                self.out.devices.cuda_tensor_types.append((node.func, ctx))
             elif name in ("type", "set_default_tensor_type") and node.args \
                     and _is_cuda_tensor_type(node.args[0].value):
-                self.out.cuda_tensor_types.append((node.args[0].value, ctx))
+                self.out.devices.cuda_tensor_types.append((node.args[0].value, ctx))
         for arg in node.args:
             if arg.keyword is not None and arg.keyword.value in ("device", "map_location"):
-                self.out.device_keyword_calls.append(site)
+                self.out.devices.keyword_calls.append(site)
                 break
         self.walk(node.func, ctx)
         values_ctx = ctx

@@ -12,7 +12,7 @@ import libcst as cst
 from libcst._nodes.internal import CodegenState
 
 from torchdevlint import noqa
-from torchdevlint.analysis import Analysis
+from torchdevlint.analysis import Analysis, device_names_visible
 from torchdevlint.analysis.builder import iter_children
 from torchdevlint.analysis.model import ASSIGN, IMPORT, PARAM, Binding, Ctx, Scope
 from torchdevlint.fixes.model import Edit
@@ -235,7 +235,7 @@ class FixContext:
             return binding.how == ASSIGN and not binding.path and \
                 self.is_guarded_choice(binding.value, binding.ctx.scope)
 
-        for name in _device_names(scope):
+        for name in device_names_visible(scope):
             if self.visible_binding(name, scope, use_offset, accept):
                 return name
         return None
@@ -252,7 +252,7 @@ class FixContext:
             return binding.how == ASSIGN and not binding.path and not (
                 isinstance(binding.value, cst.Name) and binding.value.value == "None")
 
-        for name in _device_names(scope):
+        for name in device_names_visible(scope):
             if self.visible_binding(name, scope, use_offset, accept):
                 return name
         return None
@@ -316,17 +316,3 @@ class FixContext:
 
     def import_torch_edit(self) -> Edit:
         return self.prelude_edit(("import torch",))
-
-
-def _device_names(scope: Scope) -> List[str]:
-    """Names visible from ``scope`` that by convention hold a device, ``device`` first."""
-    names = set()
-    current: Optional[Scope] = scope
-    first = True
-    while current is not None:
-        if first or current.kind != "class":
-            names.update(n for n in current.bindings
-                         if n == "device" or n.endswith("_device"))
-        first = False
-        current = current.parent
-    return sorted(names, key=lambda n: (n != "device", n))

@@ -29,8 +29,8 @@ from typing import Iterator, List, Optional
 import libcst as cst
 
 from torchdevlint.analysis import (
-    ASSIGN, K, Analysis, CallSite, Ctx, Scope, api, iter_children, last_name, string_value,
-    walk_code,
+    ASSIGN, K, Analysis, CallSite, Ctx, Scope, api, is_device_name, iter_children, last_name,
+    move_device_argument, string_value, walk_code,
 )
 from torchdevlint.findings import Finding
 from torchdevlint.fixes.context import FixContext
@@ -49,11 +49,6 @@ _CONFIG_CALLS = frozenset(
 # Uses of a device string that only inspect it (``getattr(torch, device)``, ``device.startswith``).
 _INSPECTING_CALLS = frozenset("getattr hasattr str isinstance repr print len".split())
 _STRING_METHODS = frozenset("startswith endswith lower upper split replace strip format".split())
-
-
-def _is_device_name(identifier: str) -> bool:
-    lowered = identifier.lower()
-    return lowered == "device" or lowered.endswith("_device")
 
 
 @dataclass
@@ -142,9 +137,9 @@ class HardcodedCudaDevice(Rule):
             return  # the file stops without CUDA: GPU-only by design, as it says itself
         # Assignments first: a literal that is both set to a device-named variable and used
         # as a device gets the message that names the variable, whichever use comes first.
-        for target, literal, ctx in collected.string_assignments:
+        for target, literal, ctx in collected.devices.literal_assignments:
             name = target.value if isinstance(target, cst.Name) else None
-            if name and _is_device_name(name) and self._is_cuda(literal) \
+            if name and is_device_name(name) and self._is_cuda(literal) \
                     and not analysis.is_guarded(ctx):
                 yield from self._report(literal, f"`{name}` is set to hard-coded {_quote(literal)}: "
                                                  f"{CRASH}; use `{self._runtime_choice(literal, ctx.scope)}`",
@@ -157,10 +152,10 @@ class HardcodedCudaDevice(Rule):
         # ``torch.device("cuda")`` alone fails nowhere; it is reported where it is used as a
         # device: passed where a device goes (above, through names), the default device of a
         # ``with`` block, returned to callers, or kept in a device-named variable.
-        for call, ctx, name in collected.device_calls_used:
-            if (name is None or _is_device_name(name)) and not analysis.is_guarded(ctx):
+        for call, ctx, name in collected.devices.constructed_used:
+            if (name is None or is_device_name(name)) and not analysis.is_guarded(ctx):
                 yield from self._check_device_value(call, ctx, 0)
-        for param, literal, ctx in collected.device_param_defaults:
+        for param, literal, ctx in collected.devices.param_defaults:
             if isinstance(literal, cst.Call):  # device=torch.device("cuda")
                 if not analysis.is_guarded(ctx) \
                         and not analysis.default_always_overridden(param.name.value, ctx.func) \
@@ -199,7 +194,7 @@ class HardcodedCudaDevice(Rule):
             yield from self._report(func.attr, f"`.cuda()` hard-codes the CUDA device: {CRASH}; "
                                                f"use `.to(device)` with a device chosen at runtime",
                                     CudaCall(site))
-        for attribute, ctx in collected.cuda_tensor_types:
+        for attribute, ctx in collected.devices.cuda_tensor_types:
             if analysis.is_guarded(ctx):
                 continue
             qualified = analysis.qualname(attribute, ctx.scope)
@@ -211,7 +206,7 @@ class HardcodedCudaDevice(Rule):
 
     def _device_call_sites(self) -> List[CallSite]:
         collected = self.analysis.collected
-        sites = list(collected.device_keyword_calls)
+        sites = list(collected.devices.keyword_calls)
         sites += self.analysis.call_sites(
             ("device", "to", "set_default_device", "load", "load_state_dict_from_url", "load_url"),
             ("torch.device", "torch.set_default_device", *api.MAP_LOCATION_FUNCTIONS))
@@ -235,8 +230,10 @@ class HardcodedCudaDevice(Rule):
             index = api.MAP_LOCATION_FUNCTIONS[qualified]
             if len(positional) > index:
                 yield positional[index]
-        elif isinstance(call.func, cst.Attribute) and call.func.attr.value == "to" and positional:
-            yield positional[0]
+        elif isinstance(call.func, cst.Attribute) and call.func.attr.value == "to":
+            device = move_device_argument(call)
+            if device is not None:
+                yield device
 
     def _takes_device_keyword(self, call: cst.Call, scope) -> bool:
         """Whether ``device=`` in this call is a device that gets used, not configuration."""
@@ -280,7 +277,7 @@ class HardcodedCudaDevice(Rule):
                                                f"use `{self._runtime_choice(value, ctx.scope)}`",
                                         CudaLiteral(value, ctx.scope))
         elif isinstance(value, cst.Call) and analysis.qualname(value.func, ctx.scope) == "torch.device":
-            if id(value) in analysis.collected.inspected_values:
+            if id(value) in analysis.collected.devices.inspected:
                 return  # torch.device("cuda") in devices / (...).type: built, never used
             for arg in value.args:
                 if arg.keyword is None or arg.keyword.value == "type":

@@ -19,8 +19,8 @@ from typing import Dict, Iterator, List, Optional, Tuple
 import libcst as cst
 
 from torchdevlint.analysis import (
-    ASSIGN, PARAM, K, Analysis, Ctx, Scope, api, dotted_name, iter_children, last_name, root_name,
-    string_value, walk_code,
+    ASSIGN, PARAM, K, Analysis, Ctx, Scope, api, dotted_name, iter_children, last_name,
+    move_device_argument, root_name, string_value, walk_code,
 )
 from torchdevlint.findings import Finding
 from torchdevlint.fixes.context import FixContext
@@ -157,11 +157,7 @@ class UnmovedBatch(Rule):
             return True, None
         if method != "to":
             return False, None
-        positional = [a.value for a in call.args if a.keyword is None and not a.star]
-        device = next((a.value for a in call.args
-                       if a.keyword is not None and a.keyword.value == "device"), None)
-        if device is None and positional:
-            device = positional[0]
+        device = move_device_argument(call)
         if device is None or self.analysis.is_dtype(device, scope) \
                 or self.analysis.is_cpu_device(device, scope):
             return False, None

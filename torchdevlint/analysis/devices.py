@@ -1,0 +1,72 @@
+"""Devices: the one convention for names that hold a device, the one reading of a move's
+device argument, and whether an expression is the CPU or a dtype.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import libcst as cst
+
+from torchdevlint.analysis import torch_api as api
+from torchdevlint.analysis.kinds import KindInference
+from torchdevlint.analysis.model import ASSIGN, Scope, string_value
+
+
+def is_device_name(identifier: str) -> bool:
+    """``device``, ``*_device`` (any case): a variable that by convention holds a device."""
+    lowered = identifier.lower()
+    return lowered == "device" or lowered.endswith("_device")
+
+
+def device_names_visible(scope: Scope) -> list:
+    """Names visible from ``scope`` that by convention hold a device, ``device`` first
+    (a class body's names are not visible from its methods)."""
+    names = set()
+    current: Optional[Scope] = scope
+    first = True
+    while current is not None:
+        if first or current.kind != "class":
+            names.update(n for n in current.bindings if is_device_name(n))
+        first = False
+        current = current.parent
+    return sorted(names, key=lambda n: (n != "device", n))
+
+
+def move_device_argument(call: cst.Call) -> Optional[cst.BaseExpression]:
+    """The device (or dtype, or tensor) argument of ``X.to(...)``: ``device=``, else the
+    first positional argument."""
+    keyword = next((a.value for a in call.args
+                    if a.keyword is not None and a.keyword.value == "device"), None)
+    if keyword is not None:
+        return keyword
+    return next((a.value for a in call.args if a.keyword is None and not a.star), None)
+
+
+class Devices:
+    """Asked through ``Analysis.is_cpu_device`` / ``Analysis.is_dtype``."""
+
+    def __init__(self, kinds: KindInference) -> None:
+        self.kinds = kinds
+
+    def qualname(self, expr: cst.BaseExpression, scope: Scope) -> Optional[str]:
+        return self.kinds.qualname(expr, scope)
+
+    def is_cpu_device(self, expr: cst.BaseExpression, scope: Scope, depth: int = 0) -> bool:
+        """``"cpu"``, ``torch.device("cpu")`` or a name bound only to such a value."""
+        value = string_value(expr)
+        if value is not None:
+            return value == "cpu"
+        if isinstance(expr, cst.Call) and expr.args and self.qualname(expr.func, scope) == "torch.device":
+            return self.is_cpu_device(expr.args[0].value, scope, depth + 1)
+        if isinstance(expr, cst.Name) and depth < 4:
+            bindings = scope.lookup(expr.value)
+            return bool(bindings) and all(
+                b.how == ASSIGN and not b.path and self.is_cpu_device(b.value, b.ctx.scope, depth + 1)
+                for b in bindings)
+        return False
+
+    def is_dtype(self, expr: cst.BaseExpression, scope: Scope) -> bool:
+        qualified = self.qualname(expr, scope)
+        return qualified is not None and qualified.startswith("torch.") and \
+            qualified.rpartition(".")[2] in api.DTYPE_NAMES
