@@ -168,7 +168,7 @@ def _analyse(source: str, path: str, rules: Sequence[type]) -> FileResult:
         return result
     result.module = module
     try:
-        result.analysis = Analysis(module)
+        result.analysis = Analysis(module, facts=declared_facts(rules))
         violations = run_rules(module, rules, result.analysis)
         result.findings = place(module, source, path, violations)
     except RecursionError:
@@ -183,7 +183,7 @@ def _analyse_split(source: str, path: str, rules: Sequence[type],
     LibCST rejects, so that the whole file's diagnostic is the one reported)."""
     try:
         module = _parse(plan.skeleton)
-        analysis = Analysis(module)
+        analysis = Analysis(module, facts=declared_facts(rules))
         statements = [small for statement in module.body
                       for small in (statement.body if isinstance(statement, cst.SimpleStatementLine)
                                     else (statement,))]
@@ -286,6 +286,11 @@ def gc_paused():
 def _parse(source: str) -> cst.Module:
     with gc_paused():
         return cst.parse_module(source)
+
+
+def declared_facts(rules: Sequence[type]) -> frozenset:
+    """The facts the rules that run on a file declare: the only ones it may build."""
+    return frozenset().union(*(rule.facts for rule in rules))
 
 
 def run_rules(module: cst.Module, rules: Sequence[type], analysis: Analysis) -> List[tuple]:

@@ -7,7 +7,7 @@ be split and rearranged without touching a rule. A test reads the imports to kee
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import FrozenSet, Optional
 
 import libcst as cst
 
@@ -30,20 +30,35 @@ from torchdevlint.analysis.model import (  # noqa: F401 (facade)
 
 # What rules may use, besides ``Analysis`` itself.
 __all__ = [
-    "Analysis", "K", "api", "walk_code", "iter_children",
+    "Analysis", "FACTS", "UndeclaredFact", "K", "api", "walk_code", "iter_children",
     "ASSIGN", "IMPORT", "PARAM", "Binding", "CallSite", "Ctx", "FunctionInfo", "Scope",
     "dotted_name", "last_name", "root_name", "string_value",
     "is_device_name", "device_names_visible", "move_device_argument",
 ]
 
 
+# The facts a rule can declare (``Rule.facts``), one per provider behind this facade. The
+# scopes, bindings and call sites of the one traversal (``collected``) need no declaration.
+FACTS: FrozenSet[str] = frozenset(("kinds", "placement", "guards", "devices", "targets"))
+
+
+class UndeclaredFact(RuntimeError):
+    """A rule asked for a fact it did not declare."""
+
+
 class Analysis:
     """One parsed file, traversed once; rules query it."""
 
-    def __init__(self, module: cst.Module, collected: Optional[Collected] = None) -> None:
+    def __init__(self, module: cst.Module, collected: Optional[Collected] = None,
+                 facts: Optional[FrozenSet[str]] = None) -> None:
+        """``facts``: the providers the rules that will ask declared (``Rule.facts``); asking
+        for another one is a bug in the rule (``UndeclaredFact``). None: every fact."""
         self.module = module
         self.collected: Collected = collected if collected is not None else Builder().build(module)
-        self.kinds = KindInference()
+        if facts is not None and not facts <= FACTS:
+            raise ValueError(f"unknown facts: {sorted(facts - FACTS)} (known: {sorted(FACTS)})")
+        self.facts = FACTS if facts is None else facts
+        self._kinds = KindInference()  # lazy inside: a file nobody asks pays nothing
         # The fact providers behind this facade, each built on first use: a file whose
         # selected rules never ask a question never pays for its answers.
         self._guards: Optional[Guards] = None
@@ -60,7 +75,7 @@ class Analysis:
         builder.out.module_scope = outer.collected.module_scope
         builder.out.imported_as = outer.collected.imported_as
         builder.walk(node, ctx)
-        return cls(module, builder.out)
+        return cls(module, builder.out, outer.facts)
 
     def release(self) -> None:
         """Break the analysis's reference cycles (scopes and their bindings, functions and
@@ -83,6 +98,7 @@ class Analysis:
     @property
     def targets(self) -> Targets:
         """Canonical file targets (TDL003's round trips); built on first use."""
+        self._declared("targets")
         if self._targets is None:
             self._targets = Targets(self.collected)
         return self._targets
@@ -124,23 +140,38 @@ class Analysis:
         return "torch"
 
     # -- the providers ------------------------------------------------------------------
+    # Each is built on first use and asked for by name; a rule may ask only for what its
+    # ``facts`` declare. Providers use one another freely (guards need kinds).
+
+    def _declared(self, fact: str) -> None:
+        if fact not in self.facts:
+            raise UndeclaredFact(f"the {fact!r} fact was asked for, but the selected rules "
+                                 f"declare only {sorted(self.facts)}: add it to the rule's facts")
+
+    @property
+    def kinds(self) -> KindInference:
+        self._declared("kinds")
+        return self._kinds
 
     @property
     def guards(self) -> Guards:
+        self._declared("guards")
         if self._guards is None:
-            self._guards = Guards(self.module, self.collected, self.kinds)
+            self._guards = Guards(self.module, self.collected, self._kinds)
         return self._guards
 
     @property
     def placement(self) -> Placement:
+        self._declared("placement")
         if self._placement is None:
-            self._placement = Placement(self.kinds)
+            self._placement = Placement(self._kinds)
         return self._placement
 
     @property
     def devices(self) -> Devices:
+        self._declared("devices")
         if self._devices is None:
-            self._devices = Devices(self.kinds)
+            self._devices = Devices(self._kinds)
         return self._devices
 
     # -- placement: what a name holds at a given call -----------------------------------

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 
 from dataclasses import dataclass, field
-from typing import Callable, ClassVar, Iterator, Optional, Tuple, Union
+from typing import Callable, ClassVar, FrozenSet, Iterator, Optional, Tuple, Union
 
 import libcst as cst
 
@@ -35,6 +35,12 @@ class Rule:
     # hands it to plugins): ``could_report_in(tree)`` is False when the rule cannot report in
     # it. The same contract as ``required_text``; None when the rule has no such test.
     could_report_in: ClassVar[Optional[Callable[[ast.AST], bool]]] = None
+
+    # The analysis facts the check and the fix ask for (``torchdevlint.analysis.FACTS``), as
+    # Fixit's METADATA_DEPENDENCIES: a file builds only what its selected rules declare, and
+    # asking for an undeclared fact raises (the tests run every rule, so a missing
+    # declaration cannot ship).
+    facts: ClassVar[FrozenSet[str]] = frozenset()
 
     # Whether some findings carry a ``FixPlan`` (``--list-rules``); which
     # fixes are safe is said by each plan's ``build`` and documented on the rule's page.

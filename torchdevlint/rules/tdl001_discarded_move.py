@@ -69,6 +69,7 @@ class DiscardedMove(FixPlan):
 class DiscardedTensorMove(Rule):
     code = "TDL001"
     fixable = True
+    facts = frozenset(("kinds", "placement"))
     valid = (
         # a module moves in place
         "import torch\nmodel = torch.nn.Linear(2, 2)\nmodel.to('cpu')\n",

@@ -112,6 +112,7 @@ class CudaCall(FixPlan):
 class HardcodedCudaDevice(Rule):
     code = "TDL002"
     fixable = True
+    facts = frozenset(("kinds", "placement", "guards"))
     valid = (
         "import torch\ndevice = 'cuda' if torch.cuda.is_available() else 'cpu'\n"
         "x = torch.zeros(2, device=device)\n",

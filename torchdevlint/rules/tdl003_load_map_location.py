@@ -49,6 +49,7 @@ class MapLocationFix(FixPlan):
 class LoadWithoutMapLocation(Rule):
     code = "TDL003"
     fixable = True
+    facts = frozenset(("kinds", "devices", "targets"))
     valid = (
         "import torch\nstate = torch.load('model.pt', map_location='cpu')\n",
         # a round trip: the file was just written by this function

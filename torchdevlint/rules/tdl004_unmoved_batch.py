@@ -96,6 +96,7 @@ class _Value:
 class UnmovedBatch(Rule):
     code = "TDL004"
     fixable = True
+    facts = frozenset(("kinds", "devices"))
     valid = (
         "import torch\nfrom torch.utils.data import DataLoader\n\n\n"
         "def train(model, loader: DataLoader, device):\n    model.to(device)\n"
