@@ -1,6 +1,7 @@
 """Rule behaviour on small snippets: what each rule must report and where it must stay silent."""
 from __future__ import annotations
 
+import ast
 import textwrap
 
 import pytest
@@ -137,7 +138,9 @@ TDL001_SILENT = {
     "torchvision model": "import torchvision\nm = torchvision.models.resnet18()\nm.to('cpu')\n",
     "timm model": "import timm\nm = timm.create_model('resnet18')\nm.to('cpu')\n",
     "state dict from load": "import torch\nsd = torch.load('x', map_location='cpu')\nsd.to('cpu')\n",
-    "not a statement": "import torch\nx = torch.zeros(1)\ny = x.to('cpu')\nf(x.cuda() if c else x)\n",
+    # the module's move is a statement, so that the file reaches the check (could_report_in)
+    "not a statement": "import torch\nx = torch.zeros(1)\ny = x.to('cpu')\nf(x.cuda() if c else x)\n"
+                       "m = torch.nn.Linear(1, 1)\nm.to('cpu')\n",
 }
 
 
@@ -204,13 +207,29 @@ TDL002_SILENT = {
     "custom cuda helper with device": "q.cuda(t, meta=m, device=x.device)\n",
     "startswith guard": "if device.startswith('cuda'):\n    x = torch.zeros(1, device='cuda')\n",
     "device built to test membership": "import torch\nif torch.device('cuda') in devices:\n    b = pg.get(torch.device('cuda'))\n",
-    "mps or cpu": "import torch\nx = torch.zeros(1, device='mps' if torch.backends.mps.is_available() else 'cpu')\n",
 }
 
 
 @pytest.mark.parametrize("code", TDL002_SILENT.values(), ids=TDL002_SILENT.keys())
 def test_tdl002_silent(lint, code):
     assert lint(code, ["TDL002"]) == []
+
+
+# Files that mention no CUDA at all: the prefilter drops them by design (nothing there can be
+# a hard-coded CUDA device), so they are linted with prefilter=False for the check to run.
+TDL002_SILENT_WITHOUT_CUDA = {
+    "mps or cpu": "import torch\nx = torch.zeros(1, device='mps' if torch.backends.mps.is_available() else 'cpu')\n",
+}
+
+
+@pytest.mark.parametrize("code", TDL002_SILENT_WITHOUT_CUDA.values(), ids=TDL002_SILENT_WITHOUT_CUDA.keys())
+def test_tdl002_silent_without_the_prefilter(code):
+    from torchdevlint.config import select_rules
+    from torchdevlint.engine import candidate_rules, lint_source
+    rules = select_rules(["TDL002"])
+    assert candidate_rules(code, rules, ast.parse(code)) == []  # unreachable by design
+    result = lint_source(code, "snippet.py", rules, prefilter=False)
+    assert result.error is None and result.findings == []
 
 
 def test_tdl002_name_bound_then_used_reports_the_literal_once(lint):
@@ -266,9 +285,10 @@ def test_tdl003_position(lint):
 TDL003_SILENT = {
     "star args": "import torch\ndef f(*a):\n    return torch.load(*a)\n",
     "hub positional map_location": "import torch\nsd = torch.hub.load_state_dict_from_url('u', 'dir', 'cpu')\n",
-    "method named load": "ckpt = checkpointer.load('m.pt')\n",
-    "np load": "import numpy as np\na = np.load('a.npy')\n",
-    "local function load": "def load(p):\n    return p\nload('x')\n",
+    # each imports torch: without it the prefilter drops the file before the check
+    "method named load": "import torch\nckpt = checkpointer.load('m.pt')\n",
+    "np load": "import numpy as np\nimport torch\na = np.load('a.npy')\n",
+    "local function load": "import torch\ndef load(p):\n    return p\nload('x')\n",
     "round trip through another buffer": "import io, torch\ndef f(m):\n    buf = io.BytesIO()\n    torch.jit.save(m, buf)\n    copy = io.BytesIO(buf.getvalue())\n    return torch.jit.load(copy)\n",
     "torch rebound": "import torch\ntorch = Wrapper()\ntorch.load('x')\n",
 }
@@ -690,3 +710,24 @@ def test_tdl002_says_a_discarded_tensor_copy_does_not_move(lint):
     code = "import torch\nx = torch.ones(2)\nx.cuda()\n"
     message = [f.message for f in lint_source(code, "s.py").findings if f.code == "TDL002"][0]
     assert "its result is unused, so the tensor does not move" in message
+
+
+# --- every silent snippet reaches its rule's check ----------------------------------------
+
+# A snippet the prefilter drops (required_text, or could_report_in on Python's ast as
+# lint_source uses it) is never seen by the rule: its test would pass whatever the check does.
+SILENT_SNIPPETS = [
+    (code, name, snippet)
+    for code, cases in [("TDL001", TDL001_SILENT), ("TDL002", TDL002_SILENT),
+                        ("TDL003", TDL003_SILENT), ("TDL004", TDL004_STILL_SILENT)]
+    for name, snippet in cases.items()
+]
+
+
+@pytest.mark.parametrize("code,snippet", [(c, s) for c, _, s in SILENT_SNIPPETS],
+                         ids=[f"{c}-{n}" for c, n, _ in SILENT_SNIPPETS])
+def test_silent_snippets_reach_the_rule(code, snippet):
+    from torchdevlint.config import select_rules
+    from torchdevlint.engine import candidate_rules
+    rules = select_rules([code])
+    assert candidate_rules(snippet, rules, ast.parse(snippet)) == list(rules), "the prefilter drops it"
