@@ -530,3 +530,19 @@ def test_tdl004_fix_uses_the_module_level_device_its_message_names():
                    if f.code == "TDL004")
     assert "(`labels = labels.to(device)`)" in message
     assert "        labels = labels.to(device)\n" in fixed(source)
+
+
+def test_fix_with_two_jobs_writes_and_reports_what_one_job_does(tmp_path):
+    """--fix runs on the same per-file runner as linting, in parallel with -j."""
+    outputs = {}
+    for jobs in ("1", "2"):
+        tree = tmp_path / f"j{jobs}"
+        tree.mkdir()
+        for path in POSITIVES:
+            shutil.copyfile(path, tree / f"{path.parts[-3]}_{path.name}")
+        result = run_cli("--fix", "--unsafe-fixes", "--no-cache", "-j", jobs, ".", cwd=tree)
+        assert result.returncode in (0, 1), result.stderr
+        outputs[jobs] = (result.stdout, {p.name: p.read_text() for p in sorted(tree.iterdir())})
+    assert outputs["1"] == outputs["2"]
+    assert any(text != path.read_text() for path in POSITIVES
+               for name, text in outputs["2"][1].items() if name.endswith("_" + path.name))

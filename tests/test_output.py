@@ -55,27 +55,20 @@ def test_json_carries_every_field_and_the_file_diagnostics(tree):
         sorted((r["path"], r["line"], r["column"], r["code"], r["message"]) for r in records)
 
 
-def test_fix_safety_is_read_from_the_fix_payload():
-    from dataclasses import dataclass
-    from enum import Enum
+def test_fix_safety_is_read_from_the_fix_the_plan_built():
+    from torchdevlint.fixes import Edit, Fix
+    from torchdevlint.output import fix_applicable
 
-    class Applicability(Enum):
-        SAFE = "safe"
-        UNSAFE = "unsafe"
+    def finding(fix):
+        return Finding("a.py", 1, 1, "TDL001", "m", available_fix=fix)
 
-    @dataclass
-    class Edit:
-        applicability: object
-
-    def safety(fix):
-        return fix_safety(Finding("a.py", 1, 1, "TDL001", "m", fix=fix))
-
-    assert safety(None) is None
-    assert safety(Edit(Applicability.UNSAFE)) == "unsafe"
-    assert safety(Edit("safe")) == "safe"
-    assert safety({"safety": "unsafe"}) == "unsafe"
-    assert safety({"safe": False}) == "unsafe"
-    assert safety(object()) == "safe"
+    edits = (Edit(0, 0, "x = "),)
+    assert fix_safety(finding(None)) is None and not fix_applicable(finding(None))
+    assert fix_safety(finding(Fix("TDL001", False, "d", edits))) == "unsafe"
+    safe = Fix("TDL001", True, "d", edits)
+    assert fix_safety(finding(safe)) == "safe" and fix_applicable(finding(safe))
+    hidden = Fix("TDL001", False, "d", edits, applicable=False)  # unsafe, no --unsafe-fixes
+    assert fix_safety(finding(hidden)) == "unsafe" and not fix_applicable(finding(hidden))
 
 
 def test_the_vendored_sarif_schema_is_the_official_one_with_its_notice():

@@ -179,9 +179,9 @@ def test_fixes_and_fix_reports_on_a_split_file(split_everything):
     parts, whole = lint_source(TABLE, "t.py"), lint_source(TABLE, "t.py", split_large=False)
     attach_fixes(parts)
     attach_fixes(whole)
-    assert [(f.line, f.column, f.fix and f.fix.edits) for f in parts.findings] == \
-        [(f.line, f.column, f.fix and f.fix.edits) for f in whole.findings]
-    assert any(f.fix is not None for f in parts.findings)
+    assert [(f.line, f.column, f.available_fix and f.available_fix.edits) for f in parts.findings] == \
+        [(f.line, f.column, f.available_fix and f.available_fix.edits) for f in whole.findings]
+    assert any(f.available_fix is not None for f in parts.findings)
 
 
 def test_flake8_plugin_reports_the_same_on_a_split_file(split_everything):

@@ -264,7 +264,7 @@ def _run(argv: Optional[Sequence[str]]) -> int:
                 return _fix_stdin(args, resolver)
             from torchdevlint.fixer import run_fix
             return run_fix(files, _fix_plan(resolver), diff=args.diff, show_fixes=args.show_fixes,
-                           quiet=args.quiet, out=out,
+                           quiet=args.quiet, out=out, jobs=args.jobs or default_jobs(),
                            reporter=None if args.output_format == "text" and not args.statistics
                            else make_reporter(args.output_format, out, quiet=args.quiet,
                                               show_statistics=args.statistics),

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import IntEnum
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Optional
+
+if TYPE_CHECKING:  # only for the annotations: findings are plain data
+    from torchdevlint.fixes.model import Fix, FixPlan
 
 
 @dataclass(frozen=True)
@@ -16,7 +19,12 @@ class Finding:
     message: str
     end_line: int = 0
     end_column: int = 0
-    fix: Optional[Any] = field(default=None, compare=False, repr=False)
+    # The rule's plan for a fix (a ``FixPlan``; it holds syntax nodes: in-process only, and
+    # dropped before a result leaves a worker) ...
+    fix: Optional["FixPlan"] = field(default=None, compare=False, repr=False)
+    # ... and the ``Fix`` it gave, for reports that say whether a fix is available and safe
+    # (``fixes.applier.attach_fixes``): plain data.
+    available_fix: Optional["Fix"] = field(default=None, compare=False, repr=False)
     # Notebooks: the 1-based cell (position among all cells); line and end_line count in it.
     cell: Optional[int] = None
 

@@ -7,6 +7,7 @@ a parallel runner can send it to worker processes); ``run_fix`` is the CLI's loo
 from __future__ import annotations
 
 import difflib
+import functools
 import errno
 import os
 import stat
@@ -23,6 +24,7 @@ from torchdevlint.notebook import SUFFIX as NOTEBOOK_SUFFIX, NotebookError, disp
     is_python_notebook, parse_notebook
 from torchdevlint.output import Reporter, TextReporter, summary
 from torchdevlint.rules import ALL_RULES, RULES_BY_CODE
+from torchdevlint.parallel import run_per_file
 from torchdevlint.runner import display_path, lint_data
 
 
@@ -179,23 +181,38 @@ class _Totals:
         return sum(sum(codes.values()) for codes in self.fixed.values())
 
 
+def _fix_planned(item: Tuple[Path, Sequence[type], FixOptions], write: bool, diff: bool) -> FileFix:
+    path, rules, options = item
+    return fix_file(path, rules, options, write=write, diff=diff)
+
+
+def _fix_crashed(item: Tuple[Path, Sequence[type], FixOptions], reason: str) -> FileFix:
+    shown = display_path(item[0])
+    error = Finding(shown, 1, 1, PARSER_ERROR,
+                    f"internal error: the process fixing this file died ({reason}); "
+                    f"left unchanged, please report it")
+    return FileFix(shown, FixResult(shown, "", "", error=error, internal_error=True))
+
+
 def run_fix(files: Iterable[Path], plan: Callable[[Path], Tuple[Sequence[type], FixOptions]],
             diff: bool, show_fixes: bool, quiet: bool, out: TextIO = sys.stdout,
             err: TextIO = sys.stderr, reporter: Optional[Reporter] = None,
-            exit_zero: bool = False) -> int:
+            exit_zero: bool = False, jobs: int = 1) -> int:
     """``--fix`` (write files) or ``--diff`` (print a patch, write nothing). Exit code: 0 when
     nothing is left to report (and, with --diff, nothing to change), 1 otherwise, 2 when
     torchdevlint failed on a file.
 
-    ``plan`` gives each file its rules and fix options (from its configuration). ``reporter``: another output format for the findings left; the
-    fix report and summary then go to ``err`` so that ``out`` holds only that format."""
+    ``plan`` gives each file its rules and fix options (from its configuration).
+    ``reporter``: another output format for the findings left; the fix report and summary then go to ``err`` so that ``out`` holds only that format.
+    Files are fixed on ``jobs`` processes by the same runner as linting (``run_per_file``):
+    a worker that dies costs only its own file, which is left unchanged."""
     files = list(files)
     totals = _Totals()
     formatted = reporter is not None
     reporter = reporter or TextReporter(out, quiet=quiet)
-    for path in files:
-        file_rules, file_options = plan(path)
-        outcome = fix_file(path, file_rules, file_options, write=not diff, diff=diff)
+    planned = [(path, *plan(path)) for path in files]
+    worker = functools.partial(_fix_planned, write=not diff, diff=diff)
+    for outcome in run_per_file(worker, planned, jobs, on_crash=_fix_crashed):
         totals.findings.extend(outcome.findings)
         totals.errors.extend(outcome.errors)
         totals.internal = totals.internal or outcome.result.internal_error

@@ -36,35 +36,18 @@ def rule_name(code: str) -> Optional[str]:
 
 
 def fix_safety(finding: Finding) -> Optional[str]:
-    """``"safe"``, ``"unsafe"`` or None (no fix) for a finding, read from its fix payload.
-
-    Reports that show fixes first replace the rules' raw payloads with the built
-    ``torchdevlint.fixes.Fix`` (``fixer.attach_fixes``), whose ``safe`` flag decides. Other
-    payload shapes are read as: an ``applicability`` or ``safety`` attribute (or key) holding
-    ``"safe"`` / ``"unsafe"``, a boolean ``safe`` / ``is_safe``, else a safe fix.
-    """
-    fix = finding.fix
+    """``"safe"``, ``"unsafe"`` or None (no fix) for a finding, from the ``Fix`` its rule's plan
+    built (``fixes.applier.attach_fixes``)."""
+    fix = finding.available_fix
     if fix is None:
         return None
-    for name in ("applicability", "safety"):
-        value = fix.get(name) if isinstance(fix, dict) else getattr(fix, name, None)
-        if value is not None:
-            value = str(getattr(value, "value", value)).lower()
-            return "unsafe" if "unsafe" in value else "safe"
-    for name in ("safe", "is_safe"):
-        value = fix.get(name) if isinstance(fix, dict) else getattr(fix, name, None)
-        if isinstance(value, bool):
-            return "safe" if value else "unsafe"
-    return "safe"
+    return "safe" if fix.safe else "unsafe"
 
 
 def fix_applicable(finding: Finding) -> bool:
     """Whether plain ``--fix`` applies the finding's fix (an unsafe fix only with
     unsafe-fixes): what ``[*]`` and ``"fix_available"`` say, as in ruff."""
-    if fix_safety(finding) is None:
-        return False
-    applicable = getattr(finding.fix, "applicable", None)
-    return applicable if isinstance(applicable, bool) else True
+    return finding.available_fix is not None and finding.available_fix.applicable
 
 
 def finding_record(finding: Finding) -> Dict[str, Any]:

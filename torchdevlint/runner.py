@@ -171,9 +171,9 @@ def _lint_in_worker(path: Path, rules, cache: Optional[Cache], fix_options=None,
         if fix_options is not None:
             from torchdevlint.fixes.applier import attach_fixes
             attach_fixes(result, fix_options)
-        else:
-            result.findings = [dataclasses.replace(f, fix=None) if f.fix is not None else f
-                               for f in result.findings]
+        # plans hold syntax nodes: they never leave the process that made them
+        result.findings = [dataclasses.replace(f, fix=None) if f.fix is not None else f
+                           for f in result.findings]
         result.drop_tree()
     return result
 
@@ -228,7 +228,7 @@ def lint_with_settings(files: Sequence[Path], resolver: Resolver, jobs: int = 1,
         settings = settings_of[(rules, fixable, target)]
         fix_options = fix_options_for(settings) if fix_options_for else None
         for result in lint_files(group, rules, jobs, cache, fix_options, target):
-            if any(f.fix is not None and f.code not in fixable for f in result.findings):
-                result.findings = [f if f.code in fixable else replace(f, fix=None)
+            if any(f.available_fix is not None and f.code not in fixable for f in result.findings):
+                result.findings = [f if f.code in fixable else replace(f, available_fix=None)
                                    for f in result.findings]
             yield result

@@ -151,9 +151,9 @@ def apply_edits(text: str, edits: List[Edit]) -> str:
 
 def attach_fixes(result, options: FixOptions = FixOptions(unsafe=True),
                  rules: Optional[Sequence[type]] = None) -> None:
-    """Replace each finding's raw fix payload by the ``Fix`` it gets (None when it gets none),
-    for reports that say whether a fix is available and whether it is safe. ``rules``: the
-    rules the result was linted with (None: every rule)."""
+    """Give each finding the ``Fix`` its plan builds (``available_fix``; None when it gets
+    none) and drop the plan, for reports that say whether a fix is available and whether it is
+    safe. ``rules``: the rules the result was linted with (None: every rule)."""
     if result.module is None or result.analysis is None or \
             not any(f.fix is not None for f in result.findings):
         return
@@ -180,7 +180,7 @@ def attach_fixes(result, options: FixOptions = FixOptions(unsafe=True),
                 fix = None
             if fix is not None:
                 fix.applicable = options.allows(fix)
-        resolved.append(replace(finding, fix=fix))
+        resolved.append(replace(finding, fix=None, available_fix=fix))
     result.findings = resolved
     if analysis is not result.analysis:
         analysis.release()  # the whole-file analysis made here: free it with its tree
