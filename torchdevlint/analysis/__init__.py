@@ -164,12 +164,15 @@ class Analysis:
     def placement(self) -> Placement:
         self._declared("placement")
         if self._placement is None:
-            self._placement = Placement(self._kinds)
+            self._placement = Placement(self.collected, self._kinds, self._device_provider())
         return self._placement
 
     @property
     def devices(self) -> Devices:
         self._declared("devices")
+        return self._device_provider()
+
+    def _device_provider(self) -> Devices:
         if self._devices is None:
             self._devices = Devices(self._kinds)
         return self._devices

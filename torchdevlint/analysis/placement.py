@@ -1,20 +1,41 @@
 """Placement: what a name holds at a given call, judged by the definitions that reach it
-(flow-sensitive within the function that owns the name, with loops wrapping around).
+(flow-sensitive within the function that owns the name, with loops wrapping around), and
+where a model lives: whether a module is moved to an accelerator, with which device
+expression, and whether a DataParallel/DDP wrapper scatters its inputs.
 """
 
 from __future__ import annotations
 
+from typing import Dict, List, Optional, Tuple
+
 import libcst as cst
 
+from torchdevlint.analysis import kinds as K
+from torchdevlint.analysis.builder import Collected, walk_code
+from torchdevlint.analysis.devices import Devices, move_device_argument
 from torchdevlint.analysis.kinds import KindInference, combine
-from torchdevlint.analysis.model import CallSite
+from torchdevlint.analysis.model import ASSIGN, PARAM, CallSite, Scope, last_name
+
+_WRAPPERS_THAT_SCATTER = ("DataParallel", "DistributedDataParallel")
+# Calls of accelerate / Lightning Fabric that prepare a model or loader: they move batches.
+_PREPARING_CALLS = frozenset("prepare setup setup_module setup_dataloaders prepare_data_loader".split())
 
 
 class Placement:
     """Asked through ``Analysis.reaching_bindings`` / ``Analysis.kind_at``."""
 
-    def __init__(self, kinds: KindInference) -> None:
+    def __init__(self, collected: Collected, kinds: KindInference, devices: Devices) -> None:
+        self.collected = collected
         self.kinds = kinds
+        self.devices = devices
+        self._bare_moves: Optional[Dict[tuple, List[tuple]]] = None
+        # model keys of DataParallel/DDP wrappers, learnt while answering ``moved_model``
+        self._scattering: set = set()
+
+    def _moves(self) -> Dict[tuple, List[tuple]]:
+        if self._bare_moves is None:
+            self._bare_moves = self._collect_bare_moves()
+        return self._bare_moves
 
     def reaching_bindings(self, name: str, site: CallSite):
         """The bindings of ``name`` that can reach ``site``: in the function (or module) that
@@ -51,6 +72,202 @@ class Placement:
                 return combine(self.kinds.binding_kind(b) for b in reaching)
         return self.kinds.kind_of(expr, site.ctx.scope)
 
+    # -- models moved to a device ----------------------------------------------------
+
+
+    def model_key(self, expr: cst.BaseExpression, scope: Scope):
+        if isinstance(expr, cst.Name):
+            owner = scope.resolve(expr.value)
+            return ("name", id(owner) if owner else None, expr.value)
+        if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name):
+            owner_kind = self.kinds.kind_of(expr.value, scope)
+            if isinstance(owner_kind, K.Instance):
+                return ("attr", id(owner_kind.info), expr.attr.value)
+            owner = scope.resolve(expr.value.value)
+            return ("dotted", id(owner) if owner else None, expr.value.value, expr.attr.value)
+        return None
+
+    def device_of_move(self, call: cst.Call, scope: Scope) -> Tuple[bool, Optional[cst.BaseExpression]]:
+        """Whether ``call`` (``X.to(...)``/``X.cuda()``) moves X to an accelerator, and with what."""
+        if not isinstance(call.func, cst.Attribute):
+            return False, None
+        method = call.func.attr.value
+        if method == "cuda":
+            return True, None
+        if method != "to":
+            return False, None
+        device = move_device_argument(call)
+        if device is None or self.devices.is_dtype(device, scope) \
+                or self.devices.is_cpu_device(device, scope):
+            return False, None
+        if self.kinds.kind_of(device, scope) is K.TENSOR:
+            return False, None  # .to(other_tensor): follows another tensor, not a device choice
+        return True, device
+
+    def _collect_bare_moves(self) -> Dict[tuple, List[tuple]]:
+        """model key -> [(order, device expression)] of bare ``model.to(device)`` statements."""
+        moves: Dict[tuple, List[tuple]] = {}
+        calls = self.collected.calls_by_name
+        for site in calls.get("to", []) + calls.get("cuda", []):
+            if site.statement is None:
+                continue
+            receiver = site.call.func.value
+            if self.kinds.kind_of(receiver, site.ctx.scope) in (K.TENSOR, K.BATCH, K.ENCODING):
+                continue
+            moved, device = self.device_of_move(site.call, site.ctx.scope)
+            key = self.model_key(receiver, site.ctx.scope)
+            if moved and key is not None:
+                moves.setdefault(key, []).append((site.order, device))
+        return moves
+
+    def _chain_move(self, expr, scope: Scope):
+        """``Net().to(device).eval()`` -> (True, device)."""
+        while isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):
+            moved, device = self.device_of_move(expr, scope)
+            if moved:
+                return True, device
+            expr = expr.func.value
+        return False, None
+
+    def wraps_or_prepares(self, expr, scope: Scope) -> bool:
+        return self._wrapper(expr) is not None
+
+    @staticmethod
+    def _wrapper(expr) -> Optional[tuple]:
+        """("prepare", call) when accelerate/Fabric prepares the value (they move batches
+        themselves), ("scatter", call) when it is wrapped in DataParallel/DDP (they move the
+        *inputs* they are given, not what meets their output), else None."""
+        stack = [expr]
+        scatter = None
+        while stack:
+            node = stack.pop()
+            if isinstance(node, cst.Call):
+                name = last_name(node.func) or ""
+                if name in _PREPARING_CALLS:
+                    return ("prepare", node)
+                if name.endswith(_WRAPPERS_THAT_SCATTER) and scatter is None:
+                    scatter = ("scatter", node)
+                stack.append(node.func)
+                stack.extend(a.value for a in node.args)
+            elif isinstance(node, cst.Attribute):
+                stack.append(node.value)
+        return scatter
+
+    def scatters(self, callee: cst.BaseExpression, scope: Scope) -> bool:
+        """The model called is a DataParallel/DDP wrapper: it moves its inputs itself."""
+        target = callee.value if isinstance(callee, cst.Attribute) and \
+            callee.attr.value in ("forward", "generate") else callee
+        return self.model_key(target, scope) in self._scattering
+
+    def moved_model(self, callee: cst.BaseExpression, scope: Scope, before: Optional[int] = None,
+                    depth: int = 0):
+        """(model expression, device expression) if ``callee`` is a model moved to a device.
+
+        With ``before`` (the source order of a loop), a model assigned in the loop's own scope
+        is judged by its last assignment before the loop and the moves after that assignment:
+        ``model.to(d)`` followed by ``model = accelerator.prepare(model)`` is not moved.
+        A parameter (``def train(model, loader)``) is a moved model when every call of the
+        function in this file passes one.
+        """
+        target = callee
+        if isinstance(callee, cst.Attribute) and callee.attr.value in ("forward", "generate"):
+            target = callee.value
+        key = self.model_key(target, scope)
+        if key is None:
+            return None
+        kind = self.kinds.kind_of(target, scope)
+        if kind is K.TENSOR or isinstance(kind, (K.FuncRef, K.ClassRef, K.Qual)):
+            return None
+        bindings = self.bindings_of(target, scope)
+        since = -1
+        if before is not None and isinstance(target, cst.Name) and scope.resolve(target.value) is scope:
+            earlier = [b for b in bindings if b[3] < before]
+            if earlier:
+                bindings = [max(earlier, key=lambda b: b[3])]
+                since = bindings[0][3]
+        moved, device = False, None
+        for value, value_scope, path, order in bindings:
+            wrapper = self._wrapper(value)
+            if wrapper is not None and wrapper[0] == "prepare":
+                return None  # accelerate/Fabric move the batches themselves
+            if wrapper is not None:
+                # DataParallel/DDP move the inputs they are given, but their output is on the
+                # device and meets whatever the loop feeds the loss unmoved.
+                self._scattering.add(key)
+                inner_moved, inner_device = self._wrapped_is_moved(wrapper[1], value_scope, order, depth)
+                if inner_moved:
+                    moved, device = True, device or inner_device
+                continue
+            chain_moved, chain_device = self._chain_move(value, value_scope)
+            if chain_moved and not path:
+                moved, device = True, chain_device
+        for order, move_device in self._moves().get(key, ()):
+            if order > since and (before is None or since < 0 or order < before):
+                moved, device = True, device or move_device
+        if not moved and not bindings and isinstance(target, cst.Name) and depth < 3:
+            moved = self._moved_by_every_caller(target.value, scope, depth)
+        return (target, device) if moved else None
+
+    def _wrapped_is_moved(self, wrapper: cst.Call, scope: Scope, order: int, depth: int):
+        """``DDP(model.to(rank), device_ids=[rank])``, ``DataParallel(net)`` of a moved ``net``."""
+        for node in walk_code(wrapper):
+            if isinstance(node, cst.Call) and node is not wrapper:
+                moved, device = self.device_of_move(node, scope)
+                if moved:
+                    return True, device
+        for arg in wrapper.args:
+            if arg.keyword is not None and arg.keyword.value in ("device_ids", "output_device"):
+                return True, None
+        inner = next((a.value for a in wrapper.args if a.keyword is None and not a.star), None)
+        if isinstance(inner, (cst.Name, cst.Attribute)) and depth < 3:
+            found = self.moved_model(inner, scope, order, depth + 1)
+            if found is not None:
+                return True, found[1]
+        return False, None
+
+    def _moved_by_every_caller(self, name: str, scope: Scope, depth: int) -> bool:
+        owner = scope.resolve(name)
+        if owner is None or owner.func is None or owner.kind != "function":
+            return False
+        bindings = owner.bindings[name]
+        if len(bindings) != 1 or bindings[0].how != PARAM:
+            return False
+        param, func, index = bindings[0].value
+        if func is None or func.cls is not None or param.star in ("*", "**"):
+            return False  # methods and *args: call sites are not matched reliably
+        if func.name in self.collected.unseen_call_names:
+            return False  # some callers were analysed apart (a huge literal table)
+        parameters = func.node.params
+        if index >= len(parameters.posonly_params) + len(parameters.params):
+            index = -1  # keyword-only: matched by name alone
+        callers = 0
+        for site in self.collected.calls_by_name.get(func.name, ()):
+            callee = self.kinds.kind_of(site.call.func, site.ctx.scope)
+            if not (isinstance(callee, K.FuncRef) and callee.info is func):
+                continue
+            argument = _argument_for(site.call, name, index)
+            if argument is None or self.moved_model(argument, site.ctx.scope, site.order,
+                                                    depth + 1) is None:
+                return False
+            if self.model_key(argument, site.ctx.scope) in self._scattering:
+                self._scattering.add(self.model_key(cst.Name(name), scope))
+            callers += 1
+        return callers > 0
+
+    def bindings_of(self, target, scope: Scope) -> List[tuple]:
+        """(value, scope, unpacking path, order) of each assignment to a name or ``self``
+        attribute."""
+        if isinstance(target, cst.Name):
+            return [(b.value, b.ctx.scope, b.path, b.order) for b in scope.lookup(target.value)
+                    if b.how == ASSIGN]
+        if isinstance(target, cst.Attribute):
+            owner_kind = self.kinds.kind_of(target.value, scope)
+            if isinstance(owner_kind, K.Instance):
+                return [(b.value, b.ctx.scope, b.path, b.order)
+                        for b in owner_kind.info.attributes.get(target.attr.value, ())]
+        return []
+
+
 def _chain_links(conditions) -> set:
     """ids of every link of a condition chain (a context's tests, innermost first)."""
     links = set()
@@ -58,3 +275,14 @@ def _chain_links(conditions) -> set:
         links.add(id(conditions))
         conditions = conditions[1]
     return links
+
+
+def _argument_for(call: cst.Call, name: str, index: int):
+    """The expression a call passes for parameter ``name`` (at position ``index``)."""
+    if any(arg.star for arg in call.args):
+        return None
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == name:
+            return arg.value
+    positional = [arg.value for arg in call.args if arg.keyword is None]
+    return positional[index] if 0 <= index < len(positional) else None

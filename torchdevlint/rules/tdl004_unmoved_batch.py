@@ -14,13 +14,13 @@ that are not tensors would fail. One-line loop bodies get no fix.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Dict, Iterator, List, Optional, Tuple
+from typing import Dict, Iterator, List, Optional
 
 import libcst as cst
 
 from torchdevlint.analysis import (
-    ASSIGN, PARAM, K, Analysis, Ctx, Scope, api, dotted_name, iter_children, last_name,
-    move_device_argument, root_name, string_value, walk_code,
+    K, Analysis, Ctx, Scope, api, dotted_name, iter_children, last_name, root_name,
+    string_value, walk_code,
 )
 from torchdevlint.findings import Finding
 from torchdevlint.fixes.context import FixContext
@@ -38,11 +38,9 @@ _LOSS_FUNCTIONS = frozenset(
     multilabel_margin_loss soft_margin_loss multi_margin_loss multilabel_soft_margin_loss
     """.split())
 _CRITERION_NAMES = frozenset("criterion loss_fn loss_func loss_function lossfn crit criteria".split())
-_WRAPPERS_THAT_SCATTER = ("DataParallel", "DistributedDataParallel")
 # Keywords with which a loader is told where to put its batches (torchtext's ``device``,
 # graphlearn's ``to_device``). Not ``pin_memory_device``: pinned batches stay on the host.
 _LOADER_DEVICE_KEYWORDS = frozenset("device to_device target_device output_device".split())
-_PREPARING_CALLS = frozenset("prepare setup setup_module setup_dataloaders prepare_data_loader".split())
 _PREPARING_PACKAGES = ("accelerate", "lightning.fabric", "lightning.Fabric", "lightning_fabric")
 
 
@@ -96,7 +94,7 @@ class _Value:
 class UnmovedBatch(Rule):
     code = "TDL004"
     fixable = True
-    facts = frozenset(("kinds", "devices"))
+    facts = frozenset(("kinds", "devices", "placement"))
     valid = (
         "import torch\nfrom torch.utils.data import DataLoader\n\n\n"
         "def train(model, loader: DataLoader, device):\n    model.to(device)\n"
@@ -122,8 +120,7 @@ class UnmovedBatch(Rule):
     def check(self, analysis: Analysis) -> Iterator[Violation]:
         self.analysis = analysis
         self.kinds = analysis.kinds
-        self._bare_moves = self._collect_bare_moves()
-        self._scattering: set = set()  # model keys of DataParallel/DDP wrappers
+        self.placement = analysis.placement
         # accelerate / Lightning Fabric can hand out prepared loaders from anywhere (a helper
         # in another file); in such files only a DataLoader built right here is trusted.
         self._prepares_elsewhere = any(
@@ -134,200 +131,6 @@ class UnmovedBatch(Rule):
             values = self._loop_batch_values(loop, ctx.scope)
             if values:
                 yield from _LoopChecker(self, loop, ctx, values, order).run()
-
-    # -- models moved to a device ----------------------------------------------------------
-
-    def model_key(self, expr: cst.BaseExpression, scope: Scope):
-        if isinstance(expr, cst.Name):
-            owner = scope.resolve(expr.value)
-            return ("name", id(owner) if owner else None, expr.value)
-        if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name):
-            owner_kind = self.kinds.kind_of(expr.value, scope)
-            if isinstance(owner_kind, K.Instance):
-                return ("attr", id(owner_kind.info), expr.attr.value)
-            owner = scope.resolve(expr.value.value)
-            return ("dotted", id(owner) if owner else None, expr.value.value, expr.attr.value)
-        return None
-
-    def device_of_move(self, call: cst.Call, scope: Scope) -> Tuple[bool, Optional[cst.BaseExpression]]:
-        """Whether ``call`` (``X.to(...)``/``X.cuda()``) moves X to an accelerator, and with what."""
-        if not isinstance(call.func, cst.Attribute):
-            return False, None
-        method = call.func.attr.value
-        if method == "cuda":
-            return True, None
-        if method != "to":
-            return False, None
-        device = move_device_argument(call)
-        if device is None or self.analysis.is_dtype(device, scope) \
-                or self.analysis.is_cpu_device(device, scope):
-            return False, None
-        if self.kinds.kind_of(device, scope) is K.TENSOR:
-            return False, None  # .to(other_tensor): follows another tensor, not a device choice
-        return True, device
-
-    def _collect_bare_moves(self) -> Dict[tuple, List[tuple]]:
-        """model key -> [(order, device expression)] of bare ``model.to(device)`` statements."""
-        moves: Dict[tuple, List[tuple]] = {}
-        calls = self.analysis.collected.calls_by_name
-        for site in calls.get("to", []) + calls.get("cuda", []):
-            if site.statement is None:
-                continue
-            receiver = site.call.func.value
-            if self.kinds.kind_of(receiver, site.ctx.scope) in (K.TENSOR, K.BATCH, K.ENCODING):
-                continue
-            moved, device = self.device_of_move(site.call, site.ctx.scope)
-            key = self.model_key(receiver, site.ctx.scope)
-            if moved and key is not None:
-                moves.setdefault(key, []).append((site.order, device))
-        return moves
-
-    def _chain_move(self, expr, scope: Scope):
-        """``Net().to(device).eval()`` -> (True, device)."""
-        while isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):
-            moved, device = self.device_of_move(expr, scope)
-            if moved:
-                return True, device
-            expr = expr.func.value
-        return False, None
-
-    def _wraps_or_prepares(self, expr, scope: Scope) -> bool:
-        return self._wrapper(expr) is not None
-
-    @staticmethod
-    def _wrapper(expr) -> Optional[tuple]:
-        """("prepare", call) when accelerate/Fabric prepares the value (they move batches
-        themselves), ("scatter", call) when it is wrapped in DataParallel/DDP (they move the
-        *inputs* they are given, not what meets their output), else None."""
-        stack = [expr]
-        scatter = None
-        while stack:
-            node = stack.pop()
-            if isinstance(node, cst.Call):
-                name = last_name(node.func) or ""
-                if name in _PREPARING_CALLS:
-                    return ("prepare", node)
-                if name.endswith(_WRAPPERS_THAT_SCATTER) and scatter is None:
-                    scatter = ("scatter", node)
-                stack.append(node.func)
-                stack.extend(a.value for a in node.args)
-            elif isinstance(node, cst.Attribute):
-                stack.append(node.value)
-        return scatter
-
-    def scatters(self, callee: cst.BaseExpression, scope: Scope) -> bool:
-        """The model called is a DataParallel/DDP wrapper: it moves its inputs itself."""
-        target = callee.value if isinstance(callee, cst.Attribute) and \
-            callee.attr.value in ("forward", "generate") else callee
-        return self.model_key(target, scope) in self._scattering
-
-    def moved_model(self, callee: cst.BaseExpression, scope: Scope, before: Optional[int] = None,
-                    depth: int = 0):
-        """(model expression, device expression) if ``callee`` is a model moved to a device.
-
-        With ``before`` (the source order of a loop), a model assigned in the loop's own scope
-        is judged by its last assignment before the loop and the moves after that assignment:
-        ``model.to(d)`` followed by ``model = accelerator.prepare(model)`` is not moved.
-        A parameter (``def train(model, loader)``) is a moved model when every call of the
-        function in this file passes one.
-        """
-        target = callee
-        if isinstance(callee, cst.Attribute) and callee.attr.value in ("forward", "generate"):
-            target = callee.value
-        key = self.model_key(target, scope)
-        if key is None:
-            return None
-        kind = self.kinds.kind_of(target, scope)
-        if kind is K.TENSOR or isinstance(kind, (K.FuncRef, K.ClassRef, K.Qual)):
-            return None
-        bindings = self._bindings_of(target, scope)
-        since = -1
-        if before is not None and isinstance(target, cst.Name) and scope.resolve(target.value) is scope:
-            earlier = [b for b in bindings if b[3] < before]
-            if earlier:
-                bindings = [max(earlier, key=lambda b: b[3])]
-                since = bindings[0][3]
-        moved, device = False, None
-        for value, value_scope, path, order in bindings:
-            wrapper = self._wrapper(value)
-            if wrapper is not None and wrapper[0] == "prepare":
-                return None  # accelerate/Fabric move the batches themselves
-            if wrapper is not None:
-                # DataParallel/DDP move the inputs they are given, but their output is on the
-                # device and meets whatever the loop feeds the loss unmoved.
-                self._scattering.add(key)
-                inner_moved, inner_device = self._wrapped_is_moved(wrapper[1], value_scope, order, depth)
-                if inner_moved:
-                    moved, device = True, device or inner_device
-                continue
-            chain_moved, chain_device = self._chain_move(value, value_scope)
-            if chain_moved and not path:
-                moved, device = True, chain_device
-        for order, move_device in self._bare_moves.get(key, ()):
-            if order > since and (before is None or since < 0 or order < before):
-                moved, device = True, device or move_device
-        if not moved and not bindings and isinstance(target, cst.Name) and depth < 3:
-            moved = self._moved_by_every_caller(target.value, scope, depth)
-        return (target, device) if moved else None
-
-    def _wrapped_is_moved(self, wrapper: cst.Call, scope: Scope, order: int, depth: int):
-        """``DDP(model.to(rank), device_ids=[rank])``, ``DataParallel(net)`` of a moved ``net``."""
-        for node in walk_code(wrapper):
-            if isinstance(node, cst.Call) and node is not wrapper:
-                moved, device = self.device_of_move(node, scope)
-                if moved:
-                    return True, device
-        for arg in wrapper.args:
-            if arg.keyword is not None and arg.keyword.value in ("device_ids", "output_device"):
-                return True, None
-        inner = next((a.value for a in wrapper.args if a.keyword is None and not a.star), None)
-        if isinstance(inner, (cst.Name, cst.Attribute)) and depth < 3:
-            found = self.moved_model(inner, scope, order, depth + 1)
-            if found is not None:
-                return True, found[1]
-        return False, None
-
-    def _moved_by_every_caller(self, name: str, scope: Scope, depth: int) -> bool:
-        owner = scope.resolve(name)
-        if owner is None or owner.func is None or owner.kind != "function":
-            return False
-        bindings = owner.bindings[name]
-        if len(bindings) != 1 or bindings[0].how != PARAM:
-            return False
-        param, func, index = bindings[0].value
-        if func is None or func.cls is not None or param.star in ("*", "**"):
-            return False  # methods and *args: call sites are not matched reliably
-        if func.name in self.analysis.collected.unseen_call_names:
-            return False  # some callers were analysed apart (a huge literal table)
-        parameters = func.node.params
-        if index >= len(parameters.posonly_params) + len(parameters.params):
-            index = -1  # keyword-only: matched by name alone
-        callers = 0
-        for site in self.analysis.collected.calls_by_name.get(func.name, ()):
-            callee = self.kinds.kind_of(site.call.func, site.ctx.scope)
-            if not (isinstance(callee, K.FuncRef) and callee.info is func):
-                continue
-            argument = _argument_for(site.call, name, index)
-            if argument is None or self.moved_model(argument, site.ctx.scope, site.order,
-                                                    depth + 1) is None:
-                return False
-            if self.model_key(argument, site.ctx.scope) in self._scattering:
-                self._scattering.add(self.model_key(cst.Name(name), scope))
-            callers += 1
-        return callers > 0
-
-    def _bindings_of(self, target, scope: Scope) -> List[tuple]:
-        """(value, scope, unpacking path, order) of each assignment to a name or ``self``
-        attribute."""
-        if isinstance(target, cst.Name):
-            return [(b.value, b.ctx.scope, b.path, b.order) for b in scope.lookup(target.value)
-                    if b.how == ASSIGN]
-        if isinstance(target, cst.Attribute):
-            owner_kind = self.kinds.kind_of(target.value, scope)
-            if isinstance(owner_kind, K.Instance):
-                return [(b.value, b.ctx.scope, b.path, b.order)
-                        for b in owner_kind.info.attributes.get(target.attr.value, ())]
-        return []
 
     # -- loops over loaders ----------------------------------------------------------------
 
@@ -366,7 +169,7 @@ class UnmovedBatch(Rule):
           tensors onto a device.
         """
         constructions = [(loader, scope)] if isinstance(loader, cst.Call) else [
-            (value, value_scope) for value, value_scope, _, _ in self._bindings_of(loader, scope)]
+            (value, value_scope) for value, value_scope, _, _ in self.placement.bindings_of(loader, scope)]
         for value, value_scope in list(constructions):
             # ``train_loader = get_loader(split)``: what the helper of this file returns
             if isinstance(value, cst.Call):
@@ -416,7 +219,7 @@ class UnmovedBatch(Rule):
             if name in seen:
                 continue
             seen.add(name)
-            bindings = self._bindings_of(cst.Name(name), name_scope)
+            bindings = self.placement.bindings_of(cst.Name(name), name_scope)
             if not bindings:
                 return None
             for value, value_scope, path, _ in bindings:
@@ -455,10 +258,10 @@ class UnmovedBatch(Rule):
         if depth > 3:
             return False
         for node in walk_code(expr):
-            if isinstance(node, cst.Call) and self.device_of_move(node, scope)[0]:
+            if isinstance(node, cst.Call) and self.placement.device_of_move(node, scope)[0]:
                 return True
         if isinstance(expr, cst.Lambda):
-            return any(isinstance(n, cst.Call) and self.device_of_move(n, scope)[0]
+            return any(isinstance(n, cst.Call) and self.placement.device_of_move(n, scope)[0]
                        for n in walk_code(expr.body))
         target = expr
         if isinstance(expr, cst.Call):
@@ -481,10 +284,10 @@ class UnmovedBatch(Rule):
                 if site.statement is not None and isinstance(receiver, cst.Name) \
                         and receiver.value == expr.value and owner is not None \
                         and site.ctx.scope.resolve(expr.value) is owner \
-                        and self.device_of_move(site.call, site.ctx.scope)[0]:
+                        and self.placement.device_of_move(site.call, site.ctx.scope)[0]:
                     return True
             return any(self._code_moves(value, value_scope, follow_names, depth + 1)
-                       for value, value_scope, path, _ in self._bindings_of(expr, scope) if not path)
+                       for value, value_scope, path, _ in self.placement.bindings_of(expr, scope) if not path)
         return False
 
     def _moves_anywhere(self, call: cst.Call, scope: Scope) -> bool:
@@ -507,11 +310,11 @@ class UnmovedBatch(Rule):
             return self.analysis.qualname(loader.func, scope) in api.LOADER_CLASSES
         return any(isinstance(value, cst.Call) and not path
                    and self.analysis.qualname(value.func, value_scope) in api.LOADER_CLASSES
-                   for value, value_scope, path, _ in self._bindings_of(loader, scope))
+                   for value, value_scope, path, _ in self.placement.bindings_of(loader, scope))
 
     def _prepared(self, loader, scope: Scope) -> bool:
-        return any(self._wraps_or_prepares(value, value_scope)
-                   for value, value_scope, _, _ in self._bindings_of(loader, scope))
+        return any(self.placement.wraps_or_prepares(value, value_scope)
+                   for value, value_scope, _, _ in self.placement.bindings_of(loader, scope))
 
     def _loop_batch_values(self, loop: cst.For, scope: Scope) -> Dict[str, _Value]:
         paths = self._loader_paths(loop.iter, scope)
@@ -675,7 +478,7 @@ class _LoopChecker:
     # -- what moves a value ----------------------------------------------------------------
 
     def _is_device_move(self, call: cst.Call) -> bool:
-        return self.rule.device_of_move(call, self.scope)[0]
+        return self.rule.placement.device_of_move(call, self.scope)[0]
 
     def _contains_move(self, expr) -> bool:
         return any(isinstance(node, cst.Call) and self._is_device_move(node)
@@ -742,9 +545,9 @@ class _LoopChecker:
         device = self._device_of(value)
         fed_unmoved = []
         if device is None and isinstance(value, cst.Call) and \
-                not self.rule.device_of_move(value, self.scope)[0] and \
-                not (self.rule.moved_model(value.func, self.scope, self.order) is not None
-                     and self.rule.scatters(value.func, self.scope)):
+                not self.rule.placement.device_of_move(value, self.scope)[0] and \
+                not (self.rule.placement.moved_model(value.func, self.scope, self.order) is not None
+                     and self.rule.placement.scatters(value.func, self.scope)):
             # (DataParallel/DDP move their inputs: their output is on the device)
             fed_unmoved = [n for arg in value.args for n in self._unmoved(arg.value)]
         for name in targets:
@@ -768,7 +571,7 @@ class _LoopChecker:
     def _produces_output(self, expr) -> bool:
         return any((isinstance(node, cst.Name) and node.value in self.outputs)
                    or (isinstance(node, cst.Call)
-                       and self.rule.moved_model(node.func, self.scope, self.order))
+                       and self.rule.placement.moved_model(node.func, self.scope, self.order))
                    for node in walk_code(expr))
 
     # -- where an unmoved value is used --------------------------------------------------
@@ -813,13 +616,13 @@ class _LoopChecker:
                 self._arithmetic_sink(node)
 
     def _call_sink(self, call: cst.Call) -> None:
-        model = self.rule.moved_model(call.func, self.scope, self.order)
+        model = self.rule.placement.moved_model(call.func, self.scope, self.order)
         if model is not None and self._is_loss(call.func) and \
                 self._partner_on_device([a.value for a in call.args]) is not None:
             model = None  # ``criterion = nn.CrossEntropyLoss().to(device)``: still a loss
         if model is not None:
             self.model_called = model
-            if self.rule.scatters(call.func, self.scope):
+            if self.rule.placement.scatters(call.func, self.scope):
                 return  # DataParallel/DDP move the inputs they are given
             unmoved = [(arg, name) for arg in call.args for name in self._unmoved(arg.value)]
             if (self.moves_some or any(v.moved for v in self.values.values())) and \
@@ -903,7 +706,7 @@ class _LoopChecker:
         if isinstance(expr, cst.UnaryOperation):
             return self._device_of(expr.expression)
         if isinstance(expr, cst.Call):
-            moved, device = self.rule.device_of_move(expr, self.scope)
+            moved, device = self.rule.placement.device_of_move(expr, self.scope)
             if moved:
                 if isinstance(device, cst.Attribute) and device.attr.value == "device" \
                         and self._device_of(device.value) is None:
@@ -947,7 +750,7 @@ class _LoopChecker:
             return False
         if name in _CRITERION_NAMES or name.endswith("criterion") or name.endswith("loss_fn"):
             return True
-        for value, value_scope, path, _ in self.rule._bindings_of(func, self.scope):
+        for value, value_scope, path, _ in self.rule.placement.bindings_of(func, self.scope):
             if isinstance(value, cst.Call) and not path:
                 constructor = self.analysis.qualname(value.func, value_scope) or ""
                 if constructor.startswith("torch.nn.") and constructor.endswith("Loss"):
@@ -979,17 +782,6 @@ class _OnDevice:
 
 # Tensor methods that combine the receiver with their argument.
 _BINARY_METHODS = frozenset("eq ne lt le gt ge add sub mul div matmul mm bmm".split())
-
-
-def _argument_for(call: cst.Call, name: str, index: int):
-    """The expression a call passes for parameter ``name`` (at position ``index``)."""
-    if any(arg.star for arg in call.args):
-        return None
-    for arg in call.args:
-        if arg.keyword is not None and arg.keyword.value == name:
-            return arg.value
-    positional = [arg.value for arg in call.args if arg.keyword is None]
-    return positional[index] if 0 <= index < len(positional) else None
 
 
 def _root(expr) -> Optional[cst.Name]:
