@@ -19,7 +19,9 @@ from torchdevlint.analysis.builder import (
 from torchdevlint.analysis.devices import (  # noqa: F401 (facade)
     Devices, device_names_visible, is_device_name, move_device_argument,
 )
+from torchdevlint.analysis.gradmode import GradMode
 from torchdevlint.analysis.guards import Guards
+from torchdevlint.analysis.modules import ModuleClasses, ModuleState  # noqa: F401 (facade)
 from torchdevlint.analysis.kinds import KindInference
 from torchdevlint.analysis.placement import Placement
 from torchdevlint.analysis.targets import Targets
@@ -33,13 +35,14 @@ __all__ = [
     "Analysis", "FACTS", "UndeclaredFact", "K", "api", "walk_code", "iter_children",
     "ASSIGN", "IMPORT", "PARAM", "Binding", "CallSite", "Ctx", "FunctionInfo", "Scope",
     "dotted_name", "last_name", "root_name", "string_value",
-    "is_device_name", "device_names_visible", "move_device_argument",
+    "is_device_name", "device_names_visible", "move_device_argument", "ModuleState",
 ]
 
 
 # The facts a rule can declare (``Rule.facts``), one per provider behind this facade. The
 # scopes, bindings and call sites of the one traversal (``collected``) need no declaration.
-FACTS: FrozenSet[str] = frozenset(("kinds", "placement", "guards", "devices", "targets"))
+FACTS: FrozenSet[str] = frozenset(
+    ("kinds", "placement", "guards", "devices", "targets", "grad", "modules"))
 
 
 class UndeclaredFact(RuntimeError):
@@ -64,6 +67,8 @@ class Analysis:
         self._guards: Optional[Guards] = None
         self._placement: Optional[Placement] = None
         self._devices: Optional[Devices] = None
+        self._grad: Optional[GradMode] = None
+        self._modules: Optional[ModuleClasses] = None
         self._targets: Optional[Targets] = None
 
     @classmethod
@@ -84,6 +89,7 @@ class Analysis:
         cyclic garbage collector. The analysis cannot be used afterwards."""
         collected = self.collected
         self._targets = self._guards = self._placement = self._devices = None
+        self._grad = self._modules = None
         for scope in collected.scopes:
             scope.bindings = {}
             scope.func = None
@@ -164,13 +170,35 @@ class Analysis:
     def placement(self) -> Placement:
         self._declared("placement")
         if self._placement is None:
-            self._placement = Placement(self.collected, self._kinds, self._device_provider())
+            self._placement = Placement(self.collected, self._kinds, self._device_provider)
         return self._placement
 
     @property
     def devices(self) -> Devices:
         self._declared("devices")
         return self._device_provider()
+
+    @property
+    def grad(self) -> GradMode:
+        self._declared("grad")
+        if self._grad is None:
+            self._grad = GradMode()
+        return self._grad
+
+    @property
+    def modules(self) -> ModuleClasses:
+        self._declared("modules")
+        if self._modules is None:
+            self._modules = ModuleClasses(self.collected, self._kinds)
+        return self._modules
+
+    def grad_recording(self, ctx: Ctx) -> Optional[bool]:
+        """Whether autograd records at ``ctx`` (None: as the caller of its function)."""
+        return self.grad.recording(ctx)
+
+    def module_state(self, info) -> "ModuleState":
+        """What an ``nn.Module`` class of this file registers and what it holds unregistered."""
+        return self.modules.state(info)
 
     def _device_provider(self) -> Devices:
         if self._devices is None:

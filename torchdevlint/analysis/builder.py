@@ -15,7 +15,8 @@ import libcst as cst
 from torchdevlint.analysis.devices import is_device_name
 from torchdevlint.analysis.model import (
     ASSIGN, AUGMENT, CLASS, DEF, EXPECTS_FAILURE, FOR, HANDLES_FAILURE, IMPORT, PARAM, UNKNOWN,
-    WITH, Binding, CallSite, ClassInfo, Ctx, DefaultOf, FunctionInfo, LoopSpan, Scope, last_name,
+    WITH, Binding, CallSite, ClassInfo, Ctx, DefaultOf, FunctionInfo, LoopSpan, Scope, grad_mode_set_by,
+    last_name,
     next_order,
     string_value,
 )
@@ -282,7 +283,9 @@ class Builder:
         body_conditions = ctx.conditions
         for decorator in decorators:
             body_conditions = (decorator, body_conditions)
-        body_ctx = Ctx(scope, (node.name.value, body_conditions), info, ctx.cls)
+        # The body runs when called: only its own decorators set its grad mode.
+        grad = next((mode for mode in map(grad_mode_set_by, decorators) if mode is not None), None)
+        body_ctx = Ctx(scope, (node.name.value, body_conditions), info, ctx.cls, grad)
         self._params(node.params, info, ctx, body_ctx)
         if node.returns is not None:
             self.walk(node.returns.annotation, ctx)
@@ -339,12 +342,12 @@ class Builder:
         conditions = ctx.conditions
         for decorator in decorators:
             conditions = (decorator, conditions)
-        self.walk(node.body, Ctx(scope, (node.name.value, conditions), None, info))
+        self.walk(node.body, Ctx(scope, (node.name.value, conditions), None, info, ctx.grad))
 
     def _comprehension(self, node, ctx: Ctx) -> None:
         scope = Scope("comprehension", ctx.scope, node)
         self.out.scopes.append(scope)
-        inner = Ctx(scope, ctx.conditions, ctx.func, ctx.cls)
+        inner = Ctx(scope, ctx.conditions, ctx.func, ctx.cls, ctx.grad)  # runs right here
         comp = node.for_in
         first = True
         while comp is not None:
@@ -484,6 +487,9 @@ class Builder:
                     body_ctx = ctx.with_condition(EXPECTS_FAILURE)
                 elif _is_device_call(item.item):
                     self.out.devices.constructed_used.append((item.item, ctx, None))  # default device
+            grad = grad_mode_set_by(item.item)
+            if grad is not None:
+                body_ctx = body_ctx.with_grad(grad)
         self.walk(node.body, body_ctx)
 
     def _try(self, node: cst.Try, ctx: Ctx) -> None:

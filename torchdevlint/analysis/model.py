@@ -50,17 +50,50 @@ class Ctx:
     Contexts are shared by every node in the same region, so recording one costs a pointer.
     """
 
-    __slots__ = ("scope", "conditions", "func", "cls")
+    __slots__ = ("scope", "conditions", "func", "cls", "grad")
 
     def __init__(self, scope: "Scope", conditions, func: Optional["FunctionInfo"],
-                 cls: Optional["ClassInfo"]) -> None:
+                 cls: Optional["ClassInfo"], grad: Optional[str] = None) -> None:
         self.scope = scope
         self.conditions = conditions
         self.func = func
         self.cls = cls
+        # The innermost grad mode set around the node in its own function: GRAD_OFF
+        # (``torch.no_grad()``, ``inference_mode()``, ``set_grad_enabled(False)``, as a
+        # ``with`` or a decorator), GRAD_ON (``enable_grad()``, ``set_grad_enabled(True)``),
+        # or None: nothing here sets it (the default at module level, the caller's in a
+        # function).
+        self.grad = grad
 
     def with_condition(self, item: Union[cst.CSTNode, str]) -> "Ctx":
-        return Ctx(self.scope, (item, self.conditions), self.func, self.cls)
+        return Ctx(self.scope, (item, self.conditions), self.func, self.cls, self.grad)
+
+    def with_grad(self, grad: str) -> "Ctx":
+        return Ctx(self.scope, self.conditions, self.func, self.cls, grad)
+
+
+GRAD_OFF = "off"
+GRAD_ON = "on"
+_GRAD_OFF_CALLS = frozenset(("no_grad", "inference_mode"))
+
+
+def grad_mode_set_by(expr: cst.BaseExpression) -> Optional[str]:
+    """GRAD_OFF / GRAD_ON when ``expr`` (a ``with`` item or a decorator) sets the grad mode:
+    ``torch.no_grad()``, ``@torch.inference_mode()``, ``torch.set_grad_enabled(False)``,
+    ``torch.enable_grad()``; else None. By the callee's last name, as torch code writes them."""
+    call = expr if isinstance(expr, cst.Call) else None
+    name = last_name(call.func if call is not None else expr)
+    if name in _GRAD_OFF_CALLS:
+        if call is not None and call.args and isinstance(call.args[0].value, cst.Name) \
+                and call.args[0].value.value == "False":  # inference_mode(False)
+            return None
+        return GRAD_OFF
+    if name == "enable_grad":
+        return GRAD_ON
+    if name == "set_grad_enabled" and call is not None and call.args and \
+            isinstance(call.args[0].value, cst.Name) and call.args[0].value.value in ("True", "False"):
+        return GRAD_ON if call.args[0].value.value == "True" else GRAD_OFF
+    return None
 
 
 class Binding:

@@ -6,7 +6,7 @@ expression, and whether a DataParallel/DDP wrapper scatters its inputs.
 
 from __future__ import annotations
 
-from typing import Dict, List, Optional, Tuple
+from typing import Callable, Dict, List, Optional, Tuple
 
 import libcst as cst
 
@@ -24,13 +24,18 @@ _PREPARING_CALLS = frozenset("prepare setup setup_module setup_dataloaders prepa
 class Placement:
     """Asked through ``Analysis.reaching_bindings`` / ``Analysis.kind_at``."""
 
-    def __init__(self, collected: Collected, kinds: KindInference, devices: Devices) -> None:
+    def __init__(self, collected: Collected, kinds: KindInference,
+                 devices: Callable[[], Devices]) -> None:
         self.collected = collected
         self.kinds = kinds
-        self.devices = devices
+        self._devices = devices  # built only when a model's move is judged
         self._bare_moves: Optional[Dict[tuple, List[tuple]]] = None
         # model keys of DataParallel/DDP wrappers, learnt while answering ``moved_model``
         self._scattering: set = set()
+
+    @property
+    def devices(self) -> Devices:
+        return self._devices()
 
     def _moves(self) -> Dict[tuple, List[tuple]]:
         if self._bare_moves is None:

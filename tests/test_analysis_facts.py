@@ -1,0 +1,146 @@
+"""The analysis facts behind the facade, asked directly: grad mode and module classes (the
+facts the coming rules start from), and the declaration contract (a file builds only the
+facts its rules declare, and asking for another one fails)."""
+from __future__ import annotations
+
+import textwrap
+
+import libcst as cst
+import pytest
+
+from torchdevlint.analysis import Analysis, UndeclaredFact
+from torchdevlint.engine import lint_source
+
+
+def analysis_of(source: str, facts=None) -> Analysis:
+    return Analysis(cst.parse_module(textwrap.dedent(source)), facts=facts)
+
+
+def recording_at_calls(source: str, callee: str) -> list:
+    """grad_recording where each call of ``callee`` is, in source order."""
+    analysis = analysis_of(source)
+    sites = sorted(analysis.collected.calls_by_name[callee], key=lambda site: site.order)
+    return [analysis.grad_recording(site.ctx) for site in sites]
+
+
+# -- grad mode ------------------------------------------------------------------------------
+
+def test_grad_mode_of_with_blocks_decorators_and_functions():
+    source = """
+        import torch
+
+        probe()                                   # module level: on by default
+        with torch.no_grad():
+            probe()                               # off
+            with torch.enable_grad():
+                probe()                           # on again
+            def later():
+                probe()                           # runs when called: the caller's mode
+        with torch.set_grad_enabled(False):
+            probe()                               # off
+        with torch.inference_mode(False):
+            probe()                               # inference_mode(False) sets nothing here
+
+        @torch.inference_mode()
+        def evaluate():
+            probe()                               # off
+            values = [probe() for _ in range(2)]  # a comprehension runs right there: off
+
+        def train():
+            probe()                               # the caller's mode: unknown here
+    """
+    assert recording_at_calls(source, "probe") == [
+        True, False, True, None, False, True, False, False, None]
+
+
+# -- module classes -------------------------------------------------------------------------
+
+MODULE = """
+    import torch
+    import torch.nn as nn
+
+
+    class Block(nn.Module):
+        def __init__(self, n):
+            super().__init__()
+            self.lin = nn.Linear(4, 4)
+            self.w = nn.Parameter(torch.zeros(3))
+            self.register_buffer("mask", torch.ones(3))
+            self.b = nn.Buffer(torch.ones(1))
+            self.add_module("extra", nn.ReLU())
+            self.scale = torch.linspace(0, 1, 3)
+            self.heads = [nn.Linear(4, 4) for _ in range(n)]
+            self.table = {"a": nn.Linear(2, 2)}
+            self.names = ["a", "b"]
+            self.count = 0
+
+        def forward(self, x):
+            return self._inner(x) * self.scale
+
+        def _inner(self, x):
+            return self._deeper(x)
+
+        def _deeper(self, x):
+            return x
+
+        def unused(self):
+            return self.count
+
+
+    class Moves(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.cache = torch.zeros(2)
+
+        def _apply(self, fn, recurse=True):
+            self.cache = fn(self.cache)
+            return super()._apply(fn, recurse)
+
+
+    class Sampler:
+        def __init__(self):
+            self.weights = torch.ones(10)
+"""
+
+
+def test_module_state_registered_and_unregistered():
+    analysis = analysis_of(MODULE)
+    block, moves, sampler = analysis.collected.classes
+    state = analysis.module_state(block)
+    assert state.is_module is True
+    assert (state.parameters, state.buffers, state.submodules) == ({"w"}, {"mask", "b"}, {"lin", "extra"})
+    assert set(state.tensor_attributes) == {"scale"}
+    assert set(state.module_containers) == {"heads", "table"}  # not the list of strings
+    assert state.forward_reaches == {"forward", "_inner", "_deeper"}
+    assert not state.overrides_moving
+    assert analysis.module_state(moves).overrides_moving
+    assert set(analysis.module_state(moves).tensor_attributes) == {"cache"}
+    assert analysis.module_state(sampler).is_module is False
+    assert analysis.module_state(block) is state  # worked out once
+
+
+# -- the declaration contract ---------------------------------------------------------------
+
+def test_asking_for_an_undeclared_fact_fails():
+    analysis = analysis_of("import torch\n", facts=frozenset({"kinds"}))
+    analysis.kinds  # declared
+    for fact in ("guards", "placement", "devices", "targets", "grad", "modules"):
+        with pytest.raises(UndeclaredFact):
+            getattr(analysis, fact)
+
+
+def test_unknown_fact_names_are_refused():
+    with pytest.raises(ValueError):
+        analysis_of("x = 1\n", facts=frozenset({"kinds", "colour"}))
+
+
+def test_a_file_builds_only_what_its_rules_ask():
+    from torchdevlint.rules import RULES_BY_CODE
+    source = "import torch\nx = torch.ones(2)\nx.to('cpu')\n"
+    result = lint_source(source, "s.py", [RULES_BY_CODE["TDL001"]])
+    assert [f.code for f in result.findings] == ["TDL001"]
+    analysis = result.analysis
+    assert analysis.facts == RULES_BY_CODE["TDL001"].facts
+    # TDL001 asks kinds and placement; nothing built the others
+    assert analysis._guards is None and analysis._devices is None and analysis._targets is None
+    assert analysis._modules is None and analysis._grad is None
