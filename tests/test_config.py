@@ -140,13 +140,13 @@ def test_respect_gitignore(tmp_path):
 def test_fixable_unfixable_and_unsafe_fixes(tmp_path):
     root = project(tmp_path, 'fixable = ["TDL00"]\nunfixable = ["TDL003"]\nunsafe-fixes = true\n', {})
     settings = Resolver().for_directory(root)
-    assert [settings.is_fixable(c) for c in ("TDL001", "TDL002", "TDL003", "TDL004")] == \
+    assert [c in settings.fixable for c in ("TDL001", "TDL002", "TDL003", "TDL004")] == \
         [True, True, False, True]
     assert settings.unsafe_fixes is True
     default = Resolver(isolated=True).default()
-    assert default.unsafe_fixes is False and all(map(default.is_fixable, ("TDL001", "TDL003")))
+    assert default.unsafe_fixes is False and {"TDL001", "TDL003"} <= default.fixable
     cli = Resolver(Overrides(unfixable=["TDL001"], unsafe_fixes=False)).for_directory(root)
-    assert not cli.is_fixable("TDL001") and not cli.is_fixable("TDL003") and not cli.unsafe_fixes
+    assert "TDL001" not in cli.fixable and "TDL003" not in cli.fixable and not cli.unsafe_fixes
 
 
 def test_unfixable_and_unsafe_fixes_drive_fix(tmp_path):

@@ -240,9 +240,6 @@ class Settings:
         text, name = _posix(path), path.name
         return any(glob.matches(text, name) for glob in self.exclude)
 
-    def is_fixable(self, code: str) -> bool:
-        return code in self.fixable
-
 
 @dataclass
 class Overrides:
