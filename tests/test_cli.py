@@ -190,3 +190,12 @@ def test_message_for_a_receiver_that_cannot_be_rebound(tmp_path):
     path.write_text("import torch\nloss = torch.ones(1)\nloss.detach().cpu()\n")
     [item] = findings(run_cli(path).stdout)
     assert item["msg"].endswith("use the result or remove the statement")
+
+
+@pytest.mark.parametrize("reported,internal,exit_zero,code", [
+    (False, False, False, 0), (True, False, False, 1), (True, False, True, 0),
+    (False, True, True, 2), (True, True, False, 2),
+])
+def test_every_front_end_exits_by_one_rule(reported, internal, exit_zero, code):
+    from torchdevlint.findings import ExitCode
+    assert ExitCode.of_run(reported, internal, exit_zero) == code

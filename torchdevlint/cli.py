@@ -24,7 +24,7 @@ from torchdevlint.rules import ALL_RULES, RULES_BY_CODE
 from torchdevlint.runner import UsageError, display_path, force_excluded, guarded, iter_python_files, \
     lint_data, lint_with_settings
 
-EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = ExitCode.CLEAN, ExitCode.FINDINGS, ExitCode.ERROR
+EXIT_CLEAN, EXIT_ERROR = ExitCode.CLEAN, ExitCode.ERROR
 
 
 def _codes(values: Optional[List[str]]) -> List[str]:
@@ -215,11 +215,8 @@ def _fix_stdin(args: argparse.Namespace, resolver: Resolver) -> int:
     remaining = [*result.findings, *([result.error] if result.error else [])]
     for finding in remaining:
         print(finding.format(), file=sys.stderr)
-    if result.internal_error:
-        return EXIT_ERROR
-    if args.exit_zero:
-        return EXIT_CLEAN
-    return EXIT_FINDINGS if remaining or (args.diff and result.changed) else EXIT_CLEAN
+    return ExitCode.of_run(bool(remaining or (args.diff and result.changed)),
+                           result.internal_error, args.exit_zero)
 
 
 def _list_rules() -> str:
@@ -316,11 +313,7 @@ def _run(argv: Optional[Sequence[str]]) -> int:
     finally:
         if out is not sys.stdout:
             out.close()
-    if internal:
-        return EXIT_ERROR
-    if args.exit_zero:
-        return EXIT_CLEAN
-    return EXIT_FINDINGS if findings or errors else EXIT_CLEAN
+    return ExitCode.of_run(bool(findings or errors), internal, args.exit_zero)
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:

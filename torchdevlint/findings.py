@@ -67,3 +67,14 @@ class ExitCode(IntEnum):
     CLEAN = 0  # nothing to report
     FINDINGS = 1  # findings, or files that could not be analysed
     ERROR = 2  # a usage error or a failure of torchdevlint itself
+
+    @classmethod
+    def of_run(cls, reported: bool, internal: bool, exit_zero: bool) -> "ExitCode":
+        """The one rule every front end exits by: a failure of torchdevlint beats
+        ``--exit-zero``, which beats anything reported (findings, unreadable files, or with
+        ``--diff`` a change to make)."""
+        if internal:
+            return cls.ERROR
+        if exit_zero or not reported:
+            return cls.CLEAN
+        return cls.FINDINGS

@@ -249,13 +249,8 @@ def run_fix(files: Iterable[Path], plan: Callable[[Path], Tuple[Sequence[type], 
             print(hidden_fixes_hint(totals.hidden), file=report)
         if not diff and not formatted:
             print(summary(totals.findings, totals.errors, len(files)), file=report)
-    if totals.internal:
-        return ExitCode.ERROR
-    if exit_zero:
-        return ExitCode.CLEAN
-    if totals.findings or totals.errors or (diff and totals.fixed):
-        return ExitCode.FINDINGS
-    return ExitCode.CLEAN
+    reported = bool(totals.findings or totals.errors or (diff and totals.fixed))
+    return ExitCode.of_run(reported, totals.internal, exit_zero)
 
 
 def hidden_fixes_hint(count: int) -> str:
