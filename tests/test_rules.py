@@ -731,3 +731,37 @@ def test_silent_snippets_reach_the_rule(code, snippet):
     from torchdevlint.engine import candidate_rules
     rules = select_rules([code])
     assert candidate_rules(snippet, rules, ast.parse(snippet)) == list(rules), "the prefilter drops it"
+
+
+# --- TDL004: loader keyword arguments chosen by a conditional ------------------------------
+
+_KWARGS_LOADER = """
+    import torch
+    from torch.utils.data import DataLoader
+
+    device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    kwargs = {{'num_workers': 1, 'pin_memory': True}} if use_cuda else {{}}
+    loader = DataLoader(dataset, batch_size=64, **kwargs)
+    model = Net().to(device)
+
+
+    def train():
+        for data, target in loader:
+            output = model(data)
+"""
+
+
+def test_tdl004_reads_loader_kwargs_chosen_by_a_conditional(lint):
+    """pytorch/examples' pattern: every key either branch may pass is known, none of them a
+    device, so the batches arrive on the CPU (before, the conditional hid them: silent)."""
+    assert lint(src(_KWARGS_LOADER.format()), ["TDL004"]) == [(12, 24, "TDL004")]
+
+
+def test_tdl004_stays_silent_when_a_branch_may_pass_a_device(lint):
+    code = src(_KWARGS_LOADER.format().replace("else {}", "else {'device': device}"))
+    assert lint(code, ["TDL004"]) == []
+
+
+def test_tdl004_stays_silent_when_a_branch_is_unknown(lint):
+    code = src(_KWARGS_LOADER.format().replace("else {}", "else other_kwargs"))
+    assert lint(code, ["TDL004"]) == []

@@ -207,8 +207,9 @@ class UnmovedBatch(Rule):
 
     def _spread_arguments(self, expr, scope: Scope) -> Optional[List[cst.Arg]]:
         """The keyword arguments ``**expr`` passes, as ``Arg`` nodes, when every binding of
-        the name is a dict display or ``dict(...)`` (and ``.update()`` calls add more of
-        those); None when any part is unknown."""
+        the name is a dict display or ``dict(...)``, or a conditional choosing between such
+        (``{'num_workers': 1, 'pin_memory': True} if use_cuda else {}``: every key either may
+        pass), and ``.update()`` calls add more of those; None when any part is unknown."""
         if not isinstance(expr, cst.Name):
             return None
         found: List[cst.Arg] = []
@@ -222,10 +223,16 @@ class UnmovedBatch(Rule):
             bindings = self.placement.bindings_of(cst.Name(name), name_scope)
             if not bindings:
                 return None
+            values = []
             for value, value_scope, path, _ in bindings:
                 if path:
                     return None
-                if isinstance(value, cst.Dict):
+                values.append(value)
+            while values:
+                value = values.pop()
+                if isinstance(value, cst.IfExp):
+                    values += [value.body, value.orelse]
+                elif isinstance(value, cst.Dict):
                     for element in value.elements:
                         if not isinstance(element, cst.DictElement):
                             return None
