@@ -24,7 +24,6 @@ from torchdevlint.rules import ALL_RULES, RULES_BY_CODE
 from torchdevlint.runner import UsageError, display_path, force_excluded, guarded, iter_python_files, \
     lint_data, lint_with_settings
 
-EXIT_CLEAN, EXIT_ERROR = ExitCode.CLEAN, ExitCode.ERROR
 
 
 def _codes(values: Optional[List[str]]) -> List[str]:
@@ -203,7 +202,7 @@ def _fix_stdin(args: argparse.Namespace, resolver: Resolver) -> int:
     data = sys.stdin.buffer.read()
     if args.stdin_filename and settings.force_exclude and force_excluded(settings, absolute(path)):
         sys.stdout.buffer.write(data)
-        return EXIT_CLEAN
+        return ExitCode.CLEAN
     result = fix_data(data, display_path(path), settings.rules_for(path), _fix_options(settings))
     if args.diff:
         from torchdevlint.fixer import unified_diff
@@ -234,13 +233,13 @@ def _run(argv: Optional[Sequence[str]]) -> int:
     try:
         if args.list_rules:
             print(_list_rules(), file=out)
-            return EXIT_CLEAN
+            return ExitCode.CLEAN
         if args.explain:
             code = args.explain.strip().upper()
             if code not in RULES_BY_CODE:
                 raise UsageError(f"unknown rule code {args.explain!r}; known: {', '.join(RULES_BY_CODE)}")
             print(rule_doc(code), file=out)
-            return EXIT_CLEAN
+            return ExitCode.CLEAN
         resolver = Resolver(_overrides(args), config=args.config, isolated=args.isolated)
         stdin = _reads_stdin(args)
         files = [] if stdin else list(iter_python_files(args.paths or ["."], resolver))
@@ -253,7 +252,7 @@ def _run(argv: Optional[Sequence[str]]) -> int:
                 raise UsageError(f"{args.output_file}: {exc.strerror or exc}") from exc
     except (UsageError, ConfigError) as exc:
         print(f"torchdevlint: error: {exc}", file=sys.stderr)
-        return EXIT_ERROR
+        return ExitCode.ERROR
 
     if args.fix or args.diff:
         try:
@@ -336,7 +335,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except Exception as exc:  # a bug in torchdevlint itself, outside any one file
         print(f"torchdevlint: internal error ({type(exc).__name__}: {exc}); please report it",
               file=sys.stderr)
-        return EXIT_ERROR
+        return ExitCode.ERROR
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -96,11 +96,6 @@ class FixContext:
             self._loop_ctx = {id(node): ctx for node, ctx, _ in self.analysis.collected.for_loops}
         return self._loop_ctx.get(id(loop))
 
-    def contains(self, outer: cst.CSTNode, inner: cst.CSTNode) -> bool:
-        outer_start, outer_end = self.span(outer)
-        inner_start, inner_end = self.span(inner)
-        return outer_start <= inner_start and inner_end <= outer_end
-
     # -- # noqa ---------------------------------------------------------------------------
 
     def touches_noqa(self, edit: Edit) -> bool:
@@ -180,25 +175,6 @@ class FixContext:
         if owner.kind == "module" and scope.kind != "module":
             return True  # a global read from a function: bound once the module has run
         return all(b.how == PARAM or self.binding_before(b, use_offset) for b in bindings)
-
-    def free_names_resolve(self, expr: cst.BaseExpression, scope: Scope) -> bool:
-        """Whether every name ``expr`` reads resolves in ``scope``."""
-        stack: List[cst.CSTNode] = [expr]
-        while stack:
-            node = stack.pop()
-            if isinstance(node, cst.Name):
-                if scope.resolve(node.value) is None:
-                    return False
-            elif isinstance(node, cst.Attribute):
-                stack.append(node.value)
-            elif isinstance(node, (cst.Lambda, cst.ListComp, cst.SetComp, cst.DictComp,
-                                   cst.GeneratorExp)):
-                return False
-            elif isinstance(node, cst.Arg):
-                stack.append(node.value)
-            else:
-                stack.extend(iter_children(node))
-        return True
 
     # -- torch and devices ----------------------------------------------------------------
 
