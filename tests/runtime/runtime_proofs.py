@@ -235,7 +235,7 @@ def consequence_lines(path: Path, rule: str) -> set:
             carriers.update(arg.arg for arg, default in defaults if default.lineno in flagged)
     lines = set(flagged)
     for node in ast.walk(tree):
-        if isinstance(node, (ast.Name, ast.Attribute)) and isinstance(node.ctx, ast.Load) \
+        if isinstance(node, (ast.Name, ast.Attribute, ast.Subscript)) and isinstance(node.ctx, ast.Load) \
                 and ast.unparse(node) in carriers:
             lines.add(node.lineno)
     return lines
