@@ -88,7 +88,7 @@ def test_safe_only_fix_leaves_unsafe_findings_reported(tmp_path, fixture_copies)
     assert run.returncode == 1  # unsafe fixes were not applied: their findings remain
     remaining = {line.split(":")[0] for line in run.stdout.splitlines() if ": TDL" in line}
     by_name = {copy.name: original for original, copy in fixture_copies.items()}
-    for name in ("TDL001_self_attribute.py", "TDL003_aliased_import.py", "TDL004_dict_batch.py"):
+    for name in ("TDL006_list_comprehension.py", "TDL003_aliased_import.py", "TDL004_dict_batch.py"):
         assert any(r.endswith(name) for r in remaining), name
         assert (tmp_path / name).read_bytes() == by_name[name].read_bytes()  # untouched
     for name in ("TDL001_factory_tensor.py", "TDL003_load_state_dict.py",

@@ -137,6 +137,10 @@ PROOFS = {
                         errors={"no-cuda": (CUDA_CHECKPOINT_ON_CPU,)}),
     "TDL004": RuleProof("TDL004", argument="device", stand_in="meta", cuda_stand_in="cuda",
                         errors={"meta": (META_DEVICE_MISMATCH,), "cuda": (CUDA_DEVICE_MISMATCH,)}),
+    "TDL005": RuleProof("TDL005", argument="device", stand_in="meta", cuda_stand_in="cuda",
+                        errors={"meta": (META_DEVICE_MISMATCH,), "cuda": (CUDA_DEVICE_MISMATCH,)}),
+    "TDL006": RuleProof("TDL006", argument="device", stand_in="meta", cuda_stand_in="cuda",
+                        errors={"meta": (META_DEVICE_MISMATCH,), "cuda": (CUDA_DEVICE_MISMATCH,)}),
 }
 
 
@@ -215,7 +219,8 @@ def consequence_lines(path: Path, rule: str) -> set:
 
     The flagged lines themselves, and the lines that read what a flagged line leaves behind:
     the receiver of a discarded ``x.to(...)`` (still on the old device), the names a flagged
-    assignment binds (``device = torch.device("cuda")``) and a parameter whose flagged default
+    assignment binds (``device = torch.device("cuda")``, ``self.blocks = [...]``), what a loop
+    takes out of those (``for block in self.blocks``) and a parameter whose flagged default
     it is (``def build(device="cuda")``).
     """
     flagged = flagged_lines(path, rule)
@@ -233,6 +238,18 @@ def consequence_lines(path: Path, rule: str) -> set:
             defaults += [(arg, default) for arg, default in zip(node.kwonlyargs, node.kw_defaults)
                          if default is not None]
             carriers.update(arg.arg for arg, default in defaults if default.lineno in flagged)
+    # what a loop takes out of a carrier carries it too (``for block in self.blocks``)
+    grew = True
+    while grew:
+        grew = False
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.For, ast.comprehension)) and any(
+                    ast.unparse(inner) in carriers for inner in ast.walk(node.iter)):
+                names = {ast.unparse(target) for target in ast.walk(node.target)
+                         if isinstance(target, ast.Name)}
+                if not names <= carriers:
+                    carriers |= names
+                    grew = True
     lines = set(flagged)
     for node in ast.walk(tree):
         if isinstance(node, (ast.Name, ast.Attribute, ast.Subscript)) and isinstance(node.ctx, ast.Load) \

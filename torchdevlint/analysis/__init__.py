@@ -27,13 +27,13 @@ from torchdevlint.analysis.placement import Placement
 from torchdevlint.analysis.targets import Targets
 from torchdevlint.analysis.model import (  # noqa: F401 (facade)
     ASSIGN, EXPECTS_FAILURE, HANDLES_FAILURE, IMPORT, PARAM, Binding, CallSite, Ctx, DefaultOf,
-    FunctionInfo, Scope, dotted_name, last_name, root_name, string_value,
+    ClassInfo, FunctionInfo, Scope, dotted_name, last_name, root_name, string_value,
 )
 
 # What rules may use, besides ``Analysis`` itself.
 __all__ = [
     "Analysis", "FACTS", "UndeclaredFact", "K", "api", "walk_code", "iter_children",
-    "ASSIGN", "IMPORT", "PARAM", "Binding", "CallSite", "Ctx", "FunctionInfo", "Scope",
+    "ASSIGN", "IMPORT", "PARAM", "Binding", "CallSite", "ClassInfo", "Ctx", "FunctionInfo", "Scope",
     "dotted_name", "last_name", "root_name", "string_value",
     "is_device_name", "device_names_visible", "move_device_argument", "ModuleState",
 ]

@@ -11,9 +11,12 @@ from typing import Dict, List, Optional, Set
 
 import libcst as cst
 
+from torchdevlint.analysis import torch_api as api
 from torchdevlint.analysis.builder import Collected, walk_code
-from torchdevlint.analysis.kinds import TENSOR, KindInference
-from torchdevlint.analysis.model import ASSIGN, Binding, ClassInfo, last_name, string_value
+from torchdevlint.analysis.kinds import TENSOR, ClassRef, KindInference
+from torchdevlint.analysis.model import (
+    ASSIGN, Binding, ClassInfo, FunctionInfo, last_name, string_value,
+)
 
 # Methods whose override changes what ``.to()`` does to the module's state: such a class may
 # move its plain tensors itself.
@@ -35,7 +38,7 @@ class ModuleState:
     tensor_attributes: Dict[str, List[Binding]] = field(default_factory=dict)
     # ``self.NAME = [<module>, ...]`` / ``{k: <module>}`` / comprehensions of modules
     module_containers: Dict[str, List[Binding]] = field(default_factory=dict)
-    overrides_moving: bool = False  # defines _apply, to or cuda
+    overrides_moving: bool = False  # it or a base class of this file defines _apply, to or cuda
     forward_reaches: Set[str] = field(default_factory=set)  # methods forward calls, transitively
 
     @property
@@ -50,6 +53,7 @@ class ModuleClasses:
         self.collected = collected
         self.kinds = kinds
         self._states: Dict[int, ModuleState] = {}
+        self._methods: Dict[tuple, "MethodDevices"] = {}
 
     def state(self, info: ClassInfo) -> ModuleState:
         known = self._states.get(id(info))
@@ -59,7 +63,7 @@ class ModuleClasses:
 
     def _build(self, info: ClassInfo) -> ModuleState:
         state = ModuleState(info, self.kinds.class_is_module(info))
-        state.overrides_moving = bool(_MOVING_OVERRIDES & set(info.methods))
+        state.overrides_moving = self._overrides_moving(info, set())
         for method, kind in self._registrations(info):
             getattr(state, kind).add(method)
         for name, bindings in info.attributes.items():
@@ -82,13 +86,79 @@ class ModuleClasses:
         state.forward_reaches = self._reached_from(info, "forward")
         return state
 
+    def _overrides_moving(self, info: ClassInfo, seen: Set[int]) -> bool:
+        if id(info) in seen:
+            return False
+        seen.add(id(info))
+        if _MOVING_OVERRIDES & set(info.methods):
+            return True
+        for base in info.bases:
+            kind = self.kinds.kind_of(base, info.ctx.scope)
+            if isinstance(kind, ClassRef) and self._overrides_moving(kind.info, seen):
+                return True
+        return False
+
+    def init_methods(self, info: ClassInfo) -> Set[str]:
+        """``__init__`` and the methods only it reaches (``_build_layers``): code that runs
+        while the module is built, on the CPU, before anyone can move it."""
+        from_init = self._reached_from(info, "__init__")
+        elsewhere: Set[str] = set()
+        for name in info.methods:
+            if name not in from_init:
+                elsewhere |= self._reached_from(info, name)
+        return {name for name in from_init if name == "__init__" or name not in elsewhere}
+
+    def self_reads(self, info: ClassInfo) -> Dict[str, List[tuple]]:
+        """``self.NAME`` read in the class's methods: NAME -> [(method, Attribute node)]
+        (nested functions and lambdas included: their ``self`` is the method's)."""
+        reads: Dict[str, List[tuple]] = {}
+        for method in info.methods.values():
+            self_name = method.self_name
+            if self_name is None:
+                continue
+            for node in walk_code(method.node.body, into_functions=True):
+                if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) \
+                        and node.value.value == self_name:
+                    reads.setdefault(node.attr.value, []).append((method, node))
+        return reads
+
+    def on_module_device(self, state: ModuleState, method: FunctionInfo) -> "MethodDevices":
+        """What ``method`` holds on the module's device once the module was moved."""
+        key = ("devices", id(method))
+        known = self._methods.get(key)
+        if known is None:
+            known = self._methods[key] = MethodDevices(self, state, method)
+        return known
+
+    def has_parameters(self, state: ModuleState, name: str) -> bool:
+        """Whether the registered submodule ``self.NAME`` certainly holds parameters (so its
+        output, and what it is given, must be on the module's device): a torch.nn layer that
+        has weights, or a class of this file that registers parameters or such submodules."""
+        for binding in state.info.attributes.get(name, ()):
+            value = binding.value
+            if not isinstance(value, cst.Call):
+                continue
+            qualified = self.kinds.qualname(value.func, binding.ctx.scope) or ""
+            if qualified.startswith("torch.nn.") and qualified.rpartition(".")[2] in _LAYERS_WITH_WEIGHTS:
+                return True
+            kind = self.kinds.kind_of(value.func, binding.ctx.scope)
+            if isinstance(kind, ClassRef) and kind.info is not state.info:
+                inner = self.state(kind.info)
+                if inner.is_module and (inner.parameters or any(
+                        self.has_parameters(inner, sub) for sub in inner.submodules)):
+                    return True
+        return False
+
     def _registered_by_value(self, value, binding: Binding) -> Optional[str]:
         """``nn.Parameter(...)`` -> "parameters", ``nn.Buffer(...)`` -> "buffers", a module
         (``nn.Linear(...)``, ``nn.ModuleList(...)``, an instance of a module class) ->
         "submodules"."""
         if isinstance(value, cst.Call):
-            callee = last_name(value.func)
-            if callee == "Parameter":
+            # by the qualified name where the file imports it (``from torch.nn import
+            # Parameter as Param``), else by the name itself
+            callee = (self.kinds.qualname(value.func, binding.ctx.scope) or
+                      last_name(value.func) or "").rpartition(".")[2]
+            if callee in ("Parameter", "UninitializedParameter"):
                 return "parameters"
             if callee == "Buffer":
                 return "buffers"
@@ -155,3 +225,144 @@ class ModuleClasses:
                     pending.append(node.func.attr.value)
         return reached
 
+
+
+# torch.nn layers that always hold parameters (LayerNorm and the batch norms by default).
+_LAYERS_WITH_WEIGHTS = frozenset(
+    """
+    Linear Bilinear LazyLinear Conv1d Conv2d Conv3d ConvTranspose1d ConvTranspose2d
+    ConvTranspose3d Embedding EmbeddingBag LayerNorm GroupNorm BatchNorm1d BatchNorm2d
+    BatchNorm3d RNN LSTM GRU RNNCell LSTMCell GRUCell MultiheadAttention PReLU RMSNorm
+    Transformer TransformerEncoderLayer TransformerDecoderLayer
+    """.split())
+# Tensor methods (and attributes) that numpy arrays, lists and numbers do not have: a
+# parameter used with one of them is a tensor.
+_TENSOR_ONLY_METHODS = frozenset(
+    """
+    size dim unsqueeze permute contiguous masked_fill masked_fill_ type_as view_as expand
+    expand_as softmax log_softmax new_zeros new_ones new_empty new_full new_tensor chunk
+    unbind bmm mm float half bfloat16 long bool
+    """.split())
+# Methods of a tensor that give something that is not a tensor on its device.
+_OFF_DEVICE_METHODS = api.NON_TENSOR_TENSOR_METHODS | frozenset("cpu tolist numpy item".split())
+# Tensor methods that give tensors on the receiver's device (to unpack).
+_SPLITTING_METHODS = frozenset("chunk split unbind tensor_split".split())
+# torch factories: without ``device=`` they create on the CPU, whatever their arguments hold.
+FACTORIES = frozenset(
+    """
+    tensor as_tensor asarray from_numpy zeros ones empty full rand randn randint randperm
+    arange range linspace logspace eye tril_indices triu_indices Tensor FloatTensor
+    LongTensor IntTensor BoolTensor DoubleTensor HalfTensor ByteTensor
+    """.split())
+
+
+class MethodDevices:
+    """Values that a method of a module holds on the module's device, once the module was
+    moved there: its registered parameters and buffers, what its registered submodules with
+    weights return, parameters the method uses as tensors (the inputs a caller of a moved
+    model gives it), and what is computed from those. Flow-insensitive and conservative: a
+    local name counts only when every assignment of it in the method gives such a value."""
+
+    def __init__(self, classes: ModuleClasses, state: ModuleState, method: FunctionInfo) -> None:
+        self.classes = classes
+        self.kinds = classes.kinds
+        self.state = state
+        self.method = method
+        self.self_name = method.self_name
+        self.names: Set[str] = set()
+        self._solve()
+
+    def _solve(self) -> None:
+        scope = self.method.scope
+        if scope is None:
+            return
+        params = [name for name in self.method.param_names if name != self.self_name]
+        body = list(walk_code(self.method.node.body, into_functions=True))
+        tensors = {name for name in params if self._param_is_tensor(name, body)}
+        assigned = {name: bindings for name, bindings in scope.bindings.items()
+                    if name not in params and bindings}
+        # The greatest fixed point: a name counts unless one of its assignments gives
+        # something else, so that ``scores = scores.masked_fill(...)`` keeps ``scores``.
+        self.names = tensors | set(assigned)
+        changed = True
+        while changed:
+            changed = False
+            for name, bindings in assigned.items():
+                if name in self.names and not all(
+                        b.how == ASSIGN and self.carries(b.value) for b in bindings):
+                    self.names.discard(name)
+                    changed = True
+
+    def _param_is_tensor(self, name: str, body) -> bool:
+        scope = self.method.scope
+        if any(self.kinds.binding_kind(b) is TENSOR for b in scope.bindings.get(name, ())):
+            return True
+        for node in body:
+            if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) \
+                    and node.value.value == name and node.attr.value in ("device", "is_cuda"):
+                return True
+            if not isinstance(node, cst.Call):
+                continue
+            func = node.func
+            if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) \
+                    and func.value.value == name and func.attr.value in _TENSOR_ONLY_METHODS:
+                return True  # ``x.size(1)``: numpy's ``size`` is not called
+            if self._weighted_submodule(func) and any(
+                    isinstance(a.value, cst.Name) and a.value.value == name for a in node.args):
+                return True
+        return False
+
+    def _self_attribute(self, expr) -> Optional[str]:
+        if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) \
+                and expr.value.value == self.self_name:
+            return expr.attr.value
+        return None
+
+    def _weighted_submodule(self, func) -> bool:
+        name = self._self_attribute(func)
+        return name is not None and name in self.state.submodules and \
+            self.classes.has_parameters(self.state, name)
+
+    def carries(self, expr) -> bool:
+        """Whether ``expr``'s value is a tensor on the module's device."""
+        if isinstance(expr, cst.Name):
+            return expr.value in self.names
+        attribute = self._self_attribute(expr)
+        if attribute is not None:
+            return attribute in self.state.parameters or attribute in self.state.buffers
+        if isinstance(expr, cst.Attribute):
+            return expr.attr.value in api.TENSOR_ATTRIBUTES and self.carries(expr.value)
+        if isinstance(expr, cst.Subscript):
+            return self.carries(expr.value)
+        if isinstance(expr, cst.BinaryOperation):
+            return self.carries(expr.left) or self.carries(expr.right)
+        if isinstance(expr, cst.UnaryOperation):
+            return self.carries(expr.expression)
+        if isinstance(expr, cst.Call):
+            return self._call_carries(expr)
+        return False
+
+    def _call_carries(self, call: cst.Call) -> bool:
+        func = call.func
+        if self._weighted_submodule(func):
+            return True
+        scope = self.method.scope
+        qualified = self.kinds.qualname(func, scope) if scope is not None else None
+        if qualified is not None:
+            tail = qualified.rpartition(".")[2]
+            if not (qualified.startswith("torch.") and
+                    (tail in api.TENSOR_FUNCTIONS or qualified.startswith(api.TENSOR_NAMESPACES))):
+                return False
+            if tail in FACTORIES or tail.endswith("_like"):
+                return False  # created where ``device=`` says, or like another tensor
+            return any(self.carries(a.value) for a in call.args if a.keyword is None) or any(
+                isinstance(a.value, (cst.List, cst.Tuple)) and
+                any(self.carries(e.value) for e in a.value.elements) for a in call.args)
+        if isinstance(func, cst.Attribute):
+            method = func.attr.value
+            if method in _OFF_DEVICE_METHODS or method in ("to", "type_as", "type") \
+                    or method.startswith("new_"):
+                return False
+            return (method in api.TENSOR_METHODS or method in _SPLITTING_METHODS) \
+                and self.carries(func.value)
+        return False

@@ -1,0 +1,340 @@
+"""TDL005: an ``nn.Module`` keeps a tensor as a plain attribute, which ``.to(device)`` leaves
+behind, and a method then combines it with tensors on the module's device.
+
+Fix: ``self.NAME = VALUE`` -> ``self.register_buffer("NAME", VALUE, persistent=False)``.
+``persistent=False`` keeps ``state_dict()`` as it was, so existing checkpoints still load.
+Safe when the assignment is the attribute's only one in the class, in ``__init__``, after
+``super().__init__()``, and the class body does not bind the name; unsafe otherwise (another
+assignment may rebind it to something ``register_buffer`` refuses, or a base class may already
+own the name). No fix before ``super().__init__()`` (``register_buffer`` raises there), for an
+annotated assignment, or for an assignment that shares its line with other statements.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Dict, Iterator, List, Optional, Set
+
+import libcst as cst
+
+from torchdevlint.analysis import (
+    ASSIGN, Analysis, Binding, FunctionInfo, ModuleState, api, walk_code,
+)
+from torchdevlint.findings import Finding
+from torchdevlint.fixes.context import FixContext
+from torchdevlint.fixes.model import Edit, Fix, FixPlan
+from torchdevlint.rules.base import Rule, Violation
+
+SAME_DEVICE = "RuntimeError: Expected all tensors to be on the same device"
+
+# torch factories whose result is never 0-dim, and those whose shape their size arguments say.
+_ALWAYS_SHAPED = frozenset("arange range linspace logspace randperm eye tril_indices triu_indices".split())
+_SIZED = frozenset("zeros ones empty rand randn full".split())
+_FROM_DATA = frozenset(
+    "tensor as_tensor Tensor FloatTensor LongTensor IntTensor BoolTensor DoubleTensor "
+    "HalfTensor ByteTensor".split())
+_OF_FIRST_ARGUMENT = frozenset("tril triu".split())
+# Tensor methods whose result is on the receiver's device with at least its dimensions.
+_SHAPE_KEEPING = frozenset(
+    """
+    float double half bfloat16 long int short bool byte char view reshape unsqueeze expand
+    transpose t permute contiguous clone detach flip repeat unflatten requires_grad_
+    """.split())
+# Torch functions given an index (a CPU index into a device tensor works): not a meeting.
+_TAKES_INDICES = frozenset(
+    "index_select gather scatter scatter_add take take_along_dim searchsorted bucketize "
+    "index_add index_copy index_fill index_put embedding one_hot".split())
+# Tensor methods that combine their receiver with their argument.
+_COMBINING = frozenset(
+    """
+    add sub mul div matmul mm bmm masked_fill masked_fill_ where add_ sub_ mul_ div_ eq ne lt
+    le gt ge lerp pow maximum minimum logical_and logical_or addcmul baddbmm mv dot outer
+    """.split())
+_ARITHMETIC = (cst.Add, cst.Subtract, cst.Multiply, cst.Divide, cst.FloorDivide, cst.MatrixMultiply,
+               cst.Power, cst.BitAnd, cst.BitOr, cst.BitXor)
+
+
+@dataclass
+class RegisterBuffer(FixPlan):
+    """The assignment that becomes ``register_buffer``, and whether that is safe."""
+
+    binding: Binding
+    name: str
+    safe: bool
+
+    def build(self, finding: Finding, ctx: FixContext) -> Optional[Fix]:
+        target = self.binding.node
+        assign_target = ctx.parent(target)
+        assign = ctx.parent(assign_target) if isinstance(assign_target, cst.AssignTarget) else None
+        if not isinstance(assign, cst.Assign) or len(assign.targets) != 1:
+            return None
+        line = ctx.parent(assign)
+        if not isinstance(line, cst.SimpleStatementLine) or len(line.body) != 1:
+            return None
+        owner = target.value.value
+        value = ctx.text(assign.value)
+        start, end = ctx.span(assign)
+        text = f'{owner}.register_buffer("{self.name}", {value}, persistent=False)'
+        return Fix(finding.code, self.safe,
+                   f"register `{owner}.{self.name}` as a non-persistent buffer",
+                   (Edit(start, end, text),))
+
+
+class UnregisteredTensorAttribute(Rule):
+    code = "TDL005"
+    name = "unregistered-tensor-attribute"
+    summary = "A tensor kept as a plain nn.Module attribute is not moved by .to(device)"
+    fixable = True
+    facts = frozenset(("kinds", "modules"))
+    # A module class (its base is named through an import of torch or of a library whose
+    # modules the analysis knows) that assigns a torch factory's result.
+    required_text = (r"\bclass\b", r"\btorch\b")
+    valid = (
+        # registered: moved with the module
+        "import torch\nimport torch.nn as nn\n\n\nclass M(nn.Module):\n"
+        "    def __init__(self):\n        super().__init__()\n"
+        "        self.register_buffer('mask', torch.ones(4))\n\n"
+        "    def forward(self, x):\n        return x.unsqueeze(0) * self.mask\n",
+        # every use moves it first
+        "import torch\nimport torch.nn as nn\n\n\nclass M(nn.Module):\n"
+        "    def __init__(self):\n        super().__init__()\n        self.mask = torch.ones(4)\n\n"
+        "    def forward(self, x):\n        return x.unsqueeze(0) * self.mask.to(x.device)\n",
+        # 0-dim: a CPU scalar tensor combines with device tensors
+        "import torch\nimport torch.nn as nn\n\n\nclass M(nn.Module):\n"
+        "    def __init__(self):\n        super().__init__()\n        self.scale = torch.tensor(2.0)\n\n"
+        "    def forward(self, x):\n        return x.unsqueeze(0) * self.scale\n",
+    )
+    invalid = (
+        ("import torch\nimport torch.nn as nn\n\n\nclass M(nn.Module):\n"
+         "    def __init__(self):\n        super().__init__()\n        self.mask = torch.ones(4)\n\n"
+         "    def forward(self, x):\n        return x.unsqueeze(0) * self.mask\n", ((8, 9),)),
+    )
+
+    def check(self, analysis: Analysis) -> Iterator[Violation]:
+        self.analysis = analysis
+        self.kinds = analysis.kinds
+        for info in analysis.collected.classes:
+            if not info.attributes:
+                continue
+            state = analysis.module_state(info)
+            if state.is_module is not True or state.overrides_moving or not state.tensor_attributes:
+                continue
+            yield from self._check_class(state)
+
+    def _check_class(self, state: ModuleState) -> Iterator[Violation]:
+        info = state.info
+        modules = self.analysis.modules
+        init_methods = modules.init_methods(info)
+        reads = None
+        for name, tensor_bindings in state.tensor_attributes.items():
+            bindings = [b for b in info.attributes[name]]
+            if any(b.ctx.func is None or b.ctx.func.cls is not info
+                   or b.ctx.func.name not in init_methods for b in bindings):
+                continue  # (re)bound while the module runs: it manages the attribute itself
+            created = [b for b in bindings if b.how == ASSIGN and self._created_on_cpu(b.value, b)]
+            if not created or any(b not in created and not _is_none(b.value) for b in bindings):
+                continue
+            if reads is None:
+                reads = modules.self_reads(info)
+            meeting = self._meeting(state, name, reads.get(name, ()), init_methods)
+            if meeting is None:
+                continue
+            method, where = meeting
+            safe = self._safe_fix(info, name, bindings)
+            for binding in created:
+                owner = binding.node.value.value if isinstance(binding.node, cst.Attribute) else "self"
+                yield Violation(
+                    binding.node,
+                    f"`{owner}.{name}` holds a tensor as a plain attribute of the module "
+                    f"`{info.name}`, so `.to(device)` leaves it on the CPU, and `{method}` "
+                    f"{where}: {SAME_DEVICE}; register it as a buffer "
+                    f"(`{owner}.register_buffer(\"{name}\", ..., persistent=False)`)",
+                    fix=RegisterBuffer(binding, name, safe)
+                    if isinstance(binding.node, cst.Attribute) else None,
+                )
+
+    # -- the value: a CPU tensor with at least one dimension --------------------------------
+
+    def _created_on_cpu(self, value, binding: Binding) -> bool:
+        """``value`` is created on the CPU by torch and is not 0-dim (a 0-dim CPU tensor
+        combines with device tensors): a factory without ``device=`` whose shape has a
+        dimension, and what indexing with a slice, dtype casts and reshapes make of one."""
+        scope = binding.ctx.scope
+        if isinstance(value, cst.Subscript):
+            keeps_a_dim = any(isinstance(e.slice, cst.Slice) or (
+                isinstance(e.slice, cst.Index) and isinstance(e.slice.value, cst.Name)
+                and e.slice.value.value == "None") for e in value.slice)
+            return keeps_a_dim and self._created_on_cpu(value.value, binding)
+        if isinstance(value, cst.BinaryOperation):
+            left, right = value.left, value.right
+            return (self._created_on_cpu(left, binding) and (_is_number(right) or
+                                                             self._created_on_cpu(right, binding))) \
+                or (_is_number(left) and self._created_on_cpu(right, binding))
+        if not isinstance(value, cst.Call):
+            return False
+        func = value.func
+        if isinstance(func, cst.Attribute) and func.attr.value in _SHAPE_KEEPING:
+            return self._created_on_cpu(func.value, binding) and not (
+                func.attr.value == "view" and not value.args)
+        qualified = self.kinds.qualname(func, scope) or ""
+        if not qualified.startswith("torch."):
+            return False
+        tail = qualified.rpartition(".")[2]
+        if qualified.count(".") != 1 and not (qualified.startswith("torch.nn.") and tail == "Buffer"):
+            return False  # torch.cuda.FloatTensor, torch.Tensor's namespaces
+        if any(a.keyword is not None and a.keyword.value == "device" for a in value.args):
+            return False
+        if any(a.star for a in value.args):
+            return False
+        positional = [a.value for a in value.args if a.keyword is None]
+        if tail in _ALWAYS_SHAPED:
+            return True
+        if tail in _OF_FIRST_ARGUMENT:
+            return bool(positional) and self._created_on_cpu(positional[0], binding)
+        if tail in _FROM_DATA:
+            return len(positional) == 1 and isinstance(
+                positional[0], (cst.List, cst.Tuple, cst.ListComp)) and bool(
+                    getattr(positional[0], "elements", True))
+        if tail in _SIZED:
+            sizes = positional[:1] if tail == "full" else positional
+            if not sizes:
+                sizes = [a.value for a in value.args
+                         if a.keyword is not None and a.keyword.value == "size"]
+            if len(sizes) != 1:
+                return len(sizes) > 1
+            size = sizes[0]
+            if isinstance(size, (cst.Tuple, cst.List)):
+                return bool(size.elements)
+            return isinstance(size, (cst.Integer, cst.Name, cst.Attribute, cst.BinaryOperation))
+        return False
+
+    # -- where it meets the module's device ---------------------------------------------------
+
+    def _meeting(self, state: ModuleState, name: str, reads, init_methods: Set[str]):
+        """(method, what it does) for the first method (outside construction) that combines the
+        attribute, as it is, with a tensor on the module's device; None when none does."""
+        methods: List[FunctionInfo] = []
+        for method, _ in reads:
+            if method.name not in init_methods and method not in methods:
+                methods.append(method)
+        for method in methods:
+            devices = self.analysis.modules.on_module_device(state, method)
+            stays = _Stays(method, name)
+            for node in walk_code(method.node.body, into_functions=True):
+                where = self._meets(node, stays, devices, state)
+                if where is not None:
+                    return method.name, where
+        return None
+
+    def _meets(self, node, stays: "_Stays", devices, state: ModuleState) -> Optional[str]:
+        carries = devices.carries
+        if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, _ARITHMETIC):
+            if (stays(node.left) and carries(node.right)) or (stays(node.right) and carries(node.left)):
+                return "combines it with a tensor on the module's device"
+        elif isinstance(node, cst.Comparison):
+            operands = [node.left] + [c.comparator for c in node.comparisons]
+            if any(stays(o) for o in operands) and any(carries(o) for o in operands):
+                return "compares it with a tensor on the module's device"
+        elif isinstance(node, cst.Call):
+            return self._call_meets(node, stays, devices, state)
+        return None
+
+    def _call_meets(self, call: cst.Call, stays: "_Stays", devices, state: ModuleState) -> Optional[str]:
+        carries = devices.carries
+        func = call.func
+        arguments = [a.value for a in call.args]
+        spread = [e.value for arg in arguments if isinstance(arg, (cst.List, cst.Tuple))
+                  for e in arg.elements]
+        operands = arguments + spread
+        if not any(stays(o) for o in operands) and not (
+                isinstance(func, cst.Attribute) and stays(func.value)):
+            return None
+        if isinstance(func, cst.Attribute) and func.attr.value in _COMBINING:
+            if (carries(func.value) and any(stays(o) for o in operands)) or \
+                    (stays(func.value) and any(carries(o) for o in operands)):
+                return f"passes it to `.{func.attr.value}()` with a tensor on the module's device"
+            return None
+        self_name = devices.self_name
+        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) \
+                and func.value.value == self_name and func.attr.value in state.submodules:
+            if self.analysis.modules.has_parameters(state, func.attr.value) or \
+                    any(carries(o) for o in operands):
+                return f"passes it to the submodule `{self_name}.{func.attr.value}`"
+            return None
+        qualified = self.kinds.qualname(func, devices.method.scope) or ""
+        tail = qualified.rpartition(".")[2]
+        if qualified.startswith("torch.") and tail not in _TAKES_INDICES and (
+                tail in api.TENSOR_FUNCTIONS or qualified.startswith(api.TENSOR_NAMESPACES)) \
+                and any(carries(o) for o in operands):
+            return f"passes it to `{qualified}` with a tensor on the module's device"
+        return None
+
+    # -- the fix's safety ---------------------------------------------------------------------
+
+    def _safe_fix(self, info, name: str, bindings: List[Binding]) -> bool:
+        if len(bindings) != 1:
+            return False
+        binding = bindings[0]
+        func = binding.ctx.func
+        if func is None or func.name != "__init__" or info.scope is None \
+                or name in info.scope.bindings:
+            return False  # (a class attribute of that name makes register_buffer raise)
+        return any(site.ctx.func is func and site.order < binding.order
+                   for site in self.analysis.collected.calls_by_name.get("__init__", ()))
+
+
+class _Stays:
+    """Whether an expression of ``method`` is the attribute as it is (on the CPU, with a
+    dimension): ``self.NAME``, its slices, casts and reshapes, comparisons of it with numbers,
+    and local names every assignment of which gives one of those."""
+
+    def __init__(self, method: FunctionInfo, name: str) -> None:
+        self.self_name = method.self_name
+        self.name = name
+        self.locals: Set[str] = set()
+        scope = method.scope
+        if scope is None:
+            return
+        assigned: Dict[str, list] = {n: b for n, b in scope.bindings.items()
+                                     if b and n not in method.param_names}
+        # the greatest fixed point, as for the values on the module's device
+        self.locals = set(assigned)
+        changed = True
+        while changed:
+            changed = False
+            for local, bindings in assigned.items():
+                if local in self.locals and not all(
+                        b.how == ASSIGN and not b.path and self(b.value) for b in bindings):
+                    self.locals.discard(local)
+                    changed = True
+
+    def __call__(self, expr) -> bool:
+        if isinstance(expr, cst.Name):
+            return expr.value in self.locals
+        if isinstance(expr, cst.Attribute):
+            if isinstance(expr.value, cst.Name) and expr.value.value == self.self_name:
+                return expr.attr.value == self.name
+            return expr.attr.value in ("T", "mT") and self(expr.value)
+        if isinstance(expr, cst.Subscript):
+            return any(isinstance(e.slice, cst.Slice) for e in expr.slice) and self(expr.value)
+        if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):
+            return expr.func.attr.value in _SHAPE_KEEPING and self(expr.func.value)
+        if isinstance(expr, cst.UnaryOperation):
+            return self(expr.expression)
+        if isinstance(expr, cst.Comparison):
+            operands = [expr.left] + [c.comparator for c in expr.comparisons]
+            return self(expr.left) and all(_is_number(o) for o in operands[1:])
+        if isinstance(expr, cst.BinaryOperation):
+            return (self(expr.left) and _is_number(expr.right)) or \
+                (_is_number(expr.left) and self(expr.right))
+        return False
+
+
+def _is_number(expr) -> bool:
+    if isinstance(expr, cst.UnaryOperation):
+        expr = expr.expression
+    return isinstance(expr, (cst.Integer, cst.Float))
+
+
+def _is_none(expr) -> bool:
+    return isinstance(expr, cst.Name) and expr.value == "None"

@@ -1,0 +1,335 @@
+"""TDL006: an ``nn.Module`` keeps submodules in a plain list, tuple or dict, which torch does
+not see: ``.to(device)`` does not move them, ``parameters()`` does not list them (the optimizer
+never trains them) and ``state_dict()`` does not save them.
+
+Fix: wrap the container: ``[...]`` / ``(...)`` / a comprehension / ``[]`` -> ``nn.ModuleList(...)``,
+``{...}`` / ``{}`` -> ``nn.ModuleDict(...)`` (only when every key is a string: ModuleDict
+refuses others). Always unsafe: ``state_dict()`` gains the container's keys, so a checkpoint
+saved before the fix no longer loads with ``strict=True``; and code that relies on the plain
+type (``isinstance(x, list)``, ``+`` with a list) behaves differently.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Dict, Iterator, List, Optional, Set
+
+import libcst as cst
+
+from torchdevlint.analysis import (
+    ASSIGN, IMPORT, Analysis, Binding, ClassInfo, ModuleState, Scope, last_name, string_value,
+    walk_code,
+)
+from torchdevlint.findings import Finding
+from torchdevlint.fixes.context import FixContext
+from torchdevlint.fixes.model import Edit, Fix, FixPlan
+from torchdevlint.rules.base import Rule, Violation
+
+_EMPTY_LIST = "list"
+_EMPTY_DICT = "dict"
+_FILLING_METHODS = frozenset(("append", "extend", "insert"))
+_REGISTERING_CONTAINERS = frozenset(("Sequential", "ModuleList", "ModuleDict"))
+_DYNAMIC_REGISTRATION = frozenset(("add_module", "register_module", "setattr"))
+_MOVES = frozenset(("to", "cuda"))
+
+
+@dataclass
+class WrapContainer(FixPlan):
+    """The container value that gets wrapped in ``nn.ModuleList`` / ``nn.ModuleDict``."""
+
+    value: cst.BaseExpression
+    scope: Scope
+    wrapper: str  # "ModuleList" | "ModuleDict"
+
+    def build(self, finding: Finding, ctx: FixContext) -> Optional[Fix]:
+        start, end = ctx.span(self.value)
+        edits = []
+        nn = _nn_alias(ctx.analysis, self.scope)
+        if nn is None:
+            torch = ctx.torch_reference(self.scope, start)
+            if torch is None:
+                return None
+            alias, needs_import = torch
+            nn = f"{alias}.nn"
+            if needs_import:
+                edits.append(ctx.import_torch_edit())
+        value = self.value
+        if isinstance(value, (cst.List, cst.Dict)) and not _elements(value):
+            text = f"{nn}.{self.wrapper}()"
+        elif isinstance(value, cst.Call):  # list() / dict()
+            text = f"{nn}.{self.wrapper}()"
+        elif isinstance(value, cst.GeneratorExp) and value.lpar:
+            text = f"{nn}.{self.wrapper}{ctx.text(value)}"
+        else:
+            text = f"{nn}.{self.wrapper}({ctx.text(value)})"
+        edits.append(Edit(start, end, text))
+        return Fix(finding.code, False, f"wrap it in `{nn}.{self.wrapper}`", tuple(edits))
+
+
+class UnregisteredSubmoduleContainer(Rule):
+    code = "TDL006"
+    name = "unregistered-submodule-container"
+    summary = "Submodules kept in a plain list or dict are not moved, trained or saved"
+    fixable = True
+    facts = frozenset(("kinds", "modules"))
+    # A module class: its base is named through an import of torch or of a library whose
+    # modules the analysis knows (Lightning, transformers, timm).
+    required_text = (r"\bclass\b", r"torch|lightning|transformers|timm")
+    valid = (
+        "import torch.nn as nn\n\n\nclass M(nn.Module):\n    def __init__(self):\n"
+        "        super().__init__()\n"
+        "        self.blocks = nn.ModuleList([nn.Linear(2, 2) for _ in range(3)])\n\n"
+        "    def forward(self, x):\n        for block in self.blocks:\n"
+        "            x = block(x)\n        return x\n",
+        # references to submodules registered as attributes
+        "import torch.nn as nn\n\n\nclass M(nn.Module):\n    def __init__(self):\n"
+        "        super().__init__()\n        self.a = nn.Linear(2, 2)\n        self.b = nn.Linear(2, 2)\n"
+        "        self.stages = [self.a, self.b]\n\n"
+        "    def forward(self, x):\n        for stage in self.stages:\n"
+        "            x = stage(x)\n        return x\n",
+    )
+    invalid = (
+        ("import torch.nn as nn\n\n\nclass M(nn.Module):\n    def __init__(self):\n"
+         "        super().__init__()\n        self.blocks = [nn.Linear(2, 2) for _ in range(3)]\n\n"
+         "    def forward(self, x):\n        for block in self.blocks:\n"
+         "            x = block(x)\n        return x\n", ((7, 9),)),
+    )
+
+    def check(self, analysis: Analysis) -> Iterator[Violation]:
+        self.analysis = analysis
+        self.kinds = analysis.kinds
+        for info in analysis.collected.classes:
+            if not info.attributes:
+                continue
+            state = analysis.module_state(info)
+            if state.is_module is not True or state.overrides_moving:
+                continue
+            candidates = self._candidates(state)
+            if candidates:
+                yield from self._check_class(state, candidates)
+
+    def _candidates(self, state: ModuleState) -> Dict[str, List[Binding]]:
+        """Attributes bound to a container of new modules, or to an empty list or dict."""
+        found: Dict[str, List[Binding]] = {}
+        for name, bindings in state.info.attributes.items():
+            if name in state.registered:
+                continue
+            for binding in bindings:
+                if binding.how != ASSIGN or binding.path:
+                    continue
+                if name in state.module_containers and binding in state.module_containers[name] \
+                        and self._of_new_modules(binding.value, binding):
+                    found.setdefault(name, []).append(binding)
+                elif _empty_container(binding.value) is not None:
+                    found.setdefault(name, []).append(binding)
+        return found
+
+    def _of_new_modules(self, value, binding: Binding) -> bool:
+        """Every item is a module built right there (``nn.Linear(...)``, ``Block(cfg)``), not a
+        reference to one registered elsewhere; a literal of one item is the known trick of
+        hiding a module from ``parameters()`` (``self.teacher = [teacher]``) and is left alone."""
+        if isinstance(value, (cst.ListComp, cst.SetComp, cst.GeneratorExp)):
+            return isinstance(value.elt, cst.Call)
+        if isinstance(value, cst.DictComp):
+            return isinstance(value.value, cst.Call)
+        items = _elements(value)
+        return len(items) > 1 and all(isinstance(item, cst.Call) for item in items)
+
+    def _check_class(self, state: ModuleState, candidates: Dict[str, List[Binding]]) -> Iterator[Violation]:
+        info = state.info
+        uses = _ClassUses(self, info, set(candidates))
+        if uses.registers_dynamically:
+            return  # add_module(f"block{i}", block): the items may be registered after all
+        init_methods = self.analysis.modules.init_methods(info)
+        for name, bindings in candidates.items():
+            if name in uses.wrapped or name in uses.moved or name in uses.unknown_fill:
+                continue
+            if not any(method not in init_methods for method in uses.read_in.get(name, ())):
+                continue  # never used while the module runs
+            if len(bindings) != len(info.attributes[name]):
+                continue  # also bound to something else
+            empty = [b for b in bindings if _empty_container(b.value) is not None]
+            full = [b for b in bindings if b not in empty]
+            if not full and not uses.filled.get(name):
+                continue
+            for binding in full + (empty if uses.filled.get(name) else []):
+                kind = self._container_kind(binding.value, uses.string_keys.get(name, True))
+                owner = binding.node.value.value if isinstance(binding.node, cst.Attribute) else "self"
+                plain = "dict" if kind == "ModuleDict" or isinstance(binding.value, (cst.Dict, cst.DictComp)) \
+                    else "list"
+                yield Violation(
+                    binding.node,
+                    f"`{owner}.{name}` keeps submodules of `{info.name}` in a plain {plain}, which "
+                    f"torch does not see: `.to(device)` does not move them (RuntimeError: "
+                    f"Expected all tensors to be on the same device), `parameters()` does not "
+                    f"list them (the optimizer never trains them) and `state_dict()` does not "
+                    f"save them; use `nn.{'ModuleDict' if plain == 'dict' else 'ModuleList'}`",
+                    fix=WrapContainer(binding.value, binding.ctx.scope, kind)
+                    if kind is not None and isinstance(binding.node, cst.Attribute) else None,
+                )
+
+    @staticmethod
+    def _container_kind(value, string_keys: bool) -> Optional[str]:
+        """The registering container to wrap ``value`` in, or None (no fix)."""
+        if isinstance(value, (cst.List, cst.Tuple, cst.ListComp, cst.GeneratorExp)):
+            return "ModuleList"
+        if isinstance(value, cst.Dict):
+            keys_ok = all(isinstance(e, cst.DictElement) and string_value(e.key) is not None
+                          for e in value.elements)
+            return "ModuleDict" if keys_ok and string_keys else None
+        if isinstance(value, cst.Call):
+            return {"list": "ModuleList", "dict": "ModuleDict" if string_keys else None}.get(
+                _empty_container(value))
+        return None
+
+
+class _ClassUses:
+    """How a class's methods use its candidate containers, from one walk of each method."""
+
+    def __init__(self, rule: UnregisteredSubmoduleContainer, info: ClassInfo, names: Set[str]) -> None:
+        self.rule = rule
+        self.names = names
+        self.read_in: Dict[str, Set[str]] = {}  # name -> methods that read it
+        self.filled: Dict[str, int] = {}  # name -> how many module items are added
+        self.unknown_fill: Set[str] = set()  # something that may not be a module is added
+        self.string_keys: Dict[str, bool] = {}  # every item assignment uses a string key
+        self.wrapped: Set[str] = set()  # passed to Sequential / ModuleList / ModuleDict
+        self.moved: Set[str] = set()  # its items are moved by the class itself
+        self.registers_dynamically = False
+        for method in info.methods.values():
+            if method.self_name is not None:
+                self._walk(method)
+
+    def _container(self, expr, self_name: str) -> Optional[str]:
+        if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) \
+                and expr.value.value == self_name and expr.attr.value in self.names:
+            return expr.attr.value
+        return None
+
+    def _mentioned(self, expr, self_name: str) -> Set[str]:
+        return {name for node in walk_code(expr, into_functions=True)
+                for name in [self._container(node, self_name)] if name is not None}
+
+    def _walk(self, method) -> None:
+        self_name = method.self_name
+        scope = method.scope
+        for node in walk_code(method.node.body, into_functions=True):
+            name = self._container(node, self_name)
+            if name is not None:
+                self.read_in.setdefault(name, set()).add(method.name)
+            if isinstance(node, cst.Call):
+                self._call(node, self_name, scope)
+            elif isinstance(node, cst.Assign):
+                for target in node.targets:
+                    target = target.target
+                    if isinstance(target, cst.Subscript):
+                        owner = self._container(target.value, self_name)
+                        if owner is not None:
+                            self._fill(owner, node.value, scope)
+                            key = target.slice[0].slice if len(target.slice) == 1 else None
+                            if not (isinstance(key, cst.Index) and (
+                                    string_value(key.value) is not None
+                                    or isinstance(key.value, cst.FormattedString))):
+                                self.string_keys[owner] = False
+            elif isinstance(node, (cst.For, cst.ListComp, cst.GeneratorExp, cst.SetComp, cst.DictComp)):
+                iterables = [node.iter] if isinstance(node, cst.For) else \
+                    [f.iter for f in _for_clauses(node.for_in)]
+                over = set().union(*(self._mentioned(i, self_name) for i in iterables))
+                if over and any(isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute)
+                                and n.func.attr.value in _MOVES for n in walk_code(node)):
+                    self.moved |= over  # ``for m in self.models: m.to(device)``
+
+    def _call(self, call: cst.Call, self_name: str, scope) -> None:
+        func = call.func
+        callee = last_name(func) or ""
+        if callee in _DYNAMIC_REGISTRATION:
+            if not call.args or string_value(call.args[0].value if callee != "setattr"
+                                             else (call.args[1].value if len(call.args) > 1
+                                                   else call.args[0].value)) is None:
+                self.registers_dynamically = True
+        if isinstance(func, cst.Attribute):
+            owner = self._container(func.value, self_name)
+            if owner is not None and func.attr.value in _FILLING_METHODS:
+                items = [a.value for a in call.args]
+                if func.attr.value == "insert":
+                    items = items[1:]
+                if func.attr.value == "extend":
+                    items = [e for item in items for e in (_elements(item) if isinstance(
+                        item, (cst.List, cst.Tuple)) else [item])]
+                for item in items:
+                    self._fill(owner, item, scope, extend=func.attr.value == "extend")
+            elif func.attr.value in _MOVES:
+                self.moved |= self._mentioned(func.value, self_name)
+        if callee in _REGISTERING_CONTAINERS or callee in _DYNAMIC_REGISTRATION:
+            for arg in call.args:
+                self.wrapped |= self._mentioned(arg.value, self_name)
+
+    def _fill(self, owner: str, item, scope, extend: bool = False) -> None:
+        if isinstance(item, (cst.ListComp, cst.GeneratorExp)) and extend:
+            item = item.elt
+        if self._is_new_module(item, scope):
+            self.filled[owner] = self.filled.get(owner, 0) + 1
+        else:
+            self.unknown_fill.add(owner)
+
+    def _is_new_module(self, item, scope) -> bool:
+        kinds = self.rule.kinds
+        if isinstance(item, cst.Call):
+            return kinds.is_module(kinds.kind_of(item, scope))
+        if isinstance(item, cst.Name) and scope is not None:
+            owner = scope.resolve(item.value)
+            if owner is not scope:
+                return False
+            bindings = owner.bindings.get(item.value, ())
+            return bool(bindings) and all(
+                b.how == ASSIGN and not b.path and isinstance(b.value, cst.Call)
+                and kinds.is_module(kinds.kind_of(b.value, b.ctx.scope)) for b in bindings) \
+                and not self._also_registered(item.value, scope)
+        return False
+
+    @staticmethod
+    def _also_registered(name: str, scope) -> bool:
+        """The local module is also kept elsewhere (``self.conv = conv``, passed to a call
+        other than the filling one): it may be registered that way."""
+        uses = 0
+        for node in walk_code(scope.node.body if isinstance(scope.node, cst.FunctionDef) else scope.node,
+                              into_functions=True):
+            if isinstance(node, cst.Name) and node.value == name:
+                uses += 1
+        # its binding, and the one use that fills the container
+        return uses > 2
+
+
+def _for_clauses(for_in):
+    while for_in is not None:
+        yield for_in
+        for_in = for_in.inner_for_in
+
+
+def _elements(value) -> list:
+    if isinstance(value, (cst.List, cst.Tuple, cst.Set)):
+        return [e.value for e in value.elements if not isinstance(e, cst.StarredElement)]
+    if isinstance(value, cst.Dict):
+        return [e.value for e in value.elements if isinstance(e, cst.DictElement)]
+    return []
+
+
+def _empty_container(value) -> Optional[str]:
+    if isinstance(value, cst.List) and not value.elements:
+        return _EMPTY_LIST
+    if isinstance(value, cst.Dict) and not value.elements:
+        return _EMPTY_DICT
+    if isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and not value.args \
+            and value.func.value in (_EMPTY_LIST, _EMPTY_DICT):
+        return value.func.value
+    return None
+
+
+def _nn_alias(analysis: Analysis, scope: Scope) -> Optional[str]:
+    """A module-level name bound only to ``torch.nn`` that ``scope`` sees."""
+    module_scope = analysis.collected.module_scope
+    for name, bindings in sorted(module_scope.bindings.items()):
+        if bindings and all(b.how == IMPORT and b.value == "torch.nn" for b in bindings) \
+                and scope.resolve(name) is module_scope:
+            return name
+    return None
