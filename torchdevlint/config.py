@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 from torchdevlint import syntax
+from torchdevlint.project import rules_for_location
 from torchdevlint.rules import ALL_RULES, RULES_BY_CODE
 
 if sys.version_info >= (3, 11):
@@ -226,14 +227,17 @@ class Settings:
     target_version: Optional[Tuple[int, int]] = None
 
     def rules_for(self, path: Path) -> Tuple[type, ...]:
-        """The rules to run on ``path``: the enabled ones minus its per-file ignores."""
+        """The rules to run on ``path``: the enabled ones minus its per-file ignores, and
+        minus those the project around it makes moot (``project.rules_for_location``)."""
         ignored = set()
         if self.per_file_ignores:
             text, name = _posix(absolute(path)), path.name
             for entry in self.per_file_ignores:
                 if entry.applies_to(text, name):
                     ignored.update(code for selector in entry.codes for code in _rules_of(selector))
-        return tuple(rule for rule in ALL_RULES if rule.code in self.enabled and rule.code not in ignored)
+        return rules_for_location(
+            [rule for rule in ALL_RULES if rule.code in self.enabled and rule.code not in ignored],
+            str(path))
 
     def is_excluded(self, path: Path) -> bool:
         """Does an exclude pattern match ``path`` (absolute) itself?"""

@@ -13,6 +13,7 @@ from typing import Iterator, List, Optional, Tuple
 from torchdevlint import __version__
 from torchdevlint.engine import gc_paused, lint_source
 from torchdevlint.findings import PARSER_ERROR, READ_ERROR, Finding
+from torchdevlint.project import rules_for_location
 from torchdevlint.source import SourceError, decode_source
 from torchdevlint.rules import ALL_RULES
 
@@ -38,7 +39,8 @@ class TorchDevLintChecker:
             # flake8 reports E999 itself: no second syntax check for files the prefilter skips.
             # Only the findings are kept: the tree is freed before collections resume.
             with gc_paused():
-                result = lint_source("".join(self.lines), self.filename, ALL_RULES,
+                result = lint_source("".join(self.lines), self.filename,
+                                     rules_for_location(ALL_RULES, self.filename),
                                      apply_noqa=False, check_syntax=False, tree=self.tree)
                 result.drop_tree()
         except Exception as exc:  # never abort flake8
