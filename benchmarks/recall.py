@@ -6,11 +6,11 @@
 
 The precision side of torchdevlint is measured on real code as it is; recall needs bugs whose
 location is known. This script makes them: it reads correct code (your project, or any
-checkout), finds every place where one of four mutations applies, writes each mutant (the
+checkout), finds every place where one of six mutations applies, writes each mutant (the
 file with exactly one bug planted) in memory, lints it, and reports per rule how many of
 the planted bugs were caught. Nothing is written to disk; your files are only read.
 
-The four mutations (one per rule; the *shape* names the variant, shown in the report):
+The six mutations (one per rule; the *shape* names the variant, shown in the report):
 
 TDL001 (discarded move)
     ``x = x.to(device)`` / ``x = x.cuda()`` / ``x = x.cpu()`` (also ``self.x = self.x.to(d)``)
@@ -40,6 +40,16 @@ TDL004 (unmoved batch)
     block), or the move is stripped from an expression (``model(x.to(device))`` becomes
     ``model(x)``, ``x = batch[0].to(device)`` becomes ``x = batch[0]``). Batch values are
     the loop targets and the names unpacked from them in the loop body.
+
+TDL005 (unregistered tensor attribute)
+    ``self.register_buffer("mask", value)`` (a whole statement in a method) becomes
+    ``self.mask = value``. Skipped for ``None``, for a value created with ``device=`` and for
+    a 0-dim ``torch.tensor(<number>)``, which are no bug as plain attributes.
+TDL006 (unregistered submodule container)
+    ``self.blocks = nn.ModuleList([...])`` (a list, tuple, comprehension or nothing) becomes
+    ``self.blocks = [...]``, and ``nn.ModuleDict({...})`` becomes the dict. Other planted
+    TDL005/TDL006 bugs that are no bug (a buffer used only as an index, a list never used) stay
+    in the count: these figures are lower bounds.
 
 A mutant is *caught* when linting it gives a finding of the planted rule that linting the
 original file did not give. Findings are compared as (code, line, message) multisets, with
@@ -101,7 +111,7 @@ from torchdevlint.rules import ALL_RULES  # noqa: E402
 from torchdevlint.runner import UsageError, display_path, iter_python_files  # noqa: E402
 from torchdevlint.source import SourceError, decode_source  # noqa: E402
 
-KINDS = ("TDL001", "TDL002", "TDL003", "TDL004")
+KINDS = ("TDL001", "TDL002", "TDL003", "TDL004", "TDL005", "TDL006")
 CONTEXT_BEFORE, CONTEXT_AFTER = 15, 5  # module-level snippet: lines around the edit
 MUTANTS_PER_TASK = 16  # a lint task: one file's original and up to this many mutants
 
@@ -429,6 +439,8 @@ class _Finder(cst.CSTVisitor):
             self._device_assign(node, node.targets[0].target if len(node.targets) == 1 else None)
         if "TDL004" in self.kinds and self.loops:
             self._tdl004_statement(node)
+        if "TDL006" in self.kinds:
+            self._tdl006(node)
 
     def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
         if node.value is not None:
@@ -450,6 +462,8 @@ class _Finder(cst.CSTVisitor):
     def visit_Call(self, node: cst.Call) -> None:
         if "TDL003" in self.kinds:
             self._tdl003(node)
+        if "TDL005" in self.kinds:
+            self._tdl005(node)
         if "TDL004" in self.kinds and self.loops:
             self._tdl004_strip(node)
 
@@ -460,6 +474,68 @@ class _Finder(cst.CSTVisitor):
     def leave_Module(self, original_node: cst.Module) -> None:
         self._decide_loads()
         self._decide_device_assigns()
+
+    # -- TDL005: `self.register_buffer("mask", value)` -> `self.mask = value`
+
+    def _tdl005(self, node: cst.Call) -> None:
+        func = node.func
+        if not (isinstance(func, cst.Attribute) and func.attr.value == "register_buffer"
+                and isinstance(func.value, cst.Name)) or any(a.star for a in node.args):
+            return
+        statement = self._statement()
+        if not isinstance(statement, cst.Expr) or statement.value is not node \
+                or not any(isinstance(n, cst.FunctionDef) for n in self.stack):
+            return  # only a whole statement in a method becomes an assignment
+        positional = [a.value for a in node.args if a.keyword is None]
+        keywords = {a.keyword.value: a.value for a in node.args if a.keyword is not None}
+        name = positional[0] if positional else keywords.get("name")
+        value = positional[1] if len(positional) > 1 else keywords.get("tensor")
+        if not isinstance(name, cst.SimpleString) or value is None:
+            return
+        attribute = name.evaluated_value
+        if not isinstance(attribute, str) or not attribute.isidentifier():
+            return
+        skip = None
+        value_text = self.text(value)
+        if _norm(value_text) == "None":
+            skip = "a buffer of None holds no tensor"
+        elif re.search(r"\bdevice\s*=", value_text):
+            skip = "created with device=: it may already be on the device"
+        elif re.fullmatch(r"torch\.(tensor|as_tensor)\(\s*-?[\d.e+-]+\s*(,.*)?\)", _norm(value_text)):
+            skip = "a 0-dim tensor combines with tensors on any device"
+        start, end = self.span(node)
+        self.add("TDL005", "register_buffer", start, end,
+                 f"{func.value.value}.{attribute} = {value_text}", statement, skip=skip)
+
+    # -- TDL006: `self.blocks = nn.ModuleList([...])` -> `self.blocks = [...]`
+
+    def _tdl006(self, node: cst.Assign) -> None:
+        if len(node.targets) != 1 or not isinstance(node.value, cst.Call):
+            return
+        target = node.targets[0].target
+        if not (isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name)):
+            return
+        call = node.value
+        container = (_dotted(call.func) or "").rsplit(".", 1)[-1]
+        if container not in ("ModuleList", "ModuleDict") or any(a.star or a.keyword for a in call.args):
+            return
+        if not any(isinstance(n, cst.FunctionDef) for n in self.stack):
+            return
+        if not call.args:
+            replacement = "[]" if container == "ModuleList" else "{}"
+        else:
+            argument = call.args[0].value
+            if container == "ModuleList" and isinstance(argument, (cst.List, cst.ListComp, cst.Tuple)):
+                replacement = self.text(argument)
+            elif container == "ModuleList" and isinstance(argument, cst.GeneratorExp):
+                replacement = "[" + self.text(argument).strip("()") + "]" if argument.lpar else \
+                    "[" + self.text(argument) + "]"
+            elif container == "ModuleDict" and isinstance(argument, (cst.Dict, cst.DictComp)):
+                replacement = self.text(argument)
+            else:
+                return  # ModuleList(layers): the plain value is a name, not a container here
+        start, end = self.span(call)
+        self.add("TDL006", container, start, end, replacement, node)
 
     # -- TDL001: `x = x.to(device)` -> `x.to(device)`
 
@@ -898,7 +974,8 @@ def _read_program(path: Path) -> Tuple[str, object]:
 
 # Text without which a kind has no mutation in a file (spares the parse).
 _NEEDED = {"TDL001": re.compile(r"\.\s*(?:to|cuda|cpu)\s*\("), "TDL002": re.compile("cuda"),
-           "TDL003": re.compile("load"), "TDL004": re.compile(r"\.\s*(?:to|cuda)\s*\(")}
+           "TDL003": re.compile("load"), "TDL004": re.compile(r"\.\s*(?:to|cuda)\s*\("),
+           "TDL005": re.compile("register_buffer"), "TDL006": re.compile("Module(?:List|Dict)")}
 
 
 def find_mutations(source: str, path: str, kinds: Sequence[str] = KINDS,
@@ -1160,7 +1237,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser.add_argument("paths", nargs="+", metavar="PATH", help="files or directories to mutate")
     parser.add_argument("--jobs", "-j", type=int, default=1, help="processes (default 1)")
     parser.add_argument("--kinds", default=",".join(KINDS),
-                        help="mutation kinds, by rule code (default: all four)")
+                        help="mutation kinds, by rule code (default: all six)")
     parser.add_argument("--show-missed", type=int, default=0, metavar="N",
                         help="print N missed distinct mutations per rule")
     parser.add_argument("--json", metavar="FILE", help="write every mutant and the summary as JSON")

@@ -73,6 +73,20 @@ def make():
     x = torch.randn(3)
     x = x.to(device)
     return x
+
+
+class Attention(nn.Module):
+    def __init__(self, size):
+        super().__init__()
+        self.proj = nn.Linear(size, size)
+        self.register_buffer("mask", torch.tril(torch.ones(size, size)))
+        self.register_buffer("order", torch.arange(size).flip(0))
+        self.blocks = nn.ModuleList([nn.Linear(size, size) for _ in range(2)])
+
+    def forward(self, x):
+        for block in self.blocks:
+            x = block(x)
+        return self.proj(x).masked_fill(self.mask == 0, 0.0)[:, self.order]
 '''
 
 # (rule, the mutated statement before the edit) -> caught today?
@@ -86,6 +100,8 @@ CAUGHT = {
     ("TDL004", "labels = labels.to(device)"),
     # the images alone reach the model while the loop moves the labels: no intent, a bug
     ("TDL004", "images = images.to(device)"),
+    ("TDL005", 'self.register_buffer("mask", torch.tril(torch.ones(size, size)))'),
+    ("TDL006", "self.blocks = nn.ModuleList([nn.Linear(size, size) for _ in range(2)])"),
 }
 MISSED = {
     # the receiver is an unannotated parameter: its kind is unknown
@@ -96,6 +112,9 @@ MISSED = {
     ("TDL003", 'return torch.load(path + ".old", map_location="cpu")'),
     # the model is a parameter no call in the file passes, and nothing else is on a device
     ("TDL004", "inputs = inputs.to(device)"),
+    # only an index into a tensor on the device: a plain attribute works, rightly silent (such
+    # planted "bugs" make the TDL005 figure a lower bound)
+    ("TDL005", 'self.register_buffer("order", torch.arange(size).flip(0))'),
 }
 
 
@@ -142,6 +161,10 @@ def test_edits_are_the_documented_ones(outcome):
         .after == 'device = torch.device("cuda")'
     assert found["TDL003", 'model.load_state_dict(torch.load("ckpt.pt", map_location=device))'] \
         .after == 'model.load_state_dict(torch.load("ckpt.pt"))'
+    assert found["TDL005", 'self.register_buffer("mask", torch.tril(torch.ones(size, size)))'] \
+        .after == "self.mask = torch.tril(torch.ones(size, size))"
+    assert found["TDL006", "self.blocks = nn.ModuleList([nn.Linear(size, size) for _ in range(2)])"] \
+        .after == "self.blocks = [nn.Linear(size, size) for _ in range(2)]"
     deleted = found["TDL004", "labels = labels.to(device)"]
     assert deleted.after == "(deleted)" and deleted.shape == "delete"
     assert deleted.location.endswith("train.py:29")
