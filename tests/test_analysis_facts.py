@@ -144,3 +144,14 @@ def test_a_file_builds_only_what_its_rules_ask():
     # TDL001 asks kinds and placement; nothing built the others
     assert analysis._guards is None and analysis._devices is None and analysis._targets is None
     assert analysis._modules is None and analysis._grad is None
+
+
+def test_tdl005_ast_prefilter_knows_every_origin_the_rule_accepts():
+    """The ast prefilter looks for a factory call in the method; every torch call the rule's
+    creation test starts from must be on its list, or the prefilter would lose findings."""
+    from torchdevlint.rules import tdl005_unregistered_tensor_attribute as rule
+    from torchdevlint.rules.classfacts import FACTORY_CALLS
+
+    origins = rule._ALWAYS_SHAPED | rule._SIZED | rule._FROM_DATA | rule._LEGACY_CONSTRUCTORS \
+        | rule._OF_FIRST_ARGUMENT | {"from_numpy"}
+    assert origins <= FACTORY_CALLS

@@ -307,10 +307,28 @@ class MethodDevices:
             if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) \
                     and func.value.value == name and func.attr.value in _TENSOR_ONLY_METHODS:
                 return True  # ``x.size(1)``: numpy's ``size`` is not called
-            if self._weighted_submodule(func) and any(
-                    isinstance(a.value, cst.Name) and a.value.value == name for a in node.args):
+            passed = any(isinstance(a.value, cst.Name) and a.value.value == name for a in node.args)
+            if passed and self._weighted_submodule(func):
+                return True
+            if passed and self._tensor_function(func):
+                return True  # ``F.interpolate(x, ...)``, ``torch.cat([x, y])`` take tensors
+            if self._tensor_function(func) and any(
+                    isinstance(a.value, (cst.List, cst.Tuple)) and any(
+                        isinstance(e.value, cst.Name) and e.value.value == name
+                        for e in a.value.elements) for a in node.args):
                 return True
         return False
+
+    def _tensor_function(self, func) -> bool:
+        """A torch function that takes tensors (not a factory, which also takes numbers)."""
+        scope = self.method.scope
+        qualified = self.kinds.qualname(func, scope) if scope is not None else None
+        if qualified is None or not qualified.startswith("torch."):
+            return False
+        tail = qualified.rpartition(".")[2]
+        if tail in FACTORIES or tail.endswith("_like"):
+            return False
+        return tail in api.TENSOR_FUNCTIONS or qualified.startswith(api.TENSOR_NAMESPACES)
 
     def _self_attribute(self, expr) -> Optional[str]:
         if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) \
@@ -346,6 +364,10 @@ class MethodDevices:
         func = call.func
         if self._weighted_submodule(func):
             return True
+        name = self._self_attribute(func)
+        if name is not None and name in self.state.submodules:
+            # a registered module (dropout, an activation) given a tensor on the device
+            return any(self.carries(a.value) for a in call.args)
         scope = self.method.scope
         qualified = self.kinds.qualname(func, scope) if scope is not None else None
         if qualified is not None:

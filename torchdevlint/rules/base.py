@@ -32,9 +32,9 @@ class Rule:
     required_text: ClassVar[Union[str, Tuple[str, ...]]]
 
     # Second prefilter, for front ends that already hold Python's ``ast`` of the file (flake8
-    # hands it to plugins): ``could_report_in(tree)`` is False when the rule cannot report in
+    # hands it to plugins): ``could_report_in(tree, source)`` is False when the rule cannot report in
     # it. The same contract as ``required_text``; None when the rule has no such test.
-    could_report_in: ClassVar[Optional[Callable[[ast.AST], bool]]] = None
+    could_report_in: ClassVar[Optional[Callable[[ast.AST, str], bool]]] = None
 
     # The analysis facts the check and the fix ask for (``torchdevlint.analysis.FACTS``), as
     # Fixit's METADATA_DEPENDENCIES: a file builds only what its selected rules declare, and

@@ -89,7 +89,7 @@ class DiscardedTensorMove(Rule):
     required_text = method_call_text(*MOVE_METHODS)
 
     @staticmethod
-    def could_report_in(tree: ast.AST) -> bool:
+    def could_report_in(tree: ast.AST, source: str) -> bool:
         # Only a move that is a whole expression statement is reported: ``.to(`` is in most
         # files, such a statement in few.
         return any(isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call)

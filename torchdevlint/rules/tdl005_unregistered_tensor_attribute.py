@@ -12,6 +12,8 @@ annotated assignment, or for an assignment that shares its line with other state
 
 from __future__ import annotations
 
+import ast
+
 from dataclasses import dataclass
 from typing import Dict, Iterator, List, Optional, Set
 
@@ -24,21 +26,29 @@ from torchdevlint.findings import Finding
 from torchdevlint.fixes.context import FixContext
 from torchdevlint.fixes.model import Edit, Fix, FixPlan
 from torchdevlint.rules.base import Rule, Violation
+from torchdevlint.rules.classfacts import assigned_and_read_elsewhere
 
 SAME_DEVICE = "RuntimeError: Expected all tensors to be on the same device"
 
 # torch factories whose result is never 0-dim, and those whose shape their size arguments say.
-_ALWAYS_SHAPED = frozenset("arange range linspace logspace randperm eye tril_indices triu_indices".split())
+_ALWAYS_SHAPED = frozenset("arange linspace logspace randperm eye tril_indices triu_indices".split())
 _SIZED = frozenset("zeros ones empty rand randn full".split())
-_FROM_DATA = frozenset(
-    "tensor as_tensor Tensor FloatTensor LongTensor IntTensor BoolTensor DoubleTensor "
-    "HalfTensor ByteTensor".split())
+_FROM_DATA = frozenset(("tensor", "as_tensor"))
+_LEGACY_CONSTRUCTORS = frozenset(
+    "Tensor FloatTensor LongTensor IntTensor BoolTensor DoubleTensor HalfTensor ByteTensor".split())
 _OF_FIRST_ARGUMENT = frozenset("tril triu".split())
 # Tensor methods whose result is on the receiver's device with at least its dimensions.
 _SHAPE_KEEPING = frozenset(
     """
     float double half bfloat16 long int short bool byte char view reshape unsqueeze expand
     transpose t permute contiguous clone detach flip repeat unflatten requires_grad_
+    """.split())
+# Elementwise math (as a torch function of its first argument or as a method): the result
+# has the shape and the device of its input.
+_ELEMENTWISE = frozenset(
+    """
+    exp log log2 log1p sin cos tan sqrt rsqrt sigmoid tanh abs neg pow clamp clip floor ceil
+    round reciprocal square sign mul add sub div masked_fill cumsum cumprod
     """.split())
 # Torch functions given an index (a CPU index into a device tensor works): not a meeting.
 _TAKES_INDICES = frozenset(
@@ -93,7 +103,7 @@ class UnregisteredTensorAttribute(Rule):
         # registered: moved with the module
         "import torch\nimport torch.nn as nn\n\n\nclass M(nn.Module):\n"
         "    def __init__(self):\n        super().__init__()\n"
-        "        self.register_buffer('mask', torch.ones(4))\n\n"
+        "        self.mask = nn.Parameter(torch.ones(4))\n\n"
         "    def forward(self, x):\n        return x.unsqueeze(0) * self.mask\n",
         # every use moves it first
         "import torch\nimport torch.nn as nn\n\n\nclass M(nn.Module):\n"
@@ -109,6 +119,13 @@ class UnregisteredTensorAttribute(Rule):
          "    def __init__(self):\n        super().__init__()\n        self.mask = torch.ones(4)\n\n"
          "    def forward(self, x):\n        return x.unsqueeze(0) * self.mask\n", ((8, 9),)),
     )
+
+    @staticmethod
+    def could_report_in(tree: ast.AST, source: str) -> bool:
+        # Every finding is a ``self.NAME = ...`` in a method that calls a torch factory (the
+        # value, or a local name bound to one) and a read of ``self.NAME`` in another method,
+        # not ``__init__``: most files that name a class and torch have no such pair.
+        return assigned_and_read_elsewhere(tree, source, containers=False)
 
     def check(self, analysis: Analysis) -> Iterator[Violation]:
         self.analysis = analysis
@@ -155,26 +172,41 @@ class UnregisteredTensorAttribute(Rule):
 
     # -- the value: a CPU tensor with at least one dimension --------------------------------
 
-    def _created_on_cpu(self, value, binding: Binding) -> bool:
+    def _created_on_cpu(self, value, binding: Binding, depth: int = 0) -> bool:
         """``value`` is created on the CPU by torch and is not 0-dim (a 0-dim CPU tensor
         combines with device tensors): a factory without ``device=`` whose shape has a
-        dimension, and what indexing with a slice, dtype casts and reshapes make of one."""
+        dimension, and what indexing with a slice, dtype casts, reshapes, elementwise math
+        and arithmetic make of one (broadcasting never drops a dimension, and a CPU tensor
+        with one that was combined with another tensor while the module was built stayed on
+        the CPU, or that would already have failed); a local name every assignment of which
+        gives one."""
+        if depth > 4:
+            return False
         scope = binding.ctx.scope
+        if isinstance(value, cst.Name):
+            owner = scope.resolve(value.value)
+            if owner is None or owner is not scope or owner.kind != "function":
+                return False
+            locals_ = owner.bindings.get(value.value, ())
+            return bool(locals_) and all(
+                b.how == ASSIGN and not b.path and b.order < binding.order
+                and self._created_on_cpu(b.value, b, depth + 1) for b in locals_)
         if isinstance(value, cst.Subscript):
             keeps_a_dim = any(isinstance(e.slice, cst.Slice) or (
                 isinstance(e.slice, cst.Index) and isinstance(e.slice.value, cst.Name)
                 and e.slice.value.value == "None") for e in value.slice)
-            return keeps_a_dim and self._created_on_cpu(value.value, binding)
-        if isinstance(value, cst.BinaryOperation):
-            left, right = value.left, value.right
-            return (self._created_on_cpu(left, binding) and (_is_number(right) or
-                                                             self._created_on_cpu(right, binding))) \
-                or (_is_number(left) and self._created_on_cpu(right, binding))
+            return keeps_a_dim and self._created_on_cpu(value.value, binding, depth + 1)
+        if isinstance(value, cst.BinaryOperation) and isinstance(value.operator, _ARITHMETIC):
+            return self._created_on_cpu(value.left, binding, depth + 1) or \
+                self._created_on_cpu(value.right, binding, depth + 1)
+        if isinstance(value, cst.UnaryOperation) and isinstance(value.operator, cst.Minus):
+            return self._created_on_cpu(value.expression, binding, depth + 1)
         if not isinstance(value, cst.Call):
             return False
         func = value.func
-        if isinstance(func, cst.Attribute) and func.attr.value in _SHAPE_KEEPING:
-            return self._created_on_cpu(func.value, binding) and not (
+        if isinstance(func, cst.Attribute) and (func.attr.value in _SHAPE_KEEPING
+                                                or func.attr.value in _ELEMENTWISE):
+            return self._created_on_cpu(func.value, binding, depth + 1) and not (
                 func.attr.value == "view" and not value.args)
         qualified = self.kinds.qualname(func, scope) or ""
         if not qualified.startswith("torch."):
@@ -189,8 +221,20 @@ class UnregisteredTensorAttribute(Rule):
         positional = [a.value for a in value.args if a.keyword is None]
         if tail in _ALWAYS_SHAPED:
             return True
-        if tail in _OF_FIRST_ARGUMENT:
-            return bool(positional) and self._created_on_cpu(positional[0], binding)
+        if tail in _OF_FIRST_ARGUMENT or tail in _ELEMENTWISE:
+            return bool(positional) and self._created_on_cpu(positional[0], binding, depth + 1)
+        if tail in ("cat", "stack", "outer"):
+            items = positional[0].elements if tail != "outer" and positional and isinstance(
+                positional[0], (cst.List, cst.Tuple)) else [cst.Element(v) for v in positional]
+            return bool(items) and all(not isinstance(e, cst.StarredElement) and
+                                       self._created_on_cpu(e.value, binding, depth + 1)
+                                       for e in items)
+        if tail == "from_numpy":
+            return True  # a numpy array: 0-dim ones are all but unheard of in module state
+        if tail in _LEGACY_CONSTRUCTORS:
+            # ``torch.Tensor(3)`` is a 1-dim tensor of size 3, ``torch.Tensor([...])`` one of
+            # the data: never 0-dim, whatever the argument
+            return bool(positional)
         if tail in _FROM_DATA:
             return len(positional) == 1 and isinstance(
                 positional[0], (cst.List, cst.Tuple, cst.ListComp)) and bool(
@@ -318,15 +362,17 @@ class _Stays:
         if isinstance(expr, cst.Subscript):
             return any(isinstance(e.slice, cst.Slice) for e in expr.slice) and self(expr.value)
         if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):
-            return expr.func.attr.value in _SHAPE_KEEPING and self(expr.func.value)
+            method = expr.func.attr.value
+            return (method in _SHAPE_KEEPING or method in _ELEMENTWISE) and self(expr.func.value)
         if isinstance(expr, cst.UnaryOperation):
             return self(expr.expression)
         if isinstance(expr, cst.Comparison):
             operands = [expr.left] + [c.comparator for c in expr.comparisons]
             return self(expr.left) and all(_is_number(o) for o in operands[1:])
-        if isinstance(expr, cst.BinaryOperation):
-            return (self(expr.left) and _is_number(expr.right)) or \
-                (_is_number(expr.left) and self(expr.right))
+        if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, _ARITHMETIC):
+            # ``self.var + eps``: still on the CPU (were the other operand on the device, the
+            # meeting is that operation itself, found there)
+            return self(expr.left) or self(expr.right)
         return False
 
 
@@ -338,3 +384,4 @@ def _is_number(expr) -> bool:
 
 def _is_none(expr) -> bool:
     return isinstance(expr, cst.Name) and expr.value == "None"
+

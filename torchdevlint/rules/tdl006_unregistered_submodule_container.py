@@ -11,6 +11,8 @@ type (``isinstance(x, list)``, ``+`` with a list) behaves differently.
 
 from __future__ import annotations
 
+import ast
+
 from dataclasses import dataclass
 from typing import Dict, Iterator, List, Optional, Set
 
@@ -24,6 +26,7 @@ from torchdevlint.findings import Finding
 from torchdevlint.fixes.context import FixContext
 from torchdevlint.fixes.model import Edit, Fix, FixPlan
 from torchdevlint.rules.base import Rule, Violation
+from torchdevlint.rules.classfacts import assigned_and_read_elsewhere
 
 _EMPTY_LIST = "list"
 _EMPTY_DICT = "dict"
@@ -76,17 +79,18 @@ class UnregisteredSubmoduleContainer(Rule):
     # modules the analysis knows (Lightning, transformers, timm).
     required_text = (r"\bclass\b", r"torch|lightning|transformers|timm")
     valid = (
+        # the same modules registered through a Sequential
         "import torch.nn as nn\n\n\nclass M(nn.Module):\n    def __init__(self):\n"
         "        super().__init__()\n"
-        "        self.blocks = nn.ModuleList([nn.Linear(2, 2) for _ in range(3)])\n\n"
+        "        self.blocks = [nn.Linear(2, 2) for _ in range(3)]\n"
+        "        self.net = nn.Sequential(*self.blocks)\n\n"
         "    def forward(self, x):\n        for block in self.blocks:\n"
         "            x = block(x)\n        return x\n",
-        # references to submodules registered as attributes
+        # one module hidden from parameters() on purpose (a frozen teacher)
         "import torch.nn as nn\n\n\nclass M(nn.Module):\n    def __init__(self):\n"
-        "        super().__init__()\n        self.a = nn.Linear(2, 2)\n        self.b = nn.Linear(2, 2)\n"
-        "        self.stages = [self.a, self.b]\n\n"
-        "    def forward(self, x):\n        for stage in self.stages:\n"
-        "            x = stage(x)\n        return x\n",
+        "        super().__init__()\n        self.student = nn.Linear(2, 2)\n"
+        "        self.teacher = [nn.Linear(2, 2).eval()]\n\n"
+        "    def forward(self, x):\n        return self.student(x) - self.teacher[0](x)\n",
     )
     invalid = (
         ("import torch.nn as nn\n\n\nclass M(nn.Module):\n    def __init__(self):\n"
@@ -94,6 +98,12 @@ class UnregisteredSubmoduleContainer(Rule):
          "    def forward(self, x):\n        for block in self.blocks:\n"
          "            x = block(x)\n        return x\n", ((7, 9),)),
     )
+
+    @staticmethod
+    def could_report_in(tree: ast.AST, source: str) -> bool:
+        # Every finding is ``self.NAME = <container>`` in one method of a class and a read
+        # of ``self.NAME`` in another method, not ``__init__``.
+        return assigned_and_read_elsewhere(tree, source, containers=True)
 
     def check(self, analysis: Analysis) -> Iterator[Violation]:
         self.analysis = analysis
@@ -110,6 +120,9 @@ class UnregisteredSubmoduleContainer(Rule):
 
     def _candidates(self, state: ModuleState) -> Dict[str, List[Binding]]:
         """Attributes bound to a container of new modules, or to an empty list or dict."""
+        # one-item literals: the known trick of hiding a module from ``parameters()``
+        # (``self.teacher = [Teacher().eval()]``), unless the class goes on filling them
+        self._single: Set[int] = set()
         found: Dict[str, List[Binding]] = {}
         for name, bindings in state.info.attributes.items():
             if name in state.registered:
@@ -120,20 +133,21 @@ class UnregisteredSubmoduleContainer(Rule):
                 if name in state.module_containers and binding in state.module_containers[name] \
                         and self._of_new_modules(binding.value, binding):
                     found.setdefault(name, []).append(binding)
+                    if len(_elements(binding.value)) == 1:
+                        self._single.add(id(binding))
                 elif _empty_container(binding.value) is not None:
                     found.setdefault(name, []).append(binding)
         return found
 
     def _of_new_modules(self, value, binding: Binding) -> bool:
         """Every item is a module built right there (``nn.Linear(...)``, ``Block(cfg)``), not a
-        reference to one registered elsewhere; a literal of one item is the known trick of
-        hiding a module from ``parameters()`` (``self.teacher = [teacher]``) and is left alone."""
+        reference to one registered elsewhere."""
         if isinstance(value, (cst.ListComp, cst.SetComp, cst.GeneratorExp)):
             return isinstance(value.elt, cst.Call)
         if isinstance(value, cst.DictComp):
             return isinstance(value.value, cst.Call)
         items = _elements(value)
-        return len(items) > 1 and all(isinstance(item, cst.Call) for item in items)
+        return bool(items) and all(isinstance(item, cst.Call) for item in items)
 
     def _check_class(self, state: ModuleState, candidates: Dict[str, List[Binding]]) -> Iterator[Violation]:
         info = state.info
@@ -151,6 +165,8 @@ class UnregisteredSubmoduleContainer(Rule):
             empty = [b for b in bindings if _empty_container(b.value) is not None]
             full = [b for b in bindings if b not in empty]
             if not full and not uses.filled.get(name):
+                continue
+            if not uses.filled.get(name) and all(id(b) in self._single for b in full):
                 continue
             for binding in full + (empty if uses.filled.get(name) else []):
                 kind = self._container_kind(binding.value, uses.string_keys.get(name, True))
@@ -225,7 +241,7 @@ class _ClassUses:
                     if isinstance(target, cst.Subscript):
                         owner = self._container(target.value, self_name)
                         if owner is not None:
-                            self._fill(owner, node.value, scope)
+                            self._fill(owner, node.value, scope, node)
                             key = target.slice[0].slice if len(target.slice) == 1 else None
                             if not (isinstance(key, cst.Index) and (
                                     string_value(key.value) is not None
@@ -257,22 +273,22 @@ class _ClassUses:
                     items = [e for item in items for e in (_elements(item) if isinstance(
                         item, (cst.List, cst.Tuple)) else [item])]
                 for item in items:
-                    self._fill(owner, item, scope, extend=func.attr.value == "extend")
+                    self._fill(owner, item, scope, call, extend=func.attr.value == "extend")
             elif func.attr.value in _MOVES:
                 self.moved |= self._mentioned(func.value, self_name)
         if callee in _REGISTERING_CONTAINERS or callee in _DYNAMIC_REGISTRATION:
             for arg in call.args:
                 self.wrapped |= self._mentioned(arg.value, self_name)
 
-    def _fill(self, owner: str, item, scope, extend: bool = False) -> None:
+    def _fill(self, owner: str, item, scope, filling: cst.CSTNode, extend: bool = False) -> None:
         if isinstance(item, (cst.ListComp, cst.GeneratorExp)) and extend:
             item = item.elt
-        if self._is_new_module(item, scope):
+        if self._is_new_module(item, scope, filling):
             self.filled[owner] = self.filled.get(owner, 0) + 1
         else:
             self.unknown_fill.add(owner)
 
-    def _is_new_module(self, item, scope) -> bool:
+    def _is_new_module(self, item, scope, filling: cst.CSTNode) -> bool:
         kinds = self.rule.kinds
         if isinstance(item, cst.Call):
             return kinds.is_module(kinds.kind_of(item, scope))
@@ -284,20 +300,38 @@ class _ClassUses:
             return bool(bindings) and all(
                 b.how == ASSIGN and not b.path and isinstance(b.value, cst.Call)
                 and kinds.is_module(kinds.kind_of(b.value, b.ctx.scope)) for b in bindings) \
-                and not self._also_registered(item.value, scope)
+                and not self._also_registered(item.value, scope, filling)
         return False
 
     @staticmethod
-    def _also_registered(name: str, scope) -> bool:
-        """The local module is also kept elsewhere (``self.conv = conv``, passed to a call
-        other than the filling one): it may be registered that way."""
-        uses = 0
-        for node in walk_code(scope.node.body if isinstance(scope.node, cst.FunctionDef) else scope.node,
-                              into_functions=True):
-            if isinstance(node, cst.Name) and node.value == name:
-                uses += 1
-        # its binding, and the one use that fills the container
-        return uses > 2
+    def _also_registered(name: str, scope, filling: cst.CSTNode) -> bool:
+        """The local module is also handed elsewhere, where it may be registered: assigned as
+        a whole (``self.conv = conv``), passed to a call other than the one that fills the
+        container, or put in another container. Setting its own attributes
+        (``down.block = block``) or calling it is not handing it elsewhere."""
+        body = scope.node.body if isinstance(scope.node, cst.FunctionDef) else scope.node
+
+        def is_name(node) -> bool:
+            return isinstance(node, cst.Name) and node.value == name
+
+        for node in walk_code(body, into_functions=True):
+            if isinstance(node, (cst.Assign, cst.AnnAssign)) and node is not filling \
+                    and is_name(node.value):
+                return True
+            if isinstance(node, cst.Call) and node is not filling:
+                for arg in node.args:
+                    value = arg.value
+                    items = [e.value for e in value.elements] if isinstance(
+                        value, (cst.List, cst.Tuple)) else [value]
+                    if any(is_name(item) for item in items):
+                        return True
+            if isinstance(node, (cst.List, cst.Tuple, cst.Set)) and any(
+                    is_name(e.value) for e in node.elements):
+                return True
+            if isinstance(node, cst.Dict) and any(
+                    isinstance(e, cst.DictElement) and is_name(e.value) for e in node.elements):
+                return True
+        return False
 
 
 def _for_clauses(for_in):
@@ -333,3 +367,4 @@ def _nn_alias(analysis: Analysis, scope: Scope) -> Optional[str]:
                 and scope.resolve(name) is module_scope:
             return name
     return None
+

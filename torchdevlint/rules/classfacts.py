@@ -1,0 +1,167 @@
+"""What the ast prefilters of the module-state rules (TDL005, TDL006) read from a file, shared
+by both: for each method of each class that has a base, the ``self`` attributes its
+statements assign (and whether to a container display), and, from the method's text,
+whether it calls a torch factory and which attributes other methods mention. Both rules
+report only an attribute assigned in one method and read in another (not ``__init__``), so a
+file without such a pair needs no LibCST parse.
+
+Only statements are walked (not expressions): reads, factory calls and fills are looked for
+in the source text of each method, a superset of what the rules need (a mention is not always
+a read), which keeps the prefilter sound and costs a few regular expressions per method
+instead of a walk of every expression node (measured on torch: the full ast walk cost 15% of
+a lint run, this costs about 1%).
+
+The result is memoised for the last tree: the engine asks every candidate rule in a row.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from typing import List, NamedTuple, Optional, Set, Tuple
+
+FACTORY_CALLS = frozenset(
+    """
+    arange linspace logspace randperm eye tril_indices triu_indices zeros ones empty rand randn
+    full tensor as_tensor Tensor FloatTensor LongTensor IntTensor BoolTensor DoubleTensor
+    HalfTensor ByteTensor tril triu from_numpy
+    """.split())
+_FACTORY_TEXT = re.compile(r"\b(?:%s)\b" % "|".join(sorted(FACTORY_CALLS)))
+_CONTAINERS = (ast.List, ast.Tuple, ast.Set, ast.Dict, ast.ListComp, ast.SetComp, ast.DictComp,
+               ast.GeneratorExp)
+_COMPOUND_BODIES = ("body", "orelse", "finalbody")
+
+
+class MethodFacts(NamedTuple):
+    name: str
+    self_name: str
+    text: str  # the method's source lines
+    stored: Set[str]  # self attributes its statements assign
+    # ... assigned a display or comprehension with a call among its items
+    containers: Set[str]
+    empty: Set[str]  # ... assigned an empty list or dict (``[]``, ``{}``, ``list()``, ``dict()``)
+    calls_factory: bool  # its text names a torch factory
+
+
+_last: Optional[Tuple[ast.AST, List[Tuple[str, List[MethodFacts]]]]] = None
+
+
+def class_methods(tree: ast.AST, source: str) -> List[Tuple[str, List[MethodFacts]]]:
+    """(the class's source, its methods' facts) for each class of ``tree`` with a base."""
+    global _last
+    if _last is not None and _last[0] is tree:
+        return _last[1]
+    lines = source.splitlines(keepends=True)
+    classes = []
+    for node in _classes(tree.body if isinstance(tree, ast.Module) else [tree]):
+        if not any(not (isinstance(base, ast.Name) and base.id == "object") for base in node.bases):
+            continue  # a class with no base but ``object`` is no module
+        methods = [_method_facts(item, lines) for item in node.body
+                   if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef))
+                   and (item.args.posonlyargs or item.args.args)]
+        classes.append(("".join(lines[node.lineno - 1:node.end_lineno]), methods))
+    _last = (tree, classes)
+    return classes
+
+
+def _classes(statements) -> list:
+    """Every class statement, at any depth of statements (not inside expressions)."""
+    found, stack = [], list(statements)
+    while stack:
+        statement = stack.pop()
+        if isinstance(statement, ast.ClassDef):
+            found.append(statement)
+        for field in _COMPOUND_BODIES:
+            stack.extend(getattr(statement, field, ()) or ())
+        for handler in getattr(statement, "handlers", ()) or ():
+            stack.extend(handler.body)
+        for case in getattr(statement, "cases", ()) or ():
+            stack.extend(case.body)
+    return found
+
+
+def _method_facts(method, lines: list) -> MethodFacts:
+    first = (method.args.posonlyargs or method.args.args)[0].arg
+    text = "".join(lines[method.lineno - 1:method.end_lineno])
+    stored: Set[str] = set()
+    containers: Set[str] = set()
+    empty: Set[str] = set()
+    stack = list(method.body)
+    while stack:
+        statement = stack.pop()
+        kind = type(statement)
+        if kind is ast.Assign or kind is ast.AnnAssign:
+            if statement.value is None:
+                continue
+            shape = _container(statement.value)
+            for target in (statement.targets if kind is ast.Assign else [statement.target]):
+                if type(target) is ast.Attribute and type(target.value) is ast.Name \
+                        and target.value.id == first:
+                    stored.add(target.attr)
+                    if shape == "empty":
+                        empty.add(target.attr)
+                    elif shape == "calls":
+                        containers.add(target.attr)
+            continue
+        for field in _COMPOUND_BODIES:
+            stack.extend(getattr(statement, field, ()) or ())
+        for handler in getattr(statement, "handlers", ()) or ():
+            stack.extend(handler.body)
+        for case in getattr(statement, "cases", ()) or ():
+            stack.extend(case.body)
+    calls_factory = bool(stored) and _FACTORY_TEXT.search(text) is not None
+    return MethodFacts(method.name, first, text, stored, containers, empty, calls_factory)
+
+
+def _container(value: ast.expr) -> Optional[str]:
+    """"empty" for ``[]``, ``{}``, ``list()``, ``dict()``; "calls" for a display or
+    comprehension with a call among its items (a module is built by a call); else None."""
+    if type(value) is ast.Call:
+        if type(value.func) is ast.Name and value.func.id in ("list", "dict") and not value.args:
+            return "empty"
+        return None
+    if not isinstance(value, _CONTAINERS):
+        return None
+    if isinstance(value, (ast.List, ast.Tuple, ast.Set)):
+        items = value.elts
+    elif isinstance(value, ast.Dict):
+        items = value.values
+    elif isinstance(value, ast.DictComp):
+        items = [value.value]
+    else:
+        items = [value.elt]
+    if not items:
+        return "empty" if isinstance(value, (ast.List, ast.Dict)) else None
+    return "calls" if any(type(item) is ast.Call for item in items) else None
+
+
+def _mentions(text: str, self_name: str, names: Set[str], suffix: str = "") -> Set[str]:
+    pattern = r"\b%s\s*\.\s*(%s)\b%s" % (re.escape(self_name), "|".join(map(re.escape, sorted(names))), suffix)
+    return {match.group(1) for match in re.finditer(pattern, text)}
+
+
+def assigned_and_read_elsewhere(tree: ast.AST, source: str, containers: bool) -> bool:
+    """Whether some class assigns an attribute in one method (a container of calls, an empty
+    container the class fills, or anything in a method that names a torch factory) that a
+    different method, not ``__init__``, mentions."""
+    for class_text, methods in class_methods(tree, source):
+        assigned = []
+        for method in methods:
+            if containers:
+                names = set(method.containers)
+                if method.empty:  # filled: ``.append(``/``.extend(``/``.insert(``/``[k] =``
+                    names |= _mentions(class_text, method.self_name, method.empty,
+                                       r"\s*(?:\.\s*(?:append|extend|insert)\s*\(|\[)")
+            else:
+                names = method.stored if method.calls_factory else set()
+            if names:
+                assigned.append((method, names))
+        if not assigned:
+            continue
+        for reader in methods:
+            if reader.name == "__init__":
+                continue
+            for method, names in assigned:
+                if method is not reader and _mentions(reader.text, reader.self_name, names):
+                    return True
+    return False
