@@ -110,11 +110,24 @@ class Placement:
         return True, device
 
     def _collect_bare_moves(self) -> Dict[tuple, List[tuple]]:
-        """model key -> [(order, device expression)] of bare ``model.to(device)`` statements."""
+        """model key -> [(order, device expression)] of bare ``model.to(device)`` statements,
+        also at the head of a chain whose value is thrown away
+        (``model.to(device).reset_parameters()``, PyG's benchmarks): a module moves in place."""
         moves: Dict[tuple, List[tuple]] = {}
         calls = self.collected.calls_by_name
+        chained = set()
+        for name, sites in calls.items():
+            if name in ("to", "cuda"):
+                continue
+            for site in sites:
+                if site.statement is None:
+                    continue
+                inner = site.call.func.value if isinstance(site.call.func, cst.Attribute) else None
+                while isinstance(inner, cst.Call) and isinstance(inner.func, cst.Attribute):
+                    chained.add(id(inner))
+                    inner = inner.func.value
         for site in calls.get("to", []) + calls.get("cuda", []):
-            if site.statement is None:
+            if site.statement is None and id(site.call) not in chained:
                 continue
             receiver = site.call.func.value
             if self.kinds.kind_of(receiver, site.ctx.scope) in (K.TENSOR, K.BATCH, K.ENCODING):

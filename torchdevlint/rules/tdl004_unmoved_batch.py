@@ -109,6 +109,11 @@ class UnmovedBatch(Rule):
         ("import torch\nfrom torch.utils.data import DataLoader\n\n\n"
          "def train(loader: DataLoader, device):\n    model = torch.nn.Linear(2, 2).to(device)\n"
          "    for x, y in loader:\n        model(x)\n", ((8, 15),)),
+        # moved at the head of a chain (PyG's benchmarks), and passed to the loop's function
+        ("import torch\nfrom torch.utils.data import DataLoader\n\n\n"
+         "def run(model, loader: DataLoader, device):\n    model.to(device).reset_parameters()\n"
+         "    train(model, loader)\n\n\n"
+         "def train(model, loader):\n    for x, y in loader:\n        model(x)\n", ((12, 15),)),
     )
     name = "unmoved-batch"
     summary = "Loop feeds data-loader batches to a model on a device without moving them"
