@@ -32,6 +32,7 @@ class Guards:
         # blocks of asserts and early exits). The chain is kept so that its id stays unique.
         self._chain_memo: dict = {}
         self._requires_cuda: Optional[bool] = None
+        self._spawned: Optional[set] = None
 
     def qualname(self, expr: cst.BaseExpression, scope: Scope) -> Optional[str]:
         return self.kinds.qualname(expr, scope)
@@ -49,8 +50,10 @@ class Guards:
                 break
             condition = link[0]
             if isinstance(condition, str):
-                guarded = condition in (EXPECTS_FAILURE, HANDLES_FAILURE) or _mentions_cuda(condition)
-                # (def test_cuda_..., class CUDATests, def to_gpu, assertRaises, try/except)
+                guarded = condition in (EXPECTS_FAILURE, HANDLES_FAILURE) or _mentions_cuda(condition) \
+                    or condition in self.spawned_per_gpu()
+                # (def test_cuda_..., class CUDATests, def to_gpu, assertRaises, try/except, a
+                # worker started once per GPU)
             elif isinstance(condition, DefaultOf):
                 guarded = self.default_always_overridden(condition.name, condition.func)
             else:
@@ -64,6 +67,36 @@ class Guards:
         for link in unknown:
             self._chain_memo[(id(link), id(scope))] = (verdict, link)
         return verdict
+
+    def spawned_per_gpu(self) -> set:
+        """Names of this file's functions started once per GPU: ``mp.spawn(main_worker,
+        nprocs=torch.cuda.device_count())`` (also through a name bound only to the count, as
+        in ResNeSt's and pytorch/examples' ImageNet scripts). Without a GPU they never run:
+        ``spawn`` with ``nprocs=0`` starts nothing."""
+        if self._spawned is None:
+            self._spawned = set()
+            for site in self.collected.calls_by_name.get("spawn", ()):
+                call = site.call
+                positional = [a.value for a in call.args if a.keyword is None and not a.star]
+                keywords = {a.keyword.value: a.value for a in call.args if a.keyword is not None}
+                worker = keywords.get("fn", positional[0] if positional else None)
+                count = keywords.get("nprocs", positional[2] if len(positional) > 2 else None)
+                if isinstance(worker, cst.Name) and count is not None \
+                        and self._counts_gpus(count, site.ctx.scope):
+                    self._spawned.add(worker.value)
+        return self._spawned
+
+    def _counts_gpus(self, expr, scope: Scope) -> bool:
+        """``torch.cuda.device_count()``, or a name every assignment of which is that call."""
+        if isinstance(expr, cst.Call):
+            return self.kinds.qualname(expr.func, scope) == "torch.cuda.device_count"
+        if isinstance(expr, cst.Name):
+            owner = scope.resolve(expr.value)
+            bindings = owner.bindings.get(expr.value, ()) if owner is not None else ()
+            return bool(bindings) and all(
+                b.how == ASSIGN and not b.path and isinstance(b.value, cst.Call)
+                and self._counts_gpus(b.value, b.ctx.scope) for b in bindings)
+        return False
 
     def is_guard_test(self, expr: cst.CSTNode, scope: Scope, depth: int = 0) -> bool:
         """A test that involves CUDA availability or a choice of device.

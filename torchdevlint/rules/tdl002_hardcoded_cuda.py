@@ -116,6 +116,10 @@ class HardcodedCudaDevice(Rule):
     valid = (
         "import torch\ndevice = 'cuda' if torch.cuda.is_available() else 'cpu'\n"
         "x = torch.zeros(2, device=device)\n",
+        # a worker started once per GPU: without one, spawn(nprocs=0) starts nothing
+        "import torch\nimport torch.multiprocessing as mp\n\n\n"
+        "def main_worker(gpu):\n    torch.zeros(2).cuda(gpu)\n\n\n"
+        "def main():\n    ngpus = torch.cuda.device_count()\n    mp.spawn(main_worker, nprocs=ngpus)\n",
         "import torch\nif torch.cuda.is_available():\n    x = torch.zeros(2).cuda()\n",
         # only a comparison, never used as a device
         "import torch\n\n\ndef on_gpu(t):\n    return t.device.type == 'cuda'\n",
