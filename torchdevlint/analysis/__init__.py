@@ -200,6 +200,11 @@ class Analysis:
         """What an ``nn.Module`` class of this file registers and what it holds unregistered."""
         return self.modules.state(info)
 
+    def modules_moved_only_by_to(self):
+        """The ``ModuleState`` of each module class of this file whose state only ``.to()``
+        moves (see ``ModuleClasses.moved_only_by_to``)."""
+        return self.modules.moved_only_by_to()
+
     def _device_provider(self) -> Devices:
         if self._devices is None:
             self._devices = Devices(self._kinds)

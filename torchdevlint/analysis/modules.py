@@ -7,7 +7,7 @@ plain lists and dicts of modules). The ``modules`` fact.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional, Set
+from typing import Dict, Iterator, List, Optional, Set
 
 import libcst as cst
 
@@ -53,7 +53,7 @@ class ModuleClasses:
         self.collected = collected
         self.kinds = kinds
         self._states: Dict[int, ModuleState] = {}
-        self._methods: Dict[tuple, "MethodDevices"] = {}
+        self._methods: Dict[int, "MethodDevices"] = {}  # id(method) ->
 
     def state(self, info: ClassInfo) -> ModuleState:
         known = self._states.get(id(info))
@@ -85,6 +85,16 @@ class ModuleClasses:
                 state.module_containers[name] = containers
         state.forward_reaches = self._reached_from(info, "forward")
         return state
+
+    def moved_only_by_to(self) -> Iterator[ModuleState]:
+        """The states of this file's classes that are certainly ``nn.Module``s, assign
+        attributes and leave moving them to ``Module.to`` (no ``_apply``, ``to`` or ``cuda`` of
+        their own or of a base class of this file): where state ``.to()`` misses stays behind."""
+        for info in self.collected.classes:
+            if info.attributes:
+                state = self.state(info)
+                if state.is_module is True and not state.overrides_moving:
+                    yield state
 
     def _overrides_moving(self, info: ClassInfo, seen: Set[int]) -> bool:
         if id(info) in seen:
@@ -124,10 +134,9 @@ class ModuleClasses:
 
     def on_module_device(self, state: ModuleState, method: FunctionInfo) -> "MethodDevices":
         """What ``method`` holds on the module's device once the module was moved."""
-        key = ("devices", id(method))
-        known = self._methods.get(key)
+        known = self._methods.get(id(method))
         if known is None:
-            known = self._methods[key] = MethodDevices(self, state, method)
+            known = self._methods[id(method)] = MethodDevices(self, state, method)
         return known
 
     def has_parameters(self, state: ModuleState, name: str) -> bool:
@@ -323,12 +332,10 @@ class MethodDevices:
         """A torch function that takes tensors (not a factory, which also takes numbers)."""
         scope = self.method.scope
         qualified = self.kinds.qualname(func, scope) if scope is not None else None
-        if qualified is None or not qualified.startswith("torch."):
+        if qualified is None or not api.is_tensor_function(qualified):
             return False
         tail = qualified.rpartition(".")[2]
-        if tail in FACTORIES or tail.endswith("_like"):
-            return False
-        return tail in api.TENSOR_FUNCTIONS or qualified.startswith(api.TENSOR_NAMESPACES)
+        return tail not in FACTORIES and not tail.endswith("_like")
 
     def _self_attribute(self, expr) -> Optional[str]:
         if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) \
@@ -369,17 +376,12 @@ class MethodDevices:
             # a registered module (dropout, an activation) given a tensor on the device
             return any(self.carries(a.value) for a in call.args)
         scope = self.method.scope
-        qualified = self.kinds.qualname(func, scope) if scope is not None else None
-        if qualified is not None:
-            tail = qualified.rpartition(".")[2]
-            if not (qualified.startswith("torch.") and
-                    (tail in api.TENSOR_FUNCTIONS or qualified.startswith(api.TENSOR_NAMESPACES))):
-                return False
-            if tail in FACTORIES or tail.endswith("_like"):
-                return False  # created where ``device=`` says, or like another tensor
-            return any(self.carries(a.value) for a in call.args if a.keyword is None) or any(
-                isinstance(a.value, (cst.List, cst.Tuple)) and
-                any(self.carries(e.value) for e in a.value.elements) for a in call.args)
+        if scope is not None and self.kinds.qualname(func, scope) is not None:
+            # (a factory creates where ``device=`` says, a ``*_like`` like another tensor)
+            return self._tensor_function(func) and (
+                any(self.carries(a.value) for a in call.args if a.keyword is None) or any(
+                    isinstance(a.value, (cst.List, cst.Tuple)) and
+                    any(self.carries(e.value) for e in a.value.elements) for a in call.args))
         if isinstance(func, cst.Attribute):
             method = func.attr.value
             if method in _OFF_DEVICE_METHODS or method in ("to", "type_as", "type") \

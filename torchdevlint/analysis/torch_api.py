@@ -35,6 +35,14 @@ TENSOR_FUNCTIONS = frozenset(
 # Sub-namespaces whose functions return tensors (torch.nn.functional.relu, torch.fft.fft, ...).
 TENSOR_NAMESPACES = ("torch.nn.functional.", "torch.fft.", "torch.linalg.", "torch.special.")
 
+
+def is_tensor_function(qualified: str) -> bool:
+    """A torch function (by qualified name) that returns a tensor: ``torch.cat``,
+    ``torch.nn.functional.relu``, ``torch.fft.fft`` (factories such as ``torch.zeros``
+    included)."""
+    return qualified.startswith("torch.") and (
+        qualified.rpartition(".")[2] in TENSOR_FUNCTIONS or qualified.startswith(TENSOR_NAMESPACES))
+
 # Legacy tensor types: torch.FloatTensor(...) builds a tensor.
 TENSOR_TYPE_RE = re.compile(r"^torch\.(?:cuda\.)?[A-Z][A-Za-z]*Tensor$")
 CUDA_TENSOR_TYPE_RE = re.compile(r"^torch\.cuda\.[A-Z][A-Za-z]*Tensor$")

@@ -20,6 +20,8 @@ import ast
 import re
 from typing import List, NamedTuple, Optional, Set, Tuple
 
+from torchdevlint.rules.base import ast_statements
+
 FACTORY_CALLS = frozenset(
     """
     arange linspace logspace randperm eye tril_indices triu_indices zeros ones empty rand randn
@@ -29,7 +31,6 @@ FACTORY_CALLS = frozenset(
 _FACTORY_TEXT = re.compile(r"\b(?:%s)\b" % "|".join(sorted(FACTORY_CALLS)))
 _CONTAINERS = (ast.List, ast.Tuple, ast.Set, ast.Dict, ast.ListComp, ast.SetComp, ast.DictComp,
                ast.GeneratorExp)
-_COMPOUND_BODIES = ("body", "orelse", "finalbody")
 
 
 class MethodFacts(NamedTuple):
@@ -53,9 +54,10 @@ def class_methods(tree: ast.AST, source: str) -> List[Tuple[str, List[MethodFact
         return _last[1]
     lines = source.splitlines(keepends=True)
     classes = []
-    for node in _classes(tree.body if isinstance(tree, ast.Module) else [tree]):
-        if not any(not (isinstance(base, ast.Name) and base.id == "object") for base in node.bases):
-            continue  # a class with no base but ``object`` is no module
+    for node in ast_statements(tree):
+        if not isinstance(node, ast.ClassDef) or not any(
+                not (isinstance(base, ast.Name) and base.id == "object") for base in node.bases):
+            continue  # (a class with no base but ``object`` is no module)
         methods = [_method_facts(item, lines) for item in node.body
                    if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef))
                    and (item.args.posonlyargs or item.args.args)]
@@ -64,35 +66,15 @@ def class_methods(tree: ast.AST, source: str) -> List[Tuple[str, List[MethodFact
     return classes
 
 
-def _classes(statements) -> list:
-    """Every class statement, at any depth of statements (not inside expressions)."""
-    found, stack = [], list(statements)
-    while stack:
-        statement = stack.pop()
-        if isinstance(statement, ast.ClassDef):
-            found.append(statement)
-        for field in _COMPOUND_BODIES:
-            stack.extend(getattr(statement, field, ()) or ())
-        for handler in getattr(statement, "handlers", ()) or ():
-            stack.extend(handler.body)
-        for case in getattr(statement, "cases", ()) or ():
-            stack.extend(case.body)
-    return found
-
-
 def _method_facts(method, lines: list) -> MethodFacts:
     first = (method.args.posonlyargs or method.args.args)[0].arg
     text = "".join(lines[method.lineno - 1:method.end_lineno])
     stored: Set[str] = set()
     containers: Set[str] = set()
     empty: Set[str] = set()
-    stack = list(method.body)
-    while stack:
-        statement = stack.pop()
+    for statement in ast_statements(method):
         kind = type(statement)
-        if kind is ast.Assign or kind is ast.AnnAssign:
-            if statement.value is None:
-                continue
+        if (kind is ast.Assign or kind is ast.AnnAssign) and statement.value is not None:
             shape = _container(statement.value)
             for target in (statement.targets if kind is ast.Assign else [statement.target]):
                 if type(target) is ast.Attribute and type(target.value) is ast.Name \
@@ -102,13 +84,6 @@ def _method_facts(method, lines: list) -> MethodFacts:
                         empty.add(target.attr)
                     elif shape == "calls":
                         containers.add(target.attr)
-            continue
-        for field in _COMPOUND_BODIES:
-            stack.extend(getattr(statement, field, ()) or ())
-        for handler in getattr(statement, "handlers", ()) or ():
-            stack.extend(handler.body)
-        for case in getattr(statement, "cases", ()) or ():
-            stack.extend(case.body)
     calls_factory = bool(stored) and _FACTORY_TEXT.search(text) is not None
     return MethodFacts(method.name, first, text, stored, containers, empty, calls_factory)
 

@@ -25,7 +25,7 @@ from torchdevlint.analysis import (
 from torchdevlint.findings import Finding
 from torchdevlint.fixes.context import FixContext
 from torchdevlint.fixes.model import Edit, Fix, FixPlan
-from torchdevlint.rules.base import Rule, Violation, method_call_text, source_of
+from torchdevlint.rules.base import Rule, Violation, ast_statements, method_call_text, source_of
 
 MOVE_METHODS = ("to", "cuda", "cpu")
 
@@ -95,7 +95,7 @@ class DiscardedTensorMove(Rule):
         return any(isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call)
                    and isinstance(statement.value.func, ast.Attribute)
                    and statement.value.func.attr in MOVE_METHODS
-                   for statement in _statements(tree))
+                   for statement in ast_statements(tree))
 
     def check(self, analysis: Analysis) -> Iterator[Violation]:
         calls = analysis.collected.calls_by_name
@@ -233,11 +233,7 @@ def _takes_tensors(analysis: Analysis, call: cst.Call, scope, name: str) -> bool
     """``model(x)`` with a module, ``torch.cat([x, y])``, ``F.relu(x)``."""
     if analysis.kinds.is_module(analysis.kind_of(call.func, scope)):
         return True
-    qualified = analysis.qualname(call.func, scope) or ""
-    if not qualified.startswith("torch."):
-        return False
-    if qualified.rpartition(".")[2] in api.TENSOR_FUNCTIONS or \
-            qualified.startswith(api.TENSOR_NAMESPACES):
+    if api.is_tensor_function(analysis.qualname(call.func, scope) or ""):
         return bool(call.args) and isinstance(call.args[0].value, cst.Name) and \
             call.args[0].value.value == name
     return False
@@ -255,16 +251,3 @@ def _last_assignment_before(body, target: str, stop):
     return value
 
 
-_BLOCK_FIELDS = ("body", "orelse", "finalbody", "handlers", "cases")
-
-
-def _statements(tree: ast.AST):
-    """Every statement in ``tree``, without visiting expressions (a tenth of the nodes)."""
-    stack = [tree]
-    while stack:
-        node = stack.pop()
-        yield node
-        for name in _BLOCK_FIELDS:
-            block = getattr(node, name, None)
-            if block:
-                stack.extend(block)

@@ -130,21 +130,17 @@ class UnregisteredTensorAttribute(Rule):
     def check(self, analysis: Analysis) -> Iterator[Violation]:
         self.analysis = analysis
         self.kinds = analysis.kinds
-        for info in analysis.collected.classes:
-            if not info.attributes:
-                continue
-            state = analysis.module_state(info)
-            if state.is_module is not True or state.overrides_moving or not state.tensor_attributes:
-                continue
-            yield from self._check_class(state)
+        for state in analysis.modules_moved_only_by_to():
+            if state.tensor_attributes:
+                yield from self._check_class(state)
 
     def _check_class(self, state: ModuleState) -> Iterator[Violation]:
         info = state.info
         modules = self.analysis.modules
         init_methods = modules.init_methods(info)
         reads = None
-        for name, tensor_bindings in state.tensor_attributes.items():
-            bindings = [b for b in info.attributes[name]]
+        for name in state.tensor_attributes:
+            bindings = info.attributes[name]
             if any(b.ctx.func is None or b.ctx.func.cls is not info
                    or b.ctx.func.name not in init_methods for b in bindings):
                 continue  # (re)bound while the module runs: it manages the attribute itself
@@ -306,9 +302,7 @@ class UnregisteredTensorAttribute(Rule):
                 return f"passes it to the submodule `{self_name}.{func.attr.value}`"
             return None
         qualified = self.kinds.qualname(func, devices.method.scope) or ""
-        tail = qualified.rpartition(".")[2]
-        if qualified.startswith("torch.") and tail not in _TAKES_INDICES and (
-                tail in api.TENSOR_FUNCTIONS or qualified.startswith(api.TENSOR_NAMESPACES)) \
+        if api.is_tensor_function(qualified) and qualified.rpartition(".")[2] not in _TAKES_INDICES \
                 and any(carries(o) for o in operands):
             return f"passes it to `{qualified}` with a tensor on the module's device"
         return None

@@ -108,21 +108,13 @@ class UnregisteredSubmoduleContainer(Rule):
     def check(self, analysis: Analysis) -> Iterator[Violation]:
         self.analysis = analysis
         self.kinds = analysis.kinds
-        for info in analysis.collected.classes:
-            if not info.attributes:
-                continue
-            state = analysis.module_state(info)
-            if state.is_module is not True or state.overrides_moving:
-                continue
+        for state in analysis.modules_moved_only_by_to():
             candidates = self._candidates(state)
             if candidates:
                 yield from self._check_class(state, candidates)
 
     def _candidates(self, state: ModuleState) -> Dict[str, List[Binding]]:
         """Attributes bound to a container of new modules, or to an empty list or dict."""
-        # one-item literals: the known trick of hiding a module from ``parameters()``
-        # (``self.teacher = [Teacher().eval()]``), unless the class goes on filling them
-        self._single: Set[int] = set()
         found: Dict[str, List[Binding]] = {}
         for name, bindings in state.info.attributes.items():
             if name in state.registered:
@@ -133,8 +125,6 @@ class UnregisteredSubmoduleContainer(Rule):
                 if name in state.module_containers and binding in state.module_containers[name] \
                         and self._of_new_modules(binding.value, binding):
                     found.setdefault(name, []).append(binding)
-                    if len(_elements(binding.value)) == 1:
-                        self._single.add(id(binding))
                 elif _empty_container(binding.value) is not None:
                     found.setdefault(name, []).append(binding)
         return found
@@ -164,11 +154,14 @@ class UnregisteredSubmoduleContainer(Rule):
                 continue  # also bound to something else
             empty = [b for b in bindings if _empty_container(b.value) is not None]
             full = [b for b in bindings if b not in empty]
-            if not full and not uses.filled.get(name):
+            filled = name in uses.filled
+            if not full and not filled:
                 continue
-            if not uses.filled.get(name) and all(id(b) in self._single for b in full):
+            if not filled and all(len(_elements(b.value)) == 1 for b in full):
+                # one-item literals never added to: the known trick of hiding a module from
+                # ``parameters()`` (``self.teacher = [Teacher().eval()]``)
                 continue
-            for binding in full + (empty if uses.filled.get(name) else []):
+            for binding in full + (empty if filled else []):
                 kind = self._container_kind(binding.value, uses.string_keys.get(name, True))
                 owner = binding.node.value.value if isinstance(binding.node, cst.Attribute) else "self"
                 plain = "dict" if kind == "ModuleDict" or isinstance(binding.value, (cst.Dict, cst.DictComp)) \
@@ -206,7 +199,7 @@ class _ClassUses:
         self.rule = rule
         self.names = names
         self.read_in: Dict[str, Set[str]] = {}  # name -> methods that read it
-        self.filled: Dict[str, int] = {}  # name -> how many module items are added
+        self.filled: Set[str] = set()  # names given module items
         self.unknown_fill: Set[str] = set()  # something that may not be a module is added
         self.string_keys: Dict[str, bool] = {}  # every item assignment uses a string key
         self.wrapped: Set[str] = set()  # passed to Sequential / ModuleList / ModuleDict
@@ -259,9 +252,9 @@ class _ClassUses:
         func = call.func
         callee = last_name(func) or ""
         if callee in _DYNAMIC_REGISTRATION:
-            if not call.args or string_value(call.args[0].value if callee != "setattr"
-                                             else (call.args[1].value if len(call.args) > 1
-                                                   else call.args[0].value)) is None:
+            # the name: add_module(name, module), setattr(self, name, module)
+            name_at = 1 if callee == "setattr" and len(call.args) > 1 else 0
+            if not call.args or string_value(call.args[name_at].value) is None:
                 self.registers_dynamically = True
         if isinstance(func, cst.Attribute):
             owner = self._container(func.value, self_name)
@@ -284,7 +277,7 @@ class _ClassUses:
         if isinstance(item, (cst.ListComp, cst.GeneratorExp)) and extend:
             item = item.elt
         if self._is_new_module(item, scope, filling):
-            self.filled[owner] = self.filled.get(owner, 0) + 1
+            self.filled.add(owner)
         else:
             self.unknown_fill.add(owner)
 
