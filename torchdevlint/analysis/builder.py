@@ -15,7 +15,7 @@ import libcst as cst
 from torchdevlint.analysis.devices import is_device_name
 from torchdevlint.analysis.model import (
     ASSIGN, AUGMENT, CLASS, DEF, EXPECTS_FAILURE, FOR, HANDLES_FAILURE, IMPORT, PARAM, UNKNOWN,
-    WITH, Binding, CallSite, ClassInfo, Ctx, DefaultOf, FunctionInfo, LoopSpan, Scope, grad_mode_set_by,
+    WITH, AfterExit, Binding, CallSite, ClassInfo, Ctx, DefaultOf, FunctionInfo, LoopSpan, Scope, grad_mode_set_by,
     last_name,
     next_order,
     string_value,
@@ -192,16 +192,19 @@ class Builder:
                 ctx = ctx.with_condition(after)
 
     @staticmethod
-    def _condition_after(statement) -> Optional[cst.CSTNode]:
+    def _condition_after(statement):
         """A test that holds for the rest of the block once ``statement`` has run."""
         if isinstance(statement, cst.If):
             if ends_in_exit(statement.body):
-                return statement.test
-            return tests_before_final_exit(statement)
+                test = statement.test
+                negated = isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not)
+                return AfterExit(test, test.expression if negated else None)
+            joined = tests_before_final_exit(statement)
+            return AfterExit(joined, joined) if joined is not None else None
         if isinstance(statement, cst.SimpleStatementLine):
             for small in statement.body:
                 if isinstance(small, cst.Assert):
-                    return small.test
+                    return AfterExit(small.test, small.test)
                 if (isinstance(small, cst.Assign) and len(small.targets) == 1
                         and isinstance(small.targets[0].target, cst.Name)
                         and small.targets[0].target.value == "pytestmark"):

@@ -14,7 +14,7 @@ from torchdevlint.analysis.builder import (
 )
 from torchdevlint.analysis.kinds import KindInference
 from torchdevlint.analysis.model import (
-    ASSIGN, EXPECTS_FAILURE, HANDLES_FAILURE, Ctx, DefaultOf, FunctionInfo, Scope, last_name,
+    ASSIGN, EXPECTS_FAILURE, HANDLES_FAILURE, AfterExit, Ctx, DefaultOf, FunctionInfo, Scope, last_name,
     string_value,
 )
 
@@ -37,25 +37,33 @@ class Guards:
     def qualname(self, expr: cst.BaseExpression, scope: Scope) -> Optional[str]:
         return self.kinds.qualname(expr, scope)
 
-    def is_guarded(self, ctx: Ctx) -> bool:
-        """Whether code in ``ctx`` only runs when CUDA was checked for or asked for."""
+    def is_guarded(self, ctx: Ctx, strict: bool = False) -> bool:
+        """Whether code in ``ctx`` only runs when CUDA was checked for or asked for.
+
+        ``strict``: an early exit counts only where going on proves the guard test (``if not
+        torch.cuda.is_available(): return``), not where the exit's test merely mentions CUDA
+        (``if args.cuda and not available: raise`` lets a CPU run go on). Used when a guard
+        is carried from the callers of a function into its body."""
         scope = ctx.scope
         unknown = []  # links whose verdict is the one found further down the chain
         link = ctx.conditions
         verdict = False
         while link is not None:
-            known = self._chain_memo.get((id(link), id(scope)))
+            known = self._chain_memo.get((id(link), id(scope), strict))
             if known is not None:
                 verdict = known[0]
                 break
             condition = link[0]
             if isinstance(condition, str):
                 guarded = condition in (EXPECTS_FAILURE, HANDLES_FAILURE) or _mentions_cuda(condition) \
-                    or condition in self.spawned_per_gpu()
+                    or condition in self.spawned_per_gpu() or self.only_called_guarded(condition)
                 # (def test_cuda_..., class CUDATests, def to_gpu, assertRaises, try/except, a
-                # worker started once per GPU)
+                # worker started once per GPU, a helper only called under a guard)
             elif isinstance(condition, DefaultOf):
                 guarded = self.default_always_overridden(condition.name, condition.func)
+            elif isinstance(condition, AfterExit):
+                test = condition.requirement if strict else condition.test
+                guarded = test is not None and self.is_guard_test(test, scope)
             else:
                 guarded = self.is_guard_test(condition, scope)
             if guarded:
@@ -65,8 +73,43 @@ class Guards:
             unknown.append(link)
             link = link[1]
         for link in unknown:
-            self._chain_memo[(id(link), id(scope))] = (verdict, link)
+            self._chain_memo[(id(link), id(scope), strict)] = (verdict, link)
         return verdict
+
+    def only_called_guarded(self, name: str) -> bool:
+        """Whether function ``name`` of this file runs only under a guard: every reference
+        to it is a call, every call is guarded, and no other file is expected to call it (it
+        is private, ``_setup_ddp``, or the file is a script). MobileSAM's trainer calls
+        ``self._setup_ddp(world_size)`` only under ``if world_size > 1``, with the world size
+        counted from ``torch.cuda.device_count()``."""
+        key = ("called", name)
+        if key in self._guard_memo:
+            return self._guard_memo[key]
+        self._guard_memo[key] = False  # a recursive call proves nothing
+        verdict = False
+        defs = [info for info in self.collected.functions if info.name == name]
+        private = name.startswith("_") and not name.startswith("__")
+        sites = self.collected.calls_by_name.get(name, ())
+        if defs and sites and (private or self.is_script()) and \
+                self._only_called(name, defs, sites):
+            verdict = all(self.is_guarded(site.ctx, strict=True) for site in sites)
+        self._guard_memo[key] = verdict
+        return verdict
+
+    def _only_called(self, name: str, defs, sites) -> bool:
+        """No reference to ``name`` but its definitions and its calls (not passed as a
+        callback, not stored, not exported by name)."""
+        allowed = {id(info.node.name) for info in defs}
+        for site in sites:
+            func = site.call.func
+            allowed.add(id(func.attr if isinstance(func, cst.Attribute) else func))
+        for node in walk_code(self.module, into_functions=True):
+            if isinstance(node, cst.Name) and node.value == name and id(node) not in allowed:
+                return False
+            if isinstance(node, (cst.SimpleString, cst.ConcatenatedString)) and \
+                    string_value(node) == name:
+                return False  # __all__, getattr(self, "name")
+        return True
 
     def spawned_per_gpu(self) -> set:
         """Names of this file's functions started once per GPU: ``mp.spawn(main_worker,

@@ -41,6 +41,20 @@ class DefaultOf:
         self.func = func
 
 
+class AfterExit:
+    """A condition: the code follows a statement that leaves unless a test holds (``if T:
+    return``, ``assert T``, an ``if``/``elif`` chain whose ``else`` exits). ``test`` is the
+    test as written; ``requirement`` is what going on proves to hold, or None where it proves
+    nothing definite (``if args.cuda and not available: raise`` lets a run without CUDA go on
+    when it did not ask for CUDA)."""
+
+    __slots__ = ("test", "requirement")
+
+    def __init__(self, test: cst.CSTNode, requirement: Optional[cst.CSTNode]) -> None:
+        self.test = test
+        self.requirement = requirement
+
+
 class Ctx:
     """Where a node sits: its scope, the conditions around it, its function and class.
 

@@ -29,7 +29,7 @@ from typing import Iterator, List, Optional
 import libcst as cst
 
 from torchdevlint.analysis import (
-    ASSIGN, K, Analysis, CallSite, Ctx, Scope, api, is_device_name, iter_children, last_name,
+    ASSIGN, PARAM, K, Analysis, CallSite, Ctx, Scope, api, is_device_name, iter_children, last_name,
     move_device_argument, string_value, walk_code,
 )
 from torchdevlint.findings import Finding
@@ -127,6 +127,21 @@ class HardcodedCudaDevice(Rule):
     invalid = (
         ("import torch\nx = torch.zeros(2, device='cuda')\n", ((2, 27),)),
         ("import torch\nmodel = torch.nn.Linear(2, 2).cuda()\n", ((2, 31),)),
+        # a private helper that is also handed on as a callback runs unguarded there
+        ("import torch\n\n\ndef _up(x):\n    return x.cuda()\n\n\n"
+         "def run(x):\n    if torch.cuda.is_available():\n        _up(x)\n"
+         "    return list(map(_up, [x]))\n", ((5, 14),)),
+        # the stored default is read: it is the device the module uses
+        ("import torch\n\n\nclass M(torch.nn.Module):\n"
+         "    def __init__(self, device='cuda'):\n        super().__init__()\n"
+         "        self.device = device\n\n    def forward(self, x):\n"
+         "        return x.to(self.device)\n", ((5, 31),)),
+        # the caller's check lets a run that did not ask for CUDA go on
+        ("import torch\n\n\ndef _stylize(x):\n    return x.to(torch.device('cuda'))\n\n\n"
+         "def main(args, x):\n    if args.cuda and not torch.cuda.is_available():\n"
+         "        raise ValueError('no CUDA')\n    return _stylize(x)\n", ((5, 30),)),
+        # an index the function picks itself is no caller's choice
+        ("import torch\n\n\ndef run(x):\n    gpu = 0\n    return x.cuda(gpu)\n", ((6, 14),)),
     )
     name = "hardcoded-cuda-device"
     summary = "Hard-coded CUDA device with no torch.cuda.is_available() guard"
@@ -184,6 +199,8 @@ class HardcodedCudaDevice(Rule):
                 continue  # a custom ``cuda(x, device=...)`` helper: the device is passed in
             if not isinstance(func, cst.Attribute) or analysis.is_guarded(site.ctx):
                 continue
+            if self._index_from_caller(site):
+                continue
             receiver_kind = analysis.kind_at(func.value, site)
             if site.statement is not None and not analysis.kinds.is_module(receiver_kind):
                 # A module moves in place; anything else returns a copy that this statement
@@ -206,6 +223,29 @@ class HardcodedCudaDevice(Rule):
             if qualified and api.CUDA_TENSOR_TYPE_RE.match(qualified):
                 yield from self._report(attribute, f"`{qualified}` is a CUDA-only tensor type: {CRASH}; "
                                                    f"use `torch.tensor(..., device=device)`")
+
+    def _index_from_caller(self, site: CallSite) -> bool:
+        """``x.cuda(gpu)`` where ``gpu`` is a parameter of the enclosing function, or
+        ``self.device`` that ``__init__`` only ever sets from one of its parameters: which GPU
+        to use is the caller's choice, so the function is written for a GPU by contract
+        (ResNeSt's ``torch_dist_sum(gpu, ...)``, its ``MixUpWrapper(..., device)``). Whether a
+        machine without CUDA ever reaches it is decided by the caller, which this file may not
+        show; a finding here could not be proven."""
+        positional = [a.value for a in site.call.args if a.keyword is None and not a.star]
+        if not positional:
+            return False
+        index, scope = positional[0], site.ctx.scope
+        if isinstance(index, cst.Name):
+            return _is_parameter(index.value, scope)
+        if isinstance(index, cst.Attribute) and isinstance(index.value, cst.Name):
+            owner = self.analysis.kind_of(index.value, scope)
+            if not isinstance(owner, K.Instance):
+                return False
+            bindings = owner.info.attributes.get(index.attr.value, ())
+            return bool(bindings) and all(
+                b.how == ASSIGN and not b.path and isinstance(b.value, cst.Name)
+                and _is_parameter(b.value.value, b.ctx.scope) for b in bindings)
+        return False
 
     # -- where a device is expected ------------------------------------------------------
 
@@ -271,8 +311,40 @@ class HardcodedCudaDevice(Rule):
                 continue
             if isinstance(parent, cst.Attribute) and parent.attr.value in _STRING_METHODS:
                 continue
+            if isinstance(parent, cst.Assign) and self._stored_never_read(parent, func):
+                continue
             return True
         return False  # only inspected, or never used
+
+    def _stored_never_read(self, assign: cst.Assign, func) -> bool:
+        """``self.device = device`` where neither the class nor a subclass of it in this
+        file reads ``self.device`` (Stable Diffusion's ``BERTEmbedder`` keeps its
+        ``device="cuda"`` and never uses it)."""
+        self_name, cls = func.self_name, func.cls
+        if self_name is None or cls is None or not all(
+                isinstance(t.target, cst.Attribute) and isinstance(t.target.value, cst.Name)
+                and t.target.value.value == self_name for t in assign.targets):
+            return False
+        names = {t.target.attr.value for t in assign.targets}
+        stores = set()
+        classes = [cls.node] + [info.node for info in self.analysis.collected.classes
+                                if info is not cls and any(
+                                    last_name(base.value) == cls.name for base in info.node.bases)]
+        for node in (n for root in classes for n in walk_code(root, into_functions=True)):
+            if isinstance(node, (cst.Assign, cst.AugAssign, cst.AnnAssign)):
+                targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) \
+                    else [node.target]
+                stores.update(id(t) for t in targets)
+                if isinstance(node, cst.AugAssign) and isinstance(node.target, cst.Attribute) \
+                        and node.target.attr.value in names:
+                    return False  # self.device += ... reads it
+            elif isinstance(node, cst.Attribute) and node.attr.value in names and \
+                    id(node) not in stores:
+                return False
+            elif isinstance(node, (cst.SimpleString, cst.ConcatenatedString)) and \
+                    string_value(node) in names:
+                return False  # getattr(self, "device")
+        return True
 
     def _check_device_value(self, value: cst.BaseExpression, ctx: Ctx, depth: int):
         analysis = self.analysis
@@ -327,6 +399,14 @@ class HardcodedCudaDevice(Rule):
         if id(node) not in self.reported:
             self.reported.add(id(node))
             yield Violation(node, message, fix)
+
+
+def _is_parameter(name: str, scope: Scope) -> bool:
+    """``name`` in ``scope`` is a parameter of its function that the body never rebinds."""
+    owner = scope.resolve(name)
+    bindings = owner.bindings.get(name, ()) if owner is not None else ()
+    return owner is not None and owner.kind == "function" and bool(bindings) and \
+        all(b.how == PARAM for b in bindings)
 
 
 def _falls_back_to_cpu(name: str, func) -> bool:
