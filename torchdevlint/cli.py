@@ -14,10 +14,10 @@ from typing import List, Optional, Sequence
 from torchdevlint import __version__, syntax
 from torchdevlint.cache import Cache, project_root
 from torchdevlint.docs import rule_doc
-from torchdevlint.findings import ExitCode, Finding
+from torchdevlint.findings import ExitCode
 from torchdevlint.config import ConfigError, Overrides, Resolver, absolute, parse_per_file_ignores
 from torchdevlint.engine import FileResult
-from torchdevlint.output import FORMATS, make_reporter
+from torchdevlint.output import FORMATS, RunReport, make_reporter
 from torchdevlint.parallel import default_jobs
 from torchdevlint.progress import Progress
 from torchdevlint.rules import ALL_RULES, RULES_BY_CODE
@@ -282,11 +282,9 @@ def _run(argv: Optional[Sequence[str]]) -> int:
     progress = Progress.for_stream(sys.stderr, len(files),
                                    enabled=args.output_format == "text" and not stdin)
     try:
-        reporter = make_reporter(args.output_format, out, quiet=args.quiet,
-                                 show_statistics=args.statistics)
-        findings: List[Finding] = []
-        errors: List[Finding] = []
-        internal = False
+        run = RunReport(make_reporter(args.output_format, out, quiet=args.quiet,
+                                      show_statistics=args.statistics),
+                        1 if stdin else len(files), progress)
         if needs_fix_details:
             from torchdevlint.fixes.applier import attach_fixes
         if stdin:
@@ -299,20 +297,13 @@ def _run(argv: Optional[Sequence[str]]) -> int:
         for result in results:
             if needs_fix_details:  # (results from worker processes come with fixes resolved)
                 attach_fixes(result, _fix_options(resolver.for_path(Path(result.path))))
-            if result.findings or result.error is not None:
-                progress.clear()
-            reporter.file_done(result.findings, result.error)
-            progress.advance(len(result.findings))
-            findings.extend(result.findings)
-            if result.error is not None:
-                errors.append(result.error)
-                internal = internal or result.internal_error
-        progress.clear()
-        reporter.finish(findings, errors, 1 if stdin else len(files))
+            run.file_done(result.findings, [result.error] if result.error is not None else [],
+                          result.error is not None and result.internal_error)
+        run.finish()
     finally:
         if out is not sys.stdout:
             out.close()
-    return ExitCode.of_run(bool(findings or errors), internal, args.exit_zero)
+    return run.exit_code(args.exit_zero)
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:

@@ -17,12 +17,12 @@ from pathlib import Path
 from typing import Callable, Dict, Iterable, List, Optional, Sequence, TextIO, Tuple
 
 from torchdevlint.atomicio import replace_file
-from torchdevlint.findings import PARSER_ERROR, READ_ERROR, ExitCode, Finding, internal_error, unreadable
+from torchdevlint.findings import PARSER_ERROR, READ_ERROR, Finding, internal_error, unreadable
 from torchdevlint.fixes import FixOptions, FixResult, fix_bytes
 from torchdevlint.fixes.applier import attach_fixes, fix_source  # noqa: F401 (attach_fixes: API)
 from torchdevlint.notebook import SUFFIX as NOTEBOOK_SUFFIX, NotebookError, displayed_filter, \
     is_python_notebook, parse_notebook
-from torchdevlint.output import Reporter, TextReporter, summary
+from torchdevlint.output import Reporter, RunReport, TextReporter
 from torchdevlint.rules import ALL_RULES, RULES_BY_CODE
 from torchdevlint.parallel import run_per_file
 from torchdevlint.runner import display_path, lint_data
@@ -169,16 +169,15 @@ def unified_diff(old: bytes, new: bytes, name: str) -> bytes:
 
 
 @dataclass
-class _Totals:
-    findings: List[Finding] = field(default_factory=list)
-    errors: List[Finding] = field(default_factory=list)
-    fixed: Dict[str, Dict[str, int]] = field(default_factory=dict)  # path -> code -> count
-    internal: bool = False
+class _Fixed:
+    """What --fix / --diff changed, beside what the run reports (``RunReport``)."""
+
+    by_file: Dict[str, Dict[str, int]] = field(default_factory=dict)  # path -> code -> count
     hidden: int = 0  # unsafe fixes --unsafe-fixes would apply
 
     @property
-    def fixed_count(self) -> int:
-        return sum(sum(codes.values()) for codes in self.fixed.values())
+    def count(self) -> int:
+        return sum(sum(codes.values()) for codes in self.by_file.values())
 
 
 def _fix_planned(item: Tuple[Path, Sequence[type], FixOptions], write: bool, diff: bool) -> FileFix:
@@ -207,21 +206,20 @@ def run_fix(files: Iterable[Path], plan: Callable[[Path], Tuple[Sequence[type], 
     Files are fixed on ``jobs`` processes by the same runner as linting (``run_per_file``):
     a worker that dies costs only its own file, which is left unchanged."""
     files = list(files)
-    totals = _Totals()
+    fixed = _Fixed()
     formatted = reporter is not None
-    reporter = reporter or TextReporter(out, quiet=quiet)
+    if reporter is None:
+        reporter = TextReporter(out, quiet=quiet)
+    run = RunReport(reporter, len(files))
     planned = [(path, *plan(path)) for path in files]
     worker = functools.partial(_fix_planned, write=not diff, diff=diff)
     for outcome in run_per_file(worker, planned, jobs, on_crash=_fix_crashed):
-        totals.findings.extend(outcome.findings)
-        totals.errors.extend(outcome.errors)
-        totals.internal = totals.internal or outcome.result.internal_error
-        totals.hidden += outcome.result.hidden
+        fixed.hidden += outcome.result.hidden
         applied = outcome.result.applied if (outcome.written or outcome.diff) else []
         for fix in applied:
-            codes = totals.fixed.setdefault(outcome.path, {})
+            codes = fixed.by_file.setdefault(outcome.path, {})
             codes[fix.code] = codes.get(fix.code, 0) + 1
-        if diff:
+        if diff:  # the patch is the output; what is left is counted, errors go to ``err``
             if outcome.diff:
                 out.flush()
                 out.buffer.write(outcome.diff) if hasattr(out, "buffer") else \
@@ -229,28 +227,22 @@ def run_fix(files: Iterable[Path], plan: Callable[[Path], Tuple[Sequence[type], 
                 out.flush()
             for error in outcome.errors:
                 print(error.format(), file=err)
-        elif formatted:
-            reporter.file_done(outcome.findings, outcome.errors[0] if outcome.errors else None)
-        else:
-            reporter.file_done(outcome.findings, None)
-            for error in outcome.errors:
-                print(error.format(), file=out)
+        run.file_done(outcome.findings, outcome.errors, outcome.result.internal_error, show=not diff)
     report = err if diff or formatted else out
     if formatted:
-        reporter.finish(totals.findings, totals.errors, len(files))
-    if show_fixes and totals.fixed:
-        print(fixes_report(totals.fixed, would=diff), file=report)
+        run.finish()
+    if show_fixes and fixed.by_file:
+        print(fixes_report(fixed.by_file, would=diff), file=report)
     if not quiet:
         verb = "Would fix" if diff else "Fixed"
-        plural = "s" if totals.fixed_count != 1 else ""
-        print(f"{verb} {totals.fixed_count} finding{plural} in {len(totals.fixed)} "
-              f"file{'s' if len(totals.fixed) != 1 else ''}.", file=report)
-        if totals.hidden:
-            print(hidden_fixes_hint(totals.hidden), file=report)
-        if not diff and not formatted:
-            print(summary(totals.findings, totals.errors, len(files)), file=report)
-    reported = bool(totals.findings or totals.errors or (diff and totals.fixed))
-    return ExitCode.of_run(reported, totals.internal, exit_zero)
+        plural = "s" if fixed.count != 1 else ""
+        print(f"{verb} {fixed.count} finding{plural} in {len(fixed.by_file)} "
+              f"file{'s' if len(fixed.by_file) != 1 else ''}.", file=report)
+        if fixed.hidden:
+            print(hidden_fixes_hint(fixed.hidden), file=report)
+    if not diff and not formatted:
+        run.finish()  # the text summary comes last, after what was fixed
+    return run.exit_code(exit_zero, changed=diff and bool(fixed.by_file))
 
 
 def hidden_fixes_hint(count: int) -> str:

@@ -12,12 +12,12 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any, Dict, List, Optional, TextIO
+from typing import Any, Dict, List, Optional, Sequence, TextIO
 from urllib.parse import quote
 
 from torchdevlint import __version__
 from torchdevlint.docs import PROJECT_URL, rule_doc, rule_url
-from torchdevlint.findings import PARSER_ERROR, READ_ERROR, SYNTAX_ERROR, Finding
+from torchdevlint.findings import PARSER_ERROR, READ_ERROR, SYNTAX_ERROR, ExitCode, Finding
 from torchdevlint.rules import ALL_RULES, RULES_BY_CODE
 
 FORMATS = ("text", "json", "sarif", "github")
@@ -92,21 +92,58 @@ class Reporter:
         self.stream = stream
         self.quiet = quiet
 
-    def file_done(self, findings: List[Finding], error: Optional[Finding]) -> None:
+    def file_done(self, findings: List[Finding], errors: Sequence[Finding]) -> None:
         pass
 
     def finish(self, findings: List[Finding], errors: List[Finding], files: int) -> None:
         pass
 
 
+class RunReport:
+    """The one report loop of a run, lint or fix: each file's findings and errors go to the
+    reporter as they arrive and into the totals, from which come the summary and the exit
+    code. ``progress`` (a terminal's counter) is cleared before anything is printed."""
+
+    def __init__(self, reporter: Reporter, files: int, progress=None) -> None:
+        self.reporter = reporter
+        self.files = files
+        self.progress = progress
+        self.findings: List[Finding] = []
+        self.errors: List[Finding] = []
+        self.internal = False  # torchdevlint itself failed on a file
+
+    def file_done(self, findings: List[Finding], errors: Sequence[Finding], internal: bool = False,
+                  show: bool = True) -> None:
+        """One file's results; ``show=False`` counts them without reporting them (``--diff``
+        prints a patch instead)."""
+        if show:
+            if self.progress is not None and (findings or errors):
+                self.progress.clear()
+            self.reporter.file_done(findings, errors)
+            if self.progress is not None:
+                self.progress.advance(len(findings))
+        self.findings.extend(findings)
+        self.errors.extend(errors)
+        self.internal = self.internal or internal
+
+    def finish(self) -> None:
+        if self.progress is not None:
+            self.progress.clear()
+        self.reporter.finish(self.findings, self.errors, self.files)
+
+    def exit_code(self, exit_zero: bool, changed: bool = False) -> ExitCode:
+        """What the run ends with: something to report (or, with ``changed``, a patch to
+        apply) is ``ExitCode.FINDINGS``, a failure of torchdevlint ``ExitCode.ERROR``."""
+        return ExitCode.of_run(bool(self.findings or self.errors or changed), self.internal,
+                               exit_zero)
+
+
 class TextReporter(Reporter):
     """``path:line:col: CODE message`` per finding as results arrive, then a summary."""
 
-    def file_done(self, findings: List[Finding], error) -> None:
-        for finding in findings:
+    def file_done(self, findings: List[Finding], errors: Sequence[Finding]) -> None:
+        for finding in [*findings, *errors]:
             print(finding.format(), file=self.stream)
-        if error is not None:
-            print(error.format(), file=self.stream)
 
     def finish(self, findings: List[Finding], errors: List[Finding], files: int) -> None:
         if not self.quiet:
@@ -151,8 +188,8 @@ def github_annotation(finding: Finding) -> str:
 
 
 class GithubReporter(Reporter):
-    def file_done(self, findings: List[Finding], error) -> None:
-        for finding in [*findings, *([error] if error else [])]:
+    def file_done(self, findings: List[Finding], errors: Sequence[Finding]) -> None:
+        for finding in [*findings, *errors]:
             print(github_annotation(finding), file=self.stream)
 
 

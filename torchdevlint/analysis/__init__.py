@@ -19,6 +19,7 @@ from torchdevlint.analysis.builder import (
 from torchdevlint.analysis.devices import (  # noqa: F401 (facade)
     Devices, device_names_visible, is_device_name, move_device_argument,
 )
+from torchdevlint.analysis.flow import UNDECIDED, DeviceTrace, OrderedWalk  # noqa: F401 (facade)
 from torchdevlint.analysis.gradmode import GradMode
 from torchdevlint.analysis.guards import Guards
 from torchdevlint.analysis.modules import ModuleClasses, ModuleState  # noqa: F401 (facade)
@@ -36,6 +37,7 @@ __all__ = [
     "ASSIGN", "IMPORT", "PARAM", "Binding", "CallSite", "ClassInfo", "Ctx", "FunctionInfo", "Scope",
     "dotted_name", "last_name", "root_name", "string_value",
     "is_device_name", "device_names_visible", "move_device_argument", "ModuleState",
+    "DeviceTrace", "OrderedWalk", "UNDECIDED",
 ]
 
 

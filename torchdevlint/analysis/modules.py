@@ -13,6 +13,7 @@ import libcst as cst
 
 from torchdevlint.analysis import torch_api as api
 from torchdevlint.analysis.builder import Collected, walk_code
+from torchdevlint.analysis.flow import UNDECIDED, DeviceTrace
 from torchdevlint.analysis.kinds import TENSOR, ClassRef, KindInference
 from torchdevlint.analysis.model import (
     ASSIGN, Binding, ClassInfo, FunctionInfo, last_name, string_value,
@@ -265,7 +266,7 @@ FACTORIES = frozenset(
     """.split())
 
 
-class MethodDevices:
+class MethodDevices(DeviceTrace):
     """Values that a method of a module holds on the module's device, once the module was
     moved there: its registered parameters and buffers, what its registered submodules with
     weights return, parameters the method uses as tensors (the inputs a caller of a moved
@@ -349,25 +350,20 @@ class MethodDevices:
             self.classes.has_parameters(self.state, name)
 
     def carries(self, expr) -> bool:
-        """Whether ``expr``'s value is a tensor on the module's device."""
-        if isinstance(expr, cst.Name):
-            return expr.value in self.names
-        attribute = self._self_attribute(expr)
-        if attribute is not None:
-            return attribute in self.state.parameters or attribute in self.state.buffers
-        if isinstance(expr, cst.Attribute):
-            return expr.attr.value in api.TENSOR_ATTRIBUTES and self.carries(expr.value)
-        if isinstance(expr, cst.Subscript):
-            return self.carries(expr.value)
-        if isinstance(expr, cst.BinaryOperation):
-            return self.carries(expr.left) or self.carries(expr.right)
-        if isinstance(expr, cst.UnaryOperation):
-            return self.carries(expr.expression)
-        if isinstance(expr, cst.Call):
-            return self._call_carries(expr)
-        return False
+        """Whether ``expr``'s value is a tensor on the module's device (the placement
+        engine's recursion, with what this method's names and ``self`` state hold)."""
+        return bool(self.device_of(expr))
 
-    def _call_carries(self, call: cst.Call) -> bool:
+    def name_device(self, name: str) -> bool:
+        return name in self.names
+
+    def attribute_device(self, expr: cst.Attribute):
+        attribute = self._self_attribute(expr)
+        if attribute is None:
+            return UNDECIDED
+        return attribute in self.state.parameters or attribute in self.state.buffers
+
+    def call_device(self, call: cst.Call) -> bool:
         func = call.func
         if self._weighted_submodule(func):
             return True

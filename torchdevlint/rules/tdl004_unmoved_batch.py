@@ -19,8 +19,8 @@ from typing import Dict, Iterator, List, Optional
 import libcst as cst
 
 from torchdevlint.analysis import (
-    K, Analysis, Ctx, Scope, api, dotted_name, iter_children, last_name, root_name,
-    string_value, walk_code,
+    K, Analysis, Ctx, OrderedWalk, Scope, api, dotted_name, iter_children, last_name,
+    root_name, string_value, walk_code,
 )
 from torchdevlint.findings import Finding
 from torchdevlint.fixes.context import FixContext
@@ -347,11 +347,19 @@ class UnmovedBatch(Rule):
         return values
 
 
-class _LoopChecker:
-    """Walks one loop body in order, tracking which batch values have been moved."""
+class _LoopChecker(OrderedWalk):
+    """Walks one loop body in order, tracking which batch values have been moved.
+
+    The walk and the names' devices are the shared placement engine's (``OrderedWalk``):
+    ``placed`` holds the names whose values this loop put on a device (batch values it
+    moved, and what calls given such values return: ``output = model(images)`` with
+    ``images`` moved), with the device each was moved with. An unmoved batch value meeting
+    one of them in a loss, a comparison or arithmetic fails whatever the model is (a
+    parameter, wrapped in DDP): the loop's own moves are the evidence."""
 
     def __init__(self, rule: UnmovedBatch, loop: cst.For, ctx: Ctx, values: Dict[str, _Value],
                  order: int):
+        super().__init__()
         self.rule = rule
         self.order = order
         self.analysis = rule.analysis
@@ -365,19 +373,13 @@ class _LoopChecker:
         self.moves_some = False
         self.model_called: Optional[tuple] = None  # (model expr, device expr)
         self.candidates: List[tuple] = []  # (name, node, sink, callee text)
-        # Names holding values this loop put on a device: batch values it moved, and what
-        # calls given such values return (``output = model(images)`` with ``images`` moved).
-        # An unmoved batch value meeting one of them in a loss, a comparison or arithmetic
-        # fails whatever the model is (a parameter, wrapped in DDP): the loop's own moves
-        # are the evidence.
-        self.on_device: Dict[str, cst.BaseExpression] = {}  # name -> the device it was moved with
         # Names holding what a call made of unmoved batch values (``output = model(data)``):
         # name -> (the producing call's text, the unmoved names). When such a name meets a
         # value this loop put on a device, the unmoved inputs are what should have moved.
         self.from_unmoved: Dict[str, tuple] = {}
 
     def run(self) -> Iterator[Violation]:
-        self._statements(self.loop.body.body)
+        self.walk(self.loop.body.body)
         reported = set()
         for name, node, sink, callee, model in self.candidates:
             if name in reported:
@@ -426,67 +428,6 @@ class _LoopChecker:
                                     value.is_mapping, moved),
             )
 
-    # -- statements ----------------------------------------------------------------------
-
-    def _statements(self, statements) -> None:
-        for statement in statements:
-            if isinstance(statement, cst.SimpleStatementLine):
-                for small in statement.body:
-                    self._small(small, statement)
-            elif isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
-                continue
-            elif isinstance(statement, cst.If):
-                self._expression(statement.test)
-                self._suite(statement.body)
-                orelse = statement.orelse
-                while orelse is not None:
-                    if isinstance(orelse, cst.If):
-                        self._expression(orelse.test)
-                        self._suite(orelse.body)
-                        orelse = orelse.orelse
-                    else:
-                        self._suite(orelse.body)
-                        orelse = None
-            elif isinstance(statement, (cst.For, cst.While)):
-                self._expression(statement.iter if isinstance(statement, cst.For) else statement.test)
-                self._suite(statement.body)
-            elif isinstance(statement, cst.With):
-                for item in statement.items:
-                    self._expression(item.item)
-                self._suite(statement.body)
-            elif isinstance(statement, cst.Try):
-                self._suite(statement.body)
-                for handler in statement.handlers:
-                    self._suite(handler.body)
-                if statement.orelse is not None:
-                    self._suite(statement.orelse.body)
-                if statement.finalbody is not None:
-                    self._suite(statement.finalbody.body)
-
-    def _suite(self, suite) -> None:
-        if isinstance(suite, cst.SimpleStatementSuite):
-            for small in suite.body:
-                self._small(small, suite)
-        else:
-            self._statements(suite.body)
-
-    def _small(self, small, statement) -> None:
-        if isinstance(small, cst.Assign):
-            self._expression(small.value)
-            for target in small.targets:
-                self._assign(target.target, small.value, statement)
-        elif isinstance(small, cst.AnnAssign) and small.value is not None:
-            self._expression(small.value)
-            self._assign(small.target, small.value, statement)
-        elif isinstance(small, cst.AugAssign):
-            self._expression(small.value)
-        elif isinstance(small, cst.Expr):
-            self._expression(small.value)
-            if isinstance(small.value, cst.Call):
-                self._in_place_moves(small.value)
-        elif isinstance(small, cst.Return) and small.value is not None:
-            self._expression(small.value)
-
     # -- what moves a value ----------------------------------------------------------------
 
     def _is_device_move(self, call: cst.Call) -> bool:
@@ -521,7 +462,7 @@ class _LoopChecker:
             return True
         return False
 
-    def _in_place_moves(self, call: cst.Call) -> None:
+    def call_statement(self, call: cst.Call) -> None:
         # ``batch.to(device)`` (in place for BatchEncoding; TDL001 reports it for tensors)
         if isinstance(call.func, cst.Attribute) and self._is_device_move(call):
             for name in self._names_in(call.func.value):
@@ -529,11 +470,11 @@ class _LoopChecker:
         for name in self._helper_moves(call):
             self.values[name].moved = True
 
-    def _assign(self, target, value, statement) -> None:
+    def assign(self, target, value, statement) -> None:
         if isinstance(target, (cst.Tuple, cst.List)) and isinstance(value, (cst.Tuple, cst.List)) \
                 and len(target.elements) == len(value.elements):
             for t, v in zip(target.elements, value.elements):
-                self._assign(t.value, v.value, statement)
+                self.assign(t.value, v.value, statement)
             return
         if isinstance(target, cst.Subscript):
             # ``batch[k] = batch[k].to(device)`` moves (part of) the batch in place
@@ -554,7 +495,7 @@ class _LoopChecker:
         else:
             for name in targets:
                 self.values.pop(name, None)
-        device = self._device_of(value)
+        device = self.device_of(value)
         fed_unmoved = []
         if device is None and isinstance(value, cst.Call) and \
                 not self.rule.placement.device_of_move(value, self.scope)[0] and \
@@ -563,10 +504,7 @@ class _LoopChecker:
             # (DataParallel/DDP move their inputs: their output is on the device)
             fed_unmoved = [n for arg in value.args for n in self._unmoved(arg.value)]
         for name in targets:
-            if device is not None:
-                self.on_device[name] = device
-            else:
-                self.on_device.pop(name, None)
+            self.place(name, device)
             if fed_unmoved:
                 self.from_unmoved[name] = (source_of(value.func), fed_unmoved)
             else:
@@ -617,7 +555,7 @@ class _LoopChecker:
     def _unmoved(self, expr) -> List[cst.Name]:
         return [n for n in self._fed(expr) if not self.values[n.value].moved]
 
-    def _expression(self, expr) -> None:
+    def expression(self, expr) -> None:
         """Find sinks in ``expr`` in source order."""
         for node in walk_code(expr):
             if isinstance(node, cst.Call):
@@ -638,7 +576,7 @@ class _LoopChecker:
                 return  # DataParallel/DDP move the inputs they are given
             unmoved = [(arg, name) for arg in call.args for name in self._unmoved(arg.value)]
             if (self.moves_some or any(v.moved for v in self.values.values())) and \
-                    any(self._device_of(arg.value) is not None for arg in call.args):
+                    any(self.device_of(arg.value) is not None for arg in call.args):
                 # ``decoder(captions, lengths)`` with captions moved: a length left on the CPU
                 # beside a moved value is meant to stay there (pack_padded_sequence wants it
                 # there); a feature beside its moved graph is not (``model(batch.x,
@@ -700,51 +638,30 @@ class _LoopChecker:
 
     # -- values this loop put on a device ------------------------------------------------
 
-    def _device_of(self, expr) -> Optional[cst.BaseExpression]:
-        """The device expression ``expr``'s value was moved to by this loop, when it is a
-        tensor this loop put there: ``x.to(device)``, a name holding one, or what a call
-        given one returns (``model(x)``, ``F.softmax(out, 1)``). ``.cpu()``, ``.item()`` and
-        the like, and attributes that are not tensors (``.shape``), bring it back."""
-        if isinstance(expr, cst.Name):
-            return self.on_device.get(expr.value)
-        if isinstance(expr, cst.Attribute):
-            if expr.attr.value in api.TENSOR_ATTRIBUTES:
-                return self._device_of(expr.value)
-            return None
-        if isinstance(expr, cst.Subscript):
-            return self._device_of(expr.value)
-        if isinstance(expr, cst.BinaryOperation):
-            return self._device_of(expr.left) or self._device_of(expr.right)
-        if isinstance(expr, cst.UnaryOperation):
-            return self._device_of(expr.expression)
-        if isinstance(expr, cst.Call):
-            moved, device = self.rule.placement.device_of_move(expr, self.scope)
-            if moved:
-                if isinstance(device, cst.Attribute) and device.attr.value == "device" \
-                        and self._device_of(device.value) is None:
-                    return None  # ``target.to(output.device)`` follows a value; it proves no device
-                return device if device is not None and self._fed(expr.func.value) else None
-            if isinstance(expr.func, cst.Attribute):
-                method = expr.func.attr.value
-                if method in api.NON_TENSOR_TENSOR_METHODS or method in ("cpu", "to"):
-                    return None
-                if method in api.TENSOR_METHODS:
-                    return self._device_of(expr.func.value) or self._first_device(expr.args)
-            elif isinstance(expr.func, cst.Name) and expr.func.value in api.NON_TENSOR_BUILTINS:
+    def call_device(self, expr: cst.Call) -> Optional[cst.BaseExpression]:
+        """The device a call's value was put on by this loop: ``x.to(device)`` of a batch
+        value, or what a call given such a value returns (``model(x)``, ``F.softmax(out,
+        1)``). ``.cpu()``, ``.item()`` and the like bring it back."""
+        moved, device = self.rule.placement.device_of_move(expr, self.scope)
+        if moved:
+            if isinstance(device, cst.Attribute) and device.attr.value == "device" \
+                    and self.device_of(device.value) is None:
+                return None  # ``target.to(output.device)`` follows a value; it proves no device
+            return device if device is not None and self._fed(expr.func.value) else None
+        arguments = (a.value for a in expr.args)
+        if isinstance(expr.func, cst.Attribute):
+            method = expr.func.attr.value
+            if method in api.NON_TENSOR_TENSOR_METHODS or method in ("cpu", "to"):
                 return None
-            return self._first_device(expr.args)
-        return None
-
-    def _first_device(self, args) -> Optional[cst.BaseExpression]:
-        for arg in args:
-            device = self._device_of(arg.value)
-            if device is not None:
-                return device
-        return None
+            if method in api.TENSOR_METHODS:
+                return self.device_of(expr.func.value) or self.first_device(arguments)
+        elif isinstance(expr.func, cst.Name) and expr.func.value in api.NON_TENSOR_BUILTINS:
+            return None
+        return self.first_device(arguments)
 
     def _partner_on_device(self, operands) -> Optional["_OnDevice"]:
         for operand in operands:
-            device = self._device_of(operand)
+            device = self.device_of(operand)
             if device is not None:
                 return _OnDevice(operand, device, source_of(operand))
         return None

@@ -1,0 +1,178 @@
+"""Where a tensor lives, followed through code: the placement engine rules share.
+
+Two parts:
+
+- ``DeviceTrace``: the one recursion that tells whether an expression's value sits on a
+  device. A name gives what is known of it, ``t.T``/``t[i]``/``-t``/``a + b`` keep the
+  device of the tensor they come from, ``t.shape`` and other attributes that are no tensors
+  drop it, and a call gives what its producer says. A rule (or provider) supplies what a
+  name holds and what a call returns: TDL004 knows which batch values its loop moved, the
+  ``modules`` provider knows what a module's method holds once the module was moved.
+- ``OrderedWalk``: the statements of a block in the order they run, flow-sensitive: an
+  assignment replaces what the name held before (``x = x.cpu()`` takes ``x`` off the
+  device), the branches of an ``if`` and the bodies of loops and ``try`` are visited once, in
+  source order. What a name holds at a point is ``placed`` when the walk reaches it: that
+  is the one notion of "before" for code walked this way, the order in which the code runs
+  on its first pass (a binding's ``order`` in ``Collected`` is the same order).
+
+Evidence is whatever the supplier uses to name a device: a device expression (TDL004
+proposes it in its fix) or ``True``. None means no evidence: the value may be anywhere.
+"""
+
+from __future__ import annotations
+
+from typing import Dict, Iterable
+
+import libcst as cst
+
+from torchdevlint.analysis import torch_api as api
+
+# Returned by an attribute supplier that has nothing to say: the generic rule decides.
+UNDECIDED = object()
+
+
+class DeviceTrace:
+    """``device_of(expr)``: the evidence that ``expr``'s value is on a device, or None.
+
+    A subclass supplies what a name holds (``name_device``), what a call returns
+    (``call_device``, which may ask ``device_of`` about the call's operands) and, where it
+    knows an object's state, what an attribute holds (``attribute_device``). (Subclassing,
+    not callbacks: a trace that kept its owner's bound methods would tie the owner, and the
+    syntax tree it holds, into a reference cycle that only the garbage collector frees.)"""
+
+    def name_device(self, name: str):
+        return None
+
+    def call_device(self, call: cst.Call):
+        return None
+
+    def attribute_device(self, attribute: cst.Attribute):
+        """``self.weight``: state the subclass knows; UNDECIDED: the generic rule decides."""
+        return UNDECIDED
+
+    def device_of(self, expr):
+        if isinstance(expr, cst.Name):
+            return self.name_device(expr.value)
+        if isinstance(expr, cst.Attribute):
+            known = self.attribute_device(expr)
+            if known is not UNDECIDED:
+                return known
+            if expr.attr.value in api.TENSOR_ATTRIBUTES:  # ``x.T``, ``x.data``; not ``x.shape``
+                return self.device_of(expr.value)
+            return None
+        if isinstance(expr, cst.Subscript):
+            return self.device_of(expr.value)
+        if isinstance(expr, cst.BinaryOperation):
+            return self.device_of(expr.left) or self.device_of(expr.right)
+        if isinstance(expr, cst.UnaryOperation):
+            return self.device_of(expr.expression)
+        if isinstance(expr, cst.Call):
+            return self.call_device(expr)
+        return None
+
+    def first_device(self, exprs: Iterable[cst.BaseExpression]):
+        """The evidence of the first of ``exprs`` that has some."""
+        for expr in exprs:
+            found = self.device_of(expr)
+            if found:
+                return found
+        return None
+
+
+class OrderedWalk(DeviceTrace):
+    """Walks statements in the order they run and keeps ``placed``: for each local name, the
+    evidence that its current value is on a device.
+
+    Subclasses see every expression before the assignment it feeds (``expression``), every
+    assignment (``assign``; the default records ``placed`` for plain names) and every call
+    made as a statement (``call_statement``: a method that changes its receiver in place).
+    ``device_of`` answers with the names as placed at the point the walk has reached; a
+    subclass supplies ``call_device`` (and ``attribute_device``) as for any trace.
+    Nested functions and classes are code that runs later: they are not entered.
+    """
+
+    def __init__(self) -> None:
+        self.placed: Dict[str, object] = {}
+
+    def name_device(self, name: str):
+        return self.placed.get(name)
+
+    # -- what a subclass sees -----------------------------------------------------------
+
+    def expression(self, expr: cst.BaseExpression) -> None:
+        """Called for each expression statement, test, iterable and assigned value."""
+
+    def assign(self, target: cst.BaseExpression, value: cst.BaseExpression, statement) -> None:
+        """``target = value`` (also each target of ``a = b = value`` and annotated ones)."""
+        if isinstance(target, cst.Name):
+            self.place(target.value, self.device_of(value))
+
+    def call_statement(self, call: cst.Call) -> None:
+        """A call whose result is not kept: it can only act on its receiver or arguments."""
+
+    # -- what the walk offers -----------------------------------------------------------
+
+    def place(self, name: str, evidence) -> None:
+        if evidence:
+            self.placed[name] = evidence
+        else:
+            self.placed.pop(name, None)
+
+    def walk(self, statements) -> None:
+        for statement in statements:
+            if isinstance(statement, cst.SimpleStatementLine):
+                for small in statement.body:
+                    self._small(small, statement)
+            elif isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
+                continue
+            elif isinstance(statement, cst.If):
+                self.expression(statement.test)
+                self._suite(statement.body)
+                orelse = statement.orelse
+                while orelse is not None:
+                    if isinstance(orelse, cst.If):
+                        self.expression(orelse.test)
+                        self._suite(orelse.body)
+                        orelse = orelse.orelse
+                    else:
+                        self._suite(orelse.body)
+                        orelse = None
+            elif isinstance(statement, (cst.For, cst.While)):
+                self.expression(statement.iter if isinstance(statement, cst.For) else statement.test)
+                self._suite(statement.body)
+            elif isinstance(statement, cst.With):
+                for item in statement.items:
+                    self.expression(item.item)
+                self._suite(statement.body)
+            elif isinstance(statement, cst.Try):
+                self._suite(statement.body)
+                for handler in statement.handlers:
+                    self._suite(handler.body)
+                if statement.orelse is not None:
+                    self._suite(statement.orelse.body)
+                if statement.finalbody is not None:
+                    self._suite(statement.finalbody.body)
+
+    def _suite(self, suite) -> None:
+        if isinstance(suite, cst.SimpleStatementSuite):
+            for small in suite.body:
+                self._small(small, suite)
+        else:
+            self.walk(suite.body)
+
+    def _small(self, small, statement) -> None:
+        if isinstance(small, cst.Assign):
+            self.expression(small.value)
+            for target in small.targets:
+                self.assign(target.target, small.value, statement)
+        elif isinstance(small, cst.AnnAssign) and small.value is not None:
+            self.expression(small.value)
+            self.assign(small.target, small.value, statement)
+        elif isinstance(small, cst.AugAssign):
+            self.expression(small.value)
+        elif isinstance(small, cst.Expr):
+            self.expression(small.value)
+            if isinstance(small.value, cst.Call):
+                self.call_statement(small.value)
+        elif isinstance(small, cst.Return) and small.value is not None:
+            self.expression(small.value)
