@@ -489,6 +489,8 @@ class KindInference:
         if isinstance(receiver, ClassRef):
             found = self._find_method(receiver.info, method)
             return self.return_kind(found) if found is not None else UNKNOWN
+        if receiver is UNKNOWN and method in api.TENSOR_ONLY_METHODS:
+            return TENSOR
         return UNKNOWN
 
     @staticmethod

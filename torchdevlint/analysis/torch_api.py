@@ -32,6 +32,14 @@ TENSOR_FUNCTIONS = frozenset(
     """.split()
 )
 
+# torch factories: without ``device=`` they create on the CPU, whatever their arguments hold.
+FACTORIES = frozenset(
+    """
+    tensor as_tensor asarray from_numpy zeros ones empty full rand randn randint randperm
+    arange range linspace logspace eye tril_indices triu_indices Tensor FloatTensor
+    LongTensor IntTensor BoolTensor DoubleTensor HalfTensor ByteTensor
+    """.split())
+
 # Sub-namespaces whose functions return tensors (torch.nn.functional.relu, torch.fft.fft, ...).
 TENSOR_NAMESPACES = ("torch.nn.functional.", "torch.fft.", "torch.linalg.", "torch.special.")
 
@@ -62,6 +70,13 @@ TENSOR_METHODS = frozenset(
     nan_to_num where softplus lerp square sin cos any all
     """.split()
 )
+
+# Methods that only a torch tensor has (not NumPy arrays, not PyG ``Data``/``Batch``, whose
+# ``contiguous``/``detach``/``pin_memory`` return themselves, not modules): whatever the
+# receiver, their result is a tensor (``img = tfms(im).unsqueeze(0)``).
+TENSOR_ONLY_METHODS = frozenset(
+    "unsqueeze permute masked_fill type_as view_as expand_as unflatten index_select "
+    "masked_select softmax log_softmax".split())
 
 # Tensor methods known to return something that is not a tensor.
 NON_TENSOR_TENSOR_METHODS = frozenset(

@@ -83,6 +83,9 @@ class DiscardedTensorMove(Rule):
     invalid = (
         ("import torch\nx = torch.ones(2)\nx.to('cpu')\n", ((3, 1),)),
         ("import torch\n\n\ndef f(t: torch.Tensor):\n    t.cuda()\n    return t\n", ((5, 5),)),
+        # only a torch tensor has unsqueeze: whatever tfms returns, img is a tensor
+        ("import torch\n\n\ndef f(tfms, im, device):\n    img = tfms(im).unsqueeze(0)\n"
+         "    img.to(device)\n    return img\n", ((6, 5),)),
     )
     name = "discarded-tensor-move"
     summary = "Result of Tensor.to()/.cuda()/.cpu() is discarded; the tensor does not move"
