@@ -26,6 +26,7 @@ from typing import Dict, Iterable
 import libcst as cst
 
 from torchdevlint.analysis import torch_api as api
+from torchdevlint.analysis.builder import walk_code
 
 # Returned by an attribute supplier that has nothing to say: the generic rule decides.
 UNDECIDED = object()
@@ -40,7 +41,9 @@ class DeviceTrace:
     not callbacks: a trace that kept its owner's bound methods would tie the owner, and the
     syntax tree it holds, into a reference cycle that only the garbage collector frees.)"""
 
-    def name_device(self, name: str):
+    def name_device(self, name: cst.Name):
+        """What the name read at ``name`` holds (the node, so that a supplier may answer
+        for this very read)."""
         return None
 
     def call_device(self, call: cst.Call):
@@ -52,7 +55,7 @@ class DeviceTrace:
 
     def device_of(self, expr):
         if isinstance(expr, cst.Name):
-            return self.name_device(expr.value)
+            return self.name_device(expr)
         if isinstance(expr, cst.Attribute):
             known = self.attribute_device(expr)
             if known is not UNDECIDED:
@@ -94,8 +97,8 @@ class OrderedWalk(DeviceTrace):
     def __init__(self) -> None:
         self.placed: Dict[str, object] = {}
 
-    def name_device(self, name: str):
-        return self.placed.get(name)
+    def name_device(self, name: cst.Name):
+        return self.placed.get(name.value)
 
     # -- what a subclass sees -----------------------------------------------------------
 
@@ -111,6 +114,13 @@ class OrderedWalk(DeviceTrace):
         """A call whose result is not kept: it can only act on its receiver or arguments."""
 
     # -- what the walk offers -----------------------------------------------------------
+
+    def unbind(self, target) -> None:
+        """Names bound by a ``for`` target, a ``with ... as`` or an ``except ... as`` hold
+        something the walk knows nothing about."""
+        for node in walk_code(target):
+            if isinstance(node, cst.Name):
+                self.placed.pop(node.value, None)
 
     def place(self, name: str, evidence) -> None:
         if evidence:
@@ -139,14 +149,20 @@ class OrderedWalk(DeviceTrace):
                         orelse = None
             elif isinstance(statement, (cst.For, cst.While)):
                 self.expression(statement.iter if isinstance(statement, cst.For) else statement.test)
+                if isinstance(statement, cst.For):
+                    self.unbind(statement.target)
                 self._suite(statement.body)
             elif isinstance(statement, cst.With):
                 for item in statement.items:
                     self.expression(item.item)
+                    if item.asname is not None:
+                        self.unbind(item.asname.name)
                 self._suite(statement.body)
             elif isinstance(statement, cst.Try):
                 self._suite(statement.body)
                 for handler in statement.handlers:
+                    if handler.name is not None:
+                        self.unbind(handler.name.name)
                     self._suite(handler.body)
                 if statement.orelse is not None:
                     self._suite(statement.orelse.body)

@@ -257,13 +257,6 @@ _TENSOR_ONLY_METHODS = frozenset(
 _OFF_DEVICE_METHODS = api.NON_TENSOR_TENSOR_METHODS | frozenset("cpu tolist numpy item".split())
 # Tensor methods that give tensors on the receiver's device (to unpack).
 _SPLITTING_METHODS = frozenset("chunk split unbind tensor_split".split())
-# torch factories: without ``device=`` they create on the CPU, whatever their arguments hold.
-FACTORIES = frozenset(
-    """
-    tensor as_tensor asarray from_numpy zeros ones empty full rand randn randint randperm
-    arange range linspace logspace eye tril_indices triu_indices Tensor FloatTensor
-    LongTensor IntTensor BoolTensor DoubleTensor HalfTensor ByteTensor
-    """.split())
 
 
 class MethodDevices(DeviceTrace):
@@ -336,7 +329,7 @@ class MethodDevices(DeviceTrace):
         if qualified is None or not api.is_tensor_function(qualified):
             return False
         tail = qualified.rpartition(".")[2]
-        return tail not in FACTORIES and not tail.endswith("_like")
+        return tail not in api.FACTORIES and not tail.endswith("_like")
 
     def _self_attribute(self, expr) -> Optional[str]:
         if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) \
@@ -354,8 +347,8 @@ class MethodDevices(DeviceTrace):
         engine's recursion, with what this method's names and ``self`` state hold)."""
         return bool(self.device_of(expr))
 
-    def name_device(self, name: str) -> bool:
-        return name in self.names
+    def name_device(self, name: cst.Name) -> bool:
+        return name.value in self.names
 
     def attribute_device(self, expr: cst.Attribute):
         attribute = self._self_attribute(expr)

@@ -11,8 +11,10 @@ from typing import Callable, Dict, List, Optional, Tuple
 import libcst as cst
 
 from torchdevlint.analysis import kinds as K
-from torchdevlint.analysis.builder import Collected, walk_code
+from torchdevlint.analysis import torch_api as api
+from torchdevlint.analysis.builder import Collected, iter_children, walk_code
 from torchdevlint.analysis.devices import Devices, move_device_argument
+from torchdevlint.analysis.flow import OrderedWalk
 from torchdevlint.analysis.kinds import KindInference, combine
 from torchdevlint.analysis.model import ASSIGN, PARAM, CallSite, Scope, last_name
 
@@ -21,8 +23,71 @@ _WRAPPERS_THAT_SCATTER = ("DataParallel", "DistributedDataParallel")
 _PREPARING_CALLS = frozenset("prepare setup setup_module setup_dataloaders prepare_data_loader".split())
 
 
+class OnAccelerator:
+    """Evidence that a value is on an accelerator (or on the device chosen at runtime): the
+    call that put it there (a move, a factory given a device, a model moved to a device) and
+    the device expression, when the code writes one."""
+
+    __slots__ = ("origin", "device")
+
+    def __init__(self, origin: cst.Call, device: Optional[cst.BaseExpression]) -> None:
+        self.origin = origin
+        self.device = device
+
+
+# Methods of a module that give no tensor computed on its device (its state, its structure).
+_MODULE_BOOKKEEPING = api.MODULE_SELF_METHODS | frozenset(
+    """parameters named_parameters buffers named_buffers state_dict load_state_dict modules
+    named_modules children named_children register_buffer register_parameter add_module
+    zero_grad extra_repr get_parameter get_buffer get_submodule""".split())
+_COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
+# What a tensor method gives that no longer lives on the device (or is no tensor).
+_OFF_ACCELERATOR_METHODS = api.NON_TENSOR_TENSOR_METHODS | frozenset("cpu numpy tolist item".split())
+
+
+class _AcceleratorWalk(OrderedWalk):
+    """One function's body (or the module's), in the order it runs: records, for every name
+    read, whether its value was on an accelerator at that read."""
+
+    def __init__(self, placement: "Placement", scope: Scope, at: Dict[int, object]) -> None:
+        super().__init__()
+        self.placement = placement
+        self.scope = scope
+        self.at = at
+
+    def expression(self, expr) -> None:
+        stack = [expr]
+        while stack:
+            node = stack.pop()
+            if isinstance(node, cst.Name):
+                self.at[id(node)] = self.placed.get(node.value)
+            elif isinstance(node, (cst.Lambda, cst.FunctionDef) + _COMPREHENSIONS):
+                continue  # names there may be bound there: no evidence inside
+            stack.extend(iter_children(node))
+
+    def call_device(self, call: cst.Call):
+        return self.placement.call_on_accelerator(call, self.scope, self)
+
+
+class _PointTrace(OrderedWalk):
+    """Evaluates an expression with its names as the walk found them where they are read."""
+
+    def __init__(self, placement: "Placement", scope: Scope, at: Dict[int, object]) -> None:
+        super().__init__()
+        self.placement = placement
+        self.scope = scope
+        self.at = at
+
+    def name_device(self, name: cst.Name):
+        return self.at.get(id(name))
+
+    def call_device(self, call: cst.Call):
+        return self.placement.call_on_accelerator(call, self.scope, self)
+
+
 class Placement:
-    """Asked through ``Analysis.reaching_bindings`` / ``Analysis.kind_at``."""
+    """Asked through ``Analysis.reaching_bindings`` / ``Analysis.kind_at`` /
+    ``Analysis.on_accelerator``."""
 
     def __init__(self, collected: Collected, kinds: KindInference,
                  devices: Callable[[], Devices]) -> None:
@@ -32,6 +97,9 @@ class Placement:
         self._bare_moves: Optional[Dict[tuple, List[tuple]]] = None
         # model keys of DataParallel/DDP wrappers, learnt while answering ``moved_model``
         self._scattering: set = set()
+        # id(function node or module) -> {id(Name read): evidence}: each body walked once,
+        # on the first question about it
+        self._walked: Dict[int, Dict[int, object]] = {}
 
     @property
     def devices(self) -> Devices:
@@ -76,6 +144,90 @@ class Placement:
             if reaching:
                 return combine(self.kinds.binding_kind(b) for b in reaching)
         return self.kinds.kind_of(expr, site.ctx.scope)
+
+    # -- where a tensor lives at a point ----------------------------------------------
+
+    def on_accelerator(self, expr: cst.BaseExpression, scope: Scope) -> Optional[OnAccelerator]:
+        """Evidence that ``expr``'s value is on an accelerator where ``expr`` is: it was
+        moved there (``x.to(device)``, ``x.cuda()``), created there (``torch.zeros(n,
+        device=device)``), is the output of a model moved there, or is computed from such a
+        value by tensor methods and torch functions. Names are judged flow-sensitively in
+        the function that reads them (``x = x.cpu()`` takes ``x`` off); a name bound in a
+        comprehension, a lambda or an enclosing function gives no evidence. A device chosen
+        at runtime counts: the code is written to run on an accelerator."""
+        while scope.kind in ("comprehension", "lambda") and scope.parent is not None:
+            scope = scope.parent
+        if scope.kind == "function" and scope.func is not None:
+            body, key = scope.func.node.body, id(scope.func.node)
+        elif scope.kind == "module":
+            body, key = None, id(scope)
+        else:
+            return None
+        at = self._walked.get(key)
+        if at is None:
+            at = self._walked[key] = {}
+            walk = _AcceleratorWalk(self, scope, at)
+            if body is None:
+                walk.walk(scope.node.body)  # the module
+            elif isinstance(body, cst.IndentedBlock):
+                walk.walk(body.body)
+            else:
+                walk._suite(body)
+        found = _PointTrace(self, scope, at).device_of(expr)
+        return found if isinstance(found, OnAccelerator) else None
+
+    def call_on_accelerator(self, call: cst.Call, scope: Scope, trace: OrderedWalk):
+        func = call.func
+        if isinstance(func, cst.Attribute):
+            method = func.attr.value
+            if method in ("to", "cuda"):
+                moved, device = self.device_of_move(call, scope)
+                if moved:
+                    if isinstance(device, cst.Attribute) and device.attr.value == "device":
+                        return trace.device_of(device.value)  # follows another value
+                    return OnAccelerator(call, device)
+                argument = move_device_argument(call) if method == "to" else None
+                if argument is not None and self.devices.is_dtype(argument, scope) and not any(
+                        a.keyword is not None and a.keyword.value == "device" for a in call.args):
+                    return trace.device_of(func.value)  # ``.to(torch.float16)`` stays put
+                return None
+            if method in _OFF_ACCELERATOR_METHODS:
+                return None
+            if method in api.TENSOR_METHODS or method in ("chunk", "split", "unbind"):
+                if self.kinds.kind_of(func.value, scope) in (K.MODULE,):
+                    return None
+                return trace.device_of(func.value)
+        model = self.moved_model(func, scope)
+        if model is None and isinstance(func, cst.Attribute) \
+                and func.attr.value not in _MODULE_BOOKKEEPING:
+            model = self.moved_model(func.value, scope)  # ``model.encode(x)``, ``model.sample(n)``
+        if model is not None:
+            return OnAccelerator(call, model[1])
+        qualified = self.kinds.qualname(func, scope)
+        if qualified is None or not api.is_tensor_function(qualified):
+            return None
+        tail = qualified.rpartition(".")[2]
+        device = next((a.value for a in call.args
+                       if a.keyword is not None and a.keyword.value == "device"), None)
+        if tail in api.FACTORIES or tail.endswith("_like"):
+            if device is not None:
+                if self.devices.is_cpu_device(device, scope):
+                    return None
+                if isinstance(device, cst.Attribute) and device.attr.value == "device":
+                    return trace.device_of(device.value)
+                return OnAccelerator(call, device)
+            if tail.endswith("_like") and call.args:
+                return trace.device_of(call.args[0].value)
+            return None  # created on the CPU
+        for arg in call.args:
+            if arg.keyword is not None:
+                continue
+            values = [e.value for e in arg.value.elements] \
+                if isinstance(arg.value, (cst.List, cst.Tuple)) else [arg.value]
+            found = trace.first_device(values)
+            if found:
+                return found
+        return None
 
     # -- models moved to a device ----------------------------------------------------
 
