@@ -236,10 +236,11 @@ def count_files(root: Path) -> Counter:
 
 
 def lint_corpus(command: List[str], corpus: Corpus, checkout: Path, linter_jobs: int,
-                timeout: float) -> CorpusResult:
+                timeout: float, extend_select: Sequence[str] = ()) -> CorpusResult:
     result = CorpusResult(corpus, "ok", files=count_files(checkout))
     argv = [*command, "--isolated", "--no-cache", "--output-format", "json",
-            "--jobs", str(linter_jobs), "."]
+            "--jobs", str(linter_jobs),
+            *(["--extend-select", ",".join(extend_select)] if extend_select else []), "."]
     try:
         done = subprocess.run(argv, cwd=checkout, capture_output=True, text=True,
                               encoding="utf-8", env=_linter_env(), timeout=timeout)
@@ -364,7 +365,8 @@ def compare(results: List[CorpusResult], data_dir: Path, known_rules: Sequence[s
                 counts.false += 1
                 review.still_false.append((name, finding, verdict))
         for key, verdict in verdicts.items():
-            if key not in reported:
+            if key not in reported and verdict.code in known_rules:
+                # (a verdict of a rule that did not run, an opt-in one, says nothing here)
                 (review.lost_true if verdict.true else review.gone_false).append((name, verdict))
     return review
 
@@ -631,6 +633,17 @@ def markdown_page(review: Review, rule_names: Dict[str, str], version: str,
 
 # --- main -----------------------------------------------------------------------------------
 
+def opt_in_rules_of(command: List[str]) -> List[str]:
+    """Codes that ``--list-rules`` marks opt-in: off unless selected by their exact code."""
+    try:
+        done = subprocess.run([*command, "--list-rules"], capture_output=True, text=True,
+                              cwd=tempfile.gettempdir(), env=_linter_env(), timeout=300)
+    except (OSError, subprocess.SubprocessError):
+        return []
+    return [line.split()[0] for line in done.stdout.splitlines()
+            if len(line.split()) > 2 and line.split()[2] == "opt-in"]
+
+
 def rule_names_of(command: List[str]) -> Dict[str, str]:
     try:
         done = subprocess.run([*command, "--list-rules"], capture_output=True, text=True,
@@ -659,6 +672,9 @@ def build_parser() -> argparse.ArgumentParser:
                         help="git clone missing corpora into --corpora and check out their commit")
     parser.add_argument("--only", nargs="+", metavar="NAME", default=None,
                         help="review only these corpora (names from corpora.tsv)")
+    parser.add_argument("--extend-select", action="append", default=[], metavar="CODES",
+                        help="also run these rules (opt-in ones, e.g. TDL009); their verdicts "
+                             "count only in such a run")
     parser.add_argument("--jobs", "-j", type=int, default=min(4, os.cpu_count() or 1),
                         help="corpora linted at once (default: %(default)s)")
     parser.add_argument("--timeout", type=float, default=1800,
@@ -723,6 +739,11 @@ def run(args: argparse.Namespace) -> int:
 
     command, version = find_linter()
     rule_names = rule_names_of(command)
+    extend_select = [code.strip() for value in args.extend_select for code in value.split(",")
+                     if code.strip()]
+    # Opt-in rules run only when named: their verdicts count only then.
+    skipped = set(opt_in_rules_of(command)) - set(extend_select)
+    rule_names = {code: name for code, name in rule_names.items() if code not in skipped}
     directory = args.corpora.expanduser().resolve()
     results: Dict[str, CorpusResult] = {}
     todo: List[Tuple[Corpus, Path]] = []
@@ -750,8 +771,8 @@ def run(args: argparse.Namespace) -> int:
     print(f"linting {len(todo)} corpora with {version} ({' '.join(command)}), {jobs} at a time",
           file=sys.stderr)
     with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as pool:
-        futures = {pool.submit(lint_corpus, command, corpus, checkout, linter_jobs, args.timeout):
-                   corpus for corpus, checkout in todo}
+        futures = {pool.submit(lint_corpus, command, corpus, checkout, linter_jobs, args.timeout,
+                               extend_select): corpus for corpus, checkout in todo}
         for future in concurrent.futures.as_completed(futures):
             result = future.result()
             results[result.corpus.name] = result

@@ -51,6 +51,13 @@ TDL006 (unregistered submodule container)
     TDL005/TDL006 bugs that are no bug (a buffer used only as an index, a list never used) stay
     in the count: these figures are lower bounds.
 
+TDL008 (numpy of a device tensor)
+    the copy to the host is removed before a conversion to NumPy: ``x.cpu().numpy()`` becomes
+    ``x.numpy()`` (also ``x.detach().cpu().numpy()`` -> ``x.detach().numpy()``), and
+    ``np.asarray(x.cpu())`` / ``np.array(x.cpu())`` becomes ``np.asarray(x)``. Code that never
+    had ``x`` on an accelerator (a CPU-only script converting with a habitual ``.cpu()``) gets
+    a mutant that is no bug: the figure is a lower bound.
+
 A mutant is *caught* when linting it gives a finding of the planted rule that linting the
 original file did not give. Findings are compared as (code, line, message) multisets, with
 lines after the edit shifted back by the lines the edit added or removed (and every line of
@@ -111,7 +118,7 @@ from torchdevlint.rules import ALL_RULES  # noqa: E402
 from torchdevlint.runner import UsageError, display_path, iter_python_files  # noqa: E402
 from torchdevlint.source import SourceError, decode_source  # noqa: E402
 
-KINDS = ("TDL001", "TDL002", "TDL003", "TDL004", "TDL005", "TDL006")
+KINDS = ("TDL001", "TDL002", "TDL003", "TDL004", "TDL005", "TDL006", "TDL008")
 CONTEXT_BEFORE, CONTEXT_AFTER = 15, 5  # module-level snippet: lines around the edit
 MUTANTS_PER_TASK = 16  # a lint task: one file's original and up to this many mutants
 
@@ -466,6 +473,25 @@ class _Finder(cst.CSTVisitor):
             self._tdl005(node)
         if "TDL004" in self.kinds and self.loops:
             self._tdl004_strip(node)
+        if "TDL008" in self.kinds:
+            self._tdl008(node)
+
+    # -- TDL008: `x.cpu().numpy()` -> `x.numpy()`, `np.asarray(x.cpu())` -> `np.asarray(x)`
+
+    def _tdl008(self, node: cst.Call) -> None:
+        func = node.func
+        if isinstance(func, cst.Attribute) and func.attr.value == "numpy" and not node.args:
+            copy, shape = func.value, "numpy"
+        elif (_dotted(func) or "").rsplit(".", 1)[-1] in ("array", "asarray") and node.args \
+                and node.args[0].keyword is None:
+            copy, shape = node.args[0].value, "np." + (_dotted(func) or "").rsplit(".", 1)[-1]
+        else:
+            return
+        if not (isinstance(copy, cst.Call) and isinstance(copy.func, cst.Attribute)
+                and copy.func.attr.value == "cpu" and not copy.args):
+            return
+        start, end = self.span(copy)
+        self.add("TDL008", shape, start, end, self.text(copy.func.value), node)
 
     def visit_IfExp(self, node: cst.IfExp) -> None:
         if "TDL002" in self.kinds:
@@ -975,7 +1001,8 @@ def _read_program(path: Path) -> Tuple[str, object]:
 # Text without which a kind has no mutation in a file (spares the parse).
 _NEEDED = {"TDL001": re.compile(r"\.\s*(?:to|cuda|cpu)\s*\("), "TDL002": re.compile("cuda"),
            "TDL003": re.compile("load"), "TDL004": re.compile(r"\.\s*(?:to|cuda)\s*\("),
-           "TDL005": re.compile("register_buffer"), "TDL006": re.compile("Module(?:List|Dict)")}
+           "TDL005": re.compile("register_buffer"), "TDL006": re.compile("Module(?:List|Dict)"),
+           "TDL008": re.compile(r"\.\s*cpu\s*\(")}
 
 
 def find_mutations(source: str, path: str, kinds: Sequence[str] = KINDS,

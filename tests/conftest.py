@@ -35,6 +35,21 @@ def fixture_files(kind: str = "*") -> list:
     return sorted(p for p in FIXTURES.glob(f"TDL*/{kind}/*.py") if not p.name.endswith(".fixed.py"))
 
 
+def fixture_rules(path: Path) -> tuple:
+    """The rules a fixture is linted with: those on by default, and the rule of its directory
+    where that one is opt-in (``fixtures/TDL009/...`` runs TDL009 too, as
+    ``--extend-select TDL009`` would)."""
+    from torchdevlint.rules import DEFAULT_RULES, RULES_BY_CODE
+    own = RULES_BY_CODE.get(path.parts[-3])
+    return tuple(DEFAULT_RULES) + ((own,) if own is not None and own not in DEFAULT_RULES else ())
+
+
+def opt_in_fixture_code(path: Path):
+    """The code of a fixture's opt-in rule (its directory's), or None."""
+    from torchdevlint.rules import OPT_IN_CODES
+    return path.parts[-3] if path.parts[-3] in OPT_IN_CODES else None
+
+
 def run_cli(*args, cwd=None, input=None):
     return subprocess.run([sys.executable, "-m", "torchdevlint", *map(str, args)], cwd=cwd,
                           capture_output=True, text=True, input=input)

@@ -167,7 +167,7 @@ def test_unfixable_and_unsafe_fixes_drive_fix(tmp_path):
 @pytest.mark.parametrize("config, named", [
     ('selcet = ["TDL001"]\n', "'selcet'"),
     ('select = ["TDL001"]\nper_file_ignores = {}\nfoo = 1\n', "'per_file_ignores', 'foo'"),
-    ('ignore = ["TDL009"]\n', "'TDL009'"),
+    ('ignore = ["TDL099"]\n', "'TDL099'"),
     ('[tool.torchdevlint.per-file-ignores]\n"a.py" = ["XYZ1"]\n', "'XYZ1'"),
     ('unfixable = ["TDL5"]\n', "'TDL5'"),
     ('select = "TDL001"\n', "`select` must be a list of strings"),
@@ -224,3 +224,42 @@ def test_require_accelerator_turns_tdl002_off_and_the_command_line_can_select_it
     assert "TDL002" in loud.stdout, loud.stdout
     bad = project(tmp_path / "bad", 'require-accelerator = "yes"\n', {"m.py": source})
     assert run_cli("m.py", cwd=bad).returncode == 2
+
+
+# TDL009 (opt-in) on line 5.
+CREATE_THEN_MOVE = "import torch\n\n\ndef f(device):\n    return torch.zeros(3).to(device)\n"
+
+
+def test_an_opt_in_rule_is_off_by_default_and_under_prefix_selectors():
+    from torchdevlint.config import RuleSelection, resolve_codes, select_rules
+    assert "TDL009" not in resolve_codes([])
+    for selector in ("ALL", "TDL", "TDL0", "TDL00"):
+        assert "TDL009" not in {rule.code for rule in select_rules([selector])}, selector
+        assert "TDL009" not in resolve_codes([RuleSelection(extend_select=(selector,))]), selector
+    assert {rule.code for rule in select_rules(["TDL009"])} == {"TDL009"}
+    assert "TDL009" in resolve_codes([RuleSelection(extend_select=("TDL009",))])
+    # fixable: every rule unless excluded, opt-in or not
+    assert "TDL009" in Resolver(Overrides(), isolated=True).default().fixable
+
+
+def test_an_opt_in_rule_runs_where_its_exact_code_is_selected(tmp_path):
+    files = {"m.py": CREATE_THEN_MOVE}
+    default = project(tmp_path / "default", "", files)
+    assert codes(run_cli(".", cwd=default)) == []
+    assert codes(run_cli("--select", "TDL", ".", cwd=default)) == []
+    assert codes(run_cli("--extend-select", "TDL009", ".", cwd=default)) == ["TDL009"]
+    assert codes(run_cli("--select", "TDL009", ".", cwd=default)) == ["TDL009"]
+    assert codes(run_cli("--extend-select", "TDL009", "--ignore", "TDL009", ".", cwd=default)) == []
+    extended = project(tmp_path / "extended", 'extend-select = ["TDL009"]\n', files)
+    assert codes(run_cli(".", cwd=extended)) == ["TDL009"]
+    selected = project(tmp_path / "selected", 'select = ["TDL", "TDL009"]\n', files)
+    assert codes(run_cli(".", cwd=selected)) == ["TDL009"]
+    prefix = project(tmp_path / "prefix", 'select = ["TDL0"]\n', files)
+    assert codes(run_cli(".", cwd=prefix)) == []
+
+
+def test_list_rules_shows_which_rules_are_opt_in():
+    listing = run_cli("--list-rules").stdout.splitlines()
+    row = next(line for line in listing if line.startswith("TDL009"))
+    assert "create-then-move" in row and "opt-in" in row and "fix" in row
+    assert "default" in next(line for line in listing if line.startswith("TDL001"))

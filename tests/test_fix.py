@@ -11,11 +11,11 @@ import textwrap
 
 import pytest
 
-from conftest import FIXTURES, fixture_files, run_cli
+from conftest import FIXTURES, fixture_files, fixture_rules, opt_in_fixture_code, run_cli
 from torchdevlint.engine import lint_source
 from torchdevlint.fixes import FixOptions, fix_bytes, fix_source
 from torchdevlint.fixes.model import Edit, Fix
-from torchdevlint.rules import ALL_RULES
+from torchdevlint.rules import ALL_RULES, DEFAULT_RULES
 from torchdevlint.rules.tdl001_discarded_move import DiscardedMove
 
 UNSAFE = FixOptions(unsafe=True)
@@ -23,7 +23,7 @@ POSITIVES = fixture_files("positive")
 
 
 def fixed(source: str, unsafe: bool = True, **options) -> str:
-    result = fix_source(textwrap.dedent(source), "snippet.py", ALL_RULES,
+    result = fix_source(textwrap.dedent(source), "snippet.py", DEFAULT_RULES,
                         FixOptions(unsafe=unsafe, **options))
     assert result.error is None, result.error
     return result.fixed
@@ -48,9 +48,17 @@ def test_every_positive_fixture_has_a_fixed_version():
 
 @pytest.fixture
 def fixture_copies(tmp_path):
+    """Copies of the positive fixtures; those of an opt-in rule go to a folder of their own
+    whose pyproject.toml selects that rule (``extend-select``), as a project would."""
     copies = {}
     for path in POSITIVES:
-        copy = tmp_path / f"{path.parts[-3]}_{path.name}"
+        folder = tmp_path
+        code = opt_in_fixture_code(path)
+        if code is not None:
+            folder = tmp_path / code
+            folder.mkdir(exist_ok=True)
+            (folder / "pyproject.toml").write_text(f'[tool.torchdevlint]\nextend-select = ["{code}"]\n')
+        copy = folder / f"{path.parts[-3]}_{path.name}"
         shutil.copyfile(path, copy)
         copies[path] = copy
     return copies
@@ -76,10 +84,10 @@ def test_fix_output_matches_fixed_fixtures_then_converges(tmp_path, fixture_copi
 
 @pytest.mark.parametrize("path", POSITIVES, ids=lambda p: f"{p.parts[-3]}-{p.stem}")
 def test_api_gives_the_fixed_fixture_and_a_fixed_point(path):
-    result = fix_bytes(path.read_bytes(), str(path), ALL_RULES, UNSAFE)
+    result = fix_bytes(path.read_bytes(), str(path), fixture_rules(path), UNSAFE)
     assert result.fixed.encode() == expected_fixed(path).read_bytes()
     assert result.findings == [] and result.applied
-    again = fix_bytes(expected_fixed(path).read_bytes(), str(path), ALL_RULES, UNSAFE)
+    again = fix_bytes(expected_fixed(path).read_bytes(), str(path), fixture_rules(path), UNSAFE)
     assert not again.changed and not again.applied
 
 
@@ -169,7 +177,7 @@ def test_tdl002_defines_a_module_device_that_shadows_nothing():
     out = fixed(source, unsafe=False)
     assert out.startswith('import torch as T\n\ndefault_device = T.device("cuda" if '
                           'T.cuda.is_available() else "cpu")\n')
-    assert "return T.ones(2).to(default_device), device" in out
+    assert "return T.ones(2, device=default_device), device" in out  # created there (TDL009)
 
 
 def test_tdl002_adds_import_torch_when_missing_and_keeps_quotes():
@@ -399,7 +407,7 @@ def test_result_is_plain_picklable_data():
 def test_fixable_codes_limit_what_is_fixed():
     source = "import torch\nx = torch.ones(2)\nx.to('cpu')\ny = torch.zeros(1).cuda()\n"
     out = fixed(source, fixable=frozenset({"TDL002"}))
-    assert "x.to('cpu')\n" in out and ".to(device)" in out
+    assert "x.to('cpu')\n" in out and "torch.zeros(1, device=device)" in out
     out = fixed(source, unfixable=frozenset({"TDL002"}))
     assert "x = x.to('cpu')" in out and ".cuda()" in out
 

@@ -3,14 +3,14 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import FIXTURES, expected_findings, fixture_files
+from conftest import FIXTURES, expected_findings, fixture_files, fixture_rules
 from torchdevlint.engine import lint_bytes
 from torchdevlint.rules import ALL_RULES
 
 
 @pytest.mark.parametrize("path", fixture_files(), ids=lambda p: f"{p.parts[-3]}-{p.parts[-2]}-{p.stem}")
 def test_fixture_findings_match_markers(path):
-    result = lint_bytes(path.read_bytes(), str(path))
+    result = lint_bytes(path.read_bytes(), str(path), fixture_rules(path))
     assert result.error is None
     found = {(f.line, f.column, f.code) for f in result.findings}
     expected = expected_findings(path)

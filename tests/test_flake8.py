@@ -114,3 +114,33 @@ def test_cli_and_plugin_agree_on_a_file_too_deep_for_libcst(tmp_path):
     [cli] = normalized(run_cli("--no-cache", path).stdout)
     assert (cli[1], cli[2], f"{cli[3]} {cli[4]}") == (line, column + 1, message)
     assert message.startswith("TDL999 expression nested or chained too deeply")
+
+
+def test_an_opt_in_rule_is_off_in_flake8_unless_its_code_is_selected(tmp_path):
+    """TDL009 is opt-in: flake8 and the CLI agree with it off, under ``--select TDL``, and with
+    it selected by its code."""
+    path = tmp_path / "m.py"
+    path.write_text("import torch\n\n\ndef f(device):\n    return torch.zeros(3).to(device)\n")
+
+    def flake8(*args):
+        result = subprocess.run([sys.executable, "-m", "flake8", *args, str(path)],
+                                capture_output=True, text=True)
+        assert "Traceback" not in result.stderr, result.stderr
+        return sorted(f["code"] for f in findings(result.stdout))
+
+    def cli(*args):
+        return sorted(f["code"] for f in findings(run_cli("--isolated", "--no-cache", *args, path).stdout))
+
+    for args, expected in (((), []), (("--select", "TDL"), []), (("--extend-select", "TDL009"), ["TDL009"]),
+                           (("--select", "TDL009"), ["TDL009"]), (("--select", "TDL,TDL009"), ["TDL009"])):
+        assert flake8(*args) == cli(*args) == expected, args
+    assert flake8("--ignore", "E501") == []  # an explicit --ignore does not turn it on either
+
+
+def test_cli_and_flake8_agree_on_all_fixtures_with_the_opt_in_rule_selected():
+    cli = normalized(run_cli("--extend-select", "TDL009", FIXTURES).stdout)
+    plugin = normalized(subprocess.run(
+        [sys.executable, "-m", "flake8", "--select", "TDL,E999,E902", "--extend-select", "TDL009",
+         str(FIXTURES)], capture_output=True, text=True).stdout)
+    assert any(code == "TDL009" for *_, code, _ in cli)
+    assert cli == plugin

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 
-from conftest import FIXTURES, fixture_files
+from conftest import FIXTURES, fixture_files, fixture_rules
 from torchdevlint.engine import lint_source
 
 SNAPSHOT = FIXTURES.parent / "tests" / "snapshots" / "messages.txt"
@@ -15,7 +15,7 @@ SNAPSHOT = FIXTURES.parent / "tests" / "snapshots" / "messages.txt"
 def _render() -> str:
     lines = []
     for path in fixture_files():
-        result = lint_source(path.read_text(encoding="utf-8"), path.name)
+        result = lint_source(path.read_text(encoding="utf-8"), path.name, fixture_rules(path))
         for finding in result.findings:
             where = path.relative_to(FIXTURES).as_posix()
             lines.append(f"{where}:{finding.line}:{finding.column}: {finding.code} {finding.message}")

@@ -75,6 +75,15 @@ def make():
     return x
 
 
+def predict_numpy(x):
+    net = nn.Linear(3, 3).to(device)
+    return net(x.to(device)).cpu().numpy()
+
+
+def to_numpy(t):
+    return t.cpu().numpy()
+
+
 class Attention(nn.Module):
     def __init__(self, size):
         super().__init__()
@@ -102,6 +111,7 @@ CAUGHT = {
     ("TDL004", "images = images.to(device)"),
     ("TDL005", 'self.register_buffer("mask", torch.tril(torch.ones(size, size)))'),
     ("TDL006", "self.blocks = nn.ModuleList([nn.Linear(size, size) for _ in range(2)])"),
+    ("TDL008", "net(x.to(device)).cpu().numpy()"),  # the output of a model moved right here
 }
 MISSED = {
     # the receiver is an unannotated parameter: its kind is unknown
@@ -115,6 +125,8 @@ MISSED = {
     # only an index into a tensor on the device: a plain attribute works, rightly silent (such
     # planted "bugs" make the TDL005 figure a lower bound)
     ("TDL005", 'self.register_buffer("order", torch.arange(size).flip(0))'),
+    # a parameter: whether the caller's tensor is on a device, this function does not show
+    ("TDL008", "t.cpu().numpy()"),
 }
 
 
@@ -165,6 +177,7 @@ def test_edits_are_the_documented_ones(outcome):
         .after == "self.mask = torch.tril(torch.ones(size, size))"
     assert found["TDL006", "self.blocks = nn.ModuleList([nn.Linear(size, size) for _ in range(2)])"] \
         .after == "self.blocks = [nn.Linear(size, size) for _ in range(2)]"
+    assert found["TDL008", "net(x.to(device)).cpu().numpy()"].after == "net(x.to(device)).numpy()"
     deleted = found["TDL004", "labels = labels.to(device)"]
     assert deleted.after == "(deleted)" and deleted.shape == "delete"
     assert deleted.location.endswith("train.py:29")

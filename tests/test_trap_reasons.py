@@ -29,6 +29,18 @@ CASES = [
     ("TDL006", "not a module", "class NotAModule:", "class NotAModule(nn.Module):"),
     ("TDL006", "also registered", "        self.conv = conv\n", ""),
     ("TDL006", "unknown items", "self.parts.append(factory())", "self.parts.append(nn.Linear(4, 4))"),
+    # TDL009 (fixtures/TDL009/negative/traps.py)
+    ("TDL009", "device given", "torch.zeros(3, device=device)  #", "torch.zeros(3).to(device)  #"),
+    ("TDL009", "dtype only", "torch.zeros(3).to(torch.float16)", "torch.zeros(3).to(torch.device('cuda'))"),
+    ("TDL009", "other tensor", ".to(reference)", ".to(reference.device)"),
+    ("TDL009", "cpu", 'torch.ones(3).to("cpu")', 'torch.ones(3).to("cuda")'),
+    ("TDL009", "pin_memory chain", "torch.zeros(n).pin_memory().to(", "torch.zeros(n).to("),
+    ("TDL009", "pinned keyword", "torch.zeros(n, pin_memory=True)", "torch.zeros(n)"),
+    ("TDL009", "generator", "torch.rand(3, generator=generator)", "torch.rand(3)"),
+    ("TDL009", "host data", "torch.tensor(data).to(device)", "torch.ones(data).to(device)"),
+    ("TDL009", "like", "torch.zeros_like(x).to(device)", "torch.zeros(x).to(device)"),
+    ("TDL009", "not directly", "torch.zeros(3).float().to(device)", "torch.zeros(3).to(device)"),
+    ("TDL009", "out", "torch.zeros(3, out=out)", "torch.zeros(3)"),
 ]
 
 

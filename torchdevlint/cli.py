@@ -219,8 +219,12 @@ def _fix_stdin(args: argparse.Namespace, resolver: Resolver) -> int:
 
 
 def _list_rules() -> str:
+    """One line per rule: code, name, whether it runs by default (``opt-in``: only when its
+    code is selected), whether it has fixes, summary."""
     width = max(len(rule.name) for rule in ALL_RULES)
-    return "\n".join(f"{rule.code}  {rule.name:<{width}}  {rule.summary}" for rule in ALL_RULES)
+    return "\n".join(
+        f"{rule.code}  {rule.name:<{width}}  {'default' if rule.default_enabled else 'opt-in':<7}  "
+        f"{'fix' if rule.fixable else '-':<3}  {rule.summary}" for rule in ALL_RULES)
 
 
 def _run(argv: Optional[Sequence[str]]) -> int:

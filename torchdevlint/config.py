@@ -9,7 +9,9 @@ directory.
 Rule selection follows ruff: the configuration file and then the command line are applied in
 turn; a ``select`` replaces what came before while ``extend-select`` / ``ignore`` adjust it, and
 within one layer a more specific code (``TDL001``) beats a less specific one (``TDL``), with
-``ignore`` winning a tie.
+``ignore`` winning a tie. Opt-in rules (``Rule.default_enabled = False``, e.g. TDL009) are off by
+default and stay off under prefix selectors (``TDL``, ``TDL0``, ``ALL``): only a selector naming
+their exact code turns them on.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 from torchdevlint import syntax
 from torchdevlint.project import rules_for_location
-from torchdevlint.rules import ALL_RULES, RULES_BY_CODE
+from torchdevlint.rules import ALL_RULES, OPT_IN_CODES, RULES_BY_CODE
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -84,6 +86,13 @@ def _rules_of(selector: str) -> List[str]:
     return [code for code in RULES_BY_CODE if selector == "ALL" or code.startswith(selector)]
 
 
+def _selected_by(selector: str, opt_in: bool = True) -> List[str]:
+    """The codes a select/extend-select ``selector`` turns on: an opt-in rule only when the
+    selector is its exact code (``opt_in=False``: every rule it matches, for ``fixable``)."""
+    return [code for code in _rules_of(selector)
+            if not opt_in or code not in OPT_IN_CODES or code == selector]
+
+
 @dataclass(frozen=True)
 class RuleSelection:
     """One layer of rule choices (a configuration file, or the command line)."""
@@ -93,9 +102,12 @@ class RuleSelection:
     ignore: Tuple[str, ...] = ()
 
 
-def resolve_codes(layers: Sequence[RuleSelection], default: Sequence[str] = ("ALL",)) -> frozenset:
-    """The enabled codes after applying ``layers`` in order (ruff's algorithm)."""
-    enabled = {code for selector in default for code in _rules_of(selector)}
+def resolve_codes(layers: Sequence[RuleSelection], default: Sequence[str] = ("ALL",),
+                  opt_in: bool = True) -> frozenset:
+    """The enabled codes after applying ``layers`` in order (ruff's algorithm). ``opt_in``:
+    opt-in rules are chosen only by their exact code (False for ``fixable``, where every rule
+    is fixable unless excluded)."""
+    enabled = {code for selector in default for code in _selected_by(selector, opt_in)}
     carryover_ignores: Tuple[str, ...] = ()
     for layer in layers:
         updates: Dict[str, bool] = {}
@@ -105,7 +117,7 @@ def resolve_codes(layers: Sequence[RuleSelection], default: Sequence[str] = ("AL
                                                              *layer.extend_select, *ignores)}):
             for selector in (*(layer.select or ()), *layer.extend_select):
                 if _specificity(selector) == specificity:
-                    updates.update(dict.fromkeys(_rules_of(selector), True))
+                    updates.update(dict.fromkeys(_selected_by(selector, opt_in), True))
             for selector in ignores:
                 if _specificity(selector) == specificity:
                     updates.update(dict.fromkeys(_rules_of(selector), False))
@@ -215,7 +227,7 @@ class Settings:
 
     root: Path  # the configuration file's directory (or the current directory without one)
     config_path: Optional[Path] = None
-    enabled: frozenset = frozenset(RULES_BY_CODE)
+    enabled: frozenset = frozenset(RULES_BY_CODE) - OPT_IN_CODES
     per_file_ignores: Tuple[PerFileIgnore, ...] = ()
     exclude: Tuple[Glob, ...] = ()
     respect_gitignore: bool = True
@@ -373,7 +385,7 @@ def build_settings(table: Optional[Mapping[str, Any]], root: Path, config_path: 
     cli_fixable = RuleSelection(
         tuple(_check_codes(overrides.fixable, "--fixable")) if overrides.fixable is not None else None,
         (), tuple(_check_codes(overrides.unfixable, "--unfixable")))
-    fixable = resolve_codes([fixable_layer, cli_fixable])
+    fixable = resolve_codes([fixable_layer, cli_fixable], opt_in=False)
 
     if overrides.exclude is not None:
         exclude = [Glob(p, cli_root) for p in overrides.exclude]

@@ -16,7 +16,7 @@ from torchdevlint.analysis import Analysis
 from torchdevlint.analysis.model import Ctx
 from torchdevlint.findings import PARSER_ERROR, READ_ERROR, SYNTAX_ERROR, Finding
 from torchdevlint.positions import node_positions
-from torchdevlint.rules import ALL_RULES
+from torchdevlint.rules import ALL_RULES, DEFAULT_RULES
 from torchdevlint.source import SourceError, decode_source
 
 
@@ -97,7 +97,7 @@ def _parse_error(path: str, source: str, error: cst.ParserSyntaxError,
                        error.raw_line, error.raw_column + 1)
 
 
-def lint_bytes(data: bytes, path: str, rules: Optional[Sequence[type]] = ALL_RULES,
+def lint_bytes(data: bytes, path: str, rules: Optional[Sequence[type]] = DEFAULT_RULES,
                apply_noqa: bool = True, prefilter: bool = True,
                target: Optional[syntax.Version] = None) -> FileResult:
     try:
@@ -107,7 +107,7 @@ def lint_bytes(data: bytes, path: str, rules: Optional[Sequence[type]] = ALL_RUL
     return lint_source(source, path, rules, apply_noqa, prefilter, target=target)
 
 
-def lint_source(source: str, path: str, rules: Optional[Sequence[type]] = ALL_RULES,
+def lint_source(source: str, path: str, rules: Optional[Sequence[type]] = DEFAULT_RULES,
                 apply_noqa: bool = True, prefilter: bool = True,
                 check_syntax: bool = True, split_large: bool = True,
                 tree: Optional[ast.AST] = None,
@@ -117,7 +117,8 @@ def lint_source(source: str, path: str, rules: Optional[Sequence[type]] = ALL_RU
     themselves (flake8); ``split_large=False`` parses huge literal tables whole (``--fix``
     needs the whole tree); ``tree``, Python's ast of ``source``, sharpens the prefilter;
     ``target``: the Python version whose syntax the file must be (default ``syntax.NEWEST``);
-    ``rules``: None for every rule."""
+    ``rules``: None for every rule (the default: the rules on by default, opt-in ones left
+    out)."""
     if rules is None:
         rules = ALL_RULES
     result = FileResult(path)

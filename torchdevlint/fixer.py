@@ -23,7 +23,7 @@ from torchdevlint.fixes.applier import attach_fixes, fix_source  # noqa: F401 (a
 from torchdevlint.notebook import SUFFIX as NOTEBOOK_SUFFIX, NotebookError, displayed_filter, \
     is_python_notebook, parse_notebook
 from torchdevlint.output import Reporter, RunReport, TextReporter
-from torchdevlint.rules import ALL_RULES, RULES_BY_CODE
+from torchdevlint.rules import DEFAULT_RULES, RULES_BY_CODE
 from torchdevlint.parallel import run_per_file
 from torchdevlint.runner import display_path, lint_data
 
@@ -48,7 +48,7 @@ class FileFix:
         return [e for e in (self.result.error, self.write_error) if e is not None]
 
 
-def fix_file(path: Path, rules: Sequence[type] = ALL_RULES, options: FixOptions = FixOptions(),
+def fix_file(path: Path, rules: Sequence[type] = DEFAULT_RULES, options: FixOptions = FixOptions(),
              write: bool = True, diff: bool = False) -> FileFix:
     """Fix one file; with ``write`` replace it atomically, with ``diff`` compute the patch.
     Never raises: a failure becomes the file's diagnostic."""
@@ -87,7 +87,7 @@ def fix_file(path: Path, rules: Sequence[type] = ALL_RULES, options: FixOptions 
     return outcome
 
 
-def fix_data(data: bytes, shown: str, rules: Sequence[type] = ALL_RULES,
+def fix_data(data: bytes, shown: str, rules: Sequence[type] = DEFAULT_RULES,
              options: FixOptions = FixOptions()) -> FixResult:
     """Fix a file's contents; a notebook (by its .ipynb name) is fixed as one program and only
     the cells whose code changed are rewritten."""
@@ -96,7 +96,7 @@ def fix_data(data: bytes, shown: str, rules: Sequence[type] = ALL_RULES,
     return fix_bytes(data, shown, rules, options)
 
 
-def fix_notebook(data: bytes, shown: str, rules: Sequence[type] = ALL_RULES,
+def fix_notebook(data: bytes, shown: str, rules: Sequence[type] = DEFAULT_RULES,
                  options: FixOptions = FixOptions()) -> FixResult:
     try:
         notebook = parse_notebook(data)

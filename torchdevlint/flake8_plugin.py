@@ -3,6 +3,11 @@
 flake8 wants 0-based columns from plugins (it prints column + 1) and applies ``# noqa``
 itself with the same rules the CLI mirrors. A plugin exception aborts the whole flake8 run,
 so nothing may escape ``run``.
+
+Opt-in rules (TDL009) run as under the CLI: only when flake8's ``--select`` or
+``--extend-select`` (command line or configuration) names their exact code. flake8's own
+decision alone would not do: its default ignore list (which lists them too) gives way to any
+explicit ``--select TDL`` or ``--ignore``, where the CLI keeps them off.
 """
 
 from __future__ import annotations
@@ -15,12 +20,27 @@ from torchdevlint.engine import gc_paused, lint_source
 from torchdevlint.findings import PARSER_ERROR, READ_ERROR, Finding
 from torchdevlint.project import rules_for_location
 from torchdevlint.source import SourceError, decode_source
-from torchdevlint.rules import ALL_RULES
+from torchdevlint.rules import ALL_RULES, DEFAULT_RULES, OPT_IN_CODES
 
 
 class TorchDevLintChecker:
     name = "torchdevlint"
     version = __version__
+
+    # The rules to run: those on by default, plus the opt-in ones flake8's options name.
+    rules: Tuple[type, ...] = tuple(DEFAULT_RULES)
+
+    @classmethod
+    def add_options(cls, option_manager) -> None:
+        # flake8's own default: opt-in codes are ignored unless selected (``--extend-select``).
+        option_manager.extend_default_ignore(sorted(OPT_IN_CODES))
+
+    @classmethod
+    def parse_options(cls, options) -> None:
+        named = {code.strip().upper() for option in ("select", "extend_select")
+                 for code in (getattr(options, option, None) or ())}
+        cls.rules = tuple(rule for rule in ALL_RULES
+                          if rule.default_enabled or rule.code in named)
 
     def __init__(self, tree, lines: List[str], filename: str = "") -> None:
         # LibCST parses the source; flake8's ``ast`` of it (built for every plugin anyway)
@@ -40,7 +60,7 @@ class TorchDevLintChecker:
             # Only the findings are kept: the tree is freed before collections resume.
             with gc_paused():
                 result = lint_source("".join(self.lines), self.filename,
-                                     rules_for_location(ALL_RULES, self.filename),
+                                     rules_for_location(self.rules, self.filename),
                                      apply_noqa=False, check_syntax=False, tree=self.tree)
                 result.drop_tree()
         except Exception as exc:  # never abort flake8

@@ -18,7 +18,7 @@ from urllib.parse import quote
 from torchdevlint import __version__
 from torchdevlint.docs import PROJECT_URL, rule_doc, rule_url
 from torchdevlint.findings import PARSER_ERROR, READ_ERROR, SYNTAX_ERROR, ExitCode, Finding
-from torchdevlint.rules import ALL_RULES, RULES_BY_CODE
+from torchdevlint.rules import ALL_RULES, OPT_IN_CODES, RULES_BY_CODE
 
 FORMATS = ("text", "json", "sarif", "github")
 
@@ -208,8 +208,11 @@ def _sarif_rules() -> List[Dict[str, Any]]:
             "fullDescription": {"text": rule.summary},
             "helpUri": rule_url(rule.code),
             "help": {"text": doc, "markdown": doc},
-            "defaultConfiguration": {"level": "error"},
-            "properties": {"tags": ["pytorch", "device"]},
+            # SARIF 2.1.0 reportingDescriptor.defaultConfiguration: opt-in rules are disabled
+            "defaultConfiguration": {"level": "error"} if rule.default_enabled
+            else {"level": "warning", "enabled": False},
+            "properties": {"tags": ["pytorch", "device"] if rule.default_enabled
+                           else ["pytorch", "device", "performance", "opt-in"]},
         })
     for code, (name, description) in DIAGNOSTICS.items():
         rules.append({"id": code, "name": name, "shortDescription": {"text": description},
@@ -242,7 +245,7 @@ def sarif_log(findings: List[Finding], base: Optional[Path] = None) -> Dict[str,
             region["properties"] = {"cell": finding.cell}
         result: Dict[str, Any] = {
             "ruleId": finding.code,
-            "level": "error",
+            "level": "warning" if finding.code in OPT_IN_CODES else "error",
             "message": {"text": finding.message},
             "locations": [{"physicalLocation": {
                 "artifactLocation": _artifact_location(finding.path, base),

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import ast
 import re
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -115,8 +116,6 @@ LOOKALIKE_ERRORS = [
     # meta refuses to read data with its own errors
     ("RuntimeError", "Tensor.item() cannot be called on meta tensors"),
     ("NotImplementedError", "Cannot copy out of meta tensor; no data!"),
-    ("TypeError", "can't convert meta device type tensor to numpy. Use Tensor.cpu() to copy the "
-                  "tensor to host memory first."),
     # a mix-up between two accelerators, not a tensor left on the CPU
     ("RuntimeError", "Tensor on device meta is not on the expected device meta!"),
     ("RuntimeError", "Expected all tensors to be on the same device, but found at least two "
@@ -127,6 +126,15 @@ LOOKALIKE_ERRORS = [
                      "map your storages to an existing device."),
     ("FileNotFoundError", "[Errno 2] No such file or directory: 'checkpoint.pt'"),
 ]
+
+# What NumPy's conversion of a tensor in device memory raises (TDL008): on meta, which plays
+# the GPU, and on a real GPU.
+NUMPY_OF_DEVICE_TENSOR = ExpectedError(
+    "TypeError",
+    r"can't convert (meta|cuda:\d+) device type tensor to numpy\. Use Tensor\.cpu\(\) to copy "
+    r"the tensor to host memory first\.",
+    example="can't convert cuda:0 device type tensor to numpy. Use Tensor.cpu() to copy the "
+            "tensor to host memory first.")
 
 PROOFS = {
     "TDL001": RuleProof("TDL001", argument="device", stand_in="meta", cuda_stand_in="cuda",
@@ -141,7 +149,24 @@ PROOFS = {
                         errors={"meta": (META_DEVICE_MISMATCH,), "cuda": (CUDA_DEVICE_MISMATCH,)}),
     "TDL006": RuleProof("TDL006", argument="device", stand_in="meta", cuda_stand_in="cuda",
                         errors={"meta": (META_DEVICE_MISMATCH,), "cuda": (CUDA_DEVICE_MISMATCH,)}),
+    # meta-host: meta plays the GPU, and its .cpu() gives a host tensor of the same shape,
+    # dtype and requires_grad (meta has no data to copy; see meta_host_copies)
+    "TDL008": RuleProof("TDL008", argument="device", stand_in="meta-host", cuda_stand_in="cuda",
+                        errors={"meta-host": (NUMPY_OF_DEVICE_TENSOR,),
+                                "cuda": (NUMPY_OF_DEVICE_TENSOR,)}),
 }
+
+
+# Performance rules promise no error: their fixtures run both ways, and the proof is that the
+# fixed code gives the same tensors without what the rule calls waste (TDL009: no CPU tensor
+# and no copy; tests/runtime/test_create_then_move_runtime.py).
+EQUIVALENCE_PROOFS = {"TDL009": "test_create_then_move_runtime.py"}
+
+# TDL010's proof is memory, not an exception: its flagged loops keep every batch's autograd
+# graph (the saved activations) alive, so what they hold grows with the number of batches;
+# their fixed versions and a training loop that calls backward() every step do not
+# (tests/runtime/test_graph_kept_alive.py; graph_budget.py counts the saved tensors).
+MEMORY_PROOFS = {"TDL010": "test_graph_kept_alive.py"}
 
 
 def leniency_problems(proof: RuleProof, proofs: dict) -> list:
@@ -168,7 +193,9 @@ def proof_gaps(proofs: dict) -> list:
     rules = {rule.code for rule in ALL_RULES}
     fixture_rules = {path.name for path in FIXTURES.glob("TDL*") if path.is_dir()}
     proven = {rule for rule, _ in positive_fixtures()}
-    gaps = [f"{rule}: no runtime proof" for rule in sorted((rules | fixture_rules) - set(proofs))]
+    gaps = [f"{rule}: no runtime proof"
+            for rule in sorted((rules | fixture_rules) - set(proofs) - set(EQUIVALENCE_PROOFS)
+                          - set(MEMORY_PROOFS))]
     gaps += [f"{rule}: a proof or fixture directory for no rule"
              for rule in sorted((set(proofs) | fixture_rules) - rules)]
     gaps += [f"{rule}: no positive fixture to run" for rule in sorted(rules - proven)]
@@ -202,12 +229,37 @@ def run_fixture(proof: RuleProof, path: Path, stand_in: str, workdir: Path,
     """Run the fixture's ``main`` with ``stand_in`` playing the accelerator (or its absence)."""
     value = None
     if proof.argument == "device":
-        value = stand_in
+        value = "meta" if stand_in == "meta-host" else stand_in
     elif proof.argument == "checkpoint":
         value = str(write_checkpoint(workdir, real_cuda_checkpoint))
     if stand_in == "no-cuda" and cuda_available():
         return run_main_without_cuda(path, proof.argument, value)
+    if stand_in == "meta-host":
+        with meta_host_copies():
+            return run_main(path, *main_arguments(proof.argument, value))
     return run_main(path, *main_arguments(proof.argument, value))
+
+
+@contextmanager
+def meta_host_copies():
+    """Meta plays the GPU, and ``Tensor.cpu()`` of a meta tensor copies it to the host as a
+    GPU's would: a CPU tensor of the same shape, dtype and ``requires_grad`` (zeros: meta
+    holds no data). Everything else about meta is unchanged, NumPy's refusal included."""
+    import torch
+
+    original = torch.Tensor.cpu
+
+    def cpu(self, *args, **kwargs):
+        if self.device.type != "meta":
+            return original(self, *args, **kwargs)
+        copy = torch.zeros(self.shape, dtype=self.dtype)
+        return copy.requires_grad_() if self.requires_grad else copy
+
+    torch.Tensor.cpu = cpu
+    try:
+        yield
+    finally:
+        torch.Tensor.cpu = original
 
 
 def flagged_lines(path: Path, rule: str) -> set:

@@ -59,7 +59,14 @@ MUTATIONS = [
                  [("[nn.Linear(d, d) for _ in range(depth)]",
                    "nn.ModuleList([nn.Linear(d, d) for _ in range(depth)])")],
                  "did not fail as promised", id="TDL006-module-list"),
+    pytest.param("TDL008", "eval_predictions",
+                 [("scores.numpy()", "scores.detach().cpu().numpy()")],
+                 "did not fail as promised", id="TDL008-copy-to-the-host"),
     # The bug is gone and something else fails: the harness names the wrong error.
+    # (a host copy that still records history: NumPy refuses it for that, not for its device)
+    pytest.param("TDL008", "eval_predictions",
+                 [("scores.numpy()", "scores.cpu().numpy()")],
+                 "failed with the wrong error", id="TDL008-history-not-device"),
     pytest.param("TDL001", "factory_tensor",
                  [("noise.to(device)", "noise = noise.to(device)"),
                   ("return model(noise)", "return model(noise).sum().item()")],

@@ -164,3 +164,25 @@ def test_a_child_process_without_cuda_fails_like_a_cpu_only_machine():
     """The path a GPU machine takes for TDL002/TDL003 (CUDA hidden from a child process)."""
     outcome = run_main_without_cuda(FIXTURES / "TDL002" / "positive" / "factory_keyword.py", "none")
     assert any(error.matches_outcome(outcome) for error in NO_CUDA), outcome.describe()
+
+
+def test_meta_host_copies_copy_shape_dtype_and_history_but_not_the_refusal():
+    """TDL008's stand-in: meta's .cpu() gives a host tensor like a GPU's copy would; NumPy
+    still refuses meta itself, and a host copy that records history is refused for that."""
+    from runtime_proofs import meta_host_copies
+
+    with meta_host_copies():
+        on_device = torch.randn(2, 3, device=META, dtype=torch.float64)
+        copy = on_device.cpu()
+        assert (copy.device.type, copy.shape, copy.dtype) == ("cpu", (2, 3), torch.float64)
+        assert copy.numpy().shape == (2, 3)
+        with pytest.raises(TypeError, match="can't convert meta device type tensor to numpy"):
+            on_device.numpy()
+        weight = torch.randn(3, device=META, requires_grad=True)
+        with pytest.raises(RuntimeError, match="requires grad"):
+            (weight * 2).cpu().numpy()
+        assert (weight * 2).detach().cpu().numpy().shape == (3,)
+        cpu_tensor = torch.ones(2)
+        assert cpu_tensor.cpu() is cpu_tensor  # host tensors are untouched
+    with pytest.raises(NotImplementedError, match="Cannot copy out of meta tensor"):
+        torch.zeros(1, device=META).cpu()  # the patch is gone after the block

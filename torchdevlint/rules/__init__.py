@@ -32,6 +32,9 @@ def _discover() -> Sequence[type]:
 
 ALL_RULES: Sequence[type] = _discover()
 RULES_BY_CODE: Dict[str, type] = {rule.code: rule for rule in ALL_RULES}
+# The rules that run when nothing names them (``Rule.default_enabled``); the others are opt-in.
+DEFAULT_RULES: Sequence[type] = tuple(rule for rule in ALL_RULES if rule.default_enabled)
+OPT_IN_CODES = frozenset(rule.code for rule in ALL_RULES if not rule.default_enabled)
 
 
-__all__ = ["ALL_RULES", "RULES_BY_CODE", "Rule", "Violation"]
+__all__ = ["ALL_RULES", "DEFAULT_RULES", "OPT_IN_CODES", "RULES_BY_CODE", "Rule", "Violation"]

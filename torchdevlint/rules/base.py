@@ -46,6 +46,13 @@ class Rule:
     # fixes are safe is said by each plan's ``build`` and documented on the rule's page.
     fixable: ClassVar[bool] = False
 
+    # Whether the rule runs when nothing names it: False for advice (a slower but correct
+    # pattern) rather than a bug. Such an opt-in rule runs only where a selector names its exact
+    # code (``--select TDL009``, ``--extend-select TDL009``, ``select``/``extend-select`` in the
+    # configuration, flake8's ``--select``/``--extend-select``); prefixes (``TDL``, ``ALL``)
+    # leave it off. ``config.resolve_codes`` and the flake8 plugin apply it.
+    default_enabled: ClassVar[bool] = True
+
     # Fixit's VALID/INVALID: small programs the rule must leave alone (each one passes the
     # prefilter, so the check itself is what stays silent) and programs it must flag, with the
     # (line, column) of each finding. tests/test_rule_examples.py runs them for every rule.

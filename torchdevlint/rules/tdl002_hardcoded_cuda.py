@@ -15,6 +15,9 @@ Fix: choose the device at runtime.
   "cpu")`` added after the imports (under a name the file does not use, with ``import torch``
   if needed). Safe when ``x`` is known to be a tensor or a module, whose ``.to(device)`` does
   what ``.cuda()`` does; unsafe otherwise (another class may have ``.cuda()`` but no ``.to()``).
+  Where ``x`` is a torch factory call whose tensor is the same wherever it is computed
+  (``torch.zeros(3).cuda()``, see TDL009), the device goes into the factory instead:
+  ``torch.zeros(3, device=device)`` (safe), which creates no CPU tensor to copy.
   ``.cuda(...)`` with arguments (a device index, ``non_blocking=``) gets no fix, and neither
   does a ``.cuda()`` statement whose result is discarded (the rule gives no payload): the
   rewrite would still discard it.
@@ -35,6 +38,7 @@ from torchdevlint.analysis import (
 from torchdevlint.findings import Finding
 from torchdevlint.fixes.context import FixContext
 from torchdevlint.fixes.model import Edit, Fix, FixPlan
+from torchdevlint.rules import factories
 from torchdevlint.rules.base import TOKEN_GAP, Rule, Violation, method_call_text, source_of
 
 # The literals whose fix chooses at runtime; another index need not exist where CUDA does.
@@ -102,9 +106,19 @@ class CudaCall(FixPlan):
                 return None
             device, definition = defined
             edits = (definition,)
+        receiver = call.func.value
+        tail = factories.factory_name(receiver, ctx.analysis.qualname(receiver.func, scope)) \
+            if isinstance(receiver, cst.Call) else None
+        if tail is not None and factories.same_tensor(tail, receiver, with_dtype=False):
+            # ``torch.zeros(3).cuda()``: create it on the device (TDL009), the same tensor
+            into = factories.into_factory(ctx, receiver, call, (("device", device),))
+            if into is not None:
+                return Fix(finding.code, True,
+                           f"create the tensor with `device={device}` instead of `.cuda()`",
+                           edits + into)
         attr_start, attr_end = ctx.span(call.func.attr)
         edits += (Edit(attr_start, attr_end, "to"), Edit(closing, closing, device))
-        kind = ctx.analysis.kind_of(call.func.value, scope)
+        kind = ctx.analysis.kind_of(receiver, scope)
         safe = kind is K.TENSOR or ctx.analysis.kinds.is_module(kind)
         return Fix(finding.code, safe, f"replace `.cuda()` with `.to({device})`", edits)
 

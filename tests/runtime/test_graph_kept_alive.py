@@ -1,0 +1,98 @@
+"""TDL010's proof is memory, not an exception: the flagged loops keep every batch's autograd
+graph (the activations it saved) alive, so what they hold grows with the number of batches;
+their fixed versions and a training loop that calls backward() every step do not.
+
+On the CPU the saved tensors are counted (``graph_budget.GraphCounter``: saved tensors alive,
+by the batch that made them) after N=5 and N=20 batches. Where a GPU is present, the same runs
+measure ``torch.cuda.max_memory_allocated`` (marker ``cuda``).
+"""
+from __future__ import annotations
+
+import pytest
+
+from graph_budget import GraphCounter
+from runtime_harness import FIXTURES, cuda_available, fixed_version, load_fixture, positive_fixtures
+from torchdevlint.engine import lint_bytes
+
+TRAINING_LOOP = FIXTURES / "TDL010" / "negative" / "training_loop.py"
+
+
+def flagged():
+    return [pytest.param(path, id=path.stem) for code, path in positive_fixtures() if code == "TDL010"]
+
+
+def graphs_alive(path, batches):
+    """(peak, at the end): how many batches' saved tensors were alive at once."""
+    import torch
+    counter = GraphCounter(budget=None)
+    with counter.counting():
+        result = load_fixture(path).main(torch.device("cpu"), batches)
+        end = counter.batches_alive()
+    del result
+    return counter.peak, end
+
+
+def tdl010_findings(path):
+    return [f for f in lint_bytes(path.read_bytes(), str(path)).findings if f.code == "TDL010"]
+
+
+@pytest.mark.parametrize("path", flagged())
+def test_flagged_loop_keeps_every_batch_graph(path):
+    peak5, _ = graphs_alive(path, 5)
+    peak20, _ = graphs_alive(path, 20)
+    assert (peak5, peak20) == (5, 20), f"{path.name}: graphs alive {peak5} after 5, {peak20} after 20"
+
+
+@pytest.mark.parametrize("path", flagged())
+def test_fixed_loop_keeps_none(path):
+    fixed = fixed_version(path)
+    assert graphs_alive(fixed, 5)[0] <= 2 and graphs_alive(fixed, 20)[0] <= 2
+    assert tdl010_findings(fixed) == []
+
+
+def test_training_loop_with_backward_every_step_keeps_none():
+    assert graphs_alive(TRAINING_LOOP, 5)[0] == 1
+    assert graphs_alive(TRAINING_LOOP, 20)[0] == 1
+    assert tdl010_findings(TRAINING_LOOP) == []
+
+
+def cuda_peak(path, batches):
+    import torch
+    torch.cuda.synchronize()
+    torch.cuda.empty_cache()
+    torch.cuda.reset_peak_memory_stats()
+    base = torch.cuda.memory_allocated()
+    load_fixture(path).main(torch.device("cuda"), batches)
+    torch.cuda.synchronize()
+    return torch.cuda.max_memory_allocated() - base
+
+
+@pytest.mark.cuda
+@pytest.mark.skipif(not cuda_available(), reason="no CUDA device")
+@pytest.mark.parametrize("path", flagged())
+def test_flagged_loop_memory_grows_on_cuda(path):
+    grew = cuda_peak(path, 20) - cuda_peak(path, 5)
+    fixed_grew = cuda_peak(fixed_version(path), 20) - cuda_peak(fixed_version(path), 5)
+    assert grew > 0 and grew > 4 * max(fixed_grew, 0), (grew, fixed_grew)
+
+
+@pytest.mark.cuda
+@pytest.mark.skipif(not cuda_available(), reason="no CUDA device")
+def test_training_loop_memory_flat_on_cuda():
+    grew = cuda_peak(TRAINING_LOOP, 20) - cuda_peak(TRAINING_LOOP, 5)
+    assert grew <= 64 * 1024, grew  # a few graph nodes and scalar losses, no activations
+
+
+@pytest.mark.parametrize("path", flagged())
+def test_flagged_loop_runs_out_of_a_memory_budget_and_its_fix_does_not(path):
+    """With memory for two batches' graphs (the stand-in for a GPU's limit), the flagged loop
+    fails as a GPU does once memory grows with every batch; the fixed loop runs to the end."""
+    import torch
+    assert tdl010_findings(path), f"{path.name}: the linter misses the TDL010 bug"
+    with pytest.raises(torch.OutOfMemoryError, match=r"saved tensors of 3 batches are alive"):
+        with GraphCounter().counting():
+            load_fixture(path).main(torch.device("cpu"), 20)
+    with GraphCounter().counting():
+        load_fixture(fixed_version(path)).main(torch.device("cpu"), 20)
+    with GraphCounter().counting():
+        load_fixture(TRAINING_LOOP).main(torch.device("cpu"), 20)

@@ -1,0 +1,129 @@
+"""TDL008: ``.numpy()`` (or ``np.array`` / ``np.asarray``) of a tensor on an accelerator.
+
+NumPy reads host memory only: ``t.numpy()`` of a CUDA tensor raises ``TypeError: can't convert
+cuda:0 device type tensor to numpy. Use Tensor.cpu() to copy the tensor to host memory
+first.``, and ``np.asarray(t)`` the same. Reported only where the analysis has evidence that
+the tensor is on an accelerator at that point (``analysis.on_accelerator``): it was moved there,
+created there with ``device=``, is the output of a model moved there, or is computed from such
+a value. ``.cpu()`` (or ``.to("cpu")``) anywhere in the chain takes it off; ``numpy(force=True)``
+copies by itself; a script that moves nothing gives no evidence.
+
+Fix: ``t.numpy()`` becomes ``t.cpu().numpy()``, and ``np.asarray(t)`` becomes
+``np.asarray(t.cpu())``; ``.detach()`` goes first where gradient recording may be on (a CPU
+tensor that requires grad cannot be converted either). Safe: on a CPU tensor without history
+both are no-ops, and on any other tensor the original call raised.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterator, Optional
+
+import libcst as cst
+
+from torchdevlint.analysis import Analysis, CallSite, OnAccelerator, last_name
+from torchdevlint.findings import Finding
+from torchdevlint.fixes.context import FixContext
+from torchdevlint.fixes.model import Edit, Fix, FixPlan
+from torchdevlint.rules.base import Rule, Violation, method_call_text, source_of
+
+CONVERT_ERROR = ("TypeError: can't convert cuda:0 device type tensor to numpy. Use Tensor.cpu() "
+                 "to copy the tensor to host memory first.")
+_NUMPY_FUNCTIONS = ("numpy.array", "numpy.asarray")
+# Calls in a receiver's chain after which the value has no autograd history.
+_WITHOUT_HISTORY = frozenset("detach detach_ item tolist".split())
+
+
+@dataclass
+class CopyToHost(FixPlan):
+    """Insert ``.cpu()`` (after ``.detach()`` when needed) right after ``tensor``."""
+
+    tensor: cst.BaseExpression
+    detach: bool
+
+    def build(self, finding: Finding, ctx: FixContext) -> Optional[Fix]:
+        end = ctx.span(self.tensor)[1]
+        text = (".detach()" if self.detach else "") + ".cpu()"
+        return Fix(finding.code, True, f"copy the tensor to the host first (`{text}`)",
+                   (Edit(end, end, text),))
+
+
+class NumpyOfDeviceTensor(Rule):
+    code = "TDL008"
+    name = "numpy-of-device-tensor"
+    summary = "`.numpy()` / `np.asarray()` of a tensor that lives on an accelerator"
+    fixable = True
+    facts = frozenset(("kinds", "placement", "devices", "grad"))
+    # A conversion (``.numpy(``, ``np.array(``, ``np.asarray(``) and evidence of a device:
+    # a move (``.to(`` / ``.cuda(``, also what moves a model) or a factory's ``device=``.
+    required_text = (r"numpy|array", rf"{method_call_text('to', 'cuda')}|\bdevice\b")
+    valid = (
+        # copied to the host first
+        "import torch\n\n\ndef f(device):\n    x = torch.zeros(2).to(device)\n"
+        "    return x.cpu().numpy()\n",
+        # nothing was moved to a device: a CPU-only script
+        "import torch\nx = torch.zeros(2).to(torch.float64)\nprint(x.numpy())\n",
+        # moved back before the conversion
+        "import torch\n\n\ndef f(device):\n    x = torch.zeros(2).to(device)\n    x = x.cpu()\n"
+        "    return x.numpy()\n",
+        # numpy(force=True) copies to the host itself
+        "import torch\n\n\ndef f(device):\n    x = torch.zeros(2, device=device)\n"
+        "    return x.numpy(force=True)\n",
+    )
+    invalid = (
+        ("import torch\n\n\ndef f(device):\n    x = torch.zeros(2).to(device)\n"
+         "    return x.numpy()\n", ((6, 14),)),
+        ("import numpy as np\nimport torch\n\n\ndef f(device):\n"
+         "    model = torch.nn.Linear(2, 2).to(device)\n    with torch.no_grad():\n"
+         "        out = model(torch.zeros(1, 2, device=device))\n"
+         "    return np.asarray(out.softmax(-1))\n", ((9, 12),)),
+    )
+
+    def check(self, analysis: Analysis) -> Iterator[Violation]:
+        self.analysis = analysis
+        collected = analysis.collected
+        for site in collected.calls_by_name.get("numpy", ()):
+            func = site.call.func
+            if isinstance(func, cst.Attribute) and not site.call.args:
+                yield from self._check(site, func.attr, func.value, "`.numpy()`")
+        for name in ("array", "asarray"):
+            for site in collected.calls_by_name.get(name, ()):
+                positional = [a.value for a in site.call.args if a.keyword is None and not a.star]
+                if positional and analysis.qualname(site.call.func, site.ctx.scope) in _NUMPY_FUNCTIONS:
+                    yield from self._check(site, site.call, positional[0], f"`np.{name}()`")
+
+    def _check(self, site: CallSite, node: cst.CSTNode, tensor: cst.BaseExpression,
+               conversion: str):
+        evidence = self.analysis.on_accelerator(tensor, site.ctx.scope)
+        if evidence is None:
+            return
+        detach = self.analysis.grad_recording(site.ctx) is not False and not _without_history(tensor)
+        copied = source_of(tensor) + (".detach()" if detach else "") + ".cpu()"
+        shown = source_of(tensor)
+        written = f"{copied}.numpy()" if node is not site.call else \
+            f"{source_of(site.call.func)}({copied})"
+        yield Violation(
+            node,
+            f"{conversion} of `{shown}`, which is on an accelerator ({_origin(evidence)}): "
+            f"NumPy reads host memory only ({CONVERT_ERROR}); copy it first: `{written}`",
+            CopyToHost(tensor, detach))
+
+
+def _origin(evidence: OnAccelerator) -> str:
+    """Where the evidence comes from, in the message's words."""
+    call = evidence.origin
+    func = call.func
+    if isinstance(func, cst.Attribute) and func.attr.value in ("to", "cuda"):
+        return f"moved by `.{func.attr.value}({source_of(evidence.device) if evidence.device else ''})`"
+    if any(a.keyword is not None and a.keyword.value == "device" for a in call.args):
+        return f"created with `device={source_of(evidence.device)}`"
+    return f"the output of `{source_of(func)}`, which was moved to a device"
+
+
+def _without_history(expr: cst.BaseExpression) -> bool:
+    """``t.detach()``, ``t.detach().clone()``: a chain through ``detach`` has no history."""
+    while isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):
+        if last_name(expr.func) in _WITHOUT_HISTORY:
+            return True
+        expr = expr.func.value
+    return False

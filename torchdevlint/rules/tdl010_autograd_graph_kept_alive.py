@@ -1,0 +1,683 @@
+"""TDL010: a loop over a data loader accumulates, across its iterations, a tensor that carries
+autograd history, with grad enabled and nothing that frees that history: every iteration's
+graph, with the activations it saved, stays alive, and memory grows with every batch.
+
+Reported: inside ``for ... in <loader>`` (a data loader, also through ``enumerate``, ``zip``,
+``tqdm`` and the like), one of
+
+- ``total += X`` or ``total = total + X`` (``-`` too), ``X`` possibly a ``sum(...)``;
+- ``outs.append(X)``, ``outs.extend(X)``, ``outs.insert(i, X)``, ``outs += [X]``, also of a
+  tuple, list or dict holding ``X``;
+
+where ``total`` / ``outs`` (a name or ``self.NAME``) is carried from one iteration to the next
+(the loop body binds it only by such accumulations), and ``X`` carries history made in this
+iteration with grad enabled: a model's output (a module called, ``model(x)``,
+``self.net(x)``, ``model.forward(x)``), a loss of such an output (``criterion(out, y)``,
+``F.cross_entropy(out, y)``), and what tensor arithmetic, history-keeping tensor methods and
+torch functions make of those. ``.item()``, ``.detach()``, ``.tolist()``, ``.numpy()``,
+``.data``, ``float(...)``, integer results (``argmax``, comparisons) and calls the analysis
+does not know carry none.
+
+Silent (precision first) when:
+
+- grad is off where the history would be made: ``torch.no_grad()`` / ``inference_mode()``
+  (as a ``with`` or a decorator), ``set_grad_enabled(False)``; ``model.eval()`` does not turn
+  grad off;
+- the loop is in a function that sets no grad mode and the file does not prove its callers
+  run it with grad: every call of it in this file must itself be proven to run with grad (the
+  module level, ``enable_grad``, or a function proven so in turn); a function never called
+  here, passed around by name, decorated, or one that names a grad-mode switch it may apply
+  conditionally (``set_grad_enabled(train)``) is its callers' business;
+- the loop body calls ``backward()`` (or anything named ``*backward*``, ``autograd.grad``):
+  backward frees the saved activations of the graph it runs through (measured: a training
+  loop doing ``running_loss += loss`` after ``loss.backward()`` does not grow); the graph
+  nodes that stay are small, so this is not reported;
+- the accumulated value is ``backward()``-ed later (gradient accumulation), returned from the
+  function, or passed to a function of this file that calls backward;
+- the file freezes parameters (``requires_grad_(False)``, ``requires_grad = False``) or turns
+  grad off for the whole program (``torch.set_grad_enabled(False)`` as a statement).
+
+Fix: append ``.detach()`` to the accumulated value (``total += loss.detach()``,
+``outs.append(model(x).detach())``). Safe when the value is known to be a tensor (a loss, a
+tensor operation); unsafe when it is a model's output as it is (a model may return a tuple or a
+``ModelOutput``, which has no ``.detach()``).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Dict, Iterator, List, Optional, Set, Tuple
+
+import libcst as cst
+
+from torchdevlint.analysis import (
+    K, Analysis, Ctx, FunctionInfo, OrderedWalk, Scope, api, dotted_name, iter_children, last_name,
+    walk_code,
+)
+from torchdevlint.findings import Finding
+from torchdevlint.fixes.context import FixContext
+from torchdevlint.fixes.model import Edit, Fix, FixPlan
+from torchdevlint.rules.base import Rule, Violation, source_of
+
+# Evidence that a value carries history: a tensor, or a model's output of unknown structure.
+TENSOR = "tensor"
+OUTPUT = "output"
+
+# Tensor methods whose result keeps the receiver's history (and, for the binary ones, the
+# argument's). Not max/min/topk/sort (they return indices too), not integer casts.
+_KEEPING_METHODS = frozenset(
+    """
+    float double half bfloat16 to cuda cpu view view_as reshape reshape_as squeeze unsqueeze
+    flatten unflatten permute transpose t contiguous clone sum mean std var prod norm logsumexp
+    softmax log_softmax sigmoid tanh relu exp log log1p abs pow sqrt rsqrt neg reciprocal square
+    mul add sub div true_divide matmul mm bmm clamp clip expand expand_as repeat flip roll
+    narrow select gather index_select masked_select masked_fill chunk split unbind squeeze_
+    cumsum lerp where type_as nan_to_num diagonal tril triu
+    """.split())
+# Methods that take other tensors whose history the result keeps as well.
+_BINARY_METHODS = frozenset("mul add sub div true_divide matmul mm bmm lerp where masked_fill".split())
+# torch functions (by their last name) whose result keeps their tensor arguments' history.
+_KEEPING_FUNCTIONS = frozenset(
+    """
+    cat concat concatenate stack hstack vstack sum mean std var prod norm logsumexp softmax
+    log_softmax sigmoid tanh relu exp log log1p abs pow sqrt neg square matmul mm bmm einsum
+    mul add sub div flatten squeeze unsqueeze reshape transpose permute clamp clip where
+    cumsum chunk split unbind gather index_select masked_select diagonal tril triu
+    """.split())
+# torch.nn.functional functions whose result has no history (integer results).
+_FUNCTIONAL_WITHOUT_HISTORY = frozenset("one_hot".split())
+# Attributes of a value with history that hold tensors with that history.
+_TENSOR_ATTRIBUTES = frozenset("T mT H mH real imag".split()) | api.MODEL_OUTPUT_TENSORS | frozenset(
+    "hidden_states attentions pred_boxes pred_logits loss_dict losses".split())
+_LOSS_FUNCTIONS = frozenset(
+    """
+    cross_entropy nll_loss mse_loss l1_loss binary_cross_entropy binary_cross_entropy_with_logits
+    smooth_l1_loss huber_loss kl_div cosine_embedding_loss margin_ranking_loss
+    triplet_margin_loss ctc_loss poisson_nll_loss gaussian_nll_loss hinge_embedding_loss
+    multilabel_margin_loss soft_margin_loss multi_margin_loss multilabel_soft_margin_loss
+    """.split())
+_CRITERION_NAMES = frozenset("criterion loss_fn loss_func loss_function lossfn crit criteria".split())
+# Callees (by a lower-cased last name) a model's output is taken to be passed to for backward
+# or an optimiser step: the loop may free the graph there.
+_FREEING_WORDS = ("backward", "scaler", "step", "optimi")
+_MODEL_NAMES = re.compile(r"(?i)^(model|net|network|classifier|encoder|decoder|backbone|"
+                          r"generator|discriminator|netg|netd|critic|.*_model|.*model_|.*net)$")
+_GRAD_SWITCHES = re.compile(r"\b(no_grad|inference_mode|set_grad_enabled|enable_grad)\b")
+_FROZEN = re.compile(r"requires_grad_\(\s*False\s*\)|\.requires_grad\s*=\s*False")
+_GRAD_OFF_CALLS = frozenset(("no_grad", "inference_mode"))
+_ACCUMULATING = (cst.AddAssign, cst.SubtractAssign)
+_ATOMS = (cst.Name, cst.Attribute, cst.Call, cst.Subscript)
+
+
+@dataclass
+class DetachFix(FixPlan):
+    """The accumulated expressions that get ``.detach()``, and whether that is safe."""
+
+    values: Tuple[cst.BaseExpression, ...]
+    safe: bool
+
+    def build(self, finding: Finding, ctx: FixContext) -> Optional[Fix]:
+        edits = []
+        for value in self.values:
+            start, end = ctx.span(value)
+            if isinstance(value, _ATOMS):
+                edits.append(Edit(end, end, ".detach()"))
+            else:
+                edits += [Edit(start, start, "("), Edit(end, end, ").detach()")]
+        texts = ", ".join(f"`{source_of(v)}`" for v in self.values)
+        return Fix(finding.code, self.safe, f"accumulate {texts} detached from its graph",
+                   tuple(edits))
+
+
+class AutogradGraphKeptAlive(Rule):
+    code = "TDL010"
+    name = "autograd-graph-kept-alive"
+    summary = ("A loop over a data loader accumulates tensors with autograd history: every "
+               "batch's graph and activations stay alive")
+    fixable = True
+    facts = frozenset(("kinds", "grad"))
+    # A loop over a loader (every way the analysis knows one has "loader" in it) that
+    # accumulates with ``+`` (``+=``, ``a = a + b``, ``outs += [...]``), ``-`` or a list method.
+    required_text = (r"(?i)loader", r"[+-]|\.\s*(append|extend|insert)\b")
+    valid = (
+        # .item(): a Python number, no history
+        "import torch\n\n\ndef main(model, criterion, loader):\n    total = 0.0\n"
+        "    for x, y in loader:\n        loss = criterion(model(x), y)\n"
+        "        total += loss.item()\n    return total\n\n\nmain(None, None, None)\n",
+        # under no_grad
+        "import torch\n\n\n@torch.no_grad()\ndef main(model, loader):\n    outs = []\n"
+        "    for x, y in loader:\n        outs.append(model(x))\n    return outs\n\n\n"
+        "main(None, None)\n",
+        # backward() every step frees the saved activations
+        "import torch\n\n\ndef main(model, criterion, optimizer, loader):\n    total = 0\n"
+        "    for x, y in loader:\n        loss = criterion(model(x), y)\n"
+        "        optimizer.zero_grad()\n        loss.backward()\n        optimizer.step()\n"
+        "        total += loss\n\n\nmain(None, None, None, None)\n",
+        # evaluate() is called under no_grad: the caller decides
+        "import torch\n\n\ndef evaluate(model, loader):\n    outs = []\n"
+        "    for x, y in loader:\n        outs.append(model(x))\n    return outs\n\n\n"
+        "with torch.no_grad():\n    evaluate(None, None)\n",
+    )
+    invalid = (
+        ("import torch\n\n\ndef main(model, criterion, loader):\n    total = 0\n"
+         "    for x, y in loader:\n        loss = criterion(model(x), y)\n"
+         "        total += loss\n    return total.item()\n\n\nmain(None, None, None)\n",
+         ((8, 18),)),
+        ("import torch\n\nmodel = torch.nn.Linear(2, 2)\nouts = []\n"
+         "for x in loader:\n    outs.append(model(x))\n", ((6, 17),)),
+    )
+
+    def check(self, analysis: Analysis) -> Iterator[Violation]:
+        self.analysis = analysis
+        self.kinds = analysis.kinds
+        loops = [(loop, ctx) for loop, ctx, _ in analysis.collected.for_loops
+                 if self._iterates_loader(loop.iter, ctx.scope)]
+        if not loops:
+            return
+        source = analysis.module.code
+        if _FROZEN.search(source) or self._grad_off_for_program():
+            return
+        self.source = source
+        self._ctx_of_call: Optional[Dict[int, Ctx]] = None
+        self._grad_memo: Dict[int, bool] = {}
+        reported: Set[int] = set()
+        for loop, ctx in loops:
+            if not self._runs_with_grad(ctx):
+                continue
+            walker = _LoopWalk(self, loop, ctx)
+            for finding in walker.run():
+                if id(finding.node) not in reported:
+                    reported.add(id(finding.node))
+                    yield finding
+
+    # -- loops over loaders --------------------------------------------------------------
+
+    def _iterates_loader(self, iterable, scope: Scope, depth: int = 0) -> bool:
+        if depth > 3:
+            return False
+        if isinstance(iterable, cst.Call):
+            name = last_name(iterable.func)
+            positional = [a.value for a in iterable.args if a.keyword is None and not a.star]
+            if name in ("enumerate", "zip") or name in api.TRANSPARENT_ITER_WRAPPERS:
+                return any(self._iterates_loader(arg, scope, depth + 1)
+                           for arg in (positional if name == "zip" else positional[:1]))
+        return self.kinds.kind_of(iterable, scope) is K.LOADER
+
+    # -- grad mode -------------------------------------------------------------------------
+
+    def _grad_off_for_program(self) -> bool:
+        """``torch.set_grad_enabled(False)`` as a statement: grad off from there on."""
+        for site in self.analysis.collected.calls_by_name.get("set_grad_enabled", ()):
+            if site.statement is not None:
+                return True
+        return False
+
+    def ctx_of_call(self, call: cst.Call) -> Optional[Ctx]:
+        if self._ctx_of_call is None:
+            self._ctx_of_call = {id(site.call): site.ctx
+                                 for sites in self.analysis.collected.calls_by_name.values()
+                                 for site in sites}
+        return self._ctx_of_call.get(id(call))
+
+    def _runs_with_grad(self, ctx: Ctx, depth: int = 0) -> bool:
+        recording = self.analysis.grad_recording(ctx)
+        if recording is not None:
+            return recording
+        return self._called_with_grad(ctx.func, depth)
+
+    def _called_with_grad(self, func: FunctionInfo, depth: int) -> bool:
+        """Every call of ``func`` this file makes is proven to run with grad (and there is one,
+        and the function is used in no other way)."""
+        key = id(func)
+        if key in self._grad_memo:
+            return self._grad_memo[key]
+        self._grad_memo[key] = False  # recursion: not proven
+        result = depth < 4 and self._callers_record(func, depth)
+        self._grad_memo[key] = result
+        return result
+
+    def _callers_record(self, func: FunctionInfo, depth: int) -> bool:
+        node = func.node
+        if any(last_name(d.decorator if not isinstance(d.decorator, cst.Call) else d.decorator.func)
+               not in ("staticmethod", "classmethod") for d in node.decorators):
+            return False  # a decorator may wrap it in anything
+        if _switches_grad_unseen(node.body):
+            return False  # it switches grad itself, in a way the analysis does not follow
+        name = func.name
+        sites = [s for s in self.analysis.collected.calls_by_name.get(name, ())
+                 if last_name(s.call.func) == name]
+        if not sites:
+            return False
+        uses = len(re.findall(rf"\b{re.escape(name)}\b", self.source))
+        if uses != len(sites) + 1:
+            return False  # passed around, or named elsewhere: callers this file does not show
+        return all(self._runs_with_grad(site.ctx, depth + 1) for site in sites)
+
+    # -- what a value is -----------------------------------------------------------------------
+
+    def is_model(self, func, scope: Scope) -> bool:
+        if isinstance(func, cst.Call):
+            return False
+        kind = self.kinds.kind_of(func, scope)
+        if self.kinds.is_module(kind):
+            return True
+        if kind is not K.UNKNOWN:
+            return False
+        name = last_name(func)
+        return name is not None and _MODEL_NAMES.match(name) is not None and \
+            not _is_loss_name(name)
+
+    def is_loss(self, func, scope: Scope) -> bool:
+        if isinstance(func, cst.Call):  # ``nn.CrossEntropyLoss()(output, target)``
+            constructor = self.analysis.qualname(func.func, scope) or ""
+            return constructor.startswith("torch.nn.") and constructor.endswith("Loss")
+        qualified = self.analysis.qualname(func, scope)
+        if qualified is not None:
+            return qualified.startswith("torch.nn.functional.") and \
+                qualified.rpartition(".")[2] in _LOSS_FUNCTIONS
+        name = last_name(func)
+        if name is None:
+            return False
+        if _is_loss_name(name):
+            return True
+        if isinstance(func, cst.Name):
+            owner = scope.resolve(name)
+            if owner is not None:
+                for binding in owner.bindings.get(name, ()):
+                    value = binding.value
+                    if isinstance(value, cst.Call) and not binding.path:
+                        constructor = self.analysis.qualname(value.func, binding.ctx.scope) or ""
+                        if constructor.startswith("torch.nn.") and constructor.endswith("Loss"):
+                            return True
+        return False
+
+    def result_may_be_backwarded(self, func: FunctionInfo) -> bool:
+        """Whether a caller may run backward on what ``func`` returns: a caller this file does
+        not show, or one whose code calls backward."""
+        module = self.analysis.module
+        sites = [s for s in self.analysis.collected.calls_by_name.get(func.name, ())
+                 if last_name(s.call.func) == func.name]
+        if not sites:
+            return True
+        for site in sites:
+            if site.ctx.func is not None:
+                code = module.code_for_node(site.ctx.func.node.body)
+            else:
+                code = "".join(module.code_for_node(statement) for statement in module.body
+                               if not isinstance(statement, (cst.FunctionDef, cst.ClassDef)))
+            if "backward" in code:
+                return True
+        return False
+
+    def frees_in_file(self, func) -> bool:
+        """A function or method of this file (by name) whose body calls backward."""
+        name = last_name(func)
+        if name is None:
+            return False
+        for info in self.analysis.collected.functions:
+            if info.name == name and "backward" in self.analysis.module.code_for_node(info.node.body):
+                return True
+        return False
+
+
+def _is_loss_name(name: str) -> bool:
+    return name in _CRITERION_NAMES or name.endswith("criterion") or name.endswith("loss_fn")
+
+
+class _LoopWalk(OrderedWalk):
+    """One loop body in the order it runs: ``placed`` holds the names whose value carries
+    history made in this iteration (evidence: TENSOR or OUTPUT); ``grad`` whether grad records
+    at the point reached."""
+
+    def __init__(self, rule: AutogradGraphKeptAlive, loop: cst.For, ctx: Ctx) -> None:
+        super().__init__()
+        self.rule = rule
+        self.loop = loop
+        self.scope = ctx.scope
+        self.func = ctx.func
+        self.grad = True
+        self.candidates: List[tuple] = []  # (node, accumulator text, values, safe, summed)
+        self.augmented: Dict[int, cst.AugAssign] = {}
+        self.bound: Set[str] = set()  # accumulator texts the body binds other than by accumulating
+        self.frees = False
+
+    # -- the body, once, before walking ---------------------------------------------------
+
+    def _survey(self) -> None:
+        for node in walk_code(self.loop.body):
+            if isinstance(node, cst.AugAssign):
+                self.augmented[id(node.value)] = node
+                if not isinstance(node.operator, _ACCUMULATING):
+                    self._bind(node.target)
+            elif isinstance(node, cst.Assign):
+                for target in node.targets:
+                    if not _self_accumulation(target.target, node.value):
+                        self._bind(target.target)
+            elif isinstance(node, cst.AnnAssign):
+                self._bind(node.target)
+            elif isinstance(node, (cst.For, cst.CompFor)):
+                self._bind(node.target)
+            elif isinstance(node, cst.WithItem) and node.asname is not None:
+                self._bind(node.asname.name)
+            elif isinstance(node, cst.NamedExpr):
+                self._bind(node.target)
+            elif isinstance(node, (cst.Name, cst.Attribute)):
+                name = last_name(node) or ""
+                if "backward" in name or (name == "grad" and isinstance(node, cst.Attribute)
+                                          and last_name(node.value) == "autograd"):
+                    self.frees = True
+
+    def _bind(self, target) -> None:
+        text = _accumulator_text(target)
+        if text is not None:
+            self.bound.add(text)
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            for element in target.elements:
+                self._bind(element.value)
+        elif isinstance(target, cst.StarredElement):
+            self._bind(target.value)
+
+    def run(self) -> Iterator[Violation]:
+        self._survey()
+        if self.frees:
+            return
+        self.walk(self.loop.body.body if isinstance(self.loop.body, cst.IndentedBlock) else [])
+        for node, accumulator, values, safe, summed in self.candidates:
+            if self._freed_later(accumulator, summed):
+                continue
+            shown = ", ".join(f"`{source_of(v)}`" for v in values)
+            detached = ", ".join(f"`{source_of(v)}.detach()`" for v in values)
+            yield Violation(
+                node,
+                f"`{accumulator}` collects {shown}, which carries autograd history, in every "
+                f"iteration of this loop over `{source_of(self.loop.iter)}` with grad enabled "
+                f"and no backward() to free it: each iteration's graph stays alive, and with it "
+                f"every batch's activations, so memory grows with every batch; accumulate "
+                f"{detached} instead, or run the loop under `torch.no_grad()`",
+                fix=DetachFix(tuple(values), safe),
+            )
+
+    # -- grad mode inside the body ------------------------------------------------------------
+
+    def walk(self, statements) -> None:
+        for statement in statements:
+            if isinstance(statement, cst.With):
+                mode = _grad_set_by(statement)
+                if mode is not None:
+                    for item in statement.items:
+                        self.expression(item.item)
+                    saved, self.grad = self.grad, mode
+                    self._suite(statement.body)
+                    self.grad = saved
+                    continue
+            super().walk([statement])
+
+    # -- what carries history ------------------------------------------------------------------
+
+    def device_of(self, expr):
+        if not self.grad and not isinstance(expr, cst.Name):
+            return None
+        if isinstance(expr, (cst.Tuple, cst.List)):
+            return None
+        return super().device_of(expr)
+
+    def attribute_device(self, attribute: cst.Attribute):
+        if attribute.attr.value in _TENSOR_ATTRIBUTES:
+            return TENSOR if self.device_of(attribute.value) else None
+        return None
+
+    def call_device(self, call: cst.Call):
+        func = call.func
+        scope = self.scope
+        arguments = [a.value for a in call.args if not a.star]
+        if isinstance(func, cst.Attribute):
+            method = func.attr.value
+            if method == "forward" and self.rule.is_model(func.value, scope):
+                return OUTPUT
+            if method in _KEEPING_METHODS:
+                if self.device_of(func.value):
+                    return TENSOR
+                if method in _BINARY_METHODS and self._any_history(arguments):
+                    return TENSOR
+                return None
+        if self.rule.is_loss(func, scope):
+            return TENSOR if self._any_history(arguments) else None
+        if self.rule.is_model(func, scope):
+            ctx = self.rule.ctx_of_call(call)
+            if ctx is not None and self.rule.analysis.grad_recording(ctx) is False:
+                return None
+            return OUTPUT
+        qualified = self.rule.analysis.qualname(func, scope) or ""
+        if qualified.startswith("torch."):
+            tail = qualified.rpartition(".")[2]
+            keeps = tail in _KEEPING_FUNCTIONS or (
+                qualified.startswith("torch.nn.functional.") and tail not in _FUNCTIONAL_WITHOUT_HISTORY)
+            return TENSOR if keeps and self._any_history(arguments) else None
+        if isinstance(func, cst.Name) and func.value == "sum" and scope.resolve("sum") is None \
+                and arguments:
+            return TENSOR if self._sums_history(arguments[0]) else None
+        return None
+
+    def _any_history(self, exprs) -> bool:
+        for expr in exprs:
+            if isinstance(expr, (cst.List, cst.Tuple)):
+                if any(not isinstance(e, cst.StarredElement) and self.device_of(e.value)
+                       for e in expr.elements):
+                    return True
+            elif self.device_of(expr):
+                return True
+        return False
+
+    def _sums_history(self, expr) -> bool:
+        if isinstance(expr, (cst.List, cst.Tuple)):
+            return self._any_history([expr])
+        if isinstance(expr, (cst.GeneratorExp, cst.ListComp)):
+            comp = expr.for_in
+            if comp.inner_for_in is not None or not isinstance(comp.target, cst.Name):
+                return False
+            source = comp.iter
+            if isinstance(source, cst.Call) and isinstance(source.func, cst.Attribute) \
+                    and source.func.attr.value == "values" and not source.args:
+                source = source.func.value
+            return bool(self.device_of(source)) and any(
+                isinstance(n, cst.Name) and n.value == comp.target.value for n in walk_code(expr.elt))
+        return bool(self.device_of(expr))
+
+    def assign(self, target, value, statement) -> None:
+        if isinstance(target, cst.Name) and _self_accumulation(target, value):
+            self._accumulating_sum(target, value)
+        if isinstance(target, (cst.Tuple, cst.List)):
+            if isinstance(value, (cst.Tuple, cst.List)) and len(value.elements) == len(target.elements):
+                for t, v in zip(target.elements, value.elements):
+                    self.assign(t.value, v.value, statement)
+                return
+            # ``out, attn_loss, ratio = model(data)``: what each element is, the analysis does
+            # not know (a model may return Python numbers, indices, masks beside its outputs)
+            for element in target.elements:
+                inner = element.value
+                if isinstance(inner, cst.Name):
+                    self.place(inner.value, None)
+            return
+        super().assign(target, value, statement)
+
+    # -- accumulations ----------------------------------------------------------------------
+
+    def expression(self, expr) -> None:
+        aug = self.augmented.get(id(expr))
+        if aug is not None and isinstance(aug.operator, _ACCUMULATING):
+            accumulator = _accumulator_text(aug.target)
+            if accumulator is not None and accumulator not in self.bound:
+                if isinstance(expr, (cst.List, cst.Tuple)):
+                    values = self._held(expr)
+                else:
+                    values = [expr] if self.device_of(expr) else []
+                if values:
+                    self._candidate(aug, accumulator, values,
+                                    summed=not isinstance(expr, (cst.List, cst.Tuple)))
+        self._passed_to_freeing(expr)
+
+    def call_statement(self, call: cst.Call) -> None:
+        func = call.func
+        if not isinstance(func, cst.Attribute) or func.attr.value not in ("append", "extend", "insert"):
+            return
+        receiver = func.value
+        while isinstance(receiver, cst.Subscript):
+            receiver = receiver.value  # ``preds[k].append(out)``
+        accumulator = _accumulator_text(receiver)
+        if accumulator is None or accumulator in self.bound:
+            return
+        positional = [a.value for a in call.args if a.keyword is None and not a.star]
+        item = positional[-1] if positional and (func.attr.value != "insert" or len(positional) == 2) \
+            else None
+        if item is None:
+            return
+        values = self._held(item)
+        if values:
+            self._candidate(call, source_of(func.value), values, summed=False)
+
+    def _held(self, item) -> List[cst.BaseExpression]:
+        """The parts of ``item`` that carry history (itself, or elements of a display)."""
+        if isinstance(item, (cst.Tuple, cst.List, cst.Set)):
+            return [v for e in item.elements if not isinstance(e, cst.StarredElement)
+                    for v in self._held(e.value)]
+        if isinstance(item, cst.Dict):
+            return [v for e in item.elements if isinstance(e, cst.DictElement)
+                    for v in self._held(e.value)]
+        return [item] if self.device_of(item) else []
+
+    def _accumulating_sum(self, target: cst.Name, value) -> None:
+        accumulator = target.value
+        if accumulator in self.bound:
+            return
+        operands = _sum_operands(value)
+        values = [o for o in operands if not (isinstance(o, cst.Name) and o.value == accumulator)
+                  and self.device_of(o)]
+        if values:
+            self._candidate(value, accumulator, values)
+
+    def _candidate(self, node, accumulator: str, values, summed: bool = True) -> None:
+        safe = all(self.device_of(v) == TENSOR for v in values)
+        self.candidates.append((values[0], accumulator, tuple(values), safe, summed))
+
+    def _passed_to_freeing(self, expr) -> None:
+        """A value with history handed to something that may run backward on it (a function
+        of this file that calls backward, a loss scaler, an optimiser step): the loop may free
+        its graph there; stay silent on the whole loop."""
+        for node in walk_code(expr):
+            if isinstance(node, cst.Call) and self._any_history([a.value for a in node.args]):
+                name = (last_name(node.func) or "").lower()
+                if any(word in name for word in _FREEING_WORDS) or self.rule.frees_in_file(node.func):
+                    self.frees = True
+                    self.candidates = []
+        if self.frees:
+            self.candidates = []
+
+    def _freed_later(self, accumulator: str, summed: bool) -> bool:
+        """The accumulated value is backward()-ed after all (gradient accumulation), returned,
+        or handed to an outer scope's code this rule cannot follow."""
+        code = self.rule.analysis.module.code_for_node(
+            self.func.node if self.func is not None else self.rule.analysis.module)
+        if self.frees:
+            return True
+        name = accumulator.rpartition(".")[2]
+        related = {name}
+        # one hop: ``loss = total / n`` then ``loss.backward()``
+        for match in re.finditer(rf"(\w+)\s*=[^=\n]*\b{re.escape(name)}\b", code):
+            related.add(match.group(1))
+        for word in related:
+            if re.search(rf"\b{re.escape(word)}\b[\w.\[\]()]*\.backward\(", code) or \
+                    re.search(rf"backward\([^)\n]*\b{re.escape(word)}\b", code):
+                return True
+        if summed and self.func is not None and any(
+                isinstance(node, cst.Return) and node.value is not None
+                and _keeps(node.value, accumulator) for node in walk_code(self.func.node.body)) \
+                and self.rule.result_may_be_backwarded(self.func):
+            return True  # the caller may backward() the total (a full-batch loss)
+        if accumulator.startswith(("self.", "cls.")) and re.search(
+                rf"\.{re.escape(name)}\b[\w.\[\]()]*\.backward\(", self.rule.source):
+            return True
+        return False
+
+
+def _grad_set_by(statement: cst.With) -> Optional[bool]:
+    for item in statement.items:
+        call = item.item if isinstance(item.item, cst.Call) else None
+        name = last_name(call.func if call is not None else item.item)
+        if name in _GRAD_OFF_CALLS:
+            if call is not None and call.args and isinstance(call.args[0].value, cst.Name) \
+                    and call.args[0].value.value == "False":
+                return None
+            return False
+        if name == "enable_grad":
+            return True
+        if name == "set_grad_enabled" and call is not None and call.args and \
+                isinstance(call.args[0].value, cst.Name) and call.args[0].value.value in ("True", "False"):
+            return call.args[0].value.value == "True"
+        if name == "set_grad_enabled":
+            return False  # decided at runtime: not proven on
+    return None
+
+
+def _accumulator_text(target) -> Optional[str]:
+    if isinstance(target, cst.Name):
+        return target.value
+    if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) \
+            and target.value.value in ("self", "cls"):
+        return dotted_name(target)
+    return None
+
+
+def _sum_operands(value) -> List[cst.BaseExpression]:
+    """``a + b - c`` -> [a, b, c]; anything else -> [value]."""
+    if isinstance(value, cst.BinaryOperation) and isinstance(value.operator, (cst.Add, cst.Subtract)):
+        return _sum_operands(value.left) + _sum_operands(value.right)
+    return [value]
+
+
+def _self_accumulation(target, value) -> bool:
+    """``total = total + x`` (``x + total``, ``total + a - b``)."""
+    if not isinstance(target, cst.Name):
+        return False
+    operands = _sum_operands(value)
+    return len(operands) > 1 and any(isinstance(o, cst.Name) and o.value == target.value
+                                     for o in operands)
+
+
+_DROPPING_METHODS = frozenset("item tolist numpy detach argmax argmin".split())
+_DROPPING_BUILTINS = frozenset("float int round str bool len print".split())
+
+
+def _keeps(expr, accumulator: str) -> bool:
+    """Whether ``expr`` hands on the accumulated value with its history (not ``.item()``)."""
+    if isinstance(expr, (cst.Name, cst.Attribute)) and dotted_name(expr) == accumulator:
+        return True
+    if isinstance(expr, cst.Call):
+        func = expr.func
+        if isinstance(func, cst.Attribute) and func.attr.value in _DROPPING_METHODS:
+            return False
+        if isinstance(func, cst.Name) and func.value in _DROPPING_BUILTINS:
+            return False
+    return any(_keeps(child, accumulator) for child in iter_children(expr))
+
+
+def _switches_grad_unseen(body) -> bool:
+    """Whether ``body`` names a grad-mode switch other than as a ``with`` item that fixes the
+    mode (``with torch.no_grad():``, which the analysis follows): ``set_grad_enabled(train)``,
+    ``ctx = torch.no_grad() if ... else nullcontext()``, a switch called as a statement."""
+    fixed = set()
+    for node in walk_code(body):
+        if isinstance(node, cst.With) and _grad_set_by(node) is not None and not any(
+                last_name(item.item.func if isinstance(item.item, cst.Call) else item.item)
+                == "set_grad_enabled" and not (
+                    isinstance(item.item, cst.Call) and item.item.args
+                    and isinstance(item.item.args[0].value, cst.Name)
+                    and item.item.args[0].value.value in ("True", "False"))
+                for item in node.items):
+            for item in node.items:
+                fixed.update(id(n) for n in walk_code(item.item))
+    for node in walk_code(body):
+        if isinstance(node, (cst.Name, cst.Attribute)) and id(node) not in fixed and \
+                _GRAD_SWITCHES.fullmatch(last_name(node) or ""):
+            return True
+    return False
