@@ -78,6 +78,16 @@ TENSOR_ONLY_METHODS = frozenset(
     "unsqueeze permute masked_fill type_as view_as expand_as unflatten index_select "
     "masked_select softmax log_softmax".split())
 
+# torch.nn.functional losses (by last name), and the names code gives a loss module.
+LOSS_FUNCTIONS = frozenset(
+    """
+    cross_entropy nll_loss mse_loss l1_loss binary_cross_entropy binary_cross_entropy_with_logits
+    smooth_l1_loss huber_loss kl_div cosine_embedding_loss margin_ranking_loss
+    triplet_margin_loss ctc_loss poisson_nll_loss gaussian_nll_loss hinge_embedding_loss
+    multilabel_margin_loss soft_margin_loss multi_margin_loss multilabel_soft_margin_loss
+    """.split())
+CRITERION_NAMES = frozenset("criterion loss_fn loss_func loss_function lossfn crit criteria".split())
+
 # Tensor methods known to return something that is not a tensor.
 NON_TENSOR_TENSOR_METHODS = frozenset(
     "item tolist numpy size dim ndimension numel nelement data_ptr element_size is_contiguous "

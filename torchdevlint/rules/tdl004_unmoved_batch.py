@@ -30,14 +30,6 @@ from torchdevlint.rules.base import Rule, Violation, method_call_text, source_of
 SAME_DEVICE = "RuntimeError: Expected all tensors to be on the same device"
 LIGHTNING_STEPS = frozenset(
     "training_step validation_step test_step predict_step on_train_batch_start".split())
-_LOSS_FUNCTIONS = frozenset(
-    """
-    cross_entropy nll_loss mse_loss l1_loss binary_cross_entropy binary_cross_entropy_with_logits
-    smooth_l1_loss huber_loss kl_div cosine_embedding_loss margin_ranking_loss
-    triplet_margin_loss ctc_loss poisson_nll_loss gaussian_nll_loss hinge_embedding_loss
-    multilabel_margin_loss soft_margin_loss multi_margin_loss multilabel_soft_margin_loss
-    """.split())
-_CRITERION_NAMES = frozenset("criterion loss_fn loss_func loss_function lossfn crit criteria".split())
 # Keywords with which a loader is told where to put its batches (torchtext's ``device``,
 # graphlearn's ``to_device``). Not ``pin_memory_device``: pinned batches stay on the host.
 _LOADER_DEVICE_KEYWORDS = frozenset("device to_device target_device output_device".split())
@@ -673,11 +665,11 @@ class _LoopChecker(OrderedWalk):
         qualified = self.analysis.qualname(func, self.scope)
         if qualified is not None:
             return qualified.startswith("torch.nn.functional.") and \
-                qualified.rpartition(".")[2] in _LOSS_FUNCTIONS
+                qualified.rpartition(".")[2] in api.LOSS_FUNCTIONS
         name = last_name(func)
         if name is None:
             return False
-        if name in _CRITERION_NAMES or name.endswith("criterion") or name.endswith("loss_fn"):
+        if name in api.CRITERION_NAMES or name.endswith("criterion") or name.endswith("loss_fn"):
             return True
         for value, value_scope, path, _ in self.rule.placement.bindings_of(func, self.scope):
             if isinstance(value, cst.Call) and not path:

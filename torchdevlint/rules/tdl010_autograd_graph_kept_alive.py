@@ -90,14 +90,6 @@ _FUNCTIONAL_WITHOUT_HISTORY = frozenset("one_hot".split())
 # Attributes of a value with history that hold tensors with that history.
 _TENSOR_ATTRIBUTES = frozenset("T mT H mH real imag".split()) | api.MODEL_OUTPUT_TENSORS | frozenset(
     "hidden_states attentions pred_boxes pred_logits loss_dict losses".split())
-_LOSS_FUNCTIONS = frozenset(
-    """
-    cross_entropy nll_loss mse_loss l1_loss binary_cross_entropy binary_cross_entropy_with_logits
-    smooth_l1_loss huber_loss kl_div cosine_embedding_loss margin_ranking_loss
-    triplet_margin_loss ctc_loss poisson_nll_loss gaussian_nll_loss hinge_embedding_loss
-    multilabel_margin_loss soft_margin_loss multi_margin_loss multilabel_soft_margin_loss
-    """.split())
-_CRITERION_NAMES = frozenset("criterion loss_fn loss_func loss_function lossfn crit criteria".split())
 # Callees (by a lower-cased last name) a model's output is taken to be passed to for backward
 # or an optimiser step: the loop may free the graph there.
 _FREEING_WORDS = ("backward", "scaler", "step", "optimi")
@@ -275,7 +267,7 @@ class AutogradGraphKeptAlive(Rule):
         qualified = self.analysis.qualname(func, scope)
         if qualified is not None:
             return qualified.startswith("torch.nn.functional.") and \
-                qualified.rpartition(".")[2] in _LOSS_FUNCTIONS
+                qualified.rpartition(".")[2] in api.LOSS_FUNCTIONS
         name = last_name(func)
         if name is None:
             return False
@@ -322,7 +314,7 @@ class AutogradGraphKeptAlive(Rule):
 
 
 def _is_loss_name(name: str) -> bool:
-    return name in _CRITERION_NAMES or name.endswith("criterion") or name.endswith("loss_fn")
+    return name in api.CRITERION_NAMES or name.endswith("criterion") or name.endswith("loss_fn")
 
 
 class _LoopWalk(OrderedWalk):
