@@ -155,3 +155,60 @@ def test_tdl005_ast_prefilter_knows_every_origin_the_rule_accepts():
     origins = rule._ALWAYS_SHAPED | rule._SIZED | rule._FROM_DATA | rule._LEGACY_CONSTRUCTORS \
         | rule._OF_FIRST_ARGUMENT | {"from_numpy"}
     assert origins <= FACTORY_CALLS
+
+
+# -- placement: where a tensor lives where it is read ---------------------------------------
+
+PLACED = '''
+import numpy as np
+import torch
+import torch.nn as nn
+
+
+def f(device, arr, helper):
+    net = nn.Linear(3, 3).to(device)
+    a = torch.zeros(3)
+    observe(a)
+    b = a * 2 + 1
+    c = torch.from_numpy(arr)
+    d = torch.randn(3).to(device)
+    e = torch.cat([a, b])
+    g = net(a)
+    h = d.cpu()
+    k = helper(d)
+    m = torch.ones(2, device="cpu")
+    n = torch.ones(2, device=device).to(torch.float16)
+    a = a.to(device)
+    observe(a, b, c, d, e, g, h, k, m, n, [a for a in arr])
+'''
+
+
+def _placements_at_observe():
+    analysis = analysis_of(PLACED)
+    sites = sorted(analysis.collected.calls_by_name["observe"], key=lambda site: site.order)
+    answers = []
+    for site in sites:
+        row = {}
+        for arg in site.call.args:
+            value = arg.value
+            name = value.value if isinstance(value, cst.Name) else "comprehension"
+            cpu = analysis.on_cpu(value, site.ctx.scope)
+            accelerator = analysis.on_accelerator(value, site.ctx.scope)
+            row[name] = "cpu" if cpu else "accelerator" if accelerator else None
+            assert not (cpu and accelerator)
+        answers.append(row)
+    return answers
+
+
+def test_placement_follows_each_name_in_the_order_the_code_runs():
+    before, after = _placements_at_observe()
+    assert before == {"a": "cpu"}  # read before the move below
+    assert after == {
+        "a": "accelerator",  # moved since
+        "b": "cpu", "c": "cpu", "e": "cpu",  # arithmetic, from_numpy, cat of CPU tensors
+        "d": "accelerator", "g": "accelerator",  # moved; the output of a moved model
+        "h": "cpu",  # .cpu()
+        "k": None,  # what an unknown helper returns is unknown
+        "m": "cpu", "n": "accelerator",  # device= decides; .to(dtype) keeps the place
+        "comprehension": None,
+    }

@@ -24,7 +24,7 @@ from torchdevlint.analysis.gradmode import GradMode
 from torchdevlint.analysis.guards import Guards
 from torchdevlint.analysis.modules import ModuleClasses, ModuleState  # noqa: F401 (facade)
 from torchdevlint.analysis.kinds import KindInference
-from torchdevlint.analysis.placement import OnAccelerator, Placement  # noqa: F401 (facade)
+from torchdevlint.analysis.placement import OnAccelerator, OnCPU, Placement  # noqa: F401 (facade)
 from torchdevlint.analysis.targets import Targets
 from torchdevlint.analysis.model import (  # noqa: F401 (facade)
     ASSIGN, EXPECTS_FAILURE, HANDLES_FAILURE, IMPORT, PARAM, Binding, CallSite, Ctx, DefaultOf,
@@ -37,7 +37,7 @@ __all__ = [
     "ASSIGN", "IMPORT", "PARAM", "Binding", "CallSite", "ClassInfo", "Ctx", "FunctionInfo", "Scope",
     "dotted_name", "last_name", "root_name", "string_value",
     "is_device_name", "device_names_visible", "move_device_argument", "ModuleState",
-    "DeviceTrace", "OrderedWalk", "UNDECIDED", "OnAccelerator",
+    "DeviceTrace", "OrderedWalk", "UNDECIDED", "OnAccelerator", "OnCPU",
 ]
 
 
@@ -224,6 +224,11 @@ class Analysis:
         """Evidence (``OnAccelerator``: the call that put it there, and its device) that
         ``expr``'s value is on an accelerator where it is read, or None."""
         return self.placement.on_accelerator(expr, scope)
+
+    def on_cpu(self, expr: cst.BaseExpression, scope: Scope):
+        """Evidence (``OnCPU``: the call that put it there) that ``expr``'s value is a tensor
+        on the CPU where it is read, or None."""
+        return self.placement.on_cpu(expr, scope)
 
     # -- CUDA availability guards --------------------------------------------------------
 

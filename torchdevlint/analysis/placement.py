@@ -35,6 +35,16 @@ class OnAccelerator:
         self.device = device
 
 
+class OnCPU:
+    """Evidence that a tensor is on the CPU: the call that put it there (a factory without a
+    device, ``.cpu()``, ``.to("cpu")``, ``torch.from_numpy``)."""
+
+    __slots__ = ("origin",)
+
+    def __init__(self, origin: cst.Call) -> None:
+        self.origin = origin
+
+
 # Methods of a module that give no tensor computed on its device (its state, its structure).
 _MODULE_BOOKKEEPING = api.MODULE_SELF_METHODS | frozenset(
     """parameters named_parameters buffers named_buffers state_dict load_state_dict modules
@@ -47,13 +57,16 @@ _OFF_ACCELERATOR_METHODS = api.NON_TENSOR_TENSOR_METHODS | frozenset("cpu numpy 
 
 class _AcceleratorWalk(OrderedWalk):
     """One function's body (or the module's), in the order it runs: records, for every name
-    read, whether its value was on an accelerator at that read."""
+    read, whether its value was on an accelerator (``side`` "accelerator") or on the CPU
+    (``side`` "cpu") at that read."""
 
-    def __init__(self, placement: "Placement", scope: Scope, at: Dict[int, object]) -> None:
+    def __init__(self, placement: "Placement", scope: Scope, at: Dict[int, object],
+                 side: str = "accelerator") -> None:
         super().__init__()
         self.placement = placement
         self.scope = scope
         self.at = at
+        self.side = side
 
     def expression(self, expr) -> None:
         stack = [expr]
@@ -66,23 +79,17 @@ class _AcceleratorWalk(OrderedWalk):
             stack.extend(iter_children(node))
 
     def call_device(self, call: cst.Call):
+        if self.side == "cpu":
+            return self.placement.call_on_cpu(call, self.scope, self)
         return self.placement.call_on_accelerator(call, self.scope, self)
 
 
-class _PointTrace(OrderedWalk):
+class _PointTrace(_AcceleratorWalk):
     """Evaluates an expression with its names as the walk found them where they are read."""
-
-    def __init__(self, placement: "Placement", scope: Scope, at: Dict[int, object]) -> None:
-        super().__init__()
-        self.placement = placement
-        self.scope = scope
-        self.at = at
 
     def name_device(self, name: cst.Name):
         return self.at.get(id(name))
 
-    def call_device(self, call: cst.Call):
-        return self.placement.call_on_accelerator(call, self.scope, self)
 
 
 class Placement:
@@ -155,26 +162,84 @@ class Placement:
         the function that reads them (``x = x.cpu()`` takes ``x`` off); a name bound in a
         comprehension, a lambda or an enclosing function gives no evidence. A device chosen
         at runtime counts: the code is written to run on an accelerator."""
+        found = self._placed_at(expr, scope, "accelerator")
+        return found if isinstance(found, OnAccelerator) else None
+
+    def on_cpu(self, expr: cst.BaseExpression, scope: Scope) -> Optional[OnCPU]:
+        """Evidence that ``expr``'s value is a tensor on the CPU where ``expr`` is: created
+        there (a torch factory without ``device=``, or with the CPU), brought there
+        (``.cpu()``, ``.to("cpu")``), or computed from such tensors by tensor methods,
+        arithmetic (with numbers or other CPU tensors) and torch functions whose tensor
+        arguments are all on the CPU. Judged as ``on_accelerator`` judges: flow-sensitive
+        within the function that reads the names."""
+        found = self._placed_at(expr, scope, "cpu")
+        return found if isinstance(found, OnCPU) else None
+
+    def _placed_at(self, expr: cst.BaseExpression, scope: Scope, side: str):
         while scope.kind in ("comprehension", "lambda") and scope.parent is not None:
             scope = scope.parent
         if scope.kind == "function" and scope.func is not None:
-            body, key = scope.func.node.body, id(scope.func.node)
+            body, key = scope.func.node.body, (id(scope.func.node), side)
         elif scope.kind == "module":
-            body, key = None, id(scope)
+            body, key = None, (id(scope), side)
         else:
             return None
         at = self._walked.get(key)
         if at is None:
             at = self._walked[key] = {}
-            walk = _AcceleratorWalk(self, scope, at)
+            walk = _AcceleratorWalk(self, scope, at, side)
             if body is None:
                 walk.walk(scope.node.body)  # the module
             elif isinstance(body, cst.IndentedBlock):
                 walk.walk(body.body)
             else:
                 walk._suite(body)
-        found = _PointTrace(self, scope, at).device_of(expr)
-        return found if isinstance(found, OnAccelerator) else None
+        return _PointTrace(self, scope, at, side).device_of(expr)
+
+    def call_on_cpu(self, call: cst.Call, scope: Scope, trace: OrderedWalk):
+        func = call.func
+        qualified = self.kinds.qualname(func, scope)
+        if qualified is None and isinstance(func, cst.Attribute):  # a method, not torch.zeros
+            method = func.attr.value
+            if method == "cpu" and not call.args:
+                return OnCPU(call)
+            if method == "to":
+                moved, _ = self.device_of_move(call, scope)
+                if moved:
+                    return None
+                argument = move_device_argument(call)
+                if argument is not None and self.devices.is_cpu_device(argument, scope):
+                    return OnCPU(call)
+                if argument is not None and self.devices.is_dtype(argument, scope):
+                    return trace.device_of(func.value)
+                return None
+            if method in api.NON_TENSOR_TENSOR_METHODS or method in ("numpy", "tolist", "item",
+                                                                     "cuda"):
+                return None
+            if method in api.TENSOR_METHODS or method in ("chunk", "split", "unbind"):
+                return trace.device_of(func.value)
+            return None
+        if qualified is None or not api.is_tensor_function(qualified):
+            return None
+        tail = qualified.rpartition(".")[2]
+        device = next((a.value for a in call.args
+                       if a.keyword is not None and a.keyword.value == "device"), None)
+        if tail in api.FACTORIES or tail.endswith("_like"):
+            if device is not None:
+                return OnCPU(call) if self.devices.is_cpu_device(device, scope) else None
+            if tail.endswith("_like"):
+                return trace.device_of(call.args[0].value) if call.args else None
+            return OnCPU(call)
+        tensors = [e.value for arg in call.args if arg.keyword is None
+                   for e in (arg.value.elements if isinstance(arg.value, (cst.List, cst.Tuple))
+                             else [arg])]
+        if not tensors:
+            return None
+        found = [trace.device_of(value) for value in tensors]
+        # all on the CPU (numbers among them: ``torch.where(m, x, 0.0)``), at least one known
+        if any(found) and all(f or _is_number(v) for f, v in zip(found, tensors)):
+            return next(f for f in found if f)
+        return None
 
     def call_on_accelerator(self, call: cst.Call, scope: Scope, trace: OrderedWalk):
         func = call.func
@@ -436,6 +501,11 @@ class Placement:
                 return [(b.value, b.ctx.scope, b.path, b.order)
                         for b in owner_kind.info.attributes.get(target.attr.value, ())]
         return []
+
+
+def _is_number(expr) -> bool:
+    return isinstance(expr, (cst.Integer, cst.Float)) or (
+        isinstance(expr, cst.UnaryOperation) and isinstance(expr.expression, (cst.Integer, cst.Float)))
 
 
 def _chain_links(conditions) -> set:
