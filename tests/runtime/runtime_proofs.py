@@ -149,11 +149,15 @@ PROOFS = {
                         errors={"meta": (META_DEVICE_MISMATCH,), "cuda": (CUDA_DEVICE_MISMATCH,)}),
     "TDL006": RuleProof("TDL006", argument="device", stand_in="meta", cuda_stand_in="cuda",
                         errors={"meta": (META_DEVICE_MISMATCH,), "cuda": (CUDA_DEVICE_MISMATCH,)}),
+    "TDL007": RuleProof("TDL007", argument="device", stand_in="meta", cuda_stand_in="cuda",
+                        errors={"meta": (META_DEVICE_MISMATCH,), "cuda": (CUDA_DEVICE_MISMATCH,)}),
     # meta-host: meta plays the GPU, and its .cpu() gives a host tensor of the same shape,
     # dtype and requires_grad (meta has no data to copy; see meta_host_copies)
     "TDL008": RuleProof("TDL008", argument="device", stand_in="meta-host", cuda_stand_in="cuda",
                         errors={"meta-host": (NUMPY_OF_DEVICE_TENSOR,),
                                 "cuda": (NUMPY_OF_DEVICE_TENSOR,)}),
+    "TDL011": RuleProof("TDL011", argument="device", stand_in="meta", cuda_stand_in="cuda",
+                        errors={"meta": (META_DEVICE_MISMATCH,), "cuda": (CUDA_DEVICE_MISMATCH,)}),
 }
 
 

@@ -9,6 +9,7 @@ from runtime_harness import cuda_available, fixed_version, positive_fixtures
 from runtime_proofs import (CUDA_CHECKPOINT_ON_CPU, PROOFS, ExpectedError, check_fails_as_promised,
                             check_runs, leniency_problems, proof_gaps, run_fixture)
 from torchdevlint.engine import lint_bytes
+from torchdevlint.rules import DEFAULT_RULES, RULES_BY_CODE
 
 # (performance rules, which promise no error, are proven by equivalence: EQUIVALENCE_PROOFS)
 FIXTURE_CASES = [pytest.param(rule, path, id=f"{rule}-{path.stem}")
@@ -19,7 +20,8 @@ CUDA_CASES = [pytest.param(rule, path, id=f"{rule}-{path.stem}", marks=needs_cud
 
 
 def rule_findings(path, rule):
-    result = lint_bytes(path.read_bytes(), str(path))
+    # the rule itself, opt-in or not, besides the default ones
+    result = lint_bytes(path.read_bytes(), str(path), tuple(r for r in DEFAULT_RULES if r.code != rule) + (RULES_BY_CODE[rule],))
     assert result.error is None, result.error
     return [(f.line, f.column) for f in result.findings if f.code == rule]
 

@@ -22,7 +22,7 @@ from torchdevlint.analysis.devices import (  # noqa: F401 (facade)
 from torchdevlint.analysis.flow import UNDECIDED, DeviceTrace, OrderedWalk  # noqa: F401 (facade)
 from torchdevlint.analysis.gradmode import GradMode
 from torchdevlint.analysis.guards import Guards
-from torchdevlint.analysis.modules import ModuleClasses, ModuleState  # noqa: F401 (facade)
+from torchdevlint.analysis.modules import ARITHMETIC_OPERATORS, ModuleClasses, ModuleState  # noqa: F401 (facade)
 from torchdevlint.analysis.kinds import KindInference
 from torchdevlint.analysis.placement import OnAccelerator, OnCPU, Placement  # noqa: F401 (facade)
 from torchdevlint.analysis.targets import Targets
@@ -33,6 +33,7 @@ from torchdevlint.analysis.model import (  # noqa: F401 (facade)
 
 # What rules may use, besides ``Analysis`` itself.
 __all__ = [
+    "ARITHMETIC_OPERATORS",
     "Analysis", "FACTS", "UndeclaredFact", "K", "api", "walk_code", "iter_children",
     "ASSIGN", "IMPORT", "PARAM", "Binding", "CallSite", "ClassInfo", "Ctx", "FunctionInfo", "Scope",
     "dotted_name", "last_name", "root_name", "string_value",

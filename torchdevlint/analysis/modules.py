@@ -6,6 +6,8 @@ plain lists and dicts of modules). The ``modules`` fact.
 
 from __future__ import annotations
 
+import weakref
+
 from dataclasses import dataclass, field
 from typing import Dict, Iterator, List, Optional, Set
 
@@ -24,6 +26,21 @@ from torchdevlint.analysis.model import (
 _MOVING_OVERRIDES = frozenset(("_apply", "to", "cuda"))
 _REGISTERING_CALLS = {"register_buffer": "buffers", "register_parameter": "parameters",
                       "add_module": "submodules", "register_module": "submodules"}
+
+
+# Torch functions given an index (a CPU index into a device tensor works): not a meeting.
+_TAKES_INDICES = frozenset(
+    "index_select gather scatter scatter_add take take_along_dim searchsorted bucketize "
+    "index_add index_copy index_fill index_put embedding one_hot".split())
+# Tensor methods that combine their receiver with their argument.
+_COMBINING = frozenset(
+    """
+    add sub mul div matmul mm bmm masked_fill masked_fill_ where add_ sub_ mul_ div_ eq ne lt
+    le gt ge lerp pow maximum minimum logical_and logical_or addcmul baddbmm mv dot outer
+    """.split())
+# Binary operators that combine two tensors elementwise (or by matmul).
+ARITHMETIC_OPERATORS = (cst.Add, cst.Subtract, cst.Multiply, cst.Divide, cst.FloorDivide,
+                        cst.MatrixMultiply, cst.Power, cst.BitAnd, cst.BitOr, cst.BitXor)
 
 
 @dataclass
@@ -139,6 +156,57 @@ class ModuleClasses:
         if known is None:
             known = self._methods[id(method)] = MethodDevices(self, state, method)
         return known
+
+    # -- where a value meets the module's device -------------------------------------------
+
+    def meeting(self, node, stays, devices: "MethodDevices") -> Optional[str]:
+        """What ``node`` (an expression of ``devices.method``) does when it combines a value
+        that ``stays(expr)`` says is off the module's device with a tensor on it
+        (``devices.carries``): arithmetic, a comparison, a combining tensor method
+        (``.masked_fill``, ``.matmul``), a torch function given both (not as an index), or an
+        argument of a registered submodule with weights (or one given a device tensor too).
+        The words for a message ("combines it with a tensor on the module's device"); None
+        when ``node`` is no such meeting."""
+        carries = devices.carries
+        if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, ARITHMETIC_OPERATORS):
+            if (stays(node.left) and carries(node.right)) or (stays(node.right) and carries(node.left)):
+                return "combines it with a tensor on the module's device"
+        elif isinstance(node, cst.Comparison):
+            operands = [node.left] + [c.comparator for c in node.comparisons]
+            if any(stays(o) for o in operands) and any(carries(o) for o in operands):
+                return "compares it with a tensor on the module's device"
+        elif isinstance(node, cst.Call):
+            return self._call_meeting(node, stays, devices)
+        return None
+
+    def _call_meeting(self, call: cst.Call, stays, devices: "MethodDevices") -> Optional[str]:
+        state = devices.state
+        carries = devices.carries
+        func = call.func
+        arguments = [a.value for a in call.args]
+        spread = [e.value for arg in arguments if isinstance(arg, (cst.List, cst.Tuple))
+                  for e in arg.elements]
+        operands = arguments + spread
+        if not any(stays(o) for o in operands) and not (
+                isinstance(func, cst.Attribute) and stays(func.value)):
+            return None
+        if isinstance(func, cst.Attribute) and func.attr.value in _COMBINING:
+            if (carries(func.value) and any(stays(o) for o in operands)) or \
+                    (stays(func.value) and any(carries(o) for o in operands)):
+                return f"passes it to `.{func.attr.value}()` with a tensor on the module's device"
+            return None
+        self_name = devices.self_name
+        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) \
+                and func.value.value == self_name and func.attr.value in state.submodules:
+            if self.has_parameters(state, func.attr.value) or \
+                    any(carries(o) for o in operands):
+                return f"passes it to the submodule `{self_name}.{func.attr.value}`"
+            return None
+        qualified = self.kinds.qualname(func, devices.method.scope) or ""
+        if api.is_tensor_function(qualified) and qualified.rpartition(".")[2] not in _TAKES_INDICES \
+                and any(carries(o) for o in operands):
+            return f"passes it to `{qualified}` with a tensor on the module's device"
+        return None
 
     def has_parameters(self, state: ModuleState, name: str) -> bool:
         """Whether the registered submodule ``self.NAME`` certainly holds parameters (so its
@@ -267,7 +335,9 @@ class MethodDevices(DeviceTrace):
     local name counts only when every assignment of it in the method gives such a value."""
 
     def __init__(self, classes: ModuleClasses, state: ModuleState, method: FunctionInfo) -> None:
-        self.classes = classes
+        # (a proxy: ``classes`` caches this object, and a strong reference back would make a
+        # cycle that keeps the file's tree alive until the collector runs)
+        self.classes = weakref.proxy(classes)
         self.kinds = classes.kinds
         self.state = state
         self.method = method

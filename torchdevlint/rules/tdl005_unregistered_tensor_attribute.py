@@ -20,7 +20,7 @@ from typing import Dict, Iterator, List, Optional, Set
 import libcst as cst
 
 from torchdevlint.analysis import (
-    ASSIGN, Analysis, Binding, FunctionInfo, ModuleState, api, walk_code,
+    ARITHMETIC_OPERATORS, ASSIGN, Analysis, Binding, FunctionInfo, ModuleState, walk_code,
 )
 from torchdevlint.findings import Finding
 from torchdevlint.fixes.context import FixContext
@@ -50,18 +50,7 @@ _ELEMENTWISE = frozenset(
     exp log log2 log1p sin cos tan sqrt rsqrt sigmoid tanh abs neg pow clamp clip floor ceil
     round reciprocal square sign mul add sub div masked_fill cumsum cumprod
     """.split())
-# Torch functions given an index (a CPU index into a device tensor works): not a meeting.
-_TAKES_INDICES = frozenset(
-    "index_select gather scatter scatter_add take take_along_dim searchsorted bucketize "
-    "index_add index_copy index_fill index_put embedding one_hot".split())
-# Tensor methods that combine their receiver with their argument.
-_COMBINING = frozenset(
-    """
-    add sub mul div matmul mm bmm masked_fill masked_fill_ where add_ sub_ mul_ div_ eq ne lt
-    le gt ge lerp pow maximum minimum logical_and logical_or addcmul baddbmm mv dot outer
-    """.split())
-_ARITHMETIC = (cst.Add, cst.Subtract, cst.Multiply, cst.Divide, cst.FloorDivide, cst.MatrixMultiply,
-               cst.Power, cst.BitAnd, cst.BitOr, cst.BitXor)
+_ARITHMETIC = ARITHMETIC_OPERATORS
 
 
 @dataclass
@@ -261,50 +250,9 @@ class UnregisteredTensorAttribute(Rule):
             devices = self.analysis.modules.on_module_device(state, method)
             stays = _Stays(method, name)
             for node in walk_code(method.node.body, into_functions=True):
-                where = self._meets(node, stays, devices, state)
+                where = self.analysis.modules.meeting(node, stays, devices)
                 if where is not None:
                     return method.name, where
-        return None
-
-    def _meets(self, node, stays: "_Stays", devices, state: ModuleState) -> Optional[str]:
-        carries = devices.carries
-        if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, _ARITHMETIC):
-            if (stays(node.left) and carries(node.right)) or (stays(node.right) and carries(node.left)):
-                return "combines it with a tensor on the module's device"
-        elif isinstance(node, cst.Comparison):
-            operands = [node.left] + [c.comparator for c in node.comparisons]
-            if any(stays(o) for o in operands) and any(carries(o) for o in operands):
-                return "compares it with a tensor on the module's device"
-        elif isinstance(node, cst.Call):
-            return self._call_meets(node, stays, devices, state)
-        return None
-
-    def _call_meets(self, call: cst.Call, stays: "_Stays", devices, state: ModuleState) -> Optional[str]:
-        carries = devices.carries
-        func = call.func
-        arguments = [a.value for a in call.args]
-        spread = [e.value for arg in arguments if isinstance(arg, (cst.List, cst.Tuple))
-                  for e in arg.elements]
-        operands = arguments + spread
-        if not any(stays(o) for o in operands) and not (
-                isinstance(func, cst.Attribute) and stays(func.value)):
-            return None
-        if isinstance(func, cst.Attribute) and func.attr.value in _COMBINING:
-            if (carries(func.value) and any(stays(o) for o in operands)) or \
-                    (stays(func.value) and any(carries(o) for o in operands)):
-                return f"passes it to `.{func.attr.value}()` with a tensor on the module's device"
-            return None
-        self_name = devices.self_name
-        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) \
-                and func.value.value == self_name and func.attr.value in state.submodules:
-            if self.analysis.modules.has_parameters(state, func.attr.value) or \
-                    any(carries(o) for o in operands):
-                return f"passes it to the submodule `{self_name}.{func.attr.value}`"
-            return None
-        qualified = self.kinds.qualname(func, devices.method.scope) or ""
-        if api.is_tensor_function(qualified) and qualified.rpartition(".")[2] not in _TAKES_INDICES \
-                and any(carries(o) for o in operands):
-            return f"passes it to `{qualified}` with a tensor on the module's device"
         return None
 
     # -- the fix's safety ---------------------------------------------------------------------

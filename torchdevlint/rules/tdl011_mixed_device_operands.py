@@ -1,0 +1,448 @@
+"""TDL011: a CPU tensor meets a tensor or a model on an accelerator in one operation.
+
+``torch.randn(3, device="cuda") + torch.randn(3)`` and ``model.to("cuda")(torch.randn(2, 8))``
+raise ``RuntimeError: Expected all tensors to be on the same device, but found at least two
+devices, cuda:0 and cpu!``. Reported where the two meet (arithmetic, a torch function of both
+such as ``torch.cat``/``torch.matmul``/``F.mse_loss``, a tensor method combining two tensors
+such as ``a.add(b)``, or the call of a model moved to a device), and only where the analysis
+has evidence for both sides at that point: ``analysis.on_cpu`` for the one (a factory without
+``device=``, ``.cpu()``, ``torch.from_numpy``...) and ``analysis.on_accelerator`` (or a model
+moved to a device) for the other, both flow-sensitive within the function (``x = x.to(device)``
+first takes ``x`` off the CPU).
+
+Silent: when either placement is unknown or the evidence conflicts; when the CPU tensor may be
+0-dim (``torch.tensor(3.0)``, a reduction such as ``x.sum()``, an element ``x[0]``: a 0-dim
+CPU tensor combines with any device); for indexing (``gpu[cpu_index]`` is no operation here);
+inside a ``for`` loop over a data loader (TDL004 reports those); in the methods of
+``nn.Module`` classes (their state is TDL005/TDL007's); under ``pytest.raises`` /
+``assertRaises`` and in ``try`` bodies (the failure may be the point); where the model is
+called (or its output made) before the code moves it, in the order the code runs (a notebook
+that moves its model in a later cell); where the CPU tensor's move is a discarded statement
+(``x.to(device)`` alone: TDL001 reports that).
+
+Fix: the CPU operand is moved at the use, ``x`` becoming ``x.to(device)``, with the device
+expression the evidence names (or ``other.device`` for a tensor moved by ``.cuda()``). Safe
+where that device is a plain name (or a string literal) defined in the same function; unsafe
+where it is another expression whose names are in scope; no fix otherwise.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from typing import Iterator, List, Optional, Tuple
+
+import libcst as cst
+
+from torchdevlint.analysis import (
+    ASSIGN, Analysis, K, OnAccelerator, OnCPU, Scope, api, iter_children, last_name, walk_code,
+)
+from torchdevlint.findings import Finding
+from torchdevlint.fixes.context import FixContext
+from torchdevlint.fixes.model import Edit, Fix, FixPlan
+from torchdevlint.rules.base import Rule, Violation, method_call_text, source_of
+
+MIXED_ERROR = ("RuntimeError: Expected all tensors to be on the same device, but found at least "
+               "two devices, cuda:0 and cpu!")
+
+_ARITHMETIC = frozenset((cst.Add, cst.Subtract, cst.Multiply, cst.Divide, cst.FloorDivide,
+                         cst.Modulo, cst.Power, cst.MatrixMultiply))
+_NOT_ENTERED = frozenset((cst.FunctionDef, cst.ClassDef, cst.Lambda, cst.ListComp, cst.SetComp,
+                          cst.DictComp, cst.GeneratorExp))
+# torch functions whose positional tensor arguments (or the elements of a list of them) must
+# share one device.
+_TORCH_FUNCTIONS = frozenset(
+    """cat concat concatenate stack hstack vstack dstack matmul mm bmm add sub subtract mul
+    multiply div divide true_divide maximum minimum where cdist dot inner outer""".split())
+_FUNCTIONAL = frozenset(
+    """linear bilinear mse_loss l1_loss smooth_l1_loss huber_loss cross_entropy nll_loss
+    binary_cross_entropy binary_cross_entropy_with_logits kl_div cosine_similarity
+    pairwise_distance""".split())
+# Tensor methods combining the receiver with their first positional argument.
+_TENSOR_METHODS = frozenset(
+    """add sub mul div matmul mm bmm maximum minimum add_ sub_ mul_ div_ masked_fill
+    masked_fill_""".split())
+# What may leave a 0-dim tensor (which combines with any device): reductions and the like.
+_MAY_BE_SCALAR = frozenset(
+    """sum mean prod max min amax amin norm std var median mode all any argmax argmin logsumexp
+    dot vdot count_nonzero trace det logdet squeeze item nansum nanmean numel dist""".split())
+_SIZED_FACTORIES = frozenset(
+    """zeros ones empty full rand randn randint zeros_like ones_like empty_like full_like rand_like
+    randn_like""".split())
+_SCALAR_FACTORIES = frozenset("tensor as_tensor from_numpy scalar_tensor asarray".split())
+
+
+@dataclass
+class MoveOperand(FixPlan):
+    """Move the CPU operand to the other's device, where it is used."""
+
+    operand: cst.BaseExpression
+    device: str
+    safe: bool
+
+    def build(self, finding: Finding, ctx: FixContext) -> Optional[Fix]:
+        start, end = ctx.span(self.operand)
+        suffix = f".to({self.device})"
+        if isinstance(self.operand, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)):
+            edits = (Edit(end, end, suffix),)
+        else:
+            edits = (Edit(start, start, "("), Edit(end, end, ")" + suffix))
+        return Fix(finding.code, self.safe,
+                   f"move the CPU operand to the other's device (`{suffix}`)", edits)
+
+
+class MixedDeviceOperands(Rule):
+    code = "TDL011"
+    name = "mixed-device-operands"
+    summary = "A CPU tensor meets a tensor or a model on an accelerator in one operation"
+    fixable = True
+    facts = frozenset(("kinds", "placement", "devices"))
+    # Evidence of an accelerator needs a move (``.to(`` / ``.cuda(``) or a ``device=``.
+    # And evidence of the CPU: a torch factory, ``.cpu()``, or the word "cpu" (``.to("cpu")``).
+    required_text = (rf"{method_call_text('to', 'cuda')}|\bdevice\b",
+                     r"(?i)cpu|_like\b|\b(?:" + "|".join(sorted(api.FACTORIES)) + r")\b")
+    valid = (
+        # moved first
+        "import torch\n\n\ndef f(device):\n    a = torch.randn(3, device=device)\n"
+        "    b = torch.randn(3)\n    b = b.to(device)\n    return a + b\n",
+        # a 0-dim CPU tensor combines with any device
+        "import torch\n\n\ndef f(device):\n    a = torch.randn(3, device=device)\n"
+        "    return a * torch.tensor(2.0)\n",
+        # the other operand's placement is unknown
+        "import torch\n\n\ndef f(x, device):\n    y = torch.randn(3).to(device)\n"
+        "    return x + y, x * torch.randn(3)\n",
+        # a discarded move: TDL001 reports it, this call is its consequence
+        "import torch\n\n\ndef f(device):\n    model = torch.nn.Linear(3, 3).to(device)\n"
+        "    x = torch.randn(2, 3)\n    x.to(device)\n    return model(x)\n",
+        # used as an index
+        "import torch\n\n\ndef f(device):\n    a = torch.randn(3, device=device)\n"
+        "    return a[torch.tensor([0, 2])]\n",
+    )
+    invalid = (
+        ("import torch\n\n\ndef f(device):\n    a = torch.randn(3, device=device)\n"
+         "    b = torch.randn(3)\n    return a + b\n", ((7, 12),)),
+        ("import torch\nimport torch.nn as nn\n\n\ndef f(device):\n"
+         "    model = nn.Linear(4, 2).to(device)\n    x = torch.randn(8, 4)\n"
+         "    return model(x)\n", ((8, 12),)),
+    )
+
+    @staticmethod
+    def could_report_in(tree: ast.AST, source: str) -> bool:
+        # Evidence of both sides must be in the file: an accelerator (``.cuda()``, a ``.to()``
+        # or ``device=`` that is no CPU string) and the CPU (a torch factory, ``.cpu()``, or a
+        # ``.to()`` / ``device=`` where the file says "cpu").
+        says_cpu = "cpu" in source
+        accelerator = cpu = False
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.Call):
+                continue
+            func = node.func
+            name = func.attr if isinstance(func, ast.Attribute) else \
+                func.id if isinstance(func, ast.Name) else None
+            devices = [k.value for k in node.keywords if k.arg == "device"]
+            if name == "to":
+                devices += node.args[:1]
+            if name == "cuda" or any(not _cpu_constant(d) for d in devices):
+                accelerator = True
+            if name == "cpu" or (name is not None and (name in api.FACTORIES or name.endswith("_like"))) \
+                    or (says_cpu and (devices or name == "to")):
+                cpu = True
+            if accelerator and cpu:
+                return True
+        return False
+
+    def check(self, analysis: Analysis) -> Iterator[Violation]:
+        self.analysis = analysis
+        collected = analysis.collected
+        for info in collected.functions:
+            if info.scope is None:
+                continue
+            if info.cls is not None and analysis.kinds.class_is_module(info.cls) is not False:
+                continue  # module state and forward-created tensors: TDL005 / TDL007
+            body = info.node.body
+            statements = body.body if isinstance(body, cst.IndentedBlock) else [body]
+            yield from self._check_block(statements, info.scope, info.node)
+        module = collected.module_scope
+        if module is not None:
+            yield from self._check_block(list(module.node.body), module, module.node)
+
+    # -- finding the operations -------------------------------------------------------
+
+    def _check_block(self, statements, scope: Scope, owner) -> Iterator[Violation]:
+        for node, loops in self._operations(statements):
+            for violation in self._check_operation(node, scope, owner):
+                # asked only here: most operations meet no violation, and this costs kinds
+                if not any(self._iterates_loader(iterable, scope) for iterable in loops):
+                    yield violation
+
+    def _operations(self, statements) -> List[Tuple[cst.CSTNode, tuple]]:
+        """The operations of a block with the iterables of the ``for`` loops around each."""
+        found: List[Tuple[cst.CSTNode, tuple]] = []
+        stack = [(statement, ()) for statement in reversed(statements)]
+        while stack:
+            node, loops = stack.pop()
+            kind = type(node)  # exact types: isinstance of libcst's ABCs is slow here
+            if kind in _NOT_ENTERED:
+                continue  # runs later, or binds its own names: no evidence there
+            if kind is cst.With and any(
+                    last_name(item.item.func if isinstance(item.item, cst.Call) else item.item)
+                    in ("raises", "assertRaises", "assertRaisesRegex")
+                    for item in node.items):
+                continue  # the failure is expected
+            if kind is cst.Try:
+                children = list(node.handlers) + [s for s in (node.orelse, node.finalbody) if s]
+                stack.extend((child, loops) for child in reversed(children))
+                continue  # the failure may be caught on purpose
+            if (kind is cst.BinaryOperation and type(node.operator) in _ARITHMETIC) \
+                    or kind is cst.Call:
+                found.append((node, loops))
+            inner = loops + (node.iter,) if kind is cst.For else loops
+            stack.extend((child, inner) for child in reversed(list(iter_children(node))))
+        return found
+
+    def _iterates_loader(self, iterable, scope: Scope) -> bool:
+        for node in walk_code(iterable):
+            if isinstance(node, cst.Name) and "loader" in node.value.lower():
+                return True
+            if isinstance(node, (cst.Name, cst.Attribute, cst.Call)) \
+                    and self.analysis.kind_of(node, scope) is K.LOADER:
+                return True
+        return False
+
+    # -- one operation ----------------------------------------------------------------
+
+    def _check_operation(self, node, scope: Scope, owner) -> Iterator[Violation]:
+        analysis = self.analysis
+        if isinstance(node, cst.BinaryOperation):
+            operands = [node.left, node.right]
+            what = "arithmetic"
+        else:
+            func = node.func
+            model = self._moved_model_at(node, func, scope)
+            if model is not None and not analysis.placement.scatters(func, scope) \
+                    and analysis.kind_of(func, scope) is not K.TENSOR:
+                yield from self._check_model_call(node, model, scope, owner)
+                return
+            operands = self._call_operands(node, scope)
+            if not operands:
+                return
+            what = f"`{source_of(func)}()`"
+        cpu = acc = None
+        for operand in operands:
+            if cpu is None:
+                evidence = self._cpu(operand, scope)
+                if evidence is not None:
+                    cpu = (operand, evidence)
+                    continue
+            if acc is None:
+                evidence = self._accelerator(operand, scope)
+                if evidence is not None:
+                    acc = (operand, evidence)
+        if cpu is None or acc is None:
+            return
+        cpu_operand, cpu_evidence = cpu
+        acc_operand, acc_evidence = acc
+        device = acc_evidence.device
+        if device is None and isinstance(acc_operand, cst.Name):
+            device = cst.Attribute(acc_operand, cst.Name("device"))
+        yield self._violation(node, what, cpu_operand, cpu_evidence,
+                              f"`{source_of(acc_operand)}`, on an accelerator "
+                              f"({_accelerator_origin(acc_evidence)})", device, scope, owner)
+
+    def _site_order(self, call: cst.Call) -> Optional[int]:
+        for site in self.analysis.collected.calls_by_name.get(last_name(call.func), ()):
+            if site.call is call:
+                return site.order
+        return None
+
+    def _moved_model_at(self, call: cst.Call, callee, scope: Scope):
+        """The model called, if it was moved to a device before this call (in the order the
+        code runs: a notebook that moves its model in a later cell calls it on the CPU)."""
+        placement = self.analysis.placement
+        if placement.moved_model(callee, scope) is None:
+            return None
+        order = self._site_order(call)
+        return None if order is None else placement.moved_model(callee, scope, before=order)
+
+    def _check_model_call(self, call: cst.Call, model, scope: Scope, owner) -> Iterator[Violation]:
+        for arg in call.args:
+            if arg.star:
+                continue
+            evidence = self._cpu(arg.value, scope)
+            if evidence is None:
+                continue
+            target, device = model
+            yield self._violation(
+                call, f"the call of `{source_of(call.func)}`", arg.value, evidence,
+                f"the model `{source_of(target)}`, moved to "
+                f"{'`' + source_of(device) + '`' if device is not None else 'a device'}",
+                device, scope, owner)
+            return
+
+    def _call_operands(self, call: cst.Call, scope: Scope) -> List[cst.BaseExpression]:
+        func = call.func
+        qualified = self.analysis.qualname(func, scope)
+        positional = [a.value for a in call.args if a.keyword is None and not a.star]
+        if qualified is not None:
+            head, _, tail = qualified.rpartition(".")
+            if (head == "torch" and tail in _TORCH_FUNCTIONS) or \
+                    (head == "torch.nn.functional" and tail in _FUNCTIONAL):
+                values = []
+                for value in positional:
+                    if isinstance(value, (cst.List, cst.Tuple)):
+                        values += [e.value for e in value.elements if not isinstance(e, cst.StarredElement)]
+                    else:
+                        values.append(value)
+                return values
+            return []
+        if isinstance(func, cst.Attribute) and func.attr.value in _TENSOR_METHODS and positional:
+            return [func.value, positional[0]]
+        return []
+
+    def _cpu(self, expr, scope: Scope) -> Optional[OnCPU]:
+        evidence = self.analysis.on_cpu(expr, scope)
+        if evidence is None or self.analysis.on_accelerator(expr, scope) is not None:
+            return None
+        if self._may_be_scalar(expr, scope, 0) or self._move_discarded(expr, scope):
+            return None
+        return evidence
+
+    def _move_discarded(self, expr, scope: Scope) -> bool:
+        """``x.to(device)`` as a statement on this name in this function: the move was meant,
+        its result thrown away (TDL001 reports it; this is its consequence)."""
+        if not isinstance(expr, cst.Name):
+            return False
+        for name in ("to", "cuda"):
+            for site in self.analysis.collected.calls_by_name.get(name, ()):
+                func = site.call.func
+                if site.statement is not None and site.ctx.scope is scope and \
+                        isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) \
+                        and func.value.value == expr.value:
+                    return True
+        return False
+
+    def _accelerator(self, expr, scope: Scope) -> Optional[OnAccelerator]:
+        evidence = self.analysis.on_accelerator(expr, scope)
+        if evidence is None or self.analysis.on_cpu(expr, scope) is not None:
+            return None
+        origin = evidence.origin
+        func = origin.func
+        moved = isinstance(func, cst.Attribute) and func.attr.value in ("to", "cuda")
+        created = any(a.keyword is not None and a.keyword.value == "device" for a in origin.args)
+        if not moved and not created:
+            # the output of a model: moved before that call?
+            if self._moved_model_at(origin, func, scope) is None and not (
+                    isinstance(func, cst.Attribute)
+                    and self._moved_model_at(origin, func.value, scope) is not None):
+                return None
+        return evidence
+
+    def _may_be_scalar(self, expr, scope: Scope, depth: int) -> bool:
+        """Whether ``expr``'s value may be a 0-dim tensor (then it combines with any device).
+        Conservative: any reduction, element access or scalar-made tensor in what it is
+        computed from, through the assignments of the names it reads."""
+        if depth > 3:
+            return True
+        stack = [expr]
+        while stack:
+            node = stack.pop()
+            if isinstance(node, (cst.Lambda, cst.FunctionDef)):
+                continue
+            if isinstance(node, cst.Call) and last_name(node.func) in _SIZED_FACTORIES:
+                # its arguments are sizes and numbers, not tensors it is computed from
+                stack.extend(a.value for a in node.args
+                             if last_name(node.func).endswith("_like") and a is node.args[0])
+            elif not (isinstance(node, cst.Subscript) and isinstance(node.value, cst.Attribute)
+                      and node.value.attr.value == "shape"):
+                stack.extend(iter_children(node))
+            if isinstance(node, cst.Subscript):
+                if all(isinstance(e.slice, cst.Index) and not _is_full_slice_marker(e.slice.value)
+                       for e in node.slice):
+                    return True  # ``x[0]``, ``x[i, j]``: may be one element
+            elif isinstance(node, cst.Call):
+                name = last_name(node.func)
+                if name in _MAY_BE_SCALAR:
+                    return True
+                if name in _SCALAR_FACTORIES:
+                    first = node.args[0].value if node.args else None
+                    if not (isinstance(first, cst.ListComp) or (
+                            isinstance(first, (cst.List, cst.Tuple)) and first.elements)):
+                        return True
+                elif name in _SIZED_FACTORIES:
+                    sizes = [a.value for a in node.args if a.keyword is None]
+                    if name == "randint":
+                        sizes = sizes[-1:]
+                    elif name == "full":
+                        sizes = sizes[:1]
+                    if name.endswith("_like"):
+                        if not sizes:
+                            return True
+                    elif not sizes or any(isinstance(s, (cst.Tuple, cst.List)) and not s.elements
+                                          for s in sizes):
+                        if not any(a.keyword is not None and a.keyword.value == "size"
+                                   for a in node.args):
+                            return True
+            elif isinstance(node, cst.Name):
+                owner = scope.resolve(node.value)
+                if owner is None or owner is not scope:
+                    continue
+                for binding in owner.bindings.get(node.value, ()):
+                    if binding.how == ASSIGN and binding.value is not None and \
+                            binding.value is not expr and \
+                            self._may_be_scalar(binding.value, scope, depth + 1):
+                        return True
+        return False
+
+    # -- the report ---------------------------------------------------------------------
+
+    def _violation(self, node, what: str, cpu_operand, cpu_evidence: OnCPU, other: str,
+                   device, scope: Scope, owner) -> Violation:
+        plan = None
+        shown_device = "device"
+        if device is not None:
+            shown_device = source_of(device, 60)
+            safety = self._fix_safety(device, scope, owner)
+            if safety is not None:
+                plan = MoveOperand(cpu_operand, _code(device), safety)
+        return Violation(
+            node,
+            f"{what} mixes `{source_of(cpu_operand)}`, a tensor on the CPU (made by "
+            f"`{source_of(cpu_evidence.origin)}`), with {other}: on a GPU this raises "
+            f"{MIXED_ERROR}; move it first: `{source_of(cpu_operand)}.to({shown_device})`",
+            plan)
+
+    def _fix_safety(self, device, scope: Scope, owner) -> Optional[bool]:
+        """True: a plain name of this function (or a string); False: other names all in
+        scope; None: no fix."""
+        if isinstance(device, cst.SimpleString):
+            return True
+        names = [n for n in walk_code(device) if isinstance(n, cst.Name)]
+        if isinstance(device, cst.Attribute):
+            names = [n for n in names if n is not device.attr]
+        if any(scope.resolve(n.value) is None for n in names):
+            return None
+        if isinstance(device, cst.Name):
+            return any(n is device for n in walk_code(owner))
+        return False
+
+
+def _cpu_constant(expr) -> bool:
+    return isinstance(expr, ast.Constant) and isinstance(expr.value, str) and "cpu" in expr.value
+
+
+def _is_full_slice_marker(expr) -> bool:
+    return isinstance(expr, (cst.Ellipsis,)) or (isinstance(expr, cst.Name) and expr.value == "None")
+
+
+def _code(node: cst.CSTNode) -> str:
+    return cst.Module(body=[]).code_for_node(node)
+
+
+def _accelerator_origin(evidence: OnAccelerator) -> str:
+    call = evidence.origin
+    func = call.func
+    if isinstance(func, cst.Attribute) and func.attr.value in ("to", "cuda"):
+        return f"moved by `.{func.attr.value}({source_of(evidence.device) if evidence.device else ''})`"
+    if any(a.keyword is not None and a.keyword.value == "device" for a in call.args):
+        return f"created with `device={source_of(evidence.device)}`"
+    return f"the output of `{source_of(func)}`, which was moved to a device"
