@@ -34,6 +34,16 @@ class OnAccelerator:
         self.origin = origin
         self.device = device
 
+    def describe(self) -> str:
+        """Where the evidence comes from, in the words of a message: "moved by
+        `.to(device)`", "created with `device=device`", "the output of `model`, ..."."""
+        call, func = self.origin, self.origin.func
+        if isinstance(func, cst.Attribute) and func.attr.value in ("to", "cuda"):
+            return f"moved by `.{func.attr.value}({_short(self.device) if self.device else ''})`"
+        if any(a.keyword is not None and a.keyword.value == "device" for a in call.args):
+            return f"created with `device={_short(self.device)}`"
+        return f"the output of `{_short(func)}`, which was moved to a device"
+
 
 class OnCPU:
     """Evidence that a tensor is on the CPU: the call that put it there (a factory without a
@@ -501,6 +511,12 @@ class Placement:
                 return [(b.value, b.ctx.scope, b.path, b.order)
                         for b in owner_kind.info.attributes.get(target.attr.value, ())]
         return []
+
+
+def _short(node: cst.CSTNode, limit: int = 40) -> str:
+    """Short source text of an expression, as rules quote it in messages."""
+    text = " ".join(cst.Module(body=[]).code_for_node(node).split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def _is_number(expr) -> bool:

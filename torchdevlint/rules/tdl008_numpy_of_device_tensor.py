@@ -21,7 +21,7 @@ from typing import Iterator, Optional
 
 import libcst as cst
 
-from torchdevlint.analysis import Analysis, CallSite, OnAccelerator, last_name
+from torchdevlint.analysis import Analysis, CallSite, last_name
 from torchdevlint.findings import Finding
 from torchdevlint.fixes.context import FixContext
 from torchdevlint.fixes.model import Edit, Fix, FixPlan
@@ -104,20 +104,10 @@ class NumpyOfDeviceTensor(Rule):
             f"{source_of(site.call.func)}({copied})"
         yield Violation(
             node,
-            f"{conversion} of `{shown}`, which is on an accelerator ({_origin(evidence)}): "
+            f"{conversion} of `{shown}`, which is on an accelerator ({evidence.describe()}): "
             f"NumPy reads host memory only ({CONVERT_ERROR}); copy it first: `{written}`",
             CopyToHost(tensor, detach))
 
-
-def _origin(evidence: OnAccelerator) -> str:
-    """Where the evidence comes from, in the message's words."""
-    call = evidence.origin
-    func = call.func
-    if isinstance(func, cst.Attribute) and func.attr.value in ("to", "cuda"):
-        return f"moved by `.{func.attr.value}({source_of(evidence.device) if evidence.device else ''})`"
-    if any(a.keyword is not None and a.keyword.value == "device" for a in call.args):
-        return f"created with `device={source_of(evidence.device)}`"
-    return f"the output of `{source_of(func)}`, which was moved to a device"
 
 
 def _without_history(expr: cst.BaseExpression) -> bool:

@@ -247,7 +247,7 @@ class MixedDeviceOperands(Rule):
             device = cst.Attribute(acc_operand, cst.Name("device"))
         yield self._violation(node, what, cpu_operand, cpu_evidence,
                               f"`{source_of(acc_operand)}`, on an accelerator "
-                              f"({_accelerator_origin(acc_evidence)})", device, scope, owner)
+                              f"({acc_evidence.describe()})", device, scope, owner)
 
     def _site_order(self, call: cst.Call) -> Optional[int]:
         for site in self.analysis.collected.calls_by_name.get(last_name(call.func), ()):
@@ -437,12 +437,3 @@ def _is_full_slice_marker(expr) -> bool:
 def _code(node: cst.CSTNode) -> str:
     return cst.Module(body=[]).code_for_node(node)
 
-
-def _accelerator_origin(evidence: OnAccelerator) -> str:
-    call = evidence.origin
-    func = call.func
-    if isinstance(func, cst.Attribute) and func.attr.value in ("to", "cuda"):
-        return f"moved by `.{func.attr.value}({source_of(evidence.device) if evidence.device else ''})`"
-    if any(a.keyword is not None and a.keyword.value == "device" for a in call.args):
-        return f"created with `device={source_of(evidence.device)}`"
-    return f"the output of `{source_of(func)}`, which was moved to a device"
