@@ -143,6 +143,27 @@ def tests_before_final_exit(statement: cst.If) -> Optional[cst.CSTNode]:
     return joined
 
 
+def exit_condition(statement, stops_program: bool = False) -> Optional[AfterExit]:
+    """What going on past ``statement`` shows, when it leaves unless a test holds: ``assert
+    t``, ``if T: return/raise/skip`` (with ``stops_program``: only an exit of the whole
+    program), ``if a: ... elif b: ... else: exit``. None for any other statement."""
+    if isinstance(statement, cst.SimpleStatementLine):
+        for small in statement.body:
+            if isinstance(small, cst.Assert):
+                return AfterExit(small.test, small.test)
+        return None
+    if not isinstance(statement, cst.If):
+        return None
+    if ends_in_exit(statement.body, stops_program):
+        test = statement.test
+        # ``if not available: exit`` requires ``available``; ``if args.cuda and not
+        # available: exit`` requires nothing definite
+        negated = isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not)
+        return AfterExit(test, test.expression if negated else None)
+    joined = tests_before_final_exit(statement)
+    return AfterExit(joined, joined) if joined is not None else None
+
+
 def ends_in_exit(body: cst.BaseSuite, stops_program: bool = False) -> bool:
     statements = body.body
     if not statements:
@@ -194,13 +215,6 @@ class Builder:
     @staticmethod
     def _condition_after(statement):
         """A test that holds for the rest of the block once ``statement`` has run."""
-        if isinstance(statement, cst.If):
-            if ends_in_exit(statement.body):
-                test = statement.test
-                negated = isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not)
-                return AfterExit(test, test.expression if negated else None)
-            joined = tests_before_final_exit(statement)
-            return AfterExit(joined, joined) if joined is not None else None
         if isinstance(statement, cst.SimpleStatementLine):
             for small in statement.body:
                 if isinstance(small, cst.Assert):
@@ -209,7 +223,8 @@ class Builder:
                         and isinstance(small.targets[0].target, cst.Name)
                         and small.targets[0].target.value == "pytestmark"):
                     return small.value
-        return None
+            return None
+        return exit_condition(statement)
 
     # -- scopes and bindings ------------------------------------------------------------
 

@@ -10,7 +10,7 @@ from typing import Optional
 import libcst as cst
 
 from torchdevlint.analysis.builder import (
-    Collected, ends_in_exit, iter_children, tests_before_final_exit, walk_code,
+    Collected, exit_condition, iter_children, walk_code,
 )
 from torchdevlint.analysis.kinds import KindInference
 from torchdevlint.analysis.model import (
@@ -362,19 +362,8 @@ def _names_and_attributes(expr: cst.CSTNode):
 def _stopping_requirement(statement) -> "cst.CSTNode | None":
     """The test a function's top-level statement requires to go on, when failing it stops
     the program: ``assert t``, ``if not t: raise/sys.exit()``, ``if ...: ... else: exit``."""
-    if isinstance(statement, cst.SimpleStatementLine):
-        for small in statement.body:
-            if isinstance(small, cst.Assert):
-                return small.test
-        return None
-    if isinstance(statement, cst.If):
-        if ends_in_exit(statement.body, stops_program=True):
-            test = statement.test
-            if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
-                return test.expression  # ``if not available: exit`` requires ``available``
-            return None  # ``if args.cuda and not available: exit`` requires nothing of CUDA
-        return tests_before_final_exit(statement)
-    return None
+    after = exit_condition(statement, stops_program=True)
+    return after.requirement if after is not None else None
 
 
 def _mentions_cuda(identifier: str) -> bool:
