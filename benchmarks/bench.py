@@ -3,6 +3,7 @@
     python benchmarks/bench.py                      # torch's sources + the transformers wheel
     python benchmarks/bench.py --limit 200          # a quick run on 200 files per corpus
     python benchmarks/bench.py --corpus mine=src/   # also your own code
+    python benchmarks/bench.py --startup-only       # start-up alone: --version, warm runs
 
 Every figure comes from child processes: wall time, CPU time (user + system, what a shared
 machine distorts least) and peak resident memory of the largest process (a worker, with
@@ -21,6 +22,7 @@ import argparse
 import json
 import os
 import platform
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -233,6 +235,117 @@ def large_file(workdir: Path, lines: int):
     return figures
 
 
+# -- start-up -------------------------------------------------------------------------------
+
+# The part of torch the start-up figures are taken on (issue 16, point 10): 253 modules.
+STARTUP_PACKAGES = ("nn", "optim", "utils/data", "distributions")
+
+
+def import_times(module: str, cwd: Path, env: Dict[str, str]) -> Dict[str, float]:
+    """Seconds each module took to import, itself and what it imported (``-X importtime``'s
+    cumulative column), in a fresh interpreter importing ``module``."""
+    result = subprocess.run([PYTHON, "-X", "importtime", "-c", f"import {module}"], cwd=cwd,
+                            env=env, capture_output=True, text=True, check=True)
+    return imported(result.stderr)
+
+
+def imported(importtime: str) -> Dict[str, float]:
+    """``-X importtime`` output as {module: cumulative seconds}."""
+    times = {}
+    for line in importtime.splitlines():
+        if line.startswith("import time:") and line.count("|") == 2:
+            _, cumulative, name = line.split("|")
+            if cumulative.strip().isdigit():
+                times[name.strip()] = int(cumulative) / 1e6
+    return times
+
+
+def fastest(runs: Sequence[Run]) -> Run:
+    return min(runs, key=lambda run: run.wall)
+
+
+def middle(runs: Sequence[Run]) -> Run:
+    return sorted(runs, key=lambda run: run.wall)[len(runs) // 2]
+
+
+def bench_startup(args, report: Report, workdir: Path) -> None:
+    """What a run costs when nothing must be analysed: ``--version``, ``--list-rules``,
+    ``--explain`` and a warm run (every file cached), beside a cold run of the same files,
+    all in this run and with the same jobs; and whether LibCST was imported by them."""
+    source = torch_sources()
+    if source is None:
+        print("(torch is not installed: the start-up figures are skipped)")
+        return
+    project = workdir / "startup"
+    for package in STARTUP_PACKAGES:  # a copy: the cache goes into the project, as for a user
+        shutil.copytree(source / package, project / "torch" / package,
+                        ignore=shutil.ignore_patterns("__pycache__"))
+    (project / "pyproject.toml").write_text("")
+    files = select_files(project / "torch", None)
+    lines = count_lines(files)
+    print(f"\n== start-up: torch's {', '.join(STARTUP_PACKAGES)}: {len(files)} files, {lines:,} "
+          f"lines; {args.startup_rounds} rounds, {args.jobs} jobs", flush=True)
+    env = child_env()
+    # Compiled modules, as an installed package has: without them every run would compile
+    # torchdevlint's sources again, which a user's runs never do.
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    subprocess.run([PYTHON, "-m", "compileall", "-q", str(ROOT / "torchdevlint")], env=env,
+                   check=True)
+    tdl = [PYTHON, "-m", "torchdevlint"]
+    lint = tdl + ["--quiet", "--jobs", str(args.jobs), "torch"]
+    cache = project / ".torchdevlint_cache"
+
+    python, version, list_rules, explain, cold, warm = [], [], [], [], [], []
+    for _ in range(args.startup_rounds):
+        shutil.rmtree(cache, ignore_errors=True)
+        cold.append(measure(lint, project, env=env))
+        warm.extend(measure(lint, project, env=env) for _ in range(3))
+        python.append(measure([PYTHON, "-c", "pass"], project, env=env))
+        version.append(measure(tdl + ["--version"], project, env=env))
+        list_rules.append(measure(tdl + ["--list-rules"], project, env=env))
+        explain.append(measure(tdl + ["--explain", "TDL001"], project, env=env))
+    same = all(run.output == warm[0].output for run in warm) and cold[0].output == warm[0].output
+    print(f"  outputs: cold == warm: {same}; {len(warm[0].output.splitlines())} lines reported "
+          "(each figure: the median run; --version: the fastest too)", flush=True)
+    report.timing("start-up", "python -c pass (the interpreter alone)", middle(python))
+    report.timing("start-up", "torchdevlint --version", middle(version))
+    report.timing("start-up", "torchdevlint --version (fastest run)", fastest(version))
+    report.timing("start-up", "torchdevlint --list-rules", middle(list_rules))
+    report.timing("start-up", "torchdevlint --explain TDL001", middle(explain))
+    report.row("start-up", f"torchdevlint cold, {args.jobs} jobs, writing the cache",
+               middle(cold), lines)
+    report.row("start-up", f"torchdevlint warm (cache), {args.jobs} jobs", middle(warm), lines)
+
+    # What each front end imports: LibCST must be among them only where a file is analysed.
+    loads = {}
+    for label, command in (("--version", ["--version"]), ("--list-rules", ["--list-rules"]),
+                           ("--explain TDL001", ["--explain", "TDL001"]),
+                           ("warm run", ["--quiet", "--jobs", str(args.jobs), "torch"])):
+        result = subprocess.run([PYTHON, "-X", "importtime", "-m", "torchdevlint", *command],
+                                cwd=project, env=env, capture_output=True, text=True)
+        loads[label] = "libcst" in imported(result.stderr)
+    shutil.rmtree(cache, ignore_errors=True)
+    result = subprocess.run([PYTHON, "-X", "importtime", "-m", "torchdevlint", *lint[3:]],
+                            cwd=project, env=env, capture_output=True, text=True)
+    loads["cold run"] = "libcst" in imported(result.stderr)
+    print("  LibCST imported: " + "; ".join(f"{label}: {'yes' if loaded else 'no'}"
+                                            for label, loaded in loads.items()), flush=True)
+    cli, libcst = import_times("torchdevlint.cli", project, env), import_times("libcst", project, env)
+    print(f"  import time (-X importtime, cumulative): torchdevlint.cli "
+          f"{cli.get('torchdevlint.cli', 0) * 1000:.0f} ms (LibCST among it: "
+          f"{'yes' if 'libcst' in cli else 'no'}); libcst alone {libcst['libcst'] * 1000:.0f} ms",
+          flush=True)
+
+    print("  ratios:", flush=True)
+    report.ratio("start-up", "warm / cold (wall, same jobs)", middle(warm).wall / middle(cold).wall,
+                 "goal <= 0.05")
+    report.ratio("start-up", "--version, wall ms", middle(version).wall * 1000, "goal < 100")
+    report.ratio("start-up", "--version - interpreter start, wall ms",
+                 (middle(version).wall - middle(python).wall) * 1000)
+    report.ratio("start-up", "import torchdevlint.cli, ms", cli.get("torchdevlint.cli", 0) * 1000)
+    report.ratio("start-up", "import libcst, ms (what a warm run saves)", libcst["libcst"] * 1000)
+
+
 # -- reporting ------------------------------------------------------------------------------
 
 
@@ -248,6 +361,13 @@ class Report:
                           "peak_rss_mb": round(run.rss_mb)})
         print(f"  {what:<42} wall {run.wall:8.2f} s   cpu {run.cpu:8.2f} s   "
               f"{rate:9,.0f} lines/cpu-s   peak {run.rss_mb:6.0f} MB", flush=True)
+
+    def timing(self, corpus: str, what: str, run: Run) -> None:
+        """A row for a command that lints nothing, in milliseconds."""
+        self.rows.append({"corpus": corpus, "what": what, "wall_s": round(run.wall, 4),
+                          "cpu_s": round(run.cpu, 4), "peak_rss_mb": round(run.rss_mb)})
+        print(f"  {what:<42} wall {run.wall * 1000:8.1f} ms  cpu {run.cpu * 1000:8.1f} ms  "
+              f"peak {run.rss_mb:6.0f} MB", flush=True)
 
     def ratio(self, corpus: str, what: str, value: float, goal: str = "") -> None:
         self.ratios.append({"corpus": corpus, "what": what, "value": round(value, 3), "goal": goal})
@@ -344,7 +464,20 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser.add_argument("--large-lines", type=int, default=30_000,
                         help="size of the generated single file (0: skip)")
     parser.add_argument("--json", type=Path, help="also write the figures to this file")
+    parser.add_argument("--startup-only", action="store_true",
+                        help="measure only the start-up figures (--version, --list-rules, "
+                             "--explain, warm and cold runs on a copy of torch's "
+                             f"{', '.join(STARTUP_PACKAGES)}; about a minute) and exit")
+    parser.add_argument("--no-startup", dest="startup", action="store_false",
+                        help="skip the start-up figures")
+    parser.add_argument("--startup-rounds", type=int, default=3,
+                        help="rounds of the start-up figures (each: a cold run, then 3 warm "
+                             "ones and the others); medians are reported (default 3)")
     args = parser.parse_args(argv)
+    startup = args.startup and (args.startup_only or not args.no_torch)
+    if args.startup_only:  # nothing else
+        args.no_torch = args.no_transformers = args.no_peers = True
+        args.corpus, args.large_lines = [], 0
 
     peers: Dict[str, Optional[str]] = {}
     if not args.no_peers:
@@ -378,6 +511,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             corpora.append((name, Path(path)) if path else (Path(name).name, Path(name)))
         for name, directory in corpora:
             bench_corpus(name, directory, args, report, workdir, peers)
+        if startup:
+            bench_startup(args, report, workdir)
 
         if args.large_lines:
             print("\n== generated single files (benchmarks/generate_large.py)", flush=True)

@@ -4,12 +4,12 @@ reader (or a crash) sees the old contents or the new ones, never half of them.""
 from __future__ import annotations
 
 import os
-import tempfile
 from typing import Optional
 
 
 def replace_file(target: str, data: bytes, mode: Optional[int] = None, prefix: str = ".tmp-",
                  suffix: str = "", durable: bool = False) -> None:
+    import tempfile  # (here: a warm run, which writes nothing, never imports it)
     directory, name = os.path.split(target)
     handle, temporary = tempfile.mkstemp(dir=directory or ".", prefix=prefix, suffix=suffix)
     try:

@@ -7,17 +7,21 @@ import gc
 import re
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import List, Optional, Sequence
+from typing import TYPE_CHECKING, List, Optional, Sequence
 
-import libcst as cst
-
-from torchdevlint import noqa, split, syntax
-from torchdevlint.analysis import Analysis
-from torchdevlint.analysis.model import Ctx
+from torchdevlint import noqa, syntax, torch_version as torch_versions
 from torchdevlint.findings import PARSER_ERROR, READ_ERROR, SYNTAX_ERROR, Finding
-from torchdevlint.positions import node_positions
-from torchdevlint.rules import ALL_RULES, DEFAULT_RULES
+from torchdevlint.rules.registry import ALL_RULES, DEFAULT_RULES, rule_classes
 from torchdevlint.source import SourceError, decode_source
+
+# LibCST, the analysis and the rule classes are imported where a file is parsed, not here: a
+# run whose files are all cached or skipped by the prefilter never needs them (half a second).
+if TYPE_CHECKING:
+    import libcst as cst
+
+    from torchdevlint import split
+    from torchdevlint.analysis import Analysis
+    from torchdevlint.analysis.model import Ctx
 
 
 @dataclass
@@ -99,26 +103,29 @@ def _parse_error(path: str, source: str, error: cst.ParserSyntaxError,
 
 def lint_bytes(data: bytes, path: str, rules: Optional[Sequence[type]] = DEFAULT_RULES,
                apply_noqa: bool = True, prefilter: bool = True,
-               target: Optional[syntax.Version] = None) -> FileResult:
+               target: Optional[syntax.Version] = None,
+               torch_version: torch_versions.Version = torch_versions.DEFAULT) -> FileResult:
     try:
         source = decode_source(data).text
     except SourceError as exc:
         return FileResult(path, error=_diagnostic(path, READ_ERROR, str(exc), exc.line, exc.column))
-    return lint_source(source, path, rules, apply_noqa, prefilter, target=target)
+    return lint_source(source, path, rules, apply_noqa, prefilter, target=target,
+                       torch_version=torch_version)
 
 
 def lint_source(source: str, path: str, rules: Optional[Sequence[type]] = DEFAULT_RULES,
                 apply_noqa: bool = True, prefilter: bool = True,
                 check_syntax: bool = True, split_large: bool = True,
                 tree: Optional[ast.AST] = None,
-                target: Optional[syntax.Version] = None) -> FileResult:
+                target: Optional[syntax.Version] = None,
+                torch_version: torch_versions.Version = torch_versions.DEFAULT) -> FileResult:
     """``prefilter=False`` parses every file and runs every rule (to check that the
     prefilters lose nothing); ``check_syntax=False`` is for callers that report syntax errors
     themselves (flake8); ``split_large=False`` parses huge literal tables whole (``--fix``
     needs the whole tree); ``tree``, Python's ast of ``source``, sharpens the prefilter;
     ``target``: the Python version whose syntax the file must be (default ``syntax.NEWEST``);
     ``rules``: None for every rule (the default: the rules on by default, opt-in ones left
-    out)."""
+    out); ``torch_version``: the torch version messages and fixes write code for."""
     if rules is None:
         rules = ALL_RULES
     result = FileResult(path)
@@ -144,12 +151,15 @@ def lint_source(source: str, path: str, rules: Optional[Sequence[type]] = DEFAUL
         # LibCST would crash (a segfault) or take minutes: one diagnostic instead
         result.error = _diagnostic(path, PARSER_ERROR, deep[0], deep[1])
         return result
+    rules = rule_classes(rules)  # (the first file that gets this far imports them)
+    from torchdevlint import split
     plan = None
     if split_large and len(source) >= split.LARGE_FILE_CHARS:
         plan = split.plan_split(source)
-    analysed = _analyse_split(source, path, rules, plan) if plan is not None else None
+    analysed = _analyse_split(source, path, rules, plan, torch_version) \
+        if plan is not None else None
     if analysed is None:
-        analysed = _analyse(source, path, rules)
+        analysed = _analyse(source, path, rules, torch_version)
     result = analysed
     if apply_noqa and result.findings and noqa.may_suppress(source):
         index = noqa.NoqaIndex(noqa.split_lines(source))
@@ -157,7 +167,11 @@ def lint_source(source: str, path: str, rules: Optional[Sequence[type]] = DEFAUL
     return result
 
 
-def _analyse(source: str, path: str, rules: Sequence[type]) -> FileResult:
+def _analyse(source: str, path: str, rules: Sequence[type],
+             torch_version: torch_versions.Version = torch_versions.DEFAULT) -> FileResult:
+    import libcst as cst
+
+    from torchdevlint.analysis import Analysis
     result = FileResult(path)
     try:
         module = _parse(source)
@@ -170,6 +184,8 @@ def _analyse(source: str, path: str, rules: Sequence[type]) -> FileResult:
     result.module = module
     try:
         result.analysis = Analysis(module, facts=declared_facts(rules))
+        result.analysis.torch_version = torch_version
+        result.analysis.source = source
         violations = run_rules(module, rules, result.analysis)
         result.findings = place(module, source, path, violations)
     except RecursionError:
@@ -178,13 +194,22 @@ def _analyse(source: str, path: str, rules: Sequence[type]) -> FileResult:
 
 
 def _analyse_split(source: str, path: str, rules: Sequence[type],
-                   plan: split.SplitPlan) -> Optional[FileResult]:
+                   plan: split.SplitPlan,
+                   torch_version: torch_versions.Version = torch_versions.DEFAULT
+                   ) -> Optional[FileResult]:
     """``_analyse`` for a file whose huge literals are analysed one element at a time (see
     ``torchdevlint.split``), or None when the file must be analysed whole after all (anything
     LibCST rejects, so that the whole file's diagnostic is the one reported)."""
+    import libcst as cst
+
+    from torchdevlint import split
+    from torchdevlint.analysis import Analysis
+    from torchdevlint.positions import node_positions
     try:
         module = _parse(plan.skeleton)
         analysis = Analysis(module, facts=declared_facts(rules))
+        analysis.torch_version = torch_version
+        analysis.source = plan.skeleton
         statements = [small for statement in module.body
                       for small in (statement.body if isinstance(statement, cst.SimpleStatementLine)
                                     else (statement,))]
@@ -227,6 +252,7 @@ def _analyse_split(source: str, path: str, rules: Sequence[type],
 
 def _statement_ctx(statements: list, index: int, analysis: Analysis) -> Optional[Ctx]:
     """The context the blanked literal of module statement ``index`` was analysed in."""
+    import libcst as cst
     if index >= len(statements):
         return None
     statement = statements[index]
@@ -285,6 +311,7 @@ def gc_paused():
 
 
 def _parse(source: str) -> cst.Module:
+    import libcst as cst
     with gc_paused():
         return cst.parse_module(source)
 
@@ -305,6 +332,7 @@ def run_rules(module: cst.Module, rules: Sequence[type], analysis: Analysis) -> 
 def place(module: cst.Module, source: str, path: str, violations: List[tuple]) -> List[Finding]:
     if not violations:
         return []
+    from torchdevlint.positions import node_positions
     positions = node_positions(module, source, (v.node for _, v in violations))
     findings = []
     for code, violation in violations:

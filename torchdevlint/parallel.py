@@ -8,8 +8,6 @@ results cross process boundaries, so both must be picklable (a top-level functio
 from __future__ import annotations
 
 import os
-from concurrent.futures import ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
 from typing import Callable, Iterator, Optional, Sequence, TypeVar
 
 T = TypeVar("T")
@@ -64,6 +62,9 @@ def run_per_file(func: Callable[[T], R], items: Sequence[T], jobs: int = 1,
 def _pool_round(func, items: list, jobs: int):
     """Yield results in order until the pool breaks; then return (error, the items that may
     have been running when it did, the items after them), or None when all are done."""
+    # (imported here: a run with nothing to analyse never starts a pool)
+    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
     size = _chunksize(len(items), jobs)
     chunks = [items[start:start + size] for start in range(0, len(items), size)]
     executor = ProcessPoolExecutor(max_workers=jobs)
@@ -97,6 +98,8 @@ def _run_chunk(func, chunk):
 
 def _alone(func, item, on_crash, reason: str):
     """``func(item)`` in a process of its own: if it dies, only this item is lost."""
+    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
     executor = ProcessPoolExecutor(max_workers=1)
     try:
         yield executor.submit(func, item).result()

@@ -17,20 +17,67 @@ Two questions asked before LibCST sees a file:
 from __future__ import annotations
 
 import ast
+import os
 import re
 import sys
-from typing import Iterator, Optional, Tuple
+from functools import lru_cache
+from typing import TYPE_CHECKING, Iterator, Optional, Tuple
 
-import libcst as cst
+# LibCST is imported only to read syntax newer than this interpreter: Python's own parser
+# judges every other file, and a run that parses none must not pay for importing it.
+if TYPE_CHECKING:
+    import libcst as cst
 
 Version = Tuple[int, int]
 
 OLDEST: Version = (3, 9)
-# The newest grammar the installed LibCST parses (1.8 added Python 3.14's t-strings and
-# unparenthesized ``except A, B``).
-NEWEST: Version = (3, 14) if hasattr(cst, "TemplatedString") else (3, 13)
 TARGET_NAMES = tuple(f"py3{minor}" for minor in range(OLDEST[1], 15))
 RUNNING: Version = sys.version_info[:2]
+
+
+@lru_cache(maxsize=None)
+def libcst_version() -> str:
+    """The version of the LibCST that ``import libcst`` would load, without importing it:
+    from the ``libcst-VERSION.dist-info`` folder beside the package (one directory listing;
+    ``importlib.metadata`` costs 20-50 ms to import, a tenth of a warm run), else from
+    ``importlib.metadata``; "unknown" without metadata (a vendored copy)."""
+    import importlib.util
+    try:
+        spec = importlib.util.find_spec("libcst")
+        location = spec.submodule_search_locations if spec is not None else None
+        if location:
+            folder = os.path.dirname(os.path.abspath(list(location)[0]))
+            found = [match.group(1) for match in map(_DIST_INFO.fullmatch, os.listdir(folder))
+                     if match is not None]
+            if len(found) == 1:  # (two: a botched upgrade; let importlib.metadata choose)
+                return found[0]
+    except (ImportError, OSError, ValueError):
+        pass
+    try:
+        from importlib.metadata import version
+        return version("libcst")
+    except Exception:
+        return "unknown"
+
+
+_DIST_INFO = re.compile(r"libcst-([^-]+)\.dist-info", re.IGNORECASE)
+
+
+@lru_cache(maxsize=None)
+def newest() -> Version:
+    """The newest grammar the installed LibCST parses (1.8 added Python 3.14's t-strings and
+    unparenthesized ``except A, B``)."""
+    match = re.match(r"(\d+)\.(\d+)", libcst_version())
+    if match is None:  # no metadata: ask LibCST itself
+        import libcst as cst
+        return (3, 14) if hasattr(cst, "TemplatedString") else (3, 13)
+    return (3, 14) if (int(match.group(1)), int(match.group(2))) >= (1, 8) else (3, 13)
+
+
+def __getattr__(name: str):
+    if name == "NEWEST":  # (computed on first use: it reads LibCST's metadata)
+        return newest()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 class TargetError(ValueError):
@@ -65,7 +112,7 @@ def from_requires_python(spec: str) -> Optional[Version]:
             lowest = version
     if lowest is None or lowest[0] != 3:
         return None
-    return max(min(lowest, NEWEST), OLDEST)
+    return max(min(lowest, newest()), OLDEST)
 
 
 # --- syntax newer than the target --------------------------------------------------------
@@ -73,6 +120,7 @@ def from_requires_python(spec: str) -> Optional[Version]:
 
 def _newer_constructs(module: cst.Module) -> Iterator[Tuple[Version, str, cst.CSTNode]]:
     """Each construct whose grammar is newer than ``OLDEST``, with the version it needs."""
+    import libcst as cst
     stack = [module]
     while stack:
         node = stack.pop()
@@ -93,6 +141,7 @@ def _newer_constructs(module: cst.Module) -> Iterator[Tuple[Version, str, cst.CS
 
 
 def _first_too_new(module: cst.Module, target: Version) -> Optional[Tuple[Version, str, int, int]]:
+    import libcst as cst
     for version, what, node in _newer_constructs(module):
         if version > target:
             wrapper = cst.MetadataWrapper(module, unsafe_skip_copy=True)
@@ -103,21 +152,23 @@ def _first_too_new(module: cst.Module, target: Version) -> Optional[Tuple[Versio
     return None
 
 
-def syntax_error(source: str, target: Version = NEWEST
+def syntax_error(source: str, target: Optional[Version] = None
                  ) -> Optional[Tuple[str, int, int]]:
     """``(message, line, column)`` when ``source`` is not valid Python ``target``, else None.
 
     The message is Python's (``SyntaxError: ...``, as flake8 words E999), or, for a construct
-    newer than the target, ``type alias statement requires Python 3.12; target is 3.11``."""
+    newer than the target, ``type alias statement requires Python 3.12; target is 3.11``.
+    ``target`` defaults to ``NEWEST``."""
     return checked_tree(source, target)[1]
 
 
-def checked_tree(source: str, target: Version = NEWEST
+def checked_tree(source: str, target: Optional[Version] = None
                  ) -> Tuple[Optional[ast.AST], Optional[Tuple[str, int, int]]]:
     """``(Python's ast of source, None)`` when ``source`` is valid Python ``target``;
     ``(None, error)`` when not (see ``syntax_error``); ``(None, None)`` when it is valid but
     only LibCST could read it (syntax newer than this interpreter). The tree is what the
     syntax check builds anyway: the prefilter's statement-level tests reuse it."""
+    target = target or newest()
     try:
         return ast.parse(source, feature_version=min(target, RUNNING)), None
     except SyntaxError as exc:
@@ -131,6 +182,7 @@ def checked_tree(source: str, target: Version = NEWEST
     # target). LibCST knows the newer grammar; never hand it what would crash it.
     if too_deep(source) is not None:
         return None, python_error
+    import libcst as cst
     try:
         module = cst.parse_module(source)
     except (cst.ParserSyntaxError, RecursionError):

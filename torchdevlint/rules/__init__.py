@@ -1,40 +1,36 @@
-"""The rule registry: every rule, in code order.
+"""The rules: every rule class, in code order.
 
 Rules are found, not listed: every module ``tdlNNN_*.py`` in this package is imported and its
-``Rule`` subclasses with a code are registered. Adding a rule is adding its module (with its
-fix and its examples), its page under docs/rules/ and its runtime proof; nothing here changes.
+``Rule`` subclasses with a code are registered (``registry``). Adding a rule is adding its
+module (with its fix and its examples), its page under docs/rules/ and its runtime proof, and
+regenerating the catalog (``python -m torchdevlint.rules.registry``; a test says when).
+
+The names below are imported on first use: the rule classes import LibCST. What only needs to
+know the rules (codes, names, prefilters) uses ``registry``'s descriptions instead.
 """
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
-from typing import Dict, Sequence
-
-from torchdevlint.rules.base import Rule, Violation
-
-
-def _discover() -> Sequence[type]:
-    found = {}
-    for info in pkgutil.iter_modules(__path__):
-        if not info.name.startswith("tdl"):
-            continue
-        module = importlib.import_module(f"{__name__}.{info.name}")
-        for value in vars(module).values():
-            if isinstance(value, type) and issubclass(value, Rule) and value is not Rule \
-                    and value.__module__ == module.__name__ and getattr(value, "code", None):
-                if value.code in found:
-                    raise ImportError(f"two rules have the code {value.code}: "
-                                      f"{found[value.code].__name__} and {value.__name__}")
-                found[value.code] = value
-    return tuple(found[code] for code in sorted(found))
-
-
-ALL_RULES: Sequence[type] = _discover()
-RULES_BY_CODE: Dict[str, type] = {rule.code: rule for rule in ALL_RULES}
-# The rules that run when nothing names them (``Rule.default_enabled``); the others are opt-in.
-DEFAULT_RULES: Sequence[type] = tuple(rule for rule in ALL_RULES if rule.default_enabled)
-OPT_IN_CODES = frozenset(rule.code for rule in ALL_RULES if not rule.default_enabled)
-
-
 __all__ = ["ALL_RULES", "DEFAULT_RULES", "OPT_IN_CODES", "RULES_BY_CODE", "Rule", "Violation"]
+
+
+def __getattr__(name: str):
+    if name in ("Rule", "Violation"):
+        from torchdevlint.rules import base
+        return getattr(base, name)
+    if name == "OPT_IN_CODES":
+        from torchdevlint.rules.registry import OPT_IN_CODES
+        return OPT_IN_CODES
+    if name in ("ALL_RULES", "RULES_BY_CODE", "DEFAULT_RULES"):
+        from torchdevlint.rules.registry import classes_by_code
+        by_code = classes_by_code()
+        values = {
+            "ALL_RULES": tuple(by_code.values()),
+            "RULES_BY_CODE": dict(by_code),
+            # The rules that run when nothing names them (``Rule.default_enabled``); the
+            # others are opt-in.
+            "DEFAULT_RULES": tuple(rule for rule in by_code.values() if rule.default_enabled),
+        }
+        globals().update(values)  # (computed once: later reads find them as attributes)
+        return values[name]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -11,6 +11,8 @@ import libcst as cst
 
 from torchdevlint.analysis import Analysis
 from torchdevlint.fixes.model import FixPlan
+# (the prefilter helpers live apart, so that the prefilter runs without LibCST)
+from torchdevlint.rules.prefilter import TOKEN_GAP, ast_statements, method_call_text  # noqa: F401
 
 
 @dataclass
@@ -61,35 +63,6 @@ class Rule:
 
     def check(self, analysis: Analysis) -> Iterator[Violation]:
         raise NotImplementedError
-
-
-# Fields of Python's ast that hold blocks of statements (``handlers`` and ``cases`` hold the
-# ``except`` and ``case`` clauses, whose own ``body`` is such a block).
-_BLOCK_FIELDS = ("body", "orelse", "finalbody", "handlers", "cases")
-
-
-def ast_statements(root: ast.AST):
-    """``root`` and every statement under it, without visiting expressions (a tenth of the
-    nodes): what the ``could_report_in`` prefilters walk."""
-    stack = [root]
-    while stack:
-        node = stack.pop()
-        yield node
-        for name in _BLOCK_FIELDS:
-            block = getattr(node, name, None)
-            if block:
-                stack.extend(block)
-
-
-# What Python allows between two tokens: whitespace, line continuations and comments. (A
-# comment must end in a newline to be followed by a token; requiring it keeps the pattern
-# linear: a comment cannot be split into several.)
-TOKEN_GAP = r"(?:[\s\\]|#[^\r\n]*[\r\n])*"
-
-
-def method_call_text(*names: str) -> str:
-    """Text of a call of one of these methods: ``x.to(``, ``x . cuda  (``."""
-    return rf"\.{TOKEN_GAP}(?:{'|'.join(names)})\b{TOKEN_GAP}\("
 
 
 _SNIPPET = cst.Module(body=[])

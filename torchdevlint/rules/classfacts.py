@@ -20,7 +20,7 @@ import ast
 import re
 from typing import List, NamedTuple, Optional, Set, Tuple
 
-from torchdevlint.rules.base import ast_statements
+from torchdevlint.rules.prefilter import ast_statements
 
 FACTORY_CALLS = frozenset(
     """
@@ -140,3 +140,16 @@ def assigned_and_read_elsewhere(tree: ast.AST, source: str, containers: bool) ->
                 if method is not reader and _mentions(reader.text, reader.self_name, names):
                     return True
     return False
+
+
+def tensor_attribute_in(tree: ast.AST, source: str) -> bool:
+    """TDL005's ast prefilter. Every finding is a ``self.NAME = ...`` in a method that calls a
+    torch factory (the value, or a local name bound to one) and a read of ``self.NAME`` in
+    another method, not ``__init__``: most files that name a class and torch have no such pair."""
+    return assigned_and_read_elsewhere(tree, source, containers=False)
+
+
+def module_container_in(tree: ast.AST, source: str) -> bool:
+    """TDL006's ast prefilter. Every finding is ``self.NAME = <container>`` in one method of a
+    class and a read of ``self.NAME`` in another method, not ``__init__``."""
+    return assigned_and_read_elsewhere(tree, source, containers=True)

@@ -11,8 +11,6 @@ assignment. Any other receiver (``loss.detach().cpu()``) gets no fix.
 
 from __future__ import annotations
 
-import ast
-
 from dataclasses import dataclass
 
 from typing import Iterator, Optional
@@ -25,9 +23,8 @@ from torchdevlint.analysis import (
 from torchdevlint.findings import Finding
 from torchdevlint.fixes.context import FixContext
 from torchdevlint.fixes.model import Edit, Fix, FixPlan
-from torchdevlint.rules.base import Rule, Violation, ast_statements, method_call_text, source_of
-
-MOVE_METHODS = ("to", "cuda", "cpu")
+from torchdevlint.rules.base import Rule, Violation, method_call_text, source_of
+from torchdevlint.rules.prefilter import MOVE_METHODS, move_statement_in
 
 
 @dataclass
@@ -91,14 +88,7 @@ class DiscardedTensorMove(Rule):
     summary = "Result of Tensor.to()/.cuda()/.cpu() is discarded; the tensor does not move"
     required_text = method_call_text(*MOVE_METHODS)
 
-    @staticmethod
-    def could_report_in(tree: ast.AST, source: str) -> bool:
-        # Only a move that is a whole expression statement is reported: ``.to(`` is in most
-        # files, such a statement in few.
-        return any(isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call)
-                   and isinstance(statement.value.func, ast.Attribute)
-                   and statement.value.func.attr in MOVE_METHODS
-                   for statement in ast_statements(tree))
+    could_report_in = staticmethod(move_statement_in)
 
     def check(self, analysis: Analysis) -> Iterator[Violation]:
         calls = analysis.collected.calls_by_name

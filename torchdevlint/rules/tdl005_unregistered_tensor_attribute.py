@@ -12,8 +12,6 @@ annotated assignment, or for an assignment that shares its line with other state
 
 from __future__ import annotations
 
-import ast
-
 from dataclasses import dataclass
 from typing import Dict, Iterator, List, Optional, Set
 
@@ -26,7 +24,7 @@ from torchdevlint.findings import Finding
 from torchdevlint.fixes.context import FixContext
 from torchdevlint.fixes.model import Edit, Fix, FixPlan
 from torchdevlint.rules.base import Rule, Violation
-from torchdevlint.rules.classfacts import assigned_and_read_elsewhere
+from torchdevlint.rules.classfacts import tensor_attribute_in
 
 SAME_DEVICE = "RuntimeError: Expected all tensors to be on the same device"
 
@@ -109,12 +107,7 @@ class UnregisteredTensorAttribute(Rule):
          "    def forward(self, x):\n        return x.unsqueeze(0) * self.mask\n", ((8, 9),)),
     )
 
-    @staticmethod
-    def could_report_in(tree: ast.AST, source: str) -> bool:
-        # Every finding is a ``self.NAME = ...`` in a method that calls a torch factory (the
-        # value, or a local name bound to one) and a read of ``self.NAME`` in another method,
-        # not ``__init__``: most files that name a class and torch have no such pair.
-        return assigned_and_read_elsewhere(tree, source, containers=False)
+    could_report_in = staticmethod(tensor_attribute_in)  # (in classfacts: see rules/prefilter.py)
 
     def check(self, analysis: Analysis) -> Iterator[Violation]:
         self.analysis = analysis

@@ -11,8 +11,6 @@ type (``isinstance(x, list)``, ``+`` with a list) behaves differently.
 
 from __future__ import annotations
 
-import ast
-
 from dataclasses import dataclass
 from typing import Dict, Iterator, List, Optional, Set
 
@@ -26,7 +24,7 @@ from torchdevlint.findings import Finding
 from torchdevlint.fixes.context import FixContext
 from torchdevlint.fixes.model import Edit, Fix, FixPlan
 from torchdevlint.rules.base import Rule, Violation
-from torchdevlint.rules.classfacts import assigned_and_read_elsewhere
+from torchdevlint.rules.classfacts import module_container_in
 
 _EMPTY_LIST = "list"
 _EMPTY_DICT = "dict"
@@ -99,11 +97,7 @@ class UnregisteredSubmoduleContainer(Rule):
          "            x = block(x)\n        return x\n", ((7, 9),)),
     )
 
-    @staticmethod
-    def could_report_in(tree: ast.AST, source: str) -> bool:
-        # Every finding is ``self.NAME = <container>`` in one method of a class and a read
-        # of ``self.NAME`` in another method, not ``__init__``.
-        return assigned_and_read_elsewhere(tree, source, containers=True)
+    could_report_in = staticmethod(module_container_in)  # (in classfacts: see rules/prefilter.py)
 
     def check(self, analysis: Analysis) -> Iterator[Violation]:
         self.analysis = analysis
