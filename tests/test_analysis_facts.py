@@ -157,6 +157,139 @@ def test_tdl005_ast_prefilter_knows_every_origin_the_rule_accepts():
     assert origins <= FACTORY_CALLS
 
 
+
+def test_prefilters_know_the_analysis_factories():
+    """The prefilters live apart from the analysis (no LibCST there): their copy of torch's
+    factories must be the analysis's, or TDL011's would drop files it reports in."""
+    from torchdevlint.analysis import api
+    from torchdevlint.rules import prefilter
+
+    assert prefilter.TORCH_FACTORIES == api.FACTORIES
+
+
+def _kept(code: str, source: str) -> bool:
+    import ast as python_ast
+
+    from torchdevlint.engine import candidate_rules
+    from torchdevlint.rules import RULES_BY_CODE
+    rule = RULES_BY_CODE[code]
+    source = textwrap.dedent(source)
+    return candidate_rules(source, [rule], python_ast.parse(source)) == [rule]
+
+
+@pytest.mark.parametrize("source, kept", [
+    # a CPU tensor and a move in the same function
+    ("""
+     import torch
+     def f(device):
+         return torch.randn(3, device=device) + torch.randn(3)
+     """, True),
+    # a model moved at module level, called in a function with a CPU tensor
+    ("""
+     import torch
+     model = torch.nn.Linear(3, 3).to("cuda")
+     def predict():
+         return model(torch.randn(2, 3))
+     """, True),
+    # a model given by every caller, moved there
+    ("""
+     import torch
+     def predict(net):
+         return net(torch.randn(2, 3))
+     def main(device):
+         model = torch.nn.Linear(3, 3)
+         model.to(device)
+         predict(model)
+     """, True),
+    # library code: created on another tensor's device in one function, a CPU factory in
+    # another with nothing moved there
+    ("""
+     import torch
+     def f(x):
+         return torch.zeros(3, device=x.device) + x
+     def g(n):
+         return torch.arange(n) * 2
+     """, False),
+    # the only CPU tensor is 0-dim: it combines with any device
+    ("""
+     import torch
+     def f(device):
+         return torch.randn(3, device=device) * torch.tensor(2.0)
+     """, False),
+])
+def test_tdl011_ast_prefilter_keeps_scopes_with_both_sides(source, kept):
+    assert _kept("TDL011", source) is kept
+
+
+@pytest.mark.parametrize("source, kept", [
+    ("""
+     import torch
+     class M(torch.nn.Module):
+         def forward(self, x):
+             return x * torch.ones(x.size(1))
+     """, True),
+    # imported from torch under another name
+    ("""
+     import torch
+     from torch import ones as make_ones
+     class M(torch.nn.Module):
+         def forward(self, x):
+             return x * make_ones(x.size(1))
+     """, True),
+    # every factory is given a device (or keyword arguments that may hold one)
+    ("""
+     import torch
+     class M(torch.nn.Module):
+         def forward(self, x, **kw):
+             return x * torch.ones(x.size(1), device=x.device) + torch.zeros(3, **kw)
+     """, False),
+    # no forward: not a module TDL007 follows
+    ("""
+     import torch
+     class Helper:
+         def make(self, x):
+             return x * torch.ones(x.size(1))
+     """, False),
+])
+def test_tdl007_ast_prefilter(source, kept):
+    assert _kept("TDL007", source) is kept
+
+
+@pytest.mark.parametrize("source, kept", [
+    ("import torch\nx = torch.zeros(3).to('cuda')\n", True),
+    ("from torch import rand as r\nx = r(3).cuda()\n", True),
+    # a move of another call's result, a pinned buffer, host data
+    ("import torch\nx = f(3).to('cuda')\ny = torch.zeros(2).pin_memory().to('cuda')\n"
+     "z = torch.tensor(data).to('cuda')\n", False),
+])
+def test_tdl009_ast_prefilter(source, kept):
+    assert _kept("TDL009", source) is kept
+
+
+@pytest.mark.parametrize("source, kept", [
+    ("""
+     def f(model, loader):
+         total = 0
+         for x in loader:
+             total = total + model(x)
+     """, True),
+    ("""
+     def f(model, loader):
+         outs = []
+         for x in loader:
+             outs.append(model(x))
+     """, True),
+    # loops over a loader that accumulate nothing
+    ("""
+     def f(model, loader):
+         for x in loader:
+             model(x).backward()
+         return [x for x in loader] + []
+     """, False),
+])
+def test_tdl010_ast_prefilter(source, kept):
+    assert _kept("TDL010", source) is kept
+
 # -- placement: where a tensor lives where it is read ---------------------------------------
 
 PLACED = '''

@@ -20,8 +20,8 @@ import libcst as cst
 from torchdevlint.fixes.context import FixContext
 from torchdevlint.fixes.model import Edit
 
-GENERATING = frozenset(
-    "zeros ones empty full eye arange linspace logspace rand randn randint randperm".split())
+from torchdevlint.rules.prefilter import GENERATING  # noqa: F401 (the prefilter needs it too)
+
 # Their values do not depend on the device that computes them: exact in any dtype (``full``
 # only in its own dtype: ``torch.full(s, 0.1).to(torch.float64)`` rounds 0.1 to float32 first).
 _EXACT = frozenset("zeros ones empty eye".split())

@@ -31,12 +31,12 @@ from torchdevlint.findings import Finding
 from torchdevlint.fixes.context import FixContext
 from torchdevlint.fixes.model import Edit, Fix, FixPlan
 from torchdevlint.rules.base import Rule, Violation, source_of
+from torchdevlint.rules.prefilter import (
+    ALWAYS_SHAPED_FACTORIES, OFF_DEVICE_FACTORIES, SIZE_FACTORIES, off_device_factory_in,
+)
 
 SAME_DEVICE = "RuntimeError: Expected all tensors to be on the same device"
 
-# Factories whose result always has a dimension, those whose size arguments say.
-_ALWAYS_SHAPED = frozenset("arange linspace logspace randperm eye".split())
-_SIZED = frozenset("zeros ones empty rand randn full".split())
 # Tensor methods whose result keeps the receiver's device and at least its dimensions.
 _SHAPE_KEEPING = frozenset(
     """
@@ -77,19 +77,16 @@ class TensorCreatedOffDevice(Rule):
     name = "tensor-created-off-device"
     summary = "A tensor created without `device=` in `forward` meets the module's device tensors"
     fixable = True
-    # Opt-in until its precision is measured on more real findings (the 43 corpora, torch and
-    # transformers give it 4, all TRUE, all in one function, once two false ones were fixed)
-    # and for its cost: on torch's nn, optim, utils/data and distributions (253 files, 1 job)
-    # the default rules take 6.26 s CPU, 7.43 s with TDL007 (+19%).
-    default_enabled = False
     facts = frozenset(("kinds", "placement", "devices", "modules"))
     # A module class (its base named through torch or a library of modules) calling a factory.
-    required_text = (r"\bclass\b", r"\btorch\b")
+    # (``forward`` is a method defined there; the factory is named or imported by its name.)
+    required_text = (r"\bclass\b", r"\btorch\b", r"\bdef\s+forward\b",
+                     r"\b(?:" + "|".join(sorted(OFF_DEVICE_FACTORIES)) + r")\b")
     valid = (
-        # created on the input's device
+        # used as an index: a CPU index tensor works with a tensor on any device
         "import torch\nimport torch.nn as nn\n\n\nclass M(nn.Module):\n"
-        "    def forward(self, x):\n        mask = torch.ones(x.size(1), device=x.device)\n"
-        "        return x * mask\n",
+        "    def forward(self, x):\n        index = torch.arange(x.size(1))\n"
+        "        return x[:, index]\n",
         # moved before use
         "import torch\nimport torch.nn as nn\n\n\nclass M(nn.Module):\n"
         "    def forward(self, x):\n        mask = torch.ones(x.size(1)).to(x.device)\n"
@@ -103,6 +100,8 @@ class TensorCreatedOffDevice(Rule):
          "    def forward(self, x):\n        mask = torch.ones(x.size(1))\n"
          "        return x * mask\n", ((7, 16),)),
     )
+
+    could_report_in = staticmethod(off_device_factory_in)  # (in prefilter: no LibCST there)
 
     def check(self, analysis: Analysis) -> Iterator[Violation]:
         self.analysis = analysis
@@ -185,14 +184,14 @@ class TensorCreatedOffDevice(Rule):
         tail = qualified[len("torch."):]
         positional = [a.value for a in call.args if a.keyword is None]
         sized = [a.value for a in call.args if a.keyword is not None and a.keyword.value == "size"]
-        if tail in _ALWAYS_SHAPED:
+        if tail in ALWAYS_SHAPED_FACTORIES:
             return True
         if tail == "tensor":
             return len(positional) == 1 and self._list_data(positional[0], method)
         if tail == "randint":
             sizes = [v for v in positional if isinstance(v, (cst.Tuple, cst.List))] + sized
             return len(sizes) == 1 and _nonempty_size(sizes[0])
-        if tail in _SIZED:
+        if tail in SIZE_FACTORIES:
             sizes = positional[:1] if tail == "full" else positional
             if not sizes:
                 sizes = sized

@@ -40,6 +40,7 @@ from torchdevlint.fixes.context import FixContext
 from torchdevlint.fixes.model import Fix, FixPlan
 from torchdevlint.rules import factories
 from torchdevlint.rules.base import TOKEN_GAP, Rule, Violation, method_call_text, source_of
+from torchdevlint.rules.prefilter import created_then_moved_in
 
 _DROPPABLE = frozenset(("non_blocking", "copy"))
 
@@ -77,14 +78,16 @@ class CreateThenMove(Rule):
     # ``.to(`` or ``.cuda(`` right after a closing parenthesis (the factory call's, or the
     # parentheses around it), and a torch factory (reached through a name of torch).
     required_text = (rf"\){TOKEN_GAP}{method_call_text('to', 'cuda')}", r"\btorch\b")
+    could_report_in = staticmethod(created_then_moved_in)  # (in prefilter: no LibCST there)
     valid = (
         "import torch\n\n\ndef f(device):\n    return torch.zeros(3, device=device).to(device)\n",
         "import torch\nx = torch.zeros(3).to(torch.float16)\n",
         "import torch\n\n\ndef f(ref):\n    return torch.zeros(3).to(ref)\n",
+        # (a pinned staging buffer, ``.pin_memory().to(...)``, and host data,
+        # ``torch.tensor(data).to(device)``, never reach the rule: see the negative fixtures)
         "import torch\n\n\ndef f(n, device):\n"
-        "    return torch.zeros(n).pin_memory().to(device, non_blocking=True)\n",
+        "    return torch.zeros(n, pin_memory=True).to(device, non_blocking=True)\n",
         "import torch\nx = torch.zeros(3).to('cpu')\n",
-        "import torch\n\n\ndef f(data, device):\n    return torch.tensor(data).to(device)\n",
     )
     invalid = (
         ("import torch\n\n\ndef f(device):\n    return torch.zeros(3, 4).to(device)\n", ((5, 30),)),

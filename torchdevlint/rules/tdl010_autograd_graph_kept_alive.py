@@ -59,6 +59,7 @@ from torchdevlint.findings import Finding
 from torchdevlint.fixes.context import FixContext
 from torchdevlint.fixes.model import Edit, Fix, FixPlan
 from torchdevlint.rules.base import Rule, Violation, source_of
+from torchdevlint.rules.prefilter import accumulating_loop_in
 
 # Evidence that a value carries history: a tensor, or a model's output of unknown structure.
 TENSOR = "tensor"
@@ -160,6 +161,8 @@ class AutogradGraphKeptAlive(Rule):
          "for x in loader:\n    outs.append(model(x))\n", ((6, 17),)),
     )
 
+    could_report_in = staticmethod(accumulating_loop_in)  # (in prefilter: no LibCST there)
+
     def check(self, analysis: Analysis) -> Iterator[Violation]:
         self.analysis = analysis
         self.kinds = analysis.kinds
@@ -167,10 +170,11 @@ class AutogradGraphKeptAlive(Rule):
                  if self._iterates_loader(loop.iter, ctx.scope)]
         if not loops:
             return
-        source = analysis.module.code
+        source = analysis.source if analysis.source is not None else analysis.module.code
         if _FROZEN.search(source) or self._grad_off_for_program():
             return
         self.source = source
+        self._code: Dict[int, str] = {}
         self._ctx_of_call: Optional[Dict[int, Ctx]] = None
         self._grad_memo: Dict[int, bool] = {}
         reported: Set[int] = set()
@@ -294,9 +298,9 @@ class AutogradGraphKeptAlive(Rule):
             return True
         for site in sites:
             if site.ctx.func is not None:
-                code = module.code_for_node(site.ctx.func.node.body)
+                code = self.code_of(site.ctx.func.node.body)
             else:
-                code = "".join(module.code_for_node(statement) for statement in module.body
+                code = "".join(self.code_of(statement) for statement in module.body
                                if not isinstance(statement, (cst.FunctionDef, cst.ClassDef)))
             if "backward" in code:
                 return True
@@ -308,9 +312,17 @@ class AutogradGraphKeptAlive(Rule):
         if name is None:
             return False
         for info in self.analysis.collected.functions:
-            if info.name == name and "backward" in self.analysis.module.code_for_node(info.node.body):
+            if info.name == name and "backward" in self.code_of(info.node.body):
                 return True
         return False
+
+    def code_of(self, node: cst.CSTNode) -> str:
+        """A node's source text, generated once per check (loops ask for the same function's
+        many times: 805 generations for a 5,000-line script, a fifth of its lint)."""
+        code = self._code.get(id(node))
+        if code is None:
+            code = self._code[id(node)] = self.analysis.module.code_for_node(node)
+        return code
 
 
 def _is_loss_name(name: str) -> bool:
@@ -568,8 +580,7 @@ class _LoopWalk(OrderedWalk):
     def _freed_later(self, accumulator: str, summed: bool) -> bool:
         """The accumulated value is backward()-ed after all (gradient accumulation), returned,
         or handed to an outer scope's code this rule cannot follow."""
-        code = self.rule.analysis.module.code_for_node(
-            self.func.node if self.func is not None else self.rule.analysis.module)
+        code = self.rule.code_of(self.func.node) if self.func is not None else self.rule.source
         if self.frees:
             return True
         name = accumulator.rpartition(".")[2]

@@ -28,7 +28,6 @@ where it is another expression whose names are in scope; no fix otherwise.
 
 from __future__ import annotations
 
-import ast
 from dataclasses import dataclass
 from typing import Iterator, List, Optional, Tuple
 
@@ -41,6 +40,7 @@ from torchdevlint.findings import Finding
 from torchdevlint.fixes.context import FixContext
 from torchdevlint.fixes.model import Edit, Fix, FixPlan
 from torchdevlint.rules.base import Rule, Violation, method_call_text, source_of
+from torchdevlint.rules.prefilter import SCALAR_FACTORIES, SIZED_FACTORIES, mixed_devices_in
 
 MIXED_ERROR = ("RuntimeError: Expected all tensors to be on the same device, but found at least "
                "two devices, cuda:0 and cpu!")
@@ -66,10 +66,6 @@ _TENSOR_METHODS = frozenset(
 _MAY_BE_SCALAR = frozenset(
     """sum mean prod max min amax amin norm std var median mode all any argmax argmin logsumexp
     dot vdot count_nonzero trace det logdet squeeze item nansum nanmean numel dist""".split())
-_SIZED_FACTORIES = frozenset(
-    """zeros ones empty full rand randn randint zeros_like ones_like empty_like full_like rand_like
-    randn_like""".split())
-_SCALAR_FACTORIES = frozenset("tensor as_tensor from_numpy scalar_tensor asarray".split())
 
 
 @dataclass
@@ -96,11 +92,6 @@ class MixedDeviceOperands(Rule):
     name = "mixed-device-operands"
     summary = "A CPU tensor meets a tensor or a model on an accelerator in one operation"
     fixable = True
-    # Opt-in for its cost, not its precision (1 finding on the 43 corpora, TRUE): it walks
-    # every function body of a file that names both a device and the CPU. Measured on torch's
-    # nn, optim, utils/data and distributions (253 files, 1 job): 6.26 s CPU for the default
-    # rules, 7.64 s with TDL011 (+22%), above the +15% that issue 15 allows five rules together.
-    default_enabled = False
     facts = frozenset(("kinds", "placement", "devices"))
     # Evidence of an accelerator needs a move (``.to(`` / ``.cuda(``) or a ``device=``.
     # And evidence of the CPU: a torch factory, ``.cpu()``, or the word "cpu" (``.to("cpu")``).
@@ -110,9 +101,9 @@ class MixedDeviceOperands(Rule):
         # moved first
         "import torch\n\n\ndef f(device):\n    a = torch.randn(3, device=device)\n"
         "    b = torch.randn(3)\n    b = b.to(device)\n    return a + b\n",
-        # a 0-dim CPU tensor combines with any device
+        # a 0-dim CPU tensor (a reduction) combines with any device
         "import torch\n\n\ndef f(device):\n    a = torch.randn(3, device=device)\n"
-        "    return a * torch.tensor(2.0)\n",
+        "    return a * torch.randn(3).sum()\n",
         # the other operand's placement is unknown
         "import torch\n\n\ndef f(x, device):\n    y = torch.randn(3).to(device)\n"
         "    return x + y, x * torch.randn(3)\n",
@@ -131,36 +122,14 @@ class MixedDeviceOperands(Rule):
          "    return model(x)\n", ((8, 12),)),
     )
 
-    @staticmethod
-    def could_report_in(tree: ast.AST, source: str) -> bool:
-        # Evidence of both sides must be in the file: an accelerator (``.cuda()``, a ``.to()``
-        # or ``device=`` that is no CPU string) and the CPU (a torch factory, ``.cpu()``, or a
-        # ``.to()`` / ``device=`` where the file says "cpu").
-        says_cpu = "cpu" in source
-        accelerator = cpu = False
-        for node in ast.walk(tree):
-            if not isinstance(node, ast.Call):
-                continue
-            func = node.func
-            name = func.attr if isinstance(func, ast.Attribute) else \
-                func.id if isinstance(func, ast.Name) else None
-            devices = [k.value for k in node.keywords if k.arg == "device"]
-            if name == "to":
-                devices += node.args[:1]
-            if name == "cuda" or any(not _cpu_constant(d) for d in devices):
-                accelerator = True
-            if name == "cpu" or (name is not None and (name in api.FACTORIES or name.endswith("_like"))) \
-                    or (says_cpu and (devices or name == "to")):
-                cpu = True
-            if accelerator and cpu:
-                return True
-        return False
+    could_report_in = staticmethod(mixed_devices_in)  # (in prefilter: no LibCST there)
 
     def check(self, analysis: Analysis) -> Iterator[Violation]:
         self.analysis = analysis
         collected = analysis.collected
+        making_cpu_tensors = _making_cpu_tensors(collected)
         for info in collected.functions:
-            if info.scope is None:
+            if info.scope is None or id(info.scope) not in making_cpu_tensors:
                 continue
             if info.cls is not None and analysis.kinds.class_is_module(info.cls) is not False:
                 continue  # module state and forward-created tensors: TDL005 / TDL007
@@ -168,7 +137,7 @@ class MixedDeviceOperands(Rule):
             statements = body.body if isinstance(body, cst.IndentedBlock) else [body]
             yield from self._check_block(statements, info.scope, info.node)
         module = collected.module_scope
-        if module is not None:
+        if module is not None and id(module) in making_cpu_tensors:
             yield from self._check_block(list(module.node.body), module, module.node)
 
     # -- finding the operations -------------------------------------------------------
@@ -353,7 +322,7 @@ class MixedDeviceOperands(Rule):
             node = stack.pop()
             if isinstance(node, (cst.Lambda, cst.FunctionDef)):
                 continue
-            if isinstance(node, cst.Call) and last_name(node.func) in _SIZED_FACTORIES:
+            if isinstance(node, cst.Call) and last_name(node.func) in SIZED_FACTORIES:
                 # its arguments are sizes and numbers, not tensors it is computed from
                 stack.extend(a.value for a in node.args
                              if last_name(node.func).endswith("_like") and a is node.args[0])
@@ -368,12 +337,12 @@ class MixedDeviceOperands(Rule):
                 name = last_name(node.func)
                 if name in _MAY_BE_SCALAR:
                     return True
-                if name in _SCALAR_FACTORIES:
+                if name in SCALAR_FACTORIES:
                     first = node.args[0].value if node.args else None
                     if not (isinstance(first, cst.ListComp) or (
                             isinstance(first, (cst.List, cst.Tuple)) and first.elements)):
                         return True
-                elif name in _SIZED_FACTORIES:
+                elif name in SIZED_FACTORIES:
                     sizes = [a.value for a in node.args if a.keyword is None]
                     if name == "randint":
                         sizes = sizes[-1:]
@@ -431,8 +400,25 @@ class MixedDeviceOperands(Rule):
         return False
 
 
-def _cpu_constant(expr) -> bool:
-    return isinstance(expr, ast.Constant) and isinstance(expr.value, str) and "cpu" in expr.value
+def _making_cpu_tensors(collected) -> set:
+    """ids of the scopes (functions, the module) whose own code makes a tensor on the CPU.
+
+    A CPU operand is evidence found in the body that reads it: a factory (``torch.zeros``,
+    ``*_like``), ``.cpu()`` or ``.to(...)``, in that very function (names bound elsewhere give
+    no evidence), so a function without such a call cannot report and is not walked. Most
+    functions have none: in the files of torch's nn, optim, utils/data and distributions that
+    the prefilter keeps, 513 of 616 functions are not walked."""
+    owners = set()
+    for name, sites in collected.calls_by_name.items():
+        if name is None or not (name in ("cpu", "to") or name in api.FACTORIES
+                                or name.endswith("_like")):
+            continue
+        for site in sites:
+            scope = site.ctx.scope
+            while scope.kind in ("comprehension", "lambda") and scope.parent is not None:
+                scope = scope.parent  # judged with the function around it (``_placed_at``)
+            owners.add(id(scope))
+    return owners
 
 
 def _is_full_slice_marker(expr) -> bool:
