@@ -8,11 +8,17 @@ Opt-in rules (TDL009) run as under the CLI: only when flake8's ``--select`` or
 ``--extend-select`` (command line or configuration) names their exact code. flake8's own
 decision alone would not do: its default ignore list (which lists them too) gives way to any
 explicit ``--select TDL`` or ``--ignore``, where the CLI keeps them off.
+
+The torch version (``torch-version``: which device idiom TDL002's message proposes) is
+flake8's ``--torch-version`` option, else the one the command resolves for the file
+(``[tool.torchdevlint]``, else the project's torch requirement), so both say the same.
 """
 
 from __future__ import annotations
 
+import argparse
 import os
+from pathlib import Path
 from typing import Iterator, List, Optional, Tuple
 
 from torchdevlint import __version__
@@ -21,6 +27,14 @@ from torchdevlint.findings import PARSER_ERROR, READ_ERROR, Finding
 from torchdevlint.project import rules_for_location
 from torchdevlint.source import SourceError, decode_source
 from torchdevlint.rules import ALL_RULES, DEFAULT_RULES, OPT_IN_CODES
+from torchdevlint import torch_version as torch_versions
+
+
+def _torch_version_option(text: str) -> torch_versions.Version:
+    try:
+        return torch_versions.parse(text)
+    except torch_versions.TorchVersionError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 class TorchDevLintChecker:
@@ -29,11 +43,19 @@ class TorchDevLintChecker:
 
     # The rules to run: those on by default, plus the opt-in ones flake8's options name.
     rules: Tuple[type, ...] = tuple(DEFAULT_RULES)
+    # flake8's --torch-version (None: as the command resolves it for each file)
+    torch_version: Optional[torch_versions.Version] = None
+    _resolver = None
 
     @classmethod
     def add_options(cls, option_manager) -> None:
         # flake8's own default: opt-in codes are ignored unless selected (``--extend-select``).
         option_manager.extend_default_ignore(sorted(OPT_IN_CODES))
+        option_manager.add_option(
+            "--torch-version", parse_from_config=True, default=None, type=_torch_version_option,
+            help="the torch version TDL002's message proposes code for, such as 2.6 (default: "
+                 "as the torchdevlint command resolves it: [tool.torchdevlint] torch-version, "
+                 "else the project's torch requirement, else 2.0)")
 
     @classmethod
     def parse_options(cls, options) -> None:
@@ -41,6 +63,7 @@ class TorchDevLintChecker:
                  for code in (getattr(options, option, None) or ())}
         cls.rules = tuple(rule for rule in ALL_RULES
                           if rule.default_enabled or rule.code in named)
+        cls.torch_version = getattr(options, "torch_version", None)
 
     def __init__(self, tree, lines: List[str], filename: str = "") -> None:
         # LibCST parses the source; flake8's ``ast`` of it (built for every plugin anyway)
@@ -55,13 +78,17 @@ class TorchDevLintChecker:
             yield undecodable.line, undecodable.column - 1, \
                 f"{undecodable.code} {undecodable.message}", type(self)
             return
+        torch_version, problem = self._torch_version()
+        if problem is not None:
+            yield 1, 0, f"{PARSER_ERROR} {problem}", type(self)
         try:
             # flake8 reports E999 itself: no second syntax check for files the prefilter skips.
             # Only the findings are kept: the tree is freed before collections resume.
             with gc_paused():
                 result = lint_source("".join(self.lines), self.filename,
                                      rules_for_location(self.rules, self.filename),
-                                     apply_noqa=False, check_syntax=False, tree=self.tree)
+                                     apply_noqa=False, check_syntax=False, tree=self.tree,
+                                     torch_version=torch_version)
                 result.drop_tree()
         except Exception as exc:  # never abort flake8
             yield 1, 0, f"{PARSER_ERROR} torchdevlint internal error: {type(exc).__name__}: {exc}", type(self)
@@ -73,6 +100,21 @@ class TorchDevLintChecker:
             # flake8 itself reports E999 for files Python cannot parse; this is the rare file
             # Python accepts and LibCST does not.
             yield error.line, error.column - 1, f"{error.code} {error.message}", type(self)
+
+    def _torch_version(self) -> Tuple[torch_versions.Version, Optional[str]]:
+        """(the torch version for this file, the configuration problem that kept it from being
+        read, if any: the file is then linted for the default version)."""
+        if self.torch_version is not None:
+            return self.torch_version, None
+        from torchdevlint.config import ConfigError, Resolver
+        try:
+            cls = type(self)
+            if cls._resolver is None:
+                cls._resolver = Resolver()
+            path = Path(self.filename if self.filename not in ("", "-", "stdin") else ".")
+            return cls._resolver.for_path(path).torch_version, None
+        except ConfigError as exc:
+            return torch_versions.DEFAULT, f"invalid torchdevlint configuration: {exc}"
 
     def _undecodable(self) -> Optional[Finding]:
         """E902 for a file that is not text in its declared encoding (PEP 263, UTF-8 without a

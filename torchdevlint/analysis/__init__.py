@@ -7,10 +7,11 @@ be split and rearranged without touching a rule. A test reads the imports to kee
 
 from __future__ import annotations
 
-from typing import FrozenSet, Optional
+from typing import FrozenSet, Optional, Tuple
 
 import libcst as cst
 
+from torchdevlint import torch_version
 from torchdevlint.analysis import kinds as K  # noqa: F401 (facade)
 from torchdevlint.analysis import torch_api as api
 from torchdevlint.analysis.builder import (
@@ -64,6 +65,12 @@ class Analysis:
         if facts is not None and not facts <= FACTS:
             raise ValueError(f"unknown facts: {sorted(facts - FACTS)} (known: {sorted(FACTS)})")
         self.facts = FACTS if facts is None else facts
+        # The torch version the project targets (``torch-version``): which device idiom the
+        # messages propose and the fixes write.
+        self.torch_version: Tuple[int, int] = torch_version.DEFAULT
+        # The text the module was parsed from, when the front end has it: ``module.code``
+        # regenerates it from the tree (0.65 s for a 5,000-line file).
+        self.source: Optional[str] = None
         self._kinds = KindInference()  # lazy inside: a file nobody asks pays nothing
         # The fact providers behind this facade, each built on first use: a file whose
         # selected rules never ask a question never pays for its answers.
@@ -83,7 +90,9 @@ class Analysis:
         builder.out.module_scope = outer.collected.module_scope
         builder.out.imported_as = outer.collected.imported_as
         builder.walk(node, ctx)
-        return cls(module, builder.out, outer.facts)
+        fragment = cls(module, builder.out, outer.facts)
+        fragment.torch_version = outer.torch_version
+        return fragment
 
     def release(self) -> None:
         """Break the analysis's reference cycles (scopes and their bindings, functions and
@@ -238,6 +247,9 @@ class Analysis:
 
     def is_guard_test(self, expr: cst.CSTNode, scope: Scope, depth: int = 0) -> bool:
         return self.guards.is_guard_test(expr, scope, depth)
+
+    def is_accelerator_choice(self, value: cst.CSTNode, scope: Scope) -> bool:
+        return self.guards.is_accelerator_choice(value, scope)
 
     def is_script(self) -> bool:
         return self.guards.is_script()

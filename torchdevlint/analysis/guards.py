@@ -1,6 +1,12 @@
 """Guards: what makes code that needs CUDA safe to run (an availability check, a skip or an
 early exit without CUDA, a test that expects the failure, a function only called under such a
 check), and whether a whole file stops without CUDA.
+
+Which device a check proves matters: ``torch.accelerator.is_available()`` is true on Apple
+MPS and Intel XPU too, and ``torch.backends.mps.is_available()`` on a Mac, which has no CUDA.
+Neither makes a hard-coded ``"cuda"`` safe; they make the device they name safe
+(``torch.accelerator.current_accelerator()``, ``"mps"``), so they are recognised where a device
+is chosen from them (``accelerator_checks``, ``is_accelerator_choice``), never as CUDA guards.
 """
 
 from __future__ import annotations
@@ -193,6 +199,28 @@ class Guards:
             stack.extend(iter_children(node))
         return False
 
+    def accelerator_checks(self, expr: cst.CSTNode, scope: Scope) -> Optional[str]:
+        """The availability check of a device other than CUDA that ``expr`` makes, by its
+        qualified name (``torch.accelerator.is_available``, ``torch.backends.mps.is_available``),
+        or None. Such a check says that *an* accelerator, or MPS, is there: not CUDA."""
+        for node in walk_code(expr):
+            if isinstance(node, cst.Call):
+                qualified = self.qualname(node.func, scope)
+                if qualified in NON_CUDA_CHECKS:
+                    return qualified
+        return None
+
+    def is_accelerator_choice(self, value: cst.CSTNode, scope: Scope) -> bool:
+        """``torch.accelerator.current_accelerator().type if torch.accelerator.is_available()
+        else "cpu"`` (PyTorch's tutorials), also with the device itself or inside
+        ``torch.device()``: a device chosen at runtime that is CUDA wherever CUDA is (CUDA is
+        the accelerator of a CUDA build), and never a hard-coded one."""
+        return isinstance(value, cst.IfExp) and \
+            self.accelerator_checks(value.test, scope) == ACCELERATOR_AVAILABLE and \
+            any(isinstance(node, cst.Call) and
+                self.qualname(node.func, scope) == "torch.accelerator.current_accelerator"
+                for node in walk_code(value.body))
+
     def _name_holds_guard(self, name: str, scope: Scope, depth: int) -> bool:
         for binding in scope.lookup(name):
             value = binding.value
@@ -328,6 +356,12 @@ class Guards:
 
 
 _CUDA_WORDS = ("cuda", "gpu")
+ACCELERATOR_AVAILABLE = "torch.accelerator.is_available"
+# Availability checks of devices other than CUDA (see the module's docstring).
+NON_CUDA_CHECKS = frozenset((
+    ACCELERATOR_AVAILABLE, "torch.accelerator.device_count",
+    "torch.backends.mps.is_available", "torch.backends.mps.is_built", "torch.mps.device_count",
+    "torch.xpu.is_available", "torch.xpu.device_count"))
 # Distributed code that runs only once (NCCL) multi-process training is initialised:
 # ``if not dist.is_initialized(): return``, ``if is_dist_avail_and_initialized():``.
 _DISTRIBUTED_WORDS = ("is_initialized", "and_initialized", "dist_initialized", "is_distributed",

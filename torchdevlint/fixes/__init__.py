@@ -7,10 +7,11 @@ runner can call them in worker processes. They are imported on first use: rules 
 rules, so importing the applier here would make a circle.
 """
 
-from torchdevlint.fixes.model import AppliedFix, Edit, Fix, FixOptions, FixPlan, FixResult
+from torchdevlint.fixes.model import AppliedFix, Edit, EditLocation, Fix, FixOptions, FixPlan, \
+    FixResult
 
-__all__ = ["AppliedFix", "Edit", "Fix", "FixOptions", "FixPlan", "FixResult", "MAX_PASSES",
-           "fix_bytes", "fix_source"]
+__all__ = ["AppliedFix", "Edit", "EditLocation", "Fix", "FixOptions", "FixPlan", "FixResult",
+           "MAX_PASSES", "fix_bytes", "fix_source"]
 
 
 def __getattr__(name: str):

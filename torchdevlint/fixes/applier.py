@@ -43,7 +43,7 @@ def fix_source(source: str, path: str, rules: Optional[Sequence[type]] = None,
     text = source
     for number in range(1, MAX_PASSES + 2):
         linted = lint_source(text, path, rules, split_large=False,  # fixes need the whole tree
-                             target=options.target)
+                             target=options.target, torch_version=options.torch_version)
         if finding_filter is not None and linted.findings:
             linted.findings = finding_filter(text, linted.findings)
         if linted.error is not None:
@@ -150,7 +150,7 @@ def apply_edits(text: str, edits: List[Edit]) -> str:
 
 
 def attach_fixes(result, options: FixOptions = FixOptions(unsafe=True),
-                 rules: Optional[Sequence[type]] = None) -> None:
+                 rules: Optional[Sequence[type]] = None, text: Optional[str] = None) -> None:
     """Give each finding the ``Fix`` its plan builds (``available_fix``; None when it gets
     none) and drop the plan, for reports that say whether a fix is available and whether it is
     safe. ``rules``: the rules the result was linted with (None: every rule)."""
@@ -163,13 +163,17 @@ def attach_fixes(result, options: FixOptions = FixOptions(unsafe=True),
         codes = {f.code for f in findings}
         rules = engine.ALL_RULES if rules is None else rules
         whole = lint_source(result.split_source, result.path,
-                            [rule for rule in rules if rule.code in codes], split_large=False)
+                            [rule for rule in rules if rule.code in codes], split_large=False,
+                            torch_version=analysis.torch_version)
         payloads = {(f.line, f.column, f.code): f.fix for f in whole.findings}
         module, analysis = whole.module, whole.analysis
         findings = [replace(f, fix=payloads.get((f.line, f.column, f.code))) for f in findings]
         if module is None or analysis is None:
             return
-    ctx = FixContext(module.code, module, analysis)
+    # ``text``: the source the module was parsed from, when the caller has it (``module.code``
+    # generates it again from the tree: a tenth of a parse)
+    ctx = FixContext(text if text is not None and module is result.module else module.code,
+                     module, analysis)
     resolved = []
     for finding in findings:
         fix = None

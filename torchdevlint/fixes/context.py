@@ -17,6 +17,7 @@ from torchdevlint.analysis.builder import iter_children
 from torchdevlint.analysis.model import ASSIGN, IMPORT, PARAM, Binding, Ctx, Scope
 from torchdevlint.fixes.model import Edit
 from torchdevlint.positions import line_starts
+from torchdevlint.torch_version import has_accelerator_api
 
 
 @dataclass
@@ -198,11 +199,15 @@ class FixContext:
         return "torch", True
 
     def is_guarded_choice(self, value, scope: Scope) -> bool:
-        """``"cuda" if torch.cuda.is_available() else "cpu"``, also inside ``torch.device()``."""
+        """``"cuda" if torch.cuda.is_available() else "cpu"``, or the accelerator's device
+        if there is one (``torch.accelerator.current_accelerator().type if
+        torch.accelerator.is_available() else "cpu"``), also inside ``torch.device()``."""
         if isinstance(value, cst.Call) and value.args and \
                 self.analysis.qualname(value.func, scope) == "torch.device":
             value = value.args[0].value
-        return isinstance(value, cst.IfExp) and self.analysis.is_guard_test(value.test, scope)
+        return isinstance(value, cst.IfExp) and (
+            self.analysis.is_guard_test(value.test, scope) or
+            self.analysis.is_accelerator_choice(value, scope))
 
     def guarded_device_variable(self, scope: Scope, use_offset: int) -> Optional[str]:
         """A device variable in scope that is chosen at runtime from CUDA availability."""
@@ -282,8 +287,7 @@ class FixContext:
         if key not in self._prelude_cache:
             name = self.fresh_name("device")
             imports = ("import torch",) if needs_import else ()
-            definition = (f'{name} = {alias}.device("cuda" if {alias}.cuda.is_available() '
-                          f'else "cpu")',)
+            definition = (f"{name} = {runtime_device(alias, self.analysis.torch_version)}",)
             self._prelude_cache[key] = (name, self.prelude_edit(imports, definition))
         name, edit = self._prelude_cache[key]
         if scope.resolve(name) is not None:
@@ -292,3 +296,18 @@ class FixContext:
 
     def import_torch_edit(self) -> Edit:
         return self.prelude_edit(("import torch",))
+
+
+def accelerator_device(torch: str, quote: str = '"') -> str:
+    """PyTorch's own idiom from 2.6 on (its tutorials): the machine's accelerator, whichever it
+    is (CUDA, Apple MPS, Intel XPU, ...), else the CPU. A string, as the tutorials have it."""
+    return (f"{torch}.accelerator.current_accelerator().type if {torch}.accelerator.is_available() "
+            f"else {quote}cpu{quote}")
+
+
+def runtime_device(torch: str, torch_version: Tuple[int, int]) -> str:
+    """The module-level device a fix defines: the accelerator's from torch 2.6 on, before
+    that CUDA's (the only accelerator older torch can ask for by one name)."""
+    if has_accelerator_api(torch_version):
+        return accelerator_device(torch)
+    return f'{torch}.device("cuda" if {torch}.cuda.is_available() else "cpu")'

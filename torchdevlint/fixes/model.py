@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import FrozenSet, List, Optional, Tuple
 
+from torchdevlint.torch_version import DEFAULT as DEFAULT_TORCH_VERSION
+
 
 @dataclass(frozen=True)
 class Edit:
@@ -43,6 +45,22 @@ class Fix:
     # Whether plain ``--fix`` (with the configured unsafe-fixes) applies it: what ``[*]`` and
     # ``"fix_available"`` report. An unsafe fix is still shown by its safety.
     applicable: bool = True
+    # The edits in the file's own rows and columns (``fixes.locate``), for reports: they
+    # outlive the source the offsets of ``edits`` count in (the cache keeps only these).
+    located: Tuple["EditLocation", ...] = ()
+
+
+@dataclass(frozen=True)
+class EditLocation:
+    """An edit as reports show it (ruff's JSON ``content``, ``location``, ``end_location``):
+    1-based rows and character columns; in a notebook, rows count in ``cell``."""
+
+    content: str
+    row: int
+    column: int
+    end_row: int
+    end_column: int
+    cell: Optional[int] = None
 
 
 @dataclass(frozen=True)
@@ -56,6 +74,9 @@ class FixOptions:
     # The Python version whose syntax the file must be (None: the newest LibCST parses); it
     # travels here because the fix loop lints every pass.
     target: Optional[Tuple[int, int]] = None
+    # The torch version the fixes write code for (``torch-version``); it travels with the
+    # lint of every pass, whose analysis the fix builders (and the messages) read it from.
+    torch_version: Tuple[int, int] = DEFAULT_TORCH_VERSION
 
     def allows(self, fix: Fix) -> bool:
         if not fix.safe and not self.unsafe:

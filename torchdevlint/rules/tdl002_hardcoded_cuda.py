@@ -3,7 +3,11 @@
 Fix: choose the device at runtime.
 
 - A ``"cuda"`` (or ``"cuda:0"``) literal in a device position becomes
-  ``"cuda" if torch.cuda.is_available() else "cpu"``. Safe when torch uses the literal as a
+  ``"cuda" if torch.cuda.is_available() else "cpu"``; from ``torch-version`` 2.6 on, ``"cuda"``
+  becomes PyTorch's accelerator idiom instead, ``torch.accelerator.current_accelerator().type
+  if torch.accelerator.is_available() else "cpu"``, which is ``"cuda"`` wherever CUDA is
+  (``"cuda:0"`` keeps the CUDA form: the accelerator's device is the current one, which need
+  not be device 0). Safe when torch uses the literal as a
   device right there (``device=``/``map_location=`` of a torch call, ``.to()``): where CUDA is
   available nothing changes (device 0 exists whenever CUDA is available), elsewhere torch
   raised an error. Unsafe for ``torch.device("cuda")`` (a value that may be compared), a
@@ -12,7 +16,8 @@ Fix: choose the device at runtime.
   device exists.
 - ``x.cuda()`` becomes ``x.to(device)``, ``device`` being a guarded device variable in scope,
   or else one module-level ``device = torch.device("cuda" if torch.cuda.is_available() else
-  "cpu")`` added after the imports (under a name the file does not use, with ``import torch``
+  "cpu")`` (from torch 2.6 on, ``device = torch.accelerator.current_accelerator().type if
+  torch.accelerator.is_available() else "cpu"``) added after the imports (under a name the file does not use, with ``import torch``
   if needed). Safe when ``x`` is known to be a tensor or a module, whose ``.to(device)`` does
   what ``.cuda()`` does; unsafe otherwise (another class may have ``.cuda()`` but no ``.to()``).
   Where ``x`` is a torch factory call whose tensor is the same wherever it is computed
@@ -36,10 +41,11 @@ from torchdevlint.analysis import (
     move_device_argument, string_value, walk_code,
 )
 from torchdevlint.findings import Finding
-from torchdevlint.fixes.context import FixContext
+from torchdevlint.fixes.context import FixContext, accelerator_device
 from torchdevlint.fixes.model import Edit, Fix, FixPlan
 from torchdevlint.rules import factories
 from torchdevlint.rules.base import TOKEN_GAP, Rule, Violation, method_call_text, source_of
+from torchdevlint.torch_version import has_accelerator_api
 
 # The literals whose fix chooses at runtime; another index need not exist where CUDA does.
 FIXABLE_LITERALS = ("cuda", "cuda:0")
@@ -73,15 +79,16 @@ class CudaLiteral(FixPlan):
         if torch is None:
             return None
         alias, needs_import = torch
-        quote = literal.quote if len(literal.quote) == 1 else '"'
-        text = f"{ctx.text(literal)} if {alias}.cuda.is_available() else {quote}cpu{quote}"
+        text = runtime_choice(literal, ctx.text(literal), alias, ctx.analysis.torch_version)
         if isinstance(ctx.parent(literal), cst.IfExp):
             text = f"({text})"  # a conditional expression inside another one
         edits = (Edit(start, end, text),)
         if needs_import:
             edits = (ctx.import_torch_edit(),) + edits
-        return Fix(finding.code, _torch_device_argument(literal, self, ctx),
-                   "choose CUDA only when it is available", edits)
+        description = "use the accelerator only when there is one" \
+            if _uses_accelerator(literal, ctx.analysis.torch_version) \
+            else "choose CUDA only when it is available"
+        return Fix(finding.code, _torch_device_argument(literal, self, ctx), description, edits)
 
 
 @dataclass
@@ -137,10 +144,25 @@ class HardcodedCudaDevice(Rule):
         "import torch\nif torch.cuda.is_available():\n    x = torch.zeros(2).cuda()\n",
         # only a comparison, never used as a device
         "import torch\n\n\ndef on_gpu(t):\n    return t.device.type == 'cuda'\n",
+        # PyTorch's accelerator idiom (torch 2.6+) hard-codes nothing
+        "import torch\ndevice = torch.accelerator.current_accelerator().type "
+        "if torch.accelerator.is_available() else 'cpu'\nmodel = torch.nn.Linear(2, 2).to(device)\n"
+        "if device == 'cuda':\n    torch.backends.cudnn.benchmark = True\n",
+        # an accelerator checked to be CUDA proves CUDA
+        "import torch\nif torch.accelerator.is_available() and "
+        "torch.accelerator.current_accelerator().type == 'cuda':\n"
+        "    model = torch.nn.Linear(2, 2).cuda()\n",
     )
     invalid = (
         ("import torch\nx = torch.zeros(2, device='cuda')\n", ((2, 27),)),
         ("import torch\nmodel = torch.nn.Linear(2, 2).cuda()\n", ((2, 31),)),
+        # an accelerator or MPS is no CUDA: a Mac has both checks true and no CUDA
+        ("import torch\nif torch.backends.mps.is_available():\n    x = torch.zeros(2).to('cuda')\n",
+         ((3, 27),)),
+        ("import torch\nif torch.accelerator.is_available():\n"
+         "    model = torch.nn.Linear(2, 2).cuda()\n", ((3, 35),)),
+        ("import torch\ndevice = 'cuda' if torch.accelerator.is_available() else 'cpu'\n"
+         "x = torch.zeros(2, device=device)\n", ((2, 10),)),
         # a private helper that is also handed on as a callback runs unguarded there
         ("import torch\n\n\ndef _up(x):\n    return x.cuda()\n\n\n"
          "def run(x):\n    if torch.cuda.is_available():\n        _up(x)\n"
@@ -399,9 +421,8 @@ class HardcodedCudaDevice(Rule):
         writes (the literal as written, the file's name for torch); for other literals,
         which get no fix, the general form."""
         if isinstance(literal, cst.SimpleString) and string_value(literal) in FIXABLE_LITERALS:
-            quote = literal.quote if len(literal.quote) == 1 else '"'
-            return (f"{literal.value} if {self.analysis.torch_alias_at(scope)}.cuda.is_available() "
-                    f"else {quote}cpu{quote}")
+            return runtime_choice(literal, literal.value, self.analysis.torch_alias_at(scope),
+                                  self.analysis.torch_version)
         return '"cuda" if torch.cuda.is_available() else "cpu"'
 
     @staticmethod
@@ -413,6 +434,23 @@ class HardcodedCudaDevice(Rule):
         if id(node) not in self.reported:
             self.reported.add(id(node))
             yield Violation(node, message, fix)
+
+
+def runtime_choice(literal: cst.SimpleString, written: str, torch: str,
+                   torch_version) -> str:
+    """What a fixable ``"cuda"``/``"cuda:0"`` literal becomes (the message proposes the same):
+    chosen at runtime, with the literal's quotes and the file's name for torch."""
+    quote = literal.quote if len(literal.quote) == 1 else '"'
+    if _uses_accelerator(literal, torch_version):
+        return accelerator_device(torch, quote)
+    return f"{written} if {torch}.cuda.is_available() else {quote}cpu{quote}"
+
+
+def _uses_accelerator(literal: cst.SimpleString, torch_version) -> bool:
+    """From torch 2.6 on, ``"cuda"`` becomes the accelerator's device. ``"cuda:0"`` does
+    not: the accelerator's device is the current one, device 0 only until the program picks
+    another (``torch.cuda.set_device``)."""
+    return has_accelerator_api(torch_version) and string_value(literal) == "cuda"
 
 
 def _is_parameter(name: str, scope: Scope) -> bool:
