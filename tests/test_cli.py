@@ -9,7 +9,7 @@ from conftest import FIXTURES, ROOT, run_cli
 from torchdevlint import __version__
 from torchdevlint.rules import ALL_RULES
 
-FINDING = re.compile(r"^(?P<path>[^:]+):(?P<line>\d+):(?P<col>\d+): (?P<code>[A-Z]+\d+) (?P<msg>.+)$")
+FINDING = re.compile(r"^(?P<path>[^:]+):(?P<line>\d+):(?P<col>\d+): (?P<code>[A-Z]+\d+) (?:\[\*\] )?(?P<msg>.+)$")
 BUGGY = "import torch\nx = torch.ones(2)\nx.to('cpu')\n"
 CLEAN = "import torch\nx = torch.ones(2)\nx = x.to('cpu')\n"
 

@@ -32,7 +32,7 @@ def test_cells_lines_and_columns():
     result = run_cli(NOTEBOOK)
     assert result.returncode == 1
     lines = [line for line in result.stdout.splitlines() if ": TDL" in line]
-    assert lines[0].startswith(f"{NOTEBOOK}:cell 3:1:1: TDL001 result of `weights.to()`")
+    assert lines[0].startswith(f"{NOTEBOOK}:cell 3:1:1: TDL001 [*] result of `weights.to()`")
     records = json_findings(NOTEBOOK)
     assert [(r["cell"], r["line"], r["column"], r["code"]) for r in records] == EXPECTED
     assert all(r["end_line"] == r["line"] for r in records)

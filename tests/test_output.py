@@ -18,7 +18,7 @@ SCHEMA = ROOT / "tests" / "data" / "sarif-schema-2.1.0.json"
 # TDL001 at 3:1-3:12, TDL002 at 4:26-4:32.
 SOURCE = "import torch\nx = torch.ones(2)\nx.to('cpu')\ny = torch.ones(2, device='cuda')\n"
 RECORD_KEYS = {"path", "cell", "line", "column", "end_line", "end_column", "code", "name",
-               "message", "url", "fix_available", "fix_safety"}
+               "message", "url", "fix_available", "fix_safety", "fix"}
 
 
 @pytest.fixture

@@ -3,8 +3,10 @@
 An entry is keyed by the file's bytes and by everything else that decides its result: the
 torchdevlint version and code, the selected rules, the Python version (syntax errors and
 their messages) and the LibCST version (what parses). Entries store findings without the
-path (two copies of a file share one entry) and without fixes: ``--fix`` must not read
-results from here for a file it rewrites.
+path (two copies of a file share one entry). A finding's fix is stored as reports need it
+(safety, description, edits in rows and columns, ``fixes.locate``), built whatever the
+configuration says, which narrows it when it is reported; ``--fix`` never reads results from
+here for a file it rewrites.
 
 One small JSON file per entry, written atomically (temporary file + rename), so concurrent
 runs never see half an entry; an entry that cannot be read or understood is a miss.
@@ -22,9 +24,11 @@ from typing import Iterable, Optional, Sequence
 from torchdevlint import __version__
 from torchdevlint.atomicio import replace_file
 from torchdevlint.findings import Finding
+from torchdevlint.fixes.model import EditLocation, Fix
+from torchdevlint.syntax import libcst_version
 
 CACHE_DIR_NAME = ".torchdevlint_cache"
-_FORMAT = 1
+_FORMAT = 2
 _CACHEDIR_TAG = (
     "Signature: 8a477f597d28d172789f06886806bc55\n"
     "# This file is a cache directory tag created by torchdevlint.\n"
@@ -64,11 +68,9 @@ def _code_fingerprint() -> str:
 
 
 def _libcst_version() -> str:
-    try:
-        from importlib.metadata import version
-        return version("libcst")
-    except Exception:  # metadata missing (vendored copy): the code fingerprint still applies
-        return "unknown"
+    # (from its metadata: a warm run does not import LibCST; without metadata, the code
+    # fingerprint still applies)
+    return libcst_version()
 
 
 class Cache:
@@ -125,21 +127,38 @@ class Cache:
             pass  # a read-only or full disk costs speed, never a result
 
 
-_FIELD_TYPES = (int, int, str, str, int, int, (int, type(None)))
+_FIELD_TYPES = (int, int, str, str, int, int, (int, type(None)), (list, type(None)))
+_EDIT_TYPES = (str, int, int, int, int, (int, type(None)))
 
 
 def _finding(path: str, item) -> Finding:
-    if len(item) != len(_FIELD_TYPES) or not all(
-            isinstance(value, kind) and type(value) is not bool
-            for value, kind in zip(item, _FIELD_TYPES)):
+    if not _typed(item, _FIELD_TYPES):
         raise ValueError("malformed cache entry")
-    line, column, code, message, end_line, end_column, cell = item
-    return Finding(path, line, column, code, message, end_line, end_column, cell=cell)
+    line, column, code, message, end_line, end_column, cell, fix = item
+    return Finding(path, line, column, code, message, end_line, end_column, cell=cell,
+                   available_fix=_fix(code, fix) if fix is not None else None)
+
+
+def _fix(code: str, item) -> Fix:
+    safe, description, edits = item
+    if not isinstance(safe, bool) or not isinstance(description, str) or \
+            not all(_typed(edit, _EDIT_TYPES) for edit in edits):
+        raise ValueError("malformed cache entry")
+    return Fix(code, safe, description, (), located=tuple(EditLocation(*edit) for edit in edits))
+
+
+def _typed(item, types) -> bool:
+    return len(item) == len(types) and all(
+        isinstance(value, kind) and type(value) is not bool for value, kind in zip(item, types))
 
 
 def _fields(finding: Finding) -> list:
+    fix = finding.available_fix
     return [finding.line, finding.column, finding.code, finding.message, finding.end_line,
-            finding.end_column, finding.cell]
+            finding.end_column, finding.cell,
+            None if fix is None else [fix.safe, fix.description, [
+                [e.content, e.row, e.column, e.end_row, e.end_column, e.cell]
+                for e in fix.located]]]
 
 
 def _write_atomic(target: str, text: str) -> None:

@@ -123,7 +123,8 @@ def fix_notebook(data: bytes, shown: str, rules: Sequence[type] = DEFAULT_RULES,
             result.applied = []
             return result
     # What is left, in the cells of the notebook as written.
-    remaining = lint_data(result.fixed.encode("utf-8"), shown, rules, options.target)
+    remaining = lint_data(result.fixed.encode("utf-8"), shown, rules, options.target,
+                          options.torch_version)
     result.findings = [replace(f, fix=None) for f in remaining.findings]
     return result
 
@@ -196,20 +197,22 @@ def _fix_crashed(item: Tuple[Path, Sequence[type], FixOptions], reason: str) -> 
 def run_fix(files: Iterable[Path], plan: Callable[[Path], Tuple[Sequence[type], FixOptions]],
             diff: bool, show_fixes: bool, quiet: bool, out: TextIO = sys.stdout,
             err: TextIO = sys.stderr, reporter: Optional[Reporter] = None,
-            exit_zero: bool = False, jobs: int = 1) -> int:
+            exit_zero: bool = False, jobs: int = 1, exit_non_zero_on_fix: bool = False) -> int:
     """``--fix`` (write files) or ``--diff`` (print a patch, write nothing). Exit code: 0 when
     nothing is left to report (and, with --diff, nothing to change), 1 otherwise, 2 when
     torchdevlint failed on a file.
 
     ``plan`` gives each file its rules and fix options (from its configuration).
-    ``reporter``: another output format for the findings left; the fix report and summary then go to ``err`` so that ``out`` holds only that format.
+    ``reporter``: how the findings left are reported (default: concise text); with a
+    machine-readable format the fix report and summary go to ``err`` so that ``out`` holds
+    only that format.
     Files are fixed on ``jobs`` processes by the same runner as linting (``run_per_file``):
     a worker that dies costs only its own file, which is left unchanged."""
     files = list(files)
     fixed = _Fixed()
-    formatted = reporter is not None
     if reporter is None:
         reporter = TextReporter(out, quiet=quiet)
+    formatted = not isinstance(reporter, TextReporter)
     run = RunReport(reporter, len(files))
     planned = [(path, *plan(path)) for path in files]
     worker = functools.partial(_fix_planned, write=not diff, diff=diff)
@@ -242,7 +245,8 @@ def run_fix(files: Iterable[Path], plan: Callable[[Path], Tuple[Sequence[type], 
             print(hidden_fixes_hint(fixed.hidden), file=report)
     if not diff and not formatted:
         run.finish()  # the text summary comes last, after what was fixed
-    return run.exit_code(exit_zero, changed=diff and bool(fixed.by_file))
+    # --diff (a change to make) and --exit-non-zero-on-fix (a change made) fail the run on it
+    return run.exit_code(exit_zero, changed=(diff or exit_non_zero_on_fix) and bool(fixed.by_file))
 
 
 def hidden_fixes_hint(count: int) -> str:

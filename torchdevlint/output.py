@@ -1,10 +1,12 @@
 """Writing results: findings, file diagnostics and the summary, in every output format.
 
-Formats (``--output-format``): ``text`` (``path:line:col: CODE message`` and a summary),
-``json`` (a list of objects, see :func:`finding_record`), ``sarif`` (SARIF 2.1.0 for code
-scanning) and ``github`` (GitHub Actions workflow annotations). ``--statistics`` replaces the
-findings with a count per code (text or json). Every format carries the file diagnostics
-(E999, E902, TDL999) as well as the rule findings.
+Formats (``--output-format``): ``concise`` (the default; ``text`` is its old name:
+``path:line:col: CODE [*] message`` and a summary, see ``torchdevlint.render``), ``full`` (the
+same with the source excerpt and the fix's diff), ``json`` (a list of objects, see
+:func:`finding_record`), ``sarif`` (SARIF 2.1.0 for code scanning), ``github`` (GitHub Actions
+workflow annotations), ``gitlab`` (GitLab Code Quality) and ``junit`` (JUnit XML).
+``--statistics`` replaces the findings with a count per code (concise or json). Every format
+carries the file diagnostics (E999, E902, TDL999) as well as the rule findings.
 """
 
 from __future__ import annotations
@@ -18,9 +20,15 @@ from urllib.parse import quote
 from torchdevlint import __version__
 from torchdevlint.docs import PROJECT_URL, rule_doc, rule_url
 from torchdevlint.findings import PARSER_ERROR, READ_ERROR, SYNTAX_ERROR, ExitCode, Finding
-from torchdevlint.rules import ALL_RULES, OPT_IN_CODES, RULES_BY_CODE
+from torchdevlint.rules.registry import ALL_RULES, OPT_IN_CODES, RULES_BY_CODE
 
-FORMATS = ("text", "json", "sarif", "github")
+FORMATS = ("concise", "full", "json", "sarif", "github", "gitlab", "junit", "text")
+FORMAT_ALIASES = {"text": "concise"}  # the name before ruff's concise / full
+TEXT_FORMATS = ("concise", "full")  # what a person reads: colour, progress, fix report
+
+
+def canonical_format(name: str) -> str:
+    return FORMAT_ALIASES.get(name, name)
 
 # The file diagnostics, described like rules so that every format can name them.
 DIAGNOSTICS: Dict[str, tuple] = {
@@ -50,6 +58,22 @@ def fix_applicable(finding: Finding) -> bool:
     return finding.available_fix is not None and finding.available_fix.applicable
 
 
+def fix_record(finding: Finding) -> Optional[Dict[str, Any]]:
+    """The finding's fix as ruff's JSON writes it: applicability, message and edits (rows and
+    character columns, 1-based; in a notebook they count in the edit's ``cell``)."""
+    fix = finding.available_fix
+    if fix is None:
+        return None
+    return {
+        "applicability": fix_safety(finding),
+        "message": fix.description,
+        "edits": [{"content": edit.content,
+                   "location": {"row": edit.row, "column": edit.column},
+                   "end_location": {"row": edit.end_row, "column": edit.end_column},
+                   "cell": edit.cell} for edit in fix.located],
+    }
+
+
 def finding_record(finding: Finding) -> Dict[str, Any]:
     """One finding as the JSON output writes it."""
     safety = fix_safety(finding)
@@ -66,6 +90,7 @@ def finding_record(finding: Finding) -> Dict[str, Any]:
         "url": rule_url(finding.code) if finding.code in RULES_BY_CODE else None,
         "fix_available": fix_applicable(finding),
         "fix_safety": safety,
+        "fix": fix_record(finding),
     }
 
 
@@ -139,15 +164,33 @@ class RunReport:
 
 
 class TextReporter(Reporter):
-    """``path:line:col: CODE message`` per finding as results arrive, then a summary."""
+    """``path:line:col: CODE [*] message`` per finding as results arrive (with ``full``, the
+    source excerpt and the fix's diff below each), then a summary and what ``--fix`` would fix.
+    ``colour``: None decides by the stream and the environment (``render.colour_enabled``);
+    ``sources``: contents not on disk (standard input) for ``full``, by the path shown."""
+
+    def __init__(self, stream: TextIO, quiet: bool = False, full: bool = False,
+                 colour: Optional[bool] = None, sources: Optional[Dict[str, bytes]] = None) -> None:
+        super().__init__(stream, quiet)
+        from torchdevlint import render
+        self.render = render
+        self.style = render.Style(render.colour_enabled(stream) if colour is None else colour)
+        self.sources = render.Sources(sources) if full else None
 
     def file_done(self, findings: List[Finding], errors: Sequence[Finding]) -> None:
         for finding in [*findings, *errors]:
-            print(finding.format(), file=self.stream)
+            if self.sources is not None:
+                print("\n".join(self.render.full_block(finding, self.sources, self.style)),
+                      file=self.stream)
+            else:
+                print(self.render.concise_line(finding, self.style), file=self.stream)
 
     def finish(self, findings: List[Finding], errors: List[Finding], files: int) -> None:
         if not self.quiet:
             print(summary(findings, errors, files), file=self.stream)
+            fixes = self.render.fix_summary(findings, self.style)
+            if fixes:
+                print(fixes, file=self.stream)
 
 
 def _all_sorted(findings: List[Finding], errors: List[Finding]) -> List[Finding]:
@@ -306,11 +349,123 @@ class StatisticsReporter(Reporter):
                   file=self.stream)
 
 
+def gitlab_report(findings: List[Finding], project_dir: Optional[str] = None) -> List[Dict[str, Any]]:
+    """GitLab Code Quality issues (https://docs.gitlab.com/ci/testing/code_quality/#code-quality-report-format).
+
+    Paths are relative to ``project_dir`` (GitLab's ``CI_PROJECT_DIR``, else the current
+    directory), without ``./``. The fingerprint hashes the code, path, message and the text of
+    the finding's line, not its line number, so that an issue keeps its fingerprint when code
+    above it moves (GitLab compares the fingerprints of two pipelines); identical findings get
+    ``#2``, ``#3``... in the hash to stay unique.
+    """
+    import hashlib
+    base = Path(os.path.abspath(project_dir or os.environ.get("CI_PROJECT_DIR") or os.getcwd()))
+    sources = None
+    seen: Dict[str, int] = {}
+    issues = []
+    for finding in findings:
+        if sources is None:
+            from torchdevlint.render import Sources
+            sources = Sources()
+        full = Path(os.path.abspath(finding.path))
+        try:
+            path = full.relative_to(base).as_posix()
+        except ValueError:
+            path = full.as_posix()
+        where = (f"cell {finding.cell}, line {finding.line}, column {finding.column}: "
+                 if finding.cell is not None else "")
+        identity = "\0".join([finding.code, path, str(finding.cell), finding.message,
+                              _line_text(finding, sources)])
+        seen[identity] = seen.get(identity, 0) + 1
+        if seen[identity] > 1:
+            identity += f"\0#{seen[identity]}"
+        issues.append({
+            "type": "issue",
+            "check_name": finding.code,
+            # GitLab's widget does not show check_name: the code leads the description
+            "description": f"{finding.code}: {where}{finding.message}",
+            "categories": ["Performance"] if finding.code in OPT_IN_CODES else ["Bug Risk"],
+            "severity": "minor" if finding.code in OPT_IN_CODES else "major",
+            "fingerprint": hashlib.sha256(identity.encode("utf-8", "surrogateescape")).hexdigest(),
+            "location": {"path": path, "positions": _gitlab_positions(finding)},
+        })
+    return issues
+
+
+def _gitlab_positions(finding: Finding) -> Dict[str, Any]:
+    if finding.cell is not None:
+        # A cell's lines are not lines of the .ipynb file GitLab shows: the file's first line,
+        # with the place in the description (as ruff does, and the github format).
+        return {"begin": {"line": 1, "column": 1}, "end": {"line": 1, "column": 1}}
+    return {"begin": {"line": finding.line, "column": finding.column},
+            "end": {"line": finding.end_line or finding.line,
+                    "column": finding.end_column or finding.column}}
+
+
+def _line_text(finding: Finding, sources) -> str:
+    """The stripped text of the finding's line, for a fingerprint that survives line moves."""
+    from torchdevlint.render import split_lines
+    text = sources.text(finding.path, finding.cell)
+    if text is None:
+        return ""
+    lines = split_lines(text)
+    return lines[finding.line - 1].strip() if 0 < finding.line <= len(lines) else ""
+
+
+class GitlabReporter(Reporter):
+    def finish(self, findings: List[Finding], errors: List[Finding], files: int) -> None:
+        print(json.dumps(gitlab_report(_all_sorted(findings, errors)), indent=2,
+                         ensure_ascii=False), file=self.stream)
+
+
+def junit_report(findings: List[Finding]) -> str:
+    """JUnit XML, as ruff writes it: a test suite per file, a failed test case per finding
+    (``errors`` for files that could not be analysed), one passing case when all is clean."""
+    from xml.etree import ElementTree as ET
+    root = ET.Element("testsuites", name="torchdevlint")
+    by_path: Dict[str, List[Finding]] = {}
+    for finding in findings:
+        by_path.setdefault(finding.path, []).append(finding)
+    if not by_path:
+        suite = ET.SubElement(root, "testsuite", name="torchdevlint", tests="1", failures="0",
+                              errors="0", skipped="0", time="0")
+        ET.SubElement(suite, "testcase", name="No errors found", classname="torchdevlint",
+                      time="0")
+    for path, found in by_path.items():
+        diagnostics = sum(f.code in DIAGNOSTICS for f in found)
+        suite = ET.SubElement(root, "testsuite", name=path, tests=str(len(found)),
+                              failures=str(len(found) - diagnostics), errors=str(diagnostics),
+                              skipped="0", time="0")
+        classname = os.path.splitext(path)[0]
+        for finding in found:
+            case = ET.SubElement(suite, "testcase", name=f"torchdevlint.{finding.code}",
+                                 classname=classname, file=path, line=str(finding.line),
+                                 column=str(finding.column), time="0")
+            where = f"cell {finding.cell}, " if finding.cell is not None else ""
+            kind = "error" if finding.code in DIAGNOSTICS else "failure"
+            outcome = ET.SubElement(case, kind, message=finding.message,
+                                    type=rule_name(finding.code) or finding.code)
+            outcome.text = f"{where}line {finding.line}, col {finding.column}, {finding.message}"
+    for attribute in ("tests", "failures", "errors"):
+        root.set(attribute, str(sum(int(suite.get(attribute)) for suite in root)))
+    return ET.tostring(root, encoding="unicode", xml_declaration=True)
+
+
+class JunitReporter(Reporter):
+    def finish(self, findings: List[Finding], errors: List[Finding], files: int) -> None:
+        print(junit_report(_all_sorted(findings, errors)), file=self.stream)
+
+
 def make_reporter(output_format: str, stream: TextIO, quiet: bool = False,
-                  show_statistics: bool = False) -> Reporter:
+                  show_statistics: bool = False, colour: Optional[bool] = None,
+                  sources: Optional[Dict[str, bytes]] = None) -> Reporter:
+    output_format = canonical_format(output_format)
     if show_statistics:
-        if output_format not in ("text", "json"):
-            raise ValueError("--statistics works with --output-format text or json")
+        if output_format not in (*TEXT_FORMATS, "json"):
+            raise ValueError("--statistics works with --output-format concise, full or json")
         return StatisticsReporter(stream, quiet, as_json=output_format == "json")
-    return {"text": TextReporter, "json": JsonReporter, "sarif": SarifReporter,
-            "github": GithubReporter}[output_format](stream, quiet)
+    if output_format in TEXT_FORMATS:
+        return TextReporter(stream, quiet, full=output_format == "full", colour=colour,
+                            sources=sources)
+    return {"json": JsonReporter, "sarif": SarifReporter, "github": GithubReporter,
+            "gitlab": GitlabReporter, "junit": JunitReporter}[output_format](stream, quiet)
