@@ -1,7 +1,8 @@
 """``# noqa`` handling, identical to flake8's so that every front end agrees.
 
-flake8 searches its inline regex in the whole logical line a finding is on (a multi-line
-statement or string counts as one), and skips a file with a ``# flake8: noqa`` line.
+flake8 searches its inline regex in the group of physical lines a finding is on (lines joined
+by a backslash or spanned by a multi-line string count as one; see ``line_groups``), and skips
+a file with a ``# flake8: noqa`` line.
 """
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ from __future__ import annotations
 import io
 import re
 import tokenize
-from typing import Dict, List, Optional
+from typing import Dict, Iterable, Iterator, List, Optional, Tuple
 
 # Same patterns as flake8.defaults.
 NOQA_INLINE = re.compile(r"# noqa(?::[\s]?(?P<codes>([A-Z]+[0-9]+(?:[,\s]+)?)+))?", re.IGNORECASE)
@@ -40,22 +41,37 @@ def split_lines(text: str) -> List[str]:
     return io.StringIO(text.replace("\r\n", "\n").replace("\r", "\n")).readlines()
 
 
-def _logical_line_map(lines: List[str]) -> Dict[int, str]:
-    mapping: Dict[int, str] = {}
+def tokens_of(lines: List[str]) -> Optional[List[tokenize.TokenInfo]]:
+    """``lines``' tokens, or None when they do not tokenize (then no group is known)."""
     try:
-        tokens = list(tokenize.generate_tokens(iter(lines).__next__))
+        return list(tokenize.generate_tokens(iter(lines).__next__))
     except (tokenize.TokenError, SyntaxError):
-        return mapping
-    low, high = len(lines) + 2, -1
+        return None
+
+
+def line_groups(tokens: Iterable[tokenize.TokenInfo], line_count: int) -> Iterator[Tuple[int, int]]:
+    """(first, last) of each run of physical lines searched as one for a ``# noqa``, as
+    flake8 groups them: lines joined by a backslash or spanned by a multi-line string (each
+    line of a bracketed expression is a group of its own)."""
+    low, high = line_count + 2, -1
     for kind, _, (start, _), (end, _), _ in tokens:
         if kind in (tokenize.ENDMARKER, tokenize.DEDENT):
             continue
         low, high = min(low, start), max(high, end)
         if kind in (tokenize.NL, tokenize.NEWLINE):
-            joined = "".join(lines[low - 1: high])
-            for number in range(low, high + 1):
-                mapping[number] = joined
-            low, high = len(lines) + 2, -1
+            yield low, high
+            low, high = line_count + 2, -1
+
+
+def _logical_line_map(lines: List[str]) -> Dict[int, str]:
+    mapping: Dict[int, str] = {}
+    tokens = tokens_of(lines)
+    if tokens is None:
+        return mapping
+    for low, high in line_groups(tokens, len(lines)):
+        joined = "".join(lines[low - 1: high])
+        for number in range(low, high + 1):
+            mapping[number] = joined
     return mapping
 
 
