@@ -9,20 +9,21 @@ import argparse
 import os
 import sys
 from pathlib import Path
-from typing import List, Optional, Sequence
+from typing import TYPE_CHECKING, List, Optional, Sequence
 
 from torchdevlint import __version__, syntax
-from torchdevlint.cache import Cache, project_root
 from torchdevlint.docs import rule_doc
 from torchdevlint.findings import ExitCode
-from torchdevlint.config import ConfigError, Overrides, Resolver, absolute, parse_per_file_ignores
-from torchdevlint.engine import FileResult
-from torchdevlint.output import FORMATS, RunReport, make_reporter
+from torchdevlint.output import FORMATS, TEXT_FORMATS, RunReport, canonical_format, make_reporter
 from torchdevlint.parallel import default_jobs
 from torchdevlint.progress import Progress
-from torchdevlint.rules import ALL_RULES, RULES_BY_CODE
-from torchdevlint.runner import UsageError, display_path, force_excluded, guarded, iter_python_files, \
-    lint_data, lint_with_settings
+
+# The configuration, the file walk and the cache are imported by the functions that lint
+# (``_run`` once the arguments are read): --version and --help exit before. LibCST itself
+# is imported only when a file must be analysed (torchdevlint.rules.registry).
+if TYPE_CHECKING:
+    from torchdevlint.config import Overrides, Resolver
+    from torchdevlint.engine import FileResult
 
 
 
@@ -48,6 +49,8 @@ def build_parser() -> argparse.ArgumentParser:
         prog="torchdevlint",
         description="Find PyTorch device-management bugs: discarded tensor moves, hard-coded "
                     "CUDA devices, torch.load without map_location, unmoved batches.",
+        epilog="torchdevlint server: run the language server for editors (see "
+               "`torchdevlint server --help` and docs/editors.md).",
     )
     parser.add_argument("paths", nargs="*", metavar="PATH",
                         help="files or directories to lint (directories are searched for *.py, "
@@ -60,11 +63,28 @@ def build_parser() -> argparse.ArgumentParser:
                         help="comma-separated code prefixes to disable")
     _add_configuration_arguments(parser)
     _add_output_arguments(parser)
-    parser.add_argument("--explain", metavar="CODE", help="print a rule's documentation and exit")
-    parser.add_argument("--list-rules", action="store_true", help="list the rules and exit")
-    parser.add_argument("--fix", action="store_true",
+    parser.add_argument("--explain", metavar="RULE",
+                        help="print a rule's documentation (by code or name) and exit; "
+                             "`torchdevlint rule RULE` does the same")
+    parser.add_argument("--list-rules", action="store_true",
+                        help="list the rules (code, name, on by default or opt-in, fixable) and "
+                             "exit; with --output-format json, as records")
+    parser.add_argument("--show-settings", metavar="PATH", type=Path,
+                        help="print the configuration that applies to PATH, with where each "
+                             "value came from, and exit")
+    parser.add_argument("--show-files", action="store_true",
+                        help="print the files that would be linted (after excludes and "
+                             "gitignore) and exit")
+    parser.add_argument("--watch", "-w", action="store_true",
+                        help="lint, then lint again on every change to a Python file, notebook "
+                             "or pyproject.toml (needs the `watch` extra: watchfiles)")
+    parser.add_argument("--fix", action=argparse.BooleanOptionalAction, default=None,
                         help="apply safe fixes and rewrite the files; findings that remain are "
-                             "still reported")
+                             "still reported (default: the `fix` setting, off; --no-fix "
+                             "overrides `fix = true`)")
+    parser.add_argument("--exit-non-zero-on-fix", action="store_true",
+                        help="with --fix, exit 1 when a file was changed, even if no finding "
+                             "remains (to stop a commit under pre-commit)")
     parser.add_argument("--unsafe-fixes", action=argparse.BooleanOptionalAction, default=None,
                         help="with --fix or --diff, also apply fixes that may change behaviour "
                              "(default: the unsafe-fixes setting, off)")
@@ -72,6 +92,10 @@ def build_parser() -> argparse.ArgumentParser:
                         help="print a unified diff of what --fix would change and write nothing")
     parser.add_argument("--show-fixes", action="store_true",
                         help="with --fix or --diff, list what was fixed, per file and rule")
+    parser.add_argument("--add-noqa", action="store_true",
+                        help="add a `# noqa: CODE` comment for every finding (merged into an "
+                             "existing `# noqa`) and rewrite the files, to adopt the linter on "
+                             "an existing codebase")
     parser.add_argument("--quiet", "-q", action="store_true",
                         help="print findings only, no summary")
     parser.add_argument("--jobs", "-j", type=_positive_int, default=None, metavar="N",
@@ -112,6 +136,10 @@ def _add_configuration_arguments(parser: argparse.ArgumentParser) -> None:
                        help="the Python version whose syntax files must be: "
                             f"{', '.join(syntax.TARGET_NAMES)} (default: the lowest that "
                             "[project] requires-python allows, else the newest LibCST parses)")
+    group.add_argument("--torch-version", metavar="VERSION",
+                       help="the torch version fixes write code for, such as 2.6: from 2.6 on "
+                            "TDL002's fix chooses the device with torch.accelerator (default: "
+                            "the lowest that the project's torch requirement allows, else 2.0)")
     group.add_argument("--fixable", action="append", metavar="CODES",
                        help="code prefixes whose findings --fix may fix (default: ALL)")
     group.add_argument("--unfixable", action="append", metavar="CODES",
@@ -120,9 +148,13 @@ def _add_configuration_arguments(parser: argparse.ArgumentParser) -> None:
 
 def _add_output_arguments(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("output")
-    group.add_argument("--output-format", choices=FORMATS, default="text",
-                       help="text (default), json, sarif (SARIF 2.1.0) or github (workflow "
-                            "annotations)")
+    group.add_argument("--output-format", choices=FORMATS, default="concise",
+                       help="concise (default: one line per finding, `[*]` where --fix fixes "
+                            "it; `text` is its old name), full (with the source line, a caret "
+                            "under the span and the fix as a diff), json, sarif (SARIF 2.1.0), "
+                            "github (workflow annotations), gitlab (GitLab Code Quality) or junit "
+                            "(JUnit XML). Colour on a terminal, unless NO_COLOR is set; "
+                            "FORCE_COLOR forces it")
     group.add_argument("--output-file", "-o", metavar="PATH", type=Path,
                        help="write the report to this file instead of standard output")
     group.add_argument("--statistics", action="store_true",
@@ -137,6 +169,8 @@ def _add_output_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _overrides(args: argparse.Namespace) -> Overrides:
+    from torchdevlint.config import Overrides, parse_per_file_ignores
+
     def patterns(values: Optional[List[str]]) -> List[str]:
         return _codes(values)  # the same comma-separated, repeatable shape
 
@@ -155,10 +189,12 @@ def _overrides(args: argparse.Namespace) -> Overrides:
         unfixable=_codes(args.unfixable),
         unsafe_fixes=getattr(args, "unsafe_fixes", None),
         target_version=args.target_version,
+        torch_version=args.torch_version,
     )
 
 
 def _reads_stdin(args: argparse.Namespace) -> bool:
+    from torchdevlint.runner import UsageError
     if "-" in args.paths:
         if len(args.paths) > 1:
             raise UsageError("`-` (standard input) cannot be combined with other paths")
@@ -166,8 +202,12 @@ def _reads_stdin(args: argparse.Namespace) -> bool:
     return not args.paths and args.stdin_filename is not None
 
 
-def _lint_stdin(args: argparse.Namespace, resolver: Resolver) -> List[FileResult]:
-    """Standard input, linted as if it were the file --stdin-filename names."""
+def _lint_stdin(args: argparse.Namespace, resolver: Resolver,
+                sources: Optional[dict] = None) -> List[FileResult]:
+    """Standard input, linted as if it were the file --stdin-filename names; its contents go
+    in ``sources`` under the name shown (for --output-format full)."""
+    from torchdevlint.config import absolute
+    from torchdevlint.runner import display_path, force_excluded, guarded, lint_data
     name = args.stdin_filename or "-"
     path = Path(name)
     settings = resolver.for_directory(absolute(path).parent)
@@ -175,18 +215,22 @@ def _lint_stdin(args: argparse.Namespace, resolver: Resolver) -> List[FileResult
         return []
     data = sys.stdin.buffer.read()
     shown = display_path(path)
+    if sources is not None:
+        sources[shown] = data
     return [guarded(lambda: lint_data(data, shown, settings.rules_for(path),
-                                      settings.target_version), shown)]
+                                      settings.target_version, settings.torch_version), shown)]
 
 
 def _fix_options(settings):
     from torchdevlint.fixes import FixOptions
     return FixOptions(unsafe=settings.unsafe_fixes, fixable=settings.fixable,
-                      target=settings.target_version)
+                      target=settings.target_version, torch_version=settings.torch_version)
 
 
 def _fix_plan(resolver: Resolver):
     """For --fix: each file's rules and fix options, from its configuration."""
+    from torchdevlint.config import absolute
+
     def plan(path: Path):
         settings = resolver.for_directory(absolute(path).parent)
         return settings.rules_for(path), _fix_options(settings)
@@ -195,7 +239,9 @@ def _fix_plan(resolver: Resolver):
 
 def _fix_stdin(args: argparse.Namespace, resolver: Resolver) -> int:
     """--fix with `-`: the fixed source goes to standard output, findings left to stderr."""
+    from torchdevlint.config import absolute
     from torchdevlint.fixer import fix_data
+    from torchdevlint.runner import display_path, force_excluded
     name = args.stdin_filename or "-"
     path = Path(name)
     settings = resolver.for_directory(absolute(path).parent)
@@ -214,41 +260,70 @@ def _fix_stdin(args: argparse.Namespace, resolver: Resolver) -> int:
     remaining = [*result.findings, *([result.error] if result.error else [])]
     for finding in remaining:
         print(finding.format(), file=sys.stderr)
-    return ExitCode.of_run(bool(remaining or (args.diff and result.changed)),
+    return ExitCode.of_run(bool(remaining or ((args.diff or args.exit_non_zero_on_fix)
+                                               and result.changed)),
                            result.internal_error, args.exit_zero)
 
 
-def _list_rules() -> str:
-    """One line per rule: code, name, whether it runs by default (``opt-in``: only when its
-    code is selected), whether it has fixes, summary."""
-    width = max(len(rule.name) for rule in ALL_RULES)
-    return "\n".join(
-        f"{rule.code}  {rule.name:<{width}}  {'default' if rule.default_enabled else 'opt-in':<7}  "
-        f"{'fix' if rule.fixable else '-':<3}  {rule.summary}" for rule in ALL_RULES)
-
-
 def _run(argv: Optional[Sequence[str]]) -> int:
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    if arguments[:1] == ["server"]:  # the language server (docs/editors.md); needs pygls
+        from torchdevlint.server import main as serve
+        return serve(arguments[1:])
+    if arguments[:1] == ["rule"]:  # ruff's `rule`: a rule's documentation
+        from torchdevlint.commands import rule_command
+        return rule_command(arguments[1:], sys.stdout)
+    if arguments[:1] == ["check"]:  # ruff's name for what a bare `torchdevlint` does
+        arguments = arguments[1:]
     parser = build_parser()
     try:
-        args = parser.parse_args(argv)
+        args = parser.parse_args(arguments)
     except SystemExit as exc:  # argparse exits 2 on usage errors and 0 on --help/--version
         return int(exc.code or 0)
+    from torchdevlint.cache import Cache, project_root
+    from torchdevlint.config import ConfigError, Resolver, absolute
+    from torchdevlint.runner import UsageError, iter_python_files, lint_with_settings
     out = sys.stdout
     try:
         if args.list_rules:
-            print(_list_rules(), file=out)
+            from torchdevlint.commands import list_rules
+            print(list_rules(args.output_format), file=out)
             return ExitCode.CLEAN
         if args.explain:
-            code = args.explain.strip().upper()
-            if code not in RULES_BY_CODE:
-                raise UsageError(f"unknown rule code {args.explain!r}; known: {', '.join(RULES_BY_CODE)}")
-            print(rule_doc(code), file=out)
+            from torchdevlint.commands import UnknownRule, find_rule
+            try:
+                rule = find_rule(args.explain)
+            except UnknownRule as exc:
+                raise UsageError(str(exc)) from None
+            print(rule_doc(rule.code), file=out)
             return ExitCode.CLEAN
+        if args.watch:
+            if args.add_noqa or "-" in args.paths:
+                raise UsageError("--watch cannot be combined with --add-noqa or `-` (standard "
+                                 "input)")
+            from torchdevlint.commands import watch
+            once = [a for a in arguments if a not in ("--watch", "-w")]
+            return watch(args.paths, lambda: main(once))
         resolver = Resolver(_overrides(args), config=args.config, isolated=args.isolated)
+        if args.show_settings is not None:
+            from torchdevlint.commands import show_settings
+            print(show_settings(args.show_settings, resolver), file=out)
+            return ExitCode.CLEAN
+        if args.show_files:
+            from torchdevlint.commands import show_files
+            listing = show_files(args.paths, resolver)
+            if listing:
+                print(listing, file=out)
+            return ExitCode.CLEAN
+        fixing = args.fix if args.fix is not None else resolver.default().fix
         stdin = _reads_stdin(args)
         files = [] if stdin else list(iter_python_files(args.paths or ["."], resolver))
-        if args.statistics and args.output_format not in ("text", "json"):
-            raise UsageError("--statistics works with --output-format text or json")
+        if args.add_noqa and (fixing or args.diff or stdin):
+            raise UsageError("--add-noqa rewrites files: it cannot be combined with "
+                             f"{'--fix' if fixing else '--diff' if args.diff else 'standard input'}")
+        args.output_format = canonical_format(args.output_format)
+        if args.statistics and args.output_format not in (*TEXT_FORMATS, "json"):
+            raise UsageError("--statistics works with --output-format concise, full or json")
         if args.output_file is not None:
             try:
                 out = open(args.output_file, "w", encoding="utf-8")
@@ -258,24 +333,31 @@ def _run(argv: Optional[Sequence[str]]) -> int:
         print(f"torchdevlint: error: {exc}", file=sys.stderr)
         return ExitCode.ERROR
 
-    if args.fix or args.diff:
+    if args.add_noqa:
+        from torchdevlint.add_noqa import run_add_noqa
+        if out is not sys.stdout:  # nothing is reported there: the files are the output
+            out.close()
+        return run_add_noqa(files, resolver, jobs=args.jobs or default_jobs(),
+                            cache_root=None if args.no_cache else project_root(args.paths or ["."]),
+                            quiet=args.quiet, exit_zero=args.exit_zero)
+
+    if fixing or args.diff:
         try:
             if stdin:
                 return _fix_stdin(args, resolver)
             from torchdevlint.fixer import run_fix
             return run_fix(files, _fix_plan(resolver), diff=args.diff, show_fixes=args.show_fixes,
                            quiet=args.quiet, out=out, jobs=args.jobs or default_jobs(),
-                           reporter=None if args.output_format == "text" and not args.statistics
-                           else make_reporter(args.output_format, out, quiet=args.quiet,
-                                              show_statistics=args.statistics),
-                           exit_zero=args.exit_zero)
+                           reporter=make_reporter(args.output_format, out, quiet=args.quiet,
+                                                  show_statistics=args.statistics),
+                           exit_zero=args.exit_zero,
+                           exit_non_zero_on_fix=args.exit_non_zero_on_fix)
         finally:
             if out is not sys.stdout:
                 out.close()
 
-    needs_fix_details = args.statistics or args.output_format == "json"
-    # (cached results carry no fixes, which JSON and --statistics report)
-    use_cache = not args.no_cache and not stdin and not needs_fix_details
+    # (cached results carry their fixes, as every format and configuration needs them)
+    use_cache = not args.no_cache and not stdin
     root = project_root(args.paths or ["."]) if use_cache else None
 
     def make_cache(rules):
@@ -284,23 +366,25 @@ def _run(argv: Optional[Sequence[str]]) -> int:
 
     # Never mixed into machine-readable output; only the text format on a terminal shows it.
     progress = Progress.for_stream(sys.stderr, len(files),
-                                   enabled=args.output_format == "text" and not stdin)
+                                   enabled=args.output_format in TEXT_FORMATS and not stdin)
     try:
+        stdin_sources: dict = {}
         run = RunReport(make_reporter(args.output_format, out, quiet=args.quiet,
-                                      show_statistics=args.statistics),
+                                      show_statistics=args.statistics, sources=stdin_sources),
                         1 if stdin else len(files), progress)
-        if needs_fix_details:
-            from torchdevlint.fixes.applier import attach_fixes
         if stdin:
-            results = _lint_stdin(args, resolver)
+            results = _lint_stdin(args, resolver, stdin_sources)
         else:
+            # (results come with fixes as each file's configuration allows them)
             results = lint_with_settings(
                 files, resolver, jobs=args.jobs or default_jobs(),
-                make_cache=make_cache if use_cache else None,
-                fix_options_for=_fix_options if needs_fix_details else None)
+                make_cache=make_cache if use_cache else None, fix_options_for=_fix_options)
         for result in results:
-            if needs_fix_details:  # (results from worker processes come with fixes resolved)
-                attach_fixes(result, _fix_options(resolver.for_path(Path(result.path))))
+            if stdin and any(f.fix is not None for f in result.findings):
+                from torchdevlint.fixes.locate import attach_located_fixes, resolve
+                attach_located_fixes(result)
+                result.findings = resolve(result.findings, _fix_options(
+                    resolver.for_directory(absolute(Path(result.path)).parent)))
             run.file_done(result.findings, [result.error] if result.error is not None else [],
                           result.error is not None and result.internal_error)
         run.finish()

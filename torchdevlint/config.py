@@ -20,13 +20,14 @@ import os
 import re
 import sys
 from dataclasses import dataclass, field, replace
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 from torchdevlint import syntax
+from torchdevlint import torch_version as torch_versions
 from torchdevlint.project import rules_for_location
-from torchdevlint.rules import ALL_RULES, OPT_IN_CODES, RULES_BY_CODE
+from torchdevlint.rules.registry import ALL_RULES, OPT_IN_CODES, RULES_BY_CODE
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -49,9 +50,9 @@ DEFAULT_EXCLUDE: Tuple[str, ...] = tuple(
 # key -> expected type, for validation and for the documentation test.
 CODE_LIST_KEYS = ("select", "extend-select", "ignore", "extend-ignore", "fixable", "unfixable")
 GLOB_LIST_KEYS = ("exclude", "extend-exclude")
-BOOL_KEYS = ("respect-gitignore", "force-exclude", "unsafe-fixes", "require-accelerator")
+BOOL_KEYS = ("respect-gitignore", "force-exclude", "unsafe-fixes", "require-accelerator", "fix")
 TABLE_KEYS = ("per-file-ignores", "extend-per-file-ignores")
-STRING_KEYS = ("target-version",)
+STRING_KEYS = ("target-version", "torch-version")
 KNOWN_KEYS = (*CODE_LIST_KEYS, *GLOB_LIST_KEYS, *BOOL_KEYS, *TABLE_KEYS, *STRING_KEYS)
 
 
@@ -63,10 +64,13 @@ class ConfigError(Exception):
 
 
 def _check_codes(codes: Iterable[str], where: str) -> List[str]:
+    """Selectors as codes: a code prefix, ``ALL``, or a rule's name (``unmoved-batch``), which
+    selects that rule as its exact code does."""
     normalized = []
     unknown = []
     for code in codes:
-        code = code.strip().upper()
+        code = code.strip()
+        code = _CODES_BY_NAME.get(code.lower(), code.upper())
         if not code:
             continue
         if code != "ALL" and not any(known.startswith(code) for known in RULES_BY_CODE):
@@ -74,8 +78,12 @@ def _check_codes(codes: Iterable[str], where: str) -> List[str]:
         normalized.append(code)
     if unknown:
         raise ConfigError(f"{where}: unknown rule code{'s' if len(unknown) > 1 else ''} "
-                          f"{', '.join(map(repr, unknown))} (known: {', '.join(RULES_BY_CODE)})")
+                          f"{', '.join(map(repr, unknown))} (known: {', '.join(RULES_BY_CODE)}, "
+                          "or a rule's name: see --list-rules)")
     return normalized
+
+
+_CODES_BY_NAME = {rule.name: rule.code for rule in ALL_RULES}
 
 
 def _specificity(selector: str) -> int:
@@ -193,11 +201,19 @@ class Glob:
         pattern = self.pattern[2:] if self.pattern.startswith("./") else self.pattern
         return f"{base}/{pattern}"
 
+    @cached_property
+    def _regexes(self) -> "Tuple[Optional[re.Pattern[str]], re.Pattern[str]]":
+        # (once per glob: every file and folder of a walk meets every exclude glob)
+        bare = self.pattern.rstrip("/")
+        return (_glob_regex(bare) if "/" not in bare else None,
+                _glob_regex(self.absolute.rstrip("/")))
+
     def matches(self, path: str, name: str) -> bool:
         """``path``: absolute posix path; ``name``: its last component."""
-        if "/" not in self.pattern.rstrip("/") and _glob_regex(self.pattern.rstrip("/")).match(name):
+        by_name, by_path = self._regexes
+        if by_name is not None and by_name.match(name):
             return True
-        return bool(_glob_regex(self.absolute.rstrip("/")).match(path))
+        return bool(by_path.match(path))
 
 
 def _posix(path: Path) -> str:
@@ -221,6 +237,10 @@ class PerFileIgnore:
         return self.glob.matches(path, name) != self.negated
 
 
+# The origin of a value that nothing set.
+DEFAULT_ORIGIN = "default"
+
+
 @dataclass(frozen=True)
 class Settings:
     """Everything that decides how one file is linted."""
@@ -234,9 +254,14 @@ class Settings:
     force_exclude: bool = False
     fixable: frozenset = frozenset(RULES_BY_CODE)
     unsafe_fixes: bool = False
+    fix: bool = False  # ``fix = true``: a run fixes as with --fix (--no-fix overrides it)
     # The Python version whose syntax files must be: target-version, else the lowest that
     # [project] requires-python allows, else None (the newest LibCST parses).
     target_version: Optional[Tuple[int, int]] = None
+    # The torch version fixes write code for (torch-version, else the lowest that the
+    # project's torch requirement allows, else 2.0), and where that value came from.
+    torch_version: Tuple[int, int] = torch_versions.DEFAULT
+    torch_version_origin: str = DEFAULT_ORIGIN
 
     def rules_for(self, path: Path) -> Tuple[type, ...]:
         """The rules to run on ``path``: the enabled ones minus its per-file ignores, and
@@ -274,6 +299,7 @@ class Overrides:
     unfixable: List[str] = field(default_factory=list)
     unsafe_fixes: Optional[bool] = None
     target_version: Optional[str] = None
+    torch_version: Optional[str] = None
 
 
 def _expect(value: Any, kind: str, key: str, where: str) -> Any:
@@ -322,8 +348,9 @@ def parse_table(table: Mapping[str, Any], where: str) -> Dict[str, Any]:
                 raise ConfigError(f"{where}: `{key}` must be a string, not "
                                   f"{type(value).__name__} {value!r}")
             try:
-                checked[key] = syntax.parse_target(value)
-            except syntax.TargetError as exc:
+                checked[key] = torch_versions.parse(value) if key == "torch-version" \
+                    else syntax.parse_target(value)
+            except (syntax.TargetError, torch_versions.TorchVersionError) as exc:
                 raise ConfigError(f"{where}: `{key}`: {exc}") from None
         else:
             checked[key] = _expect(value, "a table of glob = [codes]", key, where)
@@ -345,6 +372,14 @@ def read_requires_python(path: Path) -> Optional[Tuple[int, int]]:
     project = _document(path).get("project")
     spec = project.get("requires-python") if isinstance(project, dict) else None
     return syntax.from_requires_python(spec) if isinstance(spec, str) else None
+
+
+def read_torch_requirement(path: Path) -> Optional[Tuple[Tuple[int, int], str]]:
+    """(the lowest torch version ``[project]``'s torch requirement allows, where it is said),
+    or None without such a requirement."""
+    project = _document(path).get("project")
+    found = torch_versions.from_project(project) if isinstance(project, dict) else None
+    return (found[0], f"{path}: {found[1]}") if found is not None else None
 
 
 def read_table(path: Path) -> Optional[Dict[str, Any]]:
@@ -413,13 +448,24 @@ def build_settings(table: Optional[Mapping[str, Any]], root: Path, config_path: 
         except syntax.TargetError as exc:
             raise ConfigError(f"--target-version: {exc}") from None
 
+    torch, torch_origin = torch_versions.DEFAULT, DEFAULT_ORIGIN
+    if "torch-version" in table:
+        torch, torch_origin = table["torch-version"], f"{where}: [tool.torchdevlint] torch-version"
+    if overrides.torch_version is not None:
+        try:
+            torch = torch_versions.parse(overrides.torch_version)
+        except torch_versions.TorchVersionError as exc:
+            raise ConfigError(f"--torch-version: {exc}") from None
+        torch_origin = "--torch-version"
+
     return Settings(
         root=absolute(root), config_path=config_path, enabled=enabled,
         per_file_ignores=tuple(ignores), exclude=tuple(exclude),
         respect_gitignore=flag(overrides.respect_gitignore, "respect-gitignore", True),
         force_exclude=flag(overrides.force_exclude, "force-exclude", False),
         fixable=fixable, unsafe_fixes=flag(overrides.unsafe_fixes, "unsafe-fixes", False),
-        target_version=target)
+        fix=table.get("fix", False),
+        target_version=target, torch_version=torch, torch_version_origin=torch_origin)
 
 
 class Resolver:
@@ -434,6 +480,7 @@ class Resolver:
         self._fixed: Optional[Settings] = None
         self._tables: Dict[Path, Optional[Dict[str, Any]]] = {}
         self._requires: Dict[Path, Optional[Tuple[int, int]]] = {}
+        self._torch_requirements: Dict[Path, Optional[Tuple[Tuple[int, int], str]]] = {}
         if config is not None:
             if not config.is_file():
                 raise ConfigError(f"{config}: no such configuration file")
@@ -447,6 +494,14 @@ class Resolver:
     def default(self) -> Settings:
         """The settings for the current directory (used for paths given on the command line)."""
         return self.for_directory(absolute(Path.cwd()))
+
+    def config_files(self) -> List[Path]:
+        """Every pyproject.toml this resolver read or looked for (found or not): what a
+        long-running front end (the language server) watches to notice a changed setting."""
+        files = [*self._tables, *self._requires, *self._torch_requirements]
+        if self.config is not None:
+            files.append(self.config)
+        return list(dict.fromkeys(files))
 
     def _find_config(self, directory: Path) -> Optional[Path]:
         """The closest pyproject.toml at or above ``directory`` with a [tool.torchdevlint] table."""
@@ -479,11 +534,40 @@ class Resolver:
                 return version
         return None
 
+    def _torch_requirement(self, candidate: Path) -> Optional[Tuple[Tuple[int, int], str]]:
+        if candidate not in self._torch_requirements:
+            self._torch_requirements[candidate] = (read_torch_requirement(candidate)
+                                                   if candidate.is_file() else None)
+        return self._torch_requirements[candidate]
+
+    def _inferred_torch(self, directory: Path, config: Optional[Path]
+                        ) -> Optional[Tuple[Tuple[int, int], str]]:
+        """As ``_inferred_target`` with ``requires-python``: the torch requirement of the
+        configuration file, or (without one) of the closest pyproject.toml that has one."""
+        if config is not None:
+            return self._torch_requirement(config)
+        for folder in (directory, *directory.parents):
+            found = self._torch_requirement(folder / "pyproject.toml")
+            if found is not None:
+                return found
+        return None
+
+    def _with_torch(self, settings: Settings, directory: Path, config: Optional[Path]) -> Settings:
+        """``settings`` with the torch version the project requires, when nothing set one."""
+        if settings.torch_version_origin != DEFAULT_ORIGIN:
+            return settings
+        found = self._inferred_torch(directory, config)
+        if found is None:
+            return settings
+        return replace(settings, torch_version=found[0], torch_version_origin=found[1])
+
     def for_directory(self, directory: Path) -> Settings:
         if self._fixed is not None:
             if self._fixed.target_version is None and self.config is not None:
                 self._fixed = replace(self._fixed,
                                       target_version=self._inferred_target(directory, self.config))
+            if self.config is not None:
+                self._fixed = self._with_torch(self._fixed, directory, self.config)
             return self._fixed
         settings = self._by_directory.get(directory)
         if settings is None:
@@ -498,6 +582,7 @@ class Resolver:
                 inferred = self._inferred_target(directory, config)
                 if inferred is not None:
                     settings = replace(settings, target_version=inferred)
+            settings = self._with_torch(settings, directory, config)
             self._by_directory[directory] = settings
         return settings
 

@@ -10,6 +10,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Callable, Dict, Iterator, Optional, Sequence, Set
 
+from torchdevlint import torch_version as torch_versions
 from torchdevlint.cache import Cache
 from torchdevlint.config import Resolver, Settings, absolute
 from torchdevlint.engine import FileResult, gc_paused, lint_bytes
@@ -108,18 +109,21 @@ def display_path(path: Path) -> str:
     return text[2:] if text.startswith("./") else text
 
 
-def lint_data(data: bytes, shown: str, rules, target=None) -> FileResult:
+def lint_data(data: bytes, shown: str, rules, target=None,
+              torch_version=torch_versions.DEFAULT) -> FileResult:
     """Lint a file's contents; notebooks (by their .ipynb name) are linted as one program.
-    ``target``: the Python version whose syntax the file must be (None: the newest)."""
+    ``target``: the Python version whose syntax the file must be (None: the newest);
+    ``torch_version``: the torch version messages and fixes write code for."""
     if not shown.endswith(NOTEBOOK_SUFFIX):
-        return lint_bytes(data, shown, rules, target=target)
+        return lint_bytes(data, shown, rules, target=target, torch_version=torch_version)
     try:
         notebook = parse_notebook(data)
     except NotebookError as exc:
         return FileResult(shown, error=Finding(shown, 1, 1, READ_ERROR, str(exc)))
     if not is_python_notebook(notebook):
         return FileResult(shown)
-    result = lint_bytes(notebook.program.encode("utf-8"), shown, rules, target=target)
+    result = lint_bytes(notebook.program.encode("utf-8"), shown, rules, target=target,
+                        torch_version=torch_version)
     result.notebook = notebook
     result.findings = notebook.map_findings(result.findings)
     if result.error is not None:
@@ -127,11 +131,16 @@ def lint_data(data: bytes, shown: str, rules, target=None) -> FileResult:
     return result
 
 
-def lint_path(path: Path, rules, cache: Optional[Cache] = None, target=None) -> FileResult:
+def lint_path(path: Path, rules, cache: Optional[Cache] = None, target=None,
+              torch_version=torch_versions.DEFAULT,
+              fixes: bool = False, cached_only: bool = False) -> Optional[FileResult]:
     """Lint one file; never raises (a failure becomes the file's diagnostic).
 
     With a cache, a file whose content was linted before is answered from it (no parse;
-    the result then has no ``module`` and no fixes).
+    the result then has no ``module``). With ``fixes``, and always with a cache, findings
+    carry every fix their plans build, placed in rows and columns (``fixes.locate``): the
+    configuration narrows them when they are reported. ``cached_only``: None instead of
+    linting a file the cache does not answer.
     """
     shown = display_path(path)
     try:
@@ -141,15 +150,33 @@ def lint_path(path: Path, rules, cache: Optional[Cache] = None, target=None) -> 
     key = None
     if cache is not None:
         # Notebooks and modules with the same bytes lint differently: the suffix is in the key.
-        # The target version decides what is a syntax error: it is in the key too.
-        key = cache.key(data + b"\0" + path.suffix.encode() + b"\0" + repr(target).encode())
+        # The target version decides what is a syntax error, the torch version what a
+        # message proposes and a fix writes: they are in the key too.
+        key = cache.key(data + b"\0" + path.suffix.encode() + b"\0" + repr(target).encode()
+                        + b"\0" + repr(torch_version).encode())
         hit = cache.get(key, shown)
         if hit is not None:
             return FileResult(shown, findings=hit[0], error=hit[1])
-    result = guarded(lambda: lint_data(data, shown, rules, target), shown)
+    if cached_only:
+        return None
+    result = guarded(lambda: lint_data(data, shown, rules, target, torch_version), shown)
+    if (fixes or key is not None) and any(f.fix is not None for f in result.findings):
+        from torchdevlint.fixes.locate import attach_located_fixes
+        attach_located_fixes(result, _parsed_text(data, result))
     if key is not None and not result.internal_error:  # an internal error is retried next run
         cache.put(key, result.findings, result.error)
     return result
+
+
+def _parsed_text(data: bytes, result: FileResult) -> Optional[str]:
+    """The text ``lint_data`` parsed (a notebook's program, else the decoded file)."""
+    from torchdevlint.source import SourceError, decode_source
+    if result.notebook is not None:
+        return result.notebook.program
+    try:
+        return decode_source(data).text
+    except SourceError:
+        return None
 
 
 def guarded(lint: Callable[[], FileResult], shown: str) -> FileResult:
@@ -162,15 +189,24 @@ def guarded(lint: Callable[[], FileResult], shown: str) -> FileResult:
 
 
 def _lint_in_worker(path: Path, rules, cache: Optional[Cache], fix_options=None,
-                    target=None) -> FileResult:
+                    target=None, torch_version=torch_versions.DEFAULT,
+                    cached_only: bool = False) -> Optional[FileResult]:
     """``lint_path`` that returns only plain data (no tree), for worker processes and the
-    serial loop alike. With ``fix_options`` the findings carry their resolved fixes (plain
-    edits), else none. The tree is freed before collections resume (see ``gc_paused``)."""
+    serial loop alike. With ``fix_options`` the findings carry their fixes (plain edits) as
+    those options allow them, else none. The tree is freed before collections resume (see
+    ``gc_paused``)."""
     with gc_paused():
-        result = lint_path(path, rules, cache, target)
-        if fix_options is not None:
-            from torchdevlint.fixes.applier import attach_fixes
-            attach_fixes(result, fix_options)
+        result = lint_path(path, rules, cache, target, torch_version,
+                           fixes=fix_options is not None, cached_only=cached_only)
+        if result is None:
+            return None
+        if any(f.available_fix is not None for f in result.findings):
+            if fix_options is not None:
+                from torchdevlint.fixes.locate import resolve
+                result.findings = resolve(result.findings, fix_options)
+            else:  # (a cached result): the caller asked for none
+                result.findings = [dataclasses.replace(f, available_fix=None)
+                                   for f in result.findings]
         # plans hold syntax nodes: they never leave the process that made them
         result.findings = [dataclasses.replace(f, fix=None) if f.fix is not None else f
                            for f in result.findings]
@@ -188,7 +224,8 @@ def _worker_crashed(path: Path, reason: str) -> FileResult:
 
 
 def lint_files(files: Sequence[Path], rules, jobs: int = 1, cache: Optional[Cache] = None,
-               fix_options=None, target=None) -> Iterator[FileResult]:
+               fix_options=None, target=None,
+               torch_version=torch_versions.DEFAULT) -> Iterator[FileResult]:
     """Results in the order of ``files``, streamed as they are ready.
 
     With ``jobs > 1`` files are linted in worker processes, else in this one; either way the
@@ -197,12 +234,23 @@ def lint_files(files: Sequence[Path], rules, jobs: int = 1, cache: Optional[Cach
     """
     files = list(files)
     worker = functools.partial(_lint_in_worker, rules=rules, cache=cache, fix_options=fix_options,
-                               target=target)
+                               target=target, torch_version=torch_version)
     if jobs <= 1 or len(files) < 2:
         for path in files:
             yield worker(path)
         return
-    yield from run_per_file(worker, files, jobs, on_crash=_worker_crashed)
+    answered = {}
+    if cache is not None:
+        # The cache answers here, the workers lint the rest: a run with every file cached
+        # starts no process (a pool costs more than reading the cache).
+        for index, path in enumerate(files):
+            result = worker(path, cached_only=True)
+            if result is not None:
+                answered[index] = result
+    linted = run_per_file(worker, [path for index, path in enumerate(files)
+                                   if index not in answered], jobs, on_crash=_worker_crashed)
+    for index in range(len(files)):
+        yield answered.pop(index) if index in answered else next(linted)
 
 
 def lint_with_settings(files: Sequence[Path], resolver: Resolver, jobs: int = 1,
@@ -220,14 +268,15 @@ def lint_with_settings(files: Sequence[Path], resolver: Resolver, jobs: int = 1,
     settings_of: Dict[tuple, Settings] = {}
     for path in files:
         settings = resolver.for_directory(absolute(path).parent)
-        key = (settings.rules_for(path), settings.fixable, settings.target_version)
+        key = (settings.rules_for(path), settings.fixable, settings.target_version,
+               settings.torch_version)
         groups.setdefault(key, []).append(path)
         settings_of.setdefault(key, settings)
-    for (rules, fixable, target), group in groups.items():
+    for (rules, fixable, target, torch_version), group in groups.items():
         cache = make_cache(rules) if make_cache is not None else None
-        settings = settings_of[(rules, fixable, target)]
+        settings = settings_of[(rules, fixable, target, torch_version)]
         fix_options = fix_options_for(settings) if fix_options_for else None
-        for result in lint_files(group, rules, jobs, cache, fix_options, target):
+        for result in lint_files(group, rules, jobs, cache, fix_options, target, torch_version):
             if any(f.available_fix is not None and f.code not in fixable for f in result.findings):
                 result.findings = [f if f.code in fixable else replace(f, available_fix=None)
                                    for f in result.findings]
