@@ -221,19 +221,13 @@ def _lint_stdin(args: argparse.Namespace, resolver: Resolver,
                                       settings.target_version, settings.torch_version), shown)]
 
 
-def _fix_options(settings):
-    from torchdevlint.fixes import FixOptions
-    return FixOptions(unsafe=settings.unsafe_fixes, fixable=settings.fixable,
-                      target=settings.target_version, torch_version=settings.torch_version)
-
-
 def _fix_plan(resolver: Resolver):
     """For --fix: each file's rules and fix options, from its configuration."""
     from torchdevlint.config import absolute
 
     def plan(path: Path):
         settings = resolver.for_directory(absolute(path).parent)
-        return settings.rules_for(path), _fix_options(settings)
+        return settings.rules_for(path), settings.fix_options()
     return plan
 
 
@@ -249,7 +243,7 @@ def _fix_stdin(args: argparse.Namespace, resolver: Resolver) -> int:
     if args.stdin_filename and settings.force_exclude and force_excluded(settings, absolute(path)):
         sys.stdout.buffer.write(data)
         return ExitCode.CLEAN
-    result = fix_data(data, display_path(path), settings.rules_for(path), _fix_options(settings))
+    result = fix_data(data, display_path(path), settings.rules_for(path), settings.fix_options())
     if args.diff:
         from torchdevlint.fixer import unified_diff
         sys.stdout.buffer.write(unified_diff(data, result.fixed.encode(result.encoding), name)
@@ -281,7 +275,7 @@ def _run(argv: Optional[Sequence[str]]) -> int:
     except SystemExit as exc:  # argparse exits 2 on usage errors and 0 on --help/--version
         return int(exc.code or 0)
     from torchdevlint.cache import Cache, project_root
-    from torchdevlint.config import ConfigError, Resolver, absolute
+    from torchdevlint.config import ConfigError, Resolver, Settings, absolute
     from torchdevlint.runner import UsageError, iter_python_files, lint_with_settings
     out = sys.stdout
     try:
@@ -378,13 +372,13 @@ def _run(argv: Optional[Sequence[str]]) -> int:
             # (results come with fixes as each file's configuration allows them)
             results = lint_with_settings(
                 files, resolver, jobs=args.jobs or default_jobs(),
-                make_cache=make_cache if use_cache else None, fix_options_for=_fix_options)
+                make_cache=make_cache if use_cache else None, fix_options_for=Settings.fix_options)
         for result in results:
             if stdin and any(f.fix is not None for f in result.findings):
                 from torchdevlint.fixes.locate import attach_located_fixes, resolve
                 attach_located_fixes(result)
-                result.findings = resolve(result.findings, _fix_options(
-                    resolver.for_directory(absolute(Path(result.path)).parent)))
+                result.findings = resolve(result.findings, resolver.for_directory(
+                    absolute(Path(result.path)).parent).fix_options())
             run.file_done(result.findings, [result.error] if result.error is not None else [],
                           result.error is not None and result.internal_error)
         run.finish()

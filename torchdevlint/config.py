@@ -276,6 +276,12 @@ class Settings:
             [rule for rule in ALL_RULES if rule.code in self.enabled and rule.code not in ignored],
             str(path))
 
+    def fix_options(self):
+        """The fix options a fix of a file with these settings uses (every front end's)."""
+        from torchdevlint.fixes import FixOptions
+        return FixOptions(unsafe=self.unsafe_fixes, fixable=self.fixable,
+                          target=self.target_version, torch_version=self.torch_version)
+
     def is_excluded(self, path: Path) -> bool:
         """Does an exclude pattern match ``path`` (absolute) itself?"""
         text, name = _posix(path), path.name

@@ -243,13 +243,6 @@ def _rules(settings: Settings, document: Document):
     return settings.rules_for(Path(document.path) if document.path else Path(document.shown))
 
 
-def _fix_options(settings: Settings):
-    """The fix options ``--fix`` uses for a file with these settings (cli._fix_options)."""
-    from torchdevlint.fixes import FixOptions
-    return FixOptions(unsafe=settings.unsafe_fixes, fixable=settings.fixable,
-                      target=settings.target_version, torch_version=settings.torch_version)
-
-
 def _lint(document: Document, settings: Settings):
     """The CLI's lint of the document's contents (tree kept, for fixes)."""
     from torchdevlint.runner import guarded, lint_data
@@ -316,7 +309,7 @@ class Worker:
         if result.error is not None:
             result.drop_tree()
             return {"actions": []}
-        attach_fixes(result, _fix_options(settings), _rules(settings, document))
+        attach_fixes(result, settings.fix_options(), _rules(settings, document))
         notebook = result.notebook
         program = notebook.program if notebook is not None else document.text
         findings = result.findings
@@ -343,7 +336,7 @@ class Worker:
         """The edits ``--fix`` makes (safe fixes; unsafe ones too with unsafe-fixes)."""
         from torchdevlint.fixer import fix_data
         result = fix_data(document.data(), document.shown, _rules(settings, document),
-                          _fix_options(settings))
+                          settings.fix_options())
         if result.error is not None or not result.changed:
             return {"changes": {}}
         if not document.is_notebook:
