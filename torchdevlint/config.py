@@ -284,8 +284,31 @@ class Settings:
 
     def is_excluded(self, path: Path) -> bool:
         """Does an exclude pattern match ``path`` (absolute) itself?"""
-        text, name = _posix(path), path.name
-        return any(glob.matches(text, name) for glob in self.exclude)
+        names, by_name, by_path = self._exclude_matcher
+        name = path.name
+        if name in names or (by_name is not None and by_name.match(name)):
+            return True
+        return by_path is not None and by_path.match(_posix(path)) is not None
+
+    @cached_property
+    def _exclude_matcher(self):
+        """The exclude globs as one test: a set of the plain names (most of them: ``.git``,
+        ``venv``), and one regex each for the other names and for the paths. Every file and
+        folder of a walk meets every glob: one by one, they were a third of a warm run over
+        257 files."""
+        names, by_name, by_path = set(), [], []
+        for glob in self.exclude:
+            bare = glob.pattern.rstrip("/")
+            if "/" in bare:
+                by_path.append(_glob_regex(glob.absolute.rstrip("/")).pattern)
+            elif any(char in bare for char in "*?["):
+                by_name.append(_glob_regex(bare).pattern)
+            else:
+                names.add(bare)  # (its anchored path, root/NAME, has that name too)
+
+        def combined(patterns):
+            return re.compile("|".join(f"(?:{p})" for p in patterns)) if patterns else None
+        return frozenset(names), combined(by_name), combined(by_path)
 
 
 @dataclass
