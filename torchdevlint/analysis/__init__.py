@@ -128,6 +128,22 @@ class Analysis:
     def kind_of(self, expr: cst.BaseExpression, scope: Scope):
         return self.kinds.kind_of(expr, scope)
 
+    def loss_by_its_name(self, func: cst.BaseExpression, scope: Scope) -> Optional[bool]:
+        """Whether calling ``func`` computes a loss, where its name decides: a torch.nn loss
+        constructed in place (``nn.CrossEntropyLoss()(out, y)``), a torch.nn.functional loss
+        (any other qualified name: no), a criterion's name (yes). None: the name does not
+        tell, what the name is bound to may (each rule reads the bindings its own way)."""
+        if isinstance(func, cst.Call):
+            return api.is_loss_class(self.qualname(func.func, scope) or "")
+        qualified = self.qualname(func, scope)
+        if qualified is not None:
+            return qualified.startswith("torch.nn.functional.") and \
+                qualified.rpartition(".")[2] in api.LOSS_FUNCTIONS
+        name = last_name(func)
+        if name is None:
+            return False
+        return True if api.is_criterion_name(name) else None
+
     def call_sites(self, names, qualified_names=()):
         """Calls whose callee's last name is in ``names`` or is an import alias of one of
         ``qualified_names`` (``from torch import load as L``)."""

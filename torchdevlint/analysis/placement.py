@@ -229,11 +229,10 @@ class Placement:
             if method in api.TENSOR_METHODS or method in ("chunk", "split", "unbind"):
                 return trace.device_of(func.value)
             return None
-        if qualified is None or not api.is_tensor_function(qualified):
+        torch_call = _torch_function(call, qualified)
+        if torch_call is None:
             return None
-        tail = qualified.rpartition(".")[2]
-        device = next((a.value for a in call.args
-                       if a.keyword is not None and a.keyword.value == "device"), None)
+        tail, device = torch_call
         if tail in api.FACTORIES or tail.endswith("_like"):
             if device is not None:
                 return OnCPU(call) if self.devices.is_cpu_device(device, scope) else None
@@ -278,12 +277,10 @@ class Placement:
             model = self.moved_model(func.value, scope)  # ``model.encode(x)``, ``model.sample(n)``
         if model is not None:
             return OnAccelerator(call, model[1])
-        qualified = self.kinds.qualname(func, scope)
-        if qualified is None or not api.is_tensor_function(qualified):
+        torch_call = _torch_function(call, self.kinds.qualname(func, scope))
+        if torch_call is None:
             return None
-        tail = qualified.rpartition(".")[2]
-        device = next((a.value for a in call.args
-                       if a.keyword is not None and a.keyword.value == "device"), None)
+        tail, device = torch_call
         if tail in api.FACTORIES or tail.endswith("_like"):
             if device is not None:
                 if self.devices.is_cpu_device(device, scope):
@@ -517,6 +514,17 @@ def _short(node: cst.CSTNode, limit: int = 40) -> str:
     """Short source text of an expression, as rules quote it in messages."""
     text = " ".join(cst.Module(body=[]).code_for_node(node).split())
     return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _torch_function(call: cst.Call, qualified: Optional[str]):
+    """(its name in torch, its ``device=`` argument or None) when ``call``, whose callee
+    resolves to ``qualified``, is a torch function that returns tensors; else None. Both
+    placements start from it, then read the device each their own way."""
+    if qualified is None or not api.is_tensor_function(qualified):
+        return None
+    device = next((a.value for a in call.args
+                   if a.keyword is not None and a.keyword.value == "device"), None)
+    return qualified.rpartition(".")[2], device
 
 
 def _is_number(expr) -> bool:

@@ -88,6 +88,16 @@ LOSS_FUNCTIONS = frozenset(
     """.split())
 CRITERION_NAMES = frozenset("criterion loss_fn loss_func loss_function lossfn crit criteria".split())
 
+
+def is_criterion_name(name: str) -> bool:
+    """A name that holds a loss by convention: ``criterion``, ``train_criterion``, ``loss_fn``."""
+    return name in CRITERION_NAMES or name.endswith("criterion") or name.endswith("loss_fn")
+
+
+def is_loss_class(qualified: str) -> bool:
+    """A torch.nn loss module class: ``torch.nn.CrossEntropyLoss``."""
+    return qualified.startswith("torch.nn.") and qualified.endswith("Loss")
+
 # Tensor methods known to return something that is not a tensor.
 NON_TENSOR_TENSOR_METHODS = frozenset(
     "item tolist numpy size dim ndimension numel nelement data_ptr element_size is_contiguous "

@@ -659,22 +659,12 @@ class _LoopChecker(OrderedWalk):
         return None
 
     def _is_loss(self, func) -> bool:
-        if isinstance(func, cst.Call):  # ``nn.CrossEntropyLoss()(output, target)``
-            constructor = self.analysis.qualname(func.func, self.scope) or ""
-            return constructor.startswith("torch.nn.") and constructor.endswith("Loss")
-        qualified = self.analysis.qualname(func, self.scope)
-        if qualified is not None:
-            return qualified.startswith("torch.nn.functional.") and \
-                qualified.rpartition(".")[2] in api.LOSS_FUNCTIONS
-        name = last_name(func)
-        if name is None:
-            return False
-        if name in api.CRITERION_NAMES or name.endswith("criterion") or name.endswith("loss_fn"):
-            return True
+        verdict = self.analysis.loss_by_its_name(func, self.scope)
+        if verdict is not None:
+            return verdict
         for value, value_scope, path, _ in self.rule.placement.bindings_of(func, self.scope):
             if isinstance(value, cst.Call) and not path:
-                constructor = self.analysis.qualname(value.func, value_scope) or ""
-                if constructor.startswith("torch.nn.") and constructor.endswith("Loss"):
+                if api.is_loss_class(self.analysis.qualname(value.func, value_scope) or ""):
                     return True
         return False
 

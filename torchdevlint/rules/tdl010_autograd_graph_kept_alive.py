@@ -262,29 +262,21 @@ class AutogradGraphKeptAlive(Rule):
             return False
         name = last_name(func)
         return name is not None and _MODEL_NAMES.match(name) is not None and \
-            not _is_loss_name(name)
+            not api.is_criterion_name(name)
 
     def is_loss(self, func, scope: Scope) -> bool:
-        if isinstance(func, cst.Call):  # ``nn.CrossEntropyLoss()(output, target)``
-            constructor = self.analysis.qualname(func.func, scope) or ""
-            return constructor.startswith("torch.nn.") and constructor.endswith("Loss")
-        qualified = self.analysis.qualname(func, scope)
-        if qualified is not None:
-            return qualified.startswith("torch.nn.functional.") and \
-                qualified.rpartition(".")[2] in api.LOSS_FUNCTIONS
-        name = last_name(func)
-        if name is None:
-            return False
-        if _is_loss_name(name):
-            return True
-        if isinstance(func, cst.Name):
+        verdict = self.analysis.loss_by_its_name(func, scope)
+        if verdict is not None:
+            return verdict
+        if isinstance(func, cst.Name):  # (a Name read here; TDL004 also follows self.attr)
+            name = func.value
             owner = scope.resolve(name)
             if owner is not None:
                 for binding in owner.bindings.get(name, ()):
                     value = binding.value
                     if isinstance(value, cst.Call) and not binding.path:
-                        constructor = self.analysis.qualname(value.func, binding.ctx.scope) or ""
-                        if constructor.startswith("torch.nn.") and constructor.endswith("Loss"):
+                        if api.is_loss_class(
+                                self.analysis.qualname(value.func, binding.ctx.scope) or ""):
                             return True
         return False
 
@@ -323,10 +315,6 @@ class AutogradGraphKeptAlive(Rule):
         if code is None:
             code = self._code[id(node)] = self.analysis.module.code_for_node(node)
         return code
-
-
-def _is_loss_name(name: str) -> bool:
-    return name in api.CRITERION_NAMES or name.endswith("criterion") or name.endswith("loss_fn")
 
 
 class _LoopWalk(OrderedWalk):
