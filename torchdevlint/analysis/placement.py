@@ -17,6 +17,7 @@ from torchdevlint.analysis.devices import Devices, move_device_argument
 from torchdevlint.analysis.flow import OrderedWalk
 from torchdevlint.analysis.kinds import KindInference, combine
 from torchdevlint.analysis.model import ASSIGN, PARAM, CallSite, Scope, last_name
+from torchdevlint.positions import code_for_node
 
 _WRAPPERS_THAT_SCATTER = ("DataParallel", "DistributedDataParallel")
 # Calls of accelerate / Lightning Fabric that prepare a model or loader: they move batches.
@@ -512,7 +513,7 @@ class Placement:
 
 def _short(node: cst.CSTNode, limit: int = 40) -> str:
     """Short source text of an expression, as rules quote it in messages."""
-    text = " ".join(cst.Module(body=[]).code_for_node(node).split())
+    text = " ".join(code_for_node(node).split())
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 

@@ -16,8 +16,8 @@ import libcst as cst
 
 from torchdevlint.analysis.builder import walk_code
 from torchdevlint.analysis.model import ASSIGN, PARAM, WITH, FunctionInfo, Scope, last_name, string_value
+from torchdevlint.positions import code_for_node
 
-_SNIPPET = cst.Module(body=[])
 # pytest's per-test (or per-session) temporary directories: fresh and empty when the test
 # starts, so a file found there was written by this test run.
 FRESH_TEMP_FIXTURES = frozenset("tmp_path tmpdir tmp_path_factory tmpdir_factory".split())
@@ -115,4 +115,4 @@ def _callee(expr):
 
 
 def _code(node: cst.CSTNode) -> str:
-    return " ".join(_SNIPPET.code_for_node(node).split())
+    return " ".join(code_for_node(node).split())

@@ -11,6 +11,7 @@ import libcst as cst
 
 from torchdevlint.analysis import Analysis
 from torchdevlint.fixes.model import FixPlan
+from torchdevlint.positions import code_for_node
 # (the prefilter helpers live apart, so that the prefilter runs without LibCST)
 from torchdevlint.rules.prefilter import TOKEN_GAP, ast_statements, method_call_text  # noqa: F401
 
@@ -65,10 +66,9 @@ class Rule:
         raise NotImplementedError
 
 
-_SNIPPET = cst.Module(body=[])
 
 
 def source_of(node: cst.CSTNode, limit: int = 40) -> str:
     """Short source text of an expression, for messages."""
-    text = " ".join(_SNIPPET.code_for_node(node).split())
+    text = " ".join(code_for_node(node).split())
     return text if len(text) <= limit else text[: limit - 3] + "..."

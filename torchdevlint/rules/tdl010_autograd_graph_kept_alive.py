@@ -58,6 +58,7 @@ from torchdevlint.analysis import (
 from torchdevlint.findings import Finding
 from torchdevlint.fixes.context import FixContext
 from torchdevlint.fixes.model import Edit, Fix, FixPlan
+from torchdevlint.positions import code_for_node
 from torchdevlint.rules.base import Rule, Violation, source_of
 from torchdevlint.rules.prefilter import accumulating_loop_in
 
@@ -313,7 +314,8 @@ class AutogradGraphKeptAlive(Rule):
         many times: 805 generations for a 5,000-line script, a fifth of its lint)."""
         code = self._code.get(id(node))
         if code is None:
-            code = self._code[id(node)] = self.analysis.module.code_for_node(node)
+            code = self._code[id(node)] = code_for_node(
+                node, self.analysis.module.default_indent, self.analysis.module.default_newline)
         return code
 
 

@@ -39,6 +39,7 @@ from torchdevlint.analysis import (
 from torchdevlint.findings import Finding
 from torchdevlint.fixes.context import FixContext
 from torchdevlint.fixes.model import Edit, Fix, FixPlan
+from torchdevlint.positions import code_for_node
 from torchdevlint.rules.base import Rule, Violation, method_call_text, source_of
 from torchdevlint.rules.prefilter import SCALAR_FACTORIES, SIZED_FACTORIES, mixed_devices_in
 
@@ -200,7 +201,7 @@ class MixedDeviceOperands(Rule):
             operands = self._call_operands(node, scope)
             if not operands:
                 return
-            what = f"`{source_of(func)}()`"
+            what = None  # the callee's text: generated only for a violation
         cpu = acc = None
         for operand in operands:
             if cpu is None:
@@ -216,6 +217,8 @@ class MixedDeviceOperands(Rule):
             return
         cpu_operand, cpu_evidence = cpu
         acc_operand, acc_evidence = acc
+        if what is None:
+            what = f"`{source_of(node.func)}()`"
         device = acc_evidence.device
         if device is None and isinstance(acc_operand, cst.Name):
             device = cst.Attribute(acc_operand, cst.Name("device"))
@@ -426,5 +429,5 @@ def _is_full_slice_marker(expr) -> bool:
 
 
 def _code(node: cst.CSTNode) -> str:
-    return cst.Module(body=[]).code_for_node(node)
+    return code_for_node(node)
 
