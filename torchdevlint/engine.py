@@ -6,7 +6,7 @@ import ast
 import gc
 import re
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, List, Optional, Sequence
 
 from torchdevlint import noqa, syntax, torch_version as torch_versions
@@ -39,13 +39,18 @@ class FileResult:
     # Set when huge literals were analysed apart (torchdevlint.split): ``module`` is then the
     # file with those literals blanked out, and this is the file's real text.
     split_source: Optional[str] = field(default=None, repr=False)
+    # For such a file: the fix context of ``module`` in the real text (the elements' fixes
+    # were built in ``_analyse_split``), and whether one of those fixes reached outside its
+    # element, so that fixes must be built on the whole file's tree after all.
+    fix_context: Optional[object] = field(default=None, repr=False, compare=False)
+    split_fixes_need_whole: bool = False
 
     def drop_tree(self) -> None:
         """Keep only plain data (findings, error): the analysis's cycles are broken, so the
         tree is freed here, by reference counting (see ``gc_paused``)."""
         if self.analysis is not None:
             self.analysis.release()
-        self.module = self.analysis = self.notebook = self.split_source = None
+        self.module = self.analysis = self.notebook = self.split_source = self.fix_context = None
 
 
 _PREFILTERS: dict = {}
@@ -156,7 +161,7 @@ def lint_source(source: str, path: str, rules: Optional[Sequence[type]] = DEFAUL
     plan = None
     if split_large and len(source) >= split.LARGE_FILE_CHARS:
         plan = split.plan_split(source)
-    analysed = _analyse_split(source, path, rules, plan, torch_version) \
+    analysed = _analyse_split(source, path, rules, plan, torch_version, tree) \
         if plan is not None else None
     if analysed is None:
         analysed = _analyse(source, path, rules, torch_version)
@@ -195,15 +200,22 @@ def _analyse(source: str, path: str, rules: Sequence[type],
 
 def _analyse_split(source: str, path: str, rules: Sequence[type],
                    plan: split.SplitPlan,
-                   torch_version: torch_versions.Version = torch_versions.DEFAULT
-                   ) -> Optional[FileResult]:
+                   torch_version: torch_versions.Version = torch_versions.DEFAULT,
+                   tree: Optional[ast.AST] = None) -> Optional[FileResult]:
     """``_analyse`` for a file whose huge literals are analysed one element at a time (see
     ``torchdevlint.split``), or None when the file must be analysed whole after all (anything
-    LibCST rejects, so that the whole file's diagnostic is the one reported)."""
+    LibCST rejects, so that the whole file's diagnostic is the one reported).
+
+    An element's findings get their fixes here, while its tree is alive (``BuiltFix``):
+    building them later would need the whole file's tree, which is what splitting avoids
+    (730 MB for torch's ``common_methods_invocations.py``). ``tree``: Python's ast of
+    ``source``, for the names the whole file uses (parsed here if not given)."""
     import libcst as cst
 
     from torchdevlint import split
     from torchdevlint.analysis import Analysis
+    from torchdevlint.fixes.context import ElementFixContext
+    from torchdevlint.fixes.model import BuiltFix, FixPlan
     from torchdevlint.positions import node_positions
     try:
         module = _parse(plan.skeleton)
@@ -215,6 +227,8 @@ def _analyse_split(source: str, path: str, rules: Sequence[type],
                                     else (statement,))]
         findings: List[Finding] = []
         outside: List[tuple] = []  # violations found from an element at a node outside it
+        whole = None  # the file's fix context, made for the first element with a fix
+        needs_whole = False
         for literal in plan.literals:
             ctx = _statement_ctx(statements, literal.statement_index, analysis)
             if ctx is None:
@@ -226,17 +240,29 @@ def _analyse_split(source: str, path: str, rules: Sequence[type],
                 fragment_analysis = Analysis.of_fragment(fragment, table, ctx, analysis)
                 analysis.collected.unseen_call_names.update(fragment_analysis.collected.calls_by_name)
                 violations = run_rules(fragment, rules, fragment_analysis)
-                fragment_analysis.release()  # its tree goes with this iteration, not at a collection
                 if not violations:
+                    fragment_analysis.release()  # its tree goes now, not at a collection
                     continue
                 positions = node_positions(fragment, text, (v.node for _, v in violations))
+                element_ctx = None
                 for code, violation in violations:
                     position = positions.get(id(violation.node))
                     if position is None:
                         outside.append((code, violation))
-                    else:
-                        findings.append(_finding(path, code, violation,
-                                                 _shift(position, element)))
+                        continue
+                    finding = _finding(path, code, violation, _shift(position, element))
+                    if isinstance(finding.fix, FixPlan):
+                        if whole is None:
+                            whole = split_fix_context(source, module, analysis, tree)
+                        if element_ctx is None:
+                            element_ctx = ElementFixContext(whole, text, fragment,
+                                                            fragment_analysis, element.start - 1)
+                        fix = finding.fix.build(finding, element_ctx)
+                        needs_whole = needs_whole or (fix is not None and
+                                                      not element_ctx.within(fix))
+                        finding = replace(finding, fix=BuiltFix(fix) if fix is not None else None)
+                    findings.append(finding)
+                fragment_analysis.release()
         violations = run_rules(module, rules, analysis)
         seen = {(code, id(v.node)) for code, v in violations}
         for code, violation in outside:
@@ -247,7 +273,18 @@ def _analyse_split(source: str, path: str, rules: Sequence[type],
     except (cst.ParserSyntaxError, RecursionError):
         return None
     findings.sort(key=lambda f: f.sort_key)
-    return FileResult(path, findings, module=module, analysis=analysis, split_source=source)
+    return FileResult(path, findings, module=module, analysis=analysis, split_source=source,
+                      fix_context=whole, split_fixes_need_whole=needs_whole)
+
+
+def split_fix_context(source: str, module: cst.Module, analysis: Analysis,
+                      tree: Optional[ast.AST] = None):
+    """The fix context of a split file's blanked-out module (``FileResult.split_source``) in
+    its real text: the blanks keep every offset, and the names in use are the whole file's."""
+    from torchdevlint.fixes.context import FixContext, names_in_tree
+    context = FixContext(source, module, analysis)
+    context._names = names_in_tree(tree if tree is not None else ast.parse(source))
+    return context
 
 
 def _statement_ctx(statements: list, index: int, analysis: Analysis) -> Optional[Ctx]:

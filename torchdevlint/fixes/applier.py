@@ -158,8 +158,13 @@ def attach_fixes(result, options: FixOptions = FixOptions(unsafe=True),
             not any(f.fix is not None for f in result.findings):
         return
     module, analysis, findings = result.module, result.analysis, result.findings
-    if result.split_source is not None:
-        # Huge literals were analysed apart and their trees dropped: fixes need the whole one.
+    ctx = None
+    if result.split_source is not None and not result.split_fixes_need_whole:
+        # Huge literals were analysed apart, and their elements' fixes built then (``BuiltFix``)
+        ctx = result.fix_context or engine.split_fix_context(result.split_source, module,
+                                                             analysis)
+    elif result.split_source is not None:
+        # One of those fixes reached outside its element: it needs the whole tree after all.
         codes = {f.code for f in findings}
         rules = engine.ALL_RULES if rules is None else rules
         whole = lint_source(result.split_source, result.path,
@@ -172,8 +177,9 @@ def attach_fixes(result, options: FixOptions = FixOptions(unsafe=True),
             return
     # ``text``: the source the module was parsed from, when the caller has it (``module.code``
     # generates it again from the tree: a tenth of a parse)
-    ctx = FixContext(text if text is not None and module is result.module else module.code,
-                     module, analysis)
+    if ctx is None:
+        ctx = FixContext(text if text is not None and module is result.module else module.code,
+                         module, analysis)
     resolved = []
     for finding in findings:
         fix = None

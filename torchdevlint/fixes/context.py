@@ -3,25 +3,25 @@ which names exist, and the module-level definitions a fix may need."""
 
 from __future__ import annotations
 
+import ast
 import bisect
 from dataclasses import dataclass, field
 from itertools import accumulate, count
 from typing import Callable, Dict, Iterator, List, Optional, Tuple
 
 import libcst as cst
-from libcst._nodes.internal import CodegenState
 
 from torchdevlint import noqa
 from torchdevlint.analysis import Analysis, device_names_visible
 from torchdevlint.analysis.builder import iter_children
 from torchdevlint.analysis.model import ASSIGN, IMPORT, PARAM, Binding, Ctx, Scope
 from torchdevlint.fixes.model import Edit
-from torchdevlint.positions import line_starts
+from torchdevlint.positions import FastCodegenState, line_starts
 from torchdevlint.torch_version import has_accelerator_api
 
 
 @dataclass
-class _SpanState(CodegenState):
+class _SpanState(FastCodegenState):
     """Codegen that notes, for every node, its first and last token and the indentation of
     the block it is generated in."""
 
@@ -296,6 +296,133 @@ class FixContext:
 
     def import_torch_edit(self) -> Edit:
         return self.prelude_edit(("import torch",))
+
+
+class ElementFixContext(FixContext):
+    """The fix context of one element of a huge literal analysed apart (``torchdevlint.split``):
+    the element's own tree (``[element]``, parsed on its own) and the file's (``whole``: the
+    file with its huge literals blanked out, which keeps every offset), both in the file's
+    offsets, so that a fix built here is the fix the whole file's tree would give. Questions
+    about the module (names in use, where definitions go, torch's name) are ``whole``'s."""
+
+    def __init__(self, whole: FixContext, text: str, fragment: cst.Module,
+                 analysis: Analysis, shift: int) -> None:
+        # (FixContext.__init__ is not called: everything file-wide is ``whole``'s, computed
+        # once per file, not once per element)
+        self.whole = whole
+        self.source = whole.source
+        self.module = fragment
+        self.analysis = analysis
+        self.newline = whole.newline
+        self._line_starts = whole._line_starts
+        self._shift = shift  # the file offset of ``text``'s first character
+        self._spans = None
+        self._offsets = []
+        self._parents = None
+        self._text = text
+        self.bounds = (shift + 1, shift + len(text) - 1)  # the element, without the brackets
+
+    def _own(self, node: cst.CSTNode) -> Optional[list]:
+        if self._spans is None:
+            state = _SpanState(default_indent=self.module.default_indent,
+                               default_newline=self.module.default_newline)
+            self.module._codegen(state)
+            self._spans = state.spans
+            self._offsets = [0, *accumulate(len(token) for token in state.tokens)]
+        return self._spans.get(id(node))
+
+    def span(self, node: cst.CSTNode) -> Tuple[int, int]:
+        record = self._own(node)
+        if record is None:
+            return self.whole.span(node)
+        return self._offsets[record[0]] + self._shift, self._offsets[record[1]] + self._shift
+
+    def indent(self, statement: cst.CSTNode) -> str:
+        record = self._own(statement)
+        return self.whole.indent(statement) if record is None else record[2]
+
+    def parent(self, node: cst.CSTNode) -> Optional[cst.CSTNode]:
+        found = super().parent(node)
+        return found if found is not None else self.whole.parent(node)
+
+    def loop_ctx(self, loop: cst.For) -> Optional[Ctx]:
+        return self.whole.loop_ctx(loop)
+
+    def touches_noqa(self, edit: Edit) -> bool:
+        return self.whole.touches_noqa(edit)
+
+    def names_in_use(self) -> set:
+        return self.whole.names_in_use()
+
+    def all_scopes(self) -> Iterator[Scope]:
+        yield from self.whole.all_scopes()
+        for info in self.analysis.collected.functions:  # the element's lambdas
+            if info.scope is not None:
+                yield info.scope
+
+    def _prelude_offset(self) -> Tuple[int, bool]:
+        return self.whole._prelude_offset()
+
+    def prelude_edit(self, imports: Tuple[str, ...], definitions: Tuple[str, ...] = ()) -> Edit:
+        return self.whole.prelude_edit(imports, definitions)
+
+    def module_device(self, scope: Scope, use_offset: int) -> Optional[Tuple[str, Edit]]:
+        torch = self.torch_reference(self.analysis.collected.module_scope,
+                                     self._prelude_offset()[0])
+        if torch is None:
+            return None
+        found = self.whole.module_device(self.analysis.collected.module_scope,
+                                         self._prelude_offset()[0])
+        if found is None or scope.resolve(found[0]) is not None:
+            return None
+        return found
+
+    def within(self, fix) -> bool:
+        """Whether each of ``fix``'s edits is in the element or one of the file's module-level
+        definitions (an edit elsewhere, at the brackets the element was parsed in, would be
+        wrong in the file)."""
+        start, end = self.bounds
+        shared = {id(edit) for _, edit in filter(None, self.whole._prelude_cache.values())}
+        return all(start <= edit.start and edit.end <= end or id(edit) in shared or
+                   edit == self.whole.import_torch_edit() for edit in fix.edits)
+
+
+def names_in_tree(tree: ast.AST) -> set:
+    """``FixContext.names_in_use`` from Python's ``ast`` of the same source: every identifier
+    bound or read, not attribute names or keywords (the file's names when its LibCST tree is
+    never whole: ``torchdevlint.split``)."""
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            names.add(node.id)
+        elif isinstance(node, ast.Constant) and node.value in (True, False, None) and \
+                type(node.value) in (bool, type(None)):
+            names.add(repr(node.value))  # LibCST's Names True, False and None
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, ast.arg):
+            names.add(node.arg)
+        elif isinstance(node, ast.alias):
+            if node.name != "*":  # (``from m import *``: an ImportStar, no Name)
+                names.add(node.name.split(".")[0])
+            if node.asname:
+                names.add(node.asname)
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            names.add(node.module.split(".")[0])
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+            names.update(node.names)
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            names.add(node.name)
+        else:  # (by name: Python 3.9's ast has no match statement, 3.11's no type parameters)
+            kind = type(node).__name__
+            if kind in ("MatchAs", "MatchStar", "TypeVar", "ParamSpec", "TypeVarTuple") \
+                    and node.name:
+                names.add(node.name)
+            elif kind == "MatchMapping" and node.rest:
+                names.add(node.rest)
+            elif kind == "MatchClass":
+                names.update(node.kwd_attrs)
+    return names
 
 
 def accelerator_device(torch: str, quote: str = '"') -> str:

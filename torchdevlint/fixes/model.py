@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import FrozenSet, List, Optional, Tuple
 
 from torchdevlint.torch_version import DEFAULT as DEFAULT_TORCH_VERSION
@@ -48,6 +48,18 @@ class Fix:
     # The edits in the file's own rows and columns (``fixes.locate``), for reports: they
     # outlive the source the offsets of ``edits`` count in (the cache keeps only these).
     located: Tuple["EditLocation", ...] = ()
+
+
+@dataclass
+class BuiltFix(FixPlan):
+    """A fix built while its tree was alive: an element of a huge literal is analysed apart
+    and its tree dropped before the next one (``engine._analyse_split``), long before a report
+    asks for fixes."""
+
+    fix: Fix
+
+    def build(self, finding, ctx) -> Optional[Fix]:
+        return replace(self.fix)  # (each report sets its own ``applicable``)
 
 
 @dataclass(frozen=True)
