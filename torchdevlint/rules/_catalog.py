@@ -71,7 +71,7 @@ CATALOG = (
         'default_enabled': True,
         'fixable': True,
         'required_text': ('numpy|array', '\\.(?:[\\s\\\\]|#[^\\r\\n]*[\\r\\n])*(?:to|cuda)\\b(?:[\\s\\\\]|#[^\\r\\n]*[\\r\\n])*\\(|\\bdevice\\b'),
-        'could_report_in': None,
+        'could_report_in': 'torchdevlint.rules.prefilter:numpy_of_moved_in',
     },
     {
         'code': 'TDL009',

@@ -26,6 +26,7 @@ from torchdevlint.findings import Finding
 from torchdevlint.fixes.context import FixContext
 from torchdevlint.fixes.model import Edit, Fix, FixPlan
 from torchdevlint.rules.base import Rule, Violation, method_call_text, source_of
+from torchdevlint.rules.prefilter import numpy_of_moved_in
 
 CONVERT_ERROR = ("TypeError: can't convert cuda:0 device type tensor to numpy. Use Tensor.cpu() "
                  "to copy the tensor to host memory first.")
@@ -57,6 +58,7 @@ class NumpyOfDeviceTensor(Rule):
     # A conversion (``.numpy(``, ``np.array(``, ``np.asarray(``) and evidence of a device:
     # a move (``.to(`` / ``.cuda(``, also what moves a model) or a factory's ``device=``.
     required_text = (r"numpy|array", rf"{method_call_text('to', 'cuda')}|\bdevice\b")
+    could_report_in = staticmethod(numpy_of_moved_in)  # (in prefilter: no LibCST there)
     valid = (
         # copied to the host first
         "import torch\n\n\ndef f(device):\n    x = torch.zeros(2).to(device)\n"
@@ -66,9 +68,9 @@ class NumpyOfDeviceTensor(Rule):
         # moved back before the conversion
         "import torch\n\n\ndef f(device):\n    x = torch.zeros(2).to(device)\n    x = x.cpu()\n"
         "    return x.numpy()\n",
-        # numpy(force=True) copies to the host itself
+        # numpy(force=True) copies to the host itself (and a CPU tensor's conversion is fine)
         "import torch\n\n\ndef f(device):\n    x = torch.zeros(2, device=device)\n"
-        "    return x.numpy(force=True)\n",
+        "    return x.numpy(force=True), torch.zeros(2).numpy()\n",
     )
     invalid = (
         ("import torch\n\n\ndef f(device):\n    x = torch.zeros(2).to(device)\n"
