@@ -7,7 +7,7 @@ import gc
 import re
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, List, Optional, Sequence
+from typing import TYPE_CHECKING, Callable, List, Optional, Sequence
 
 from torchdevlint import noqa, syntax, torch_version as torch_versions
 from torchdevlint.findings import PARSER_ERROR, READ_ERROR, SYNTAX_ERROR, Finding
@@ -109,13 +109,14 @@ def _parse_error(path: str, source: str, error: cst.ParserSyntaxError,
 def lint_bytes(data: bytes, path: str, rules: Optional[Sequence[type]] = DEFAULT_RULES,
                apply_noqa: bool = True, prefilter: bool = True,
                target: Optional[syntax.Version] = None,
-               torch_version: torch_versions.Version = torch_versions.DEFAULT) -> FileResult:
+               torch_version: torch_versions.Version = torch_versions.DEFAULT,
+               parser: Optional[Callable[[str], cst.Module]] = None) -> FileResult:
     try:
         source = decode_source(data).text
     except SourceError as exc:
         return FileResult(path, error=_diagnostic(path, READ_ERROR, str(exc), exc.line, exc.column))
     return lint_source(source, path, rules, apply_noqa, prefilter, target=target,
-                       torch_version=torch_version)
+                       torch_version=torch_version, parser=parser)
 
 
 def lint_source(source: str, path: str, rules: Optional[Sequence[type]] = DEFAULT_RULES,
@@ -123,14 +124,18 @@ def lint_source(source: str, path: str, rules: Optional[Sequence[type]] = DEFAUL
                 check_syntax: bool = True, split_large: bool = True,
                 tree: Optional[ast.AST] = None,
                 target: Optional[syntax.Version] = None,
-                torch_version: torch_versions.Version = torch_versions.DEFAULT) -> FileResult:
+                torch_version: torch_versions.Version = torch_versions.DEFAULT,
+                parser: Optional[Callable[[str], cst.Module]] = None) -> FileResult:
     """``prefilter=False`` parses every file and runs every rule (to check that the
     prefilters lose nothing); ``check_syntax=False`` is for callers that report syntax errors
     themselves (flake8); ``split_large=False`` parses huge literal tables whole (``--fix``
     needs the whole tree); ``tree``, Python's ast of ``source``, sharpens the prefilter;
     ``target``: the Python version whose syntax the file must be (default ``syntax.NEWEST``);
     ``rules``: None for every rule (the default: the rules on by default, opt-in ones left
-    out); ``torch_version``: the torch version messages and fixes write code for."""
+    out); ``torch_version``: the torch version messages and fixes write code for;
+    ``parser``: what parses ``source`` into the tree LibCST's ``parse_module`` gives (the
+    server's ``Reparser``, which parses only what an edit changed; huge files are split
+    and parsed in parts instead)."""
     if rules is None:
         rules = ALL_RULES
     result = FileResult(path)
@@ -164,7 +169,7 @@ def lint_source(source: str, path: str, rules: Optional[Sequence[type]] = DEFAUL
     analysed = _analyse_split(source, path, rules, plan, torch_version, tree) \
         if plan is not None else None
     if analysed is None:
-        analysed = _analyse(source, path, rules, torch_version)
+        analysed = _analyse(source, path, rules, torch_version, parser)
     result = analysed
     if apply_noqa and result.findings and noqa.may_suppress(source):
         index = noqa.NoqaIndex(noqa.split_lines(source))
@@ -173,13 +178,14 @@ def lint_source(source: str, path: str, rules: Optional[Sequence[type]] = DEFAUL
 
 
 def _analyse(source: str, path: str, rules: Sequence[type],
-             torch_version: torch_versions.Version = torch_versions.DEFAULT) -> FileResult:
+             torch_version: torch_versions.Version = torch_versions.DEFAULT,
+             parser: Optional[Callable[[str], cst.Module]] = None) -> FileResult:
     import libcst as cst
 
     from torchdevlint.analysis import Analysis
     result = FileResult(path)
     try:
-        module = _parse(source)
+        module = (parser or _parse)(source)
     except cst.ParserSyntaxError as exc:
         result.error = _parse_error(path, source, exc)
         return result

@@ -110,12 +110,14 @@ def display_path(path: Path) -> str:
 
 
 def lint_data(data: bytes, shown: str, rules, target=None,
-              torch_version=torch_versions.DEFAULT) -> FileResult:
+              torch_version=torch_versions.DEFAULT, parser=None) -> FileResult:
     """Lint a file's contents; notebooks (by their .ipynb name) are linted as one program.
     ``target``: the Python version whose syntax the file must be (None: the newest);
-    ``torch_version``: the torch version messages and fixes write code for."""
+    ``torch_version``: the torch version messages and fixes write code for; ``parser``: what
+    parses the text (``engine.lint_source``)."""
     if not shown.endswith(NOTEBOOK_SUFFIX):
-        return lint_bytes(data, shown, rules, target=target, torch_version=torch_version)
+        return lint_bytes(data, shown, rules, target=target, torch_version=torch_version,
+                          parser=parser)
     try:
         notebook = parse_notebook(data)
     except NotebookError as exc:
@@ -123,7 +125,7 @@ def lint_data(data: bytes, shown: str, rules, target=None,
     if not is_python_notebook(notebook):
         return FileResult(shown)
     result = lint_bytes(notebook.program.encode("utf-8"), shown, rules, target=target,
-                        torch_version=torch_version)
+                        torch_version=torch_version, parser=parser)
     result.notebook = notebook
     result.findings = notebook.map_findings(result.findings)
     if result.error is not None:
