@@ -658,6 +658,10 @@ def _switches_grad_unseen(body) -> bool:
     """Whether ``body`` names a grad-mode switch other than as a ``with`` item that fixes the
     mode (``with torch.no_grad():``, which the analysis follows): ``set_grad_enabled(train)``,
     ``ctx = torch.no_grad() if ... else nullcontext()``, a switch called as a statement."""
+    named = [node for node in walk_code(body) if isinstance(node, (cst.Name, cst.Attribute))
+             and _GRAD_SWITCHES.fullmatch(last_name(node) or "")]
+    if not named:
+        return False  # (most functions: the walk for ``with`` items is spared)
     fixed = set()
     for node in walk_code(body):
         if isinstance(node, cst.With) and _grad_set_by(node) is not None and not any(
@@ -669,8 +673,4 @@ def _switches_grad_unseen(body) -> bool:
                 for item in node.items):
             for item in node.items:
                 fixed.update(id(n) for n in walk_code(item.item))
-    for node in walk_code(body):
-        if isinstance(node, (cst.Name, cst.Attribute)) and id(node) not in fixed and \
-                _GRAD_SWITCHES.fullmatch(last_name(node) or ""):
-            return True
-    return False
+    return any(id(node) not in fixed for node in named)
