@@ -4,6 +4,7 @@
     python benchmarks/bench.py --limit 200          # a quick run on 200 files per corpus
     python benchmarks/bench.py --corpus mine=src/   # also your own code
     python benchmarks/bench.py --startup-only       # start-up alone: --version, warm runs
+    python benchmarks/bench.py --no-transformers --rules-cost   # what TDL007-TDL011 cost
 
 Every figure comes from child processes: wall time, CPU time (user + system, what a shared
 machine distorts least) and peak resident memory of the largest process (a worker, with
@@ -150,10 +151,13 @@ def count_lines(files: Sequence[Path]) -> int:
 # -- the measurements -----------------------------------------------------------------------
 
 
-def torchdevlint(files: Sequence[Path], cwd: Path, jobs: int, cache: bool) -> Run:
+def torchdevlint(files: Sequence[Path], cwd: Path, jobs: int, cache: bool,
+                 select: Sequence[str] = ()) -> Run:
     command = [PYTHON, "-m", "torchdevlint", "--quiet", "--jobs", str(jobs)]
     if not cache:
         command.append("--no-cache")
+    if select:
+        command += ["--select", ",".join(select)]
     return measure(command + [str(f) for f in files], cwd, env=child_env())
 
 
@@ -181,6 +185,19 @@ def interleaved(files: Sequence[Path], cwd: Path, rounds: int):
     """The floor and torchdevlint (cold, one job) over the same files, alternating."""
     return alternated(files, rounds, lambda part: floor(part, cwd),
                       lambda part: torchdevlint(part, cwd, jobs=1, cache=False))
+
+
+# What issue 15's five rules cost together (TDL007-TDL011, TDL009 included although it is
+# opt-in): every rule against the six before them, in the same run, alternated.
+RULES_BEFORE = tuple(f"TDL00{n}" for n in range(1, 7))
+RULES_AFTER = RULES_BEFORE + ("TDL007", "TDL008", "TDL009", "TDL010", "TDL011")
+
+
+def rules_pair(files: Sequence[Path], cwd: Path, rounds: int):
+    """torchdevlint (cold, one job) with the six rules and with all eleven, alternating."""
+    return alternated(files, rounds,
+                      lambda part: torchdevlint(part, cwd, 1, cache=False, select=RULES_BEFORE),
+                      lambda part: torchdevlint(part, cwd, 1, cache=False, select=RULES_AFTER))
 
 
 def flake8_pair(files: Sequence[Path], cwd: Path, rounds: int):
@@ -397,6 +414,14 @@ def bench_corpus(name: str, directory: Path, args, report: Report, workdir: Path
           f"cold == warm: {cold_all.output == warm.output}; "
           f"{len(cold_all.output.splitlines())} lines reported", flush=True)
 
+    rules_cost = None
+    if args.rules_cost:
+        print(f"  -- the five rules TDL007-TDL011 against the six before them, "
+              f"{args.rounds} interleaved rounds", flush=True)
+        rules_cost = rules_pair(files, run_dir, args.rounds)
+        report.row(name, "torchdevlint cold, 1 job, TDL001-TDL006", rules_cost[0], lines)
+        report.row(name, "torchdevlint cold, 1 job, TDL001-TDL011", rules_cost[1], lines)
+
     peer_files = select_files(directory, args.peer_limit) if args.peer_limit else files
     peer_lines = count_lines(peer_files)
     if peer_files is not files:
@@ -429,6 +454,9 @@ def bench_corpus(name: str, directory: Path, args, report: Report, workdir: Path
         report.ratio(name, "TorchFix / torchdevlint (1 job each)", torchfix.cpu / tdl_peer.cpu,
                      "goal >= 10")
     report.ratio(name, "warm / cold (wall, same jobs)", warm.wall / populate.wall, "goal < 0.05")
+    if rules_cost is not None:
+        report.ratio(name, "TDL001-TDL011 / TDL001-TDL006", rules_cost[1].cpu / rules_cost[0].cpu,
+                     "goal <= 1.15")
     if flake8_with is not None:
         report.ratio(name, "flake8 with plugin / without", flake8_with.cpu / flake8_without.cpu,
                      "goal <= 1.5")
@@ -456,6 +484,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser.add_argument("--rounds", type=int, default=4,
                         help="interleaving rounds of floor and torchdevlint (default 4)")
     parser.add_argument("--no-flake8", dest="flake8", action="store_false")
+    parser.add_argument("--rules-cost", action="store_true",
+                        help="also run every rule against TDL001-TDL006 alone, alternated "
+                             "(what TDL007-TDL011 cost together)")
     parser.add_argument("--peers-venv", type=Path, default=DEFAULT_PEERS_VENV,
                         help=f"virtualenv holding torchfix and ruff (default {DEFAULT_PEERS_VENV})")
     parser.add_argument("--install-peers", action="store_true",
