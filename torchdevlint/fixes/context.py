@@ -51,14 +51,18 @@ class FixContext:
 
     # -- where things are -----------------------------------------------------------------
 
-    def _span_record(self, node: cst.CSTNode) -> list:
+    def _generated_spans(self) -> Dict[int, list]:
+        """Every node's span record, from one codegen of the module (made on first use)."""
         if self._spans is None:
             state = _SpanState(default_indent=self.module.default_indent,
                                default_newline=self.module.default_newline)
             self.module._codegen(state)
             self._spans = state.spans
             self._offsets = [0, *accumulate(len(token) for token in state.tokens)]
-        return self._spans[id(node)]
+        return self._spans
+
+    def _span_record(self, node: cst.CSTNode) -> list:
+        return self._generated_spans()[id(node)]
 
     def span(self, node: cst.CSTNode) -> Tuple[int, int]:
         """Start and end offsets of ``node``'s code (statements include their leading lines)."""
@@ -323,13 +327,7 @@ class ElementFixContext(FixContext):
         self.bounds = (shift + 1, shift + len(text) - 1)  # the element, without the brackets
 
     def _own(self, node: cst.CSTNode) -> Optional[list]:
-        if self._spans is None:
-            state = _SpanState(default_indent=self.module.default_indent,
-                               default_newline=self.module.default_newline)
-            self.module._codegen(state)
-            self._spans = state.spans
-            self._offsets = [0, *accumulate(len(token) for token in state.tokens)]
-        return self._spans.get(id(node))
+        return self._generated_spans().get(id(node))  # (the element's own nodes)
 
     def span(self, node: cst.CSTNode) -> Tuple[int, int]:
         record = self._own(node)
