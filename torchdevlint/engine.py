@@ -166,7 +166,7 @@ def lint_source(source: str, path: str, rules: Optional[Sequence[type]] = DEFAUL
     plan = None
     if split_large and len(source) >= split.LARGE_FILE_CHARS:
         plan = split.plan_split(source)
-    analysed = _analyse_split(source, path, rules, plan, torch_version, tree) \
+    analysed = _analyse_split(source, path, rules, plan, torch_version) \
         if plan is not None else None
     if analysed is None:
         analysed = _analyse(source, path, rules, torch_version, parser)
@@ -206,16 +206,15 @@ def _analyse(source: str, path: str, rules: Sequence[type],
 
 def _analyse_split(source: str, path: str, rules: Sequence[type],
                    plan: split.SplitPlan,
-                   torch_version: torch_versions.Version = torch_versions.DEFAULT,
-                   tree: Optional[ast.AST] = None) -> Optional[FileResult]:
+                   torch_version: torch_versions.Version = torch_versions.DEFAULT
+                   ) -> Optional[FileResult]:
     """``_analyse`` for a file whose huge literals are analysed one element at a time (see
     ``torchdevlint.split``), or None when the file must be analysed whole after all (anything
     LibCST rejects, so that the whole file's diagnostic is the one reported).
 
     An element's findings get their fixes here, while its tree is alive (``BuiltFix``):
     building them later would need the whole file's tree, which is what splitting avoids
-    (730 MB for torch's ``common_methods_invocations.py``). ``tree``: Python's ast of
-    ``source``, for the names the whole file uses (parsed here if not given)."""
+    (730 MB for torch's ``common_methods_invocations.py``)."""
     import libcst as cst
 
     from torchdevlint import split
@@ -259,7 +258,7 @@ def _analyse_split(source: str, path: str, rules: Sequence[type],
                     finding = _finding(path, code, violation, _shift(position, element))
                     if isinstance(finding.fix, FixPlan):
                         if whole is None:
-                            whole = split_fix_context(source, module, analysis, tree)
+                            whole = split_fix_context(source, module, analysis)
                         if element_ctx is None:
                             element_ctx = ElementFixContext(whole, text, fragment,
                                                             fragment_analysis, element.start - 1)
@@ -283,13 +282,12 @@ def _analyse_split(source: str, path: str, rules: Sequence[type],
                       fix_context=whole, split_fixes_need_whole=needs_whole)
 
 
-def split_fix_context(source: str, module: cst.Module, analysis: Analysis,
-                      tree: Optional[ast.AST] = None):
+def split_fix_context(source: str, module: cst.Module, analysis: Analysis):
     """The fix context of a split file's blanked-out module (``FileResult.split_source``) in
     its real text: the blanks keep every offset, and the names in use are the whole file's."""
     from torchdevlint.fixes.context import FixContext, names_in_tree
     context = FixContext(source, module, analysis)
-    context._names = names_in_tree(tree if tree is not None else ast.parse(source))
+    context.names_from = lambda: names_in_tree(ast.parse(source))  # (rarely asked: parsed then)
     return context
 
 

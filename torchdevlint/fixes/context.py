@@ -45,6 +45,9 @@ class FixContext:
         self._line_starts = line_starts(source)
         self._noqa_lines: Optional[set] = None
         self._names: Optional[set] = None
+        # What gives the names in use instead of this module's tree (a split file's: the
+        # whole file's, from Python's ast), asked only when a fix needs a fresh name.
+        self.names_from: Optional[Callable[[], set]] = None
         self._prelude_cache: Dict[tuple, Optional[Tuple[str, Edit]]] = {}
         self._parents: Optional[Dict[int, cst.CSTNode]] = None
         self._loop_ctx: Optional[Dict[int, Ctx]] = None
@@ -119,6 +122,8 @@ class FixContext:
 
     def names_in_use(self) -> set:
         """Every identifier the file binds or reads (not attribute names or keywords)."""
+        if self._names is None and self.names_from is not None:
+            self._names = self.names_from()
         if self._names is None:
             names = set()
             stack: List[cst.CSTNode] = [self.module]
