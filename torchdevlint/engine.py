@@ -172,7 +172,7 @@ def lint_source(source: str, path: str, rules: Optional[Sequence[type]] = DEFAUL
         analysed = _analyse(source, path, rules, torch_version, parser)
     result = analysed
     if apply_noqa and result.findings and noqa.may_suppress(source):
-        index = noqa.NoqaIndex(noqa.split_lines(source))
+        index = noqa.NoqaIndex(noqa.split_lines(source), tree)
         result.findings = [f for f in result.findings if not index.suppressed(f.code, f.line)]
     return result
 
