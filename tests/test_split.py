@@ -225,6 +225,9 @@ NAMES = textwrap.dedent('''\
                 del x
             except E as err:
                 return lambda q: [y for y in q if y.attr is True or False]
+    print(f"{fmt!r:>{width}}", sep=None, end=...)
+''')
+MATCH_NAMES = textwrap.dedent('''\
     match v:
         case Point(x=0, y=yy) | [1, *rest]:
             pass
@@ -232,11 +235,14 @@ NAMES = textwrap.dedent('''\
             pass
         case str() as s:
             pass
-    print(f"{fmt!r:>{width}}", sep=None, end=...)
 ''')
 
 
-@pytest.mark.parametrize("source", [NAMES, TABLE], ids=["every-construct", "table"])
+@pytest.mark.parametrize("source", [
+    NAMES, TABLE,
+    pytest.param(MATCH_NAMES, marks=pytest.mark.skipif(sys.version_info < (3, 10),
+                                                        reason="match: Python 3.10"))],
+    ids=["every-construct", "table", "match"])
 def test_names_from_pythons_ast_are_libcsts(source):
     """A split file's names in use come from Python's ast: the whole LibCST tree is never
     built. They must be the names the fix context finds in that tree (checked on 1,493
@@ -250,9 +256,11 @@ def test_names_from_pythons_ast_are_libcsts(source):
     assert names_in_tree(ast.parse(source)) == expected
     if source is NAMES:
         assert {"p", "os", "numpy", "pkg", "d", "a", "g", "deco", "value", "K", "Base", "Meta",
-                "args", "kw", "kwargs", "n", "err", "q", "True", "False", "None", "x", "yy",
-                "rest", "w", "others", "s", "fmt", "width", "c"} <= expected
+                "args", "kw", "kwargs", "n", "err", "q", "True", "False", "None", "x",
+                "fmt", "width", "c"} <= expected
         assert not {"attr", "key", "metaclass", "sep", "end", "sub", "path"} & expected
+    if source is MATCH_NAMES:
+        assert {"v", "Point", "x", "yy", "rest", "w", "others", "str", "s"} <= expected
 
 
 def test_flake8_plugin_reports_the_same_on_a_split_file(split_everything):
