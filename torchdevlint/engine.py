@@ -77,7 +77,11 @@ def candidate_rules(source: str, rules: Sequence[type], tree: Optional[ast.AST] 
                   if all(pattern.search(source) for pattern in required)]
     # The ast tests only matter when they can spare the parse: when every candidate has one.
     if tree is not None and candidates and all(rule.could_report_in for rule in candidates):
-        candidates = [rule for rule in candidates if rule.could_report_in(tree, source)]
+        from torchdevlint.rules.prefilter import forget_walk
+        try:
+            candidates = [rule for rule in candidates if rule.could_report_in(tree, source)]
+        finally:
+            forget_walk()  # (the tests' shared walk of the tree: not kept past this file)
     return candidates
 
 

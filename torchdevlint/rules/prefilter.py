@@ -36,6 +36,36 @@ def ast_statements(root: ast.AST):
 TOKEN_GAP = r"(?:[\s\\]|#[^\r\n]*[\r\n])*"
 
 
+# The nodes of the last tree asked about, by type, in ``ast.walk``'s order: the ast
+# prefilters of one file share one walk of every node, which costs as much as a tenth of
+# the file's LibCST parse; each prefilter then reads the types it needs.
+_WALKED: list = [None, {}]
+
+
+def nodes_of(tree: ast.AST, *types: type) -> list:
+    """``tree``'s nodes of these exact types (ast has no subclasses of its node types), in
+    ``ast.walk``'s order for each type."""
+    if _WALKED[0] is not tree:
+        by_type: dict = {}
+        for node in ast.walk(tree):
+            kind = type(node)
+            found = by_type.get(kind)
+            if found is None:
+                by_type[kind] = [node]
+            else:
+                found.append(node)
+        _WALKED[0], _WALKED[1] = tree, by_type
+    by_type = _WALKED[1]
+    if len(types) == 1:
+        return by_type.get(types[0], [])
+    return [node for kind in types for node in by_type.get(kind, ())]
+
+
+def forget_walk() -> None:
+    """Drop the shared walk (the engine does, once a file's prefilters are done)."""
+    _WALKED[0], _WALKED[1] = None, {}
+
+
 def method_call_text(*names: str) -> str:
     """Text of a call of one of these methods: ``x.to(``, ``x . cuda  (``."""
     return rf"\.{TOKEN_GAP}(?:{'|'.join(names)})\b{TOKEN_GAP}\("
@@ -91,8 +121,8 @@ def off_device_factory_in(tree: ast.AST, source: str) -> bool:
     utils/data and distributions this spares 93 parses of 159.
     """
     imported = _imported_from_torch(tree, source, OFF_DEVICE_FACTORIES)
-    for node in ast.walk(tree):
-        if not isinstance(node, ast.ClassDef) or not any(
+    for node in nodes_of(tree, ast.ClassDef):
+        if not any(
                 isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef))
                 and item.name == "forward" for item in ast.walk(node)):
             continue
@@ -118,8 +148,8 @@ def created_then_moved_in(tree: ast.AST, source: str) -> bool:
     this spares most of the files it keeps.
     """
     imported = _imported_from_torch(tree, source, GENERATING)
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+    for node in nodes_of(tree, ast.Call):
+        if isinstance(node.func, ast.Attribute) \
                 and node.func.attr in ("to", "cuda") and isinstance(node.func.value, ast.Call):
             factory = node.func.value.func
             if (isinstance(factory, ast.Attribute) and factory.attr in GENERATING) or \
@@ -140,9 +170,7 @@ def numpy_of_moved_in(tree: ast.AST, source: str) -> bool:
     no other rule.
     """
     conversion = evidence = False
-    for node in ast.walk(tree):
-        if not isinstance(node, ast.Call):
-            continue
+    for node in nodes_of(tree, ast.Call):
         func = node.func
         name = _last_name(func)
         if name == "numpy":
@@ -161,8 +189,8 @@ def _imported_from_torch(tree: ast.AST, source: str, names) -> set:
     """The names bound by ``from torch import NAME [as ALIAS]`` for these ``names``."""
     if not re.search(r"\bfrom\s+torch\s+import\b", source):
         return set()
-    return {alias.asname or alias.name for node in ast.walk(tree)
-            if isinstance(node, ast.ImportFrom) and node.module == "torch"
+    return {alias.asname or alias.name for node in nodes_of(tree, ast.ImportFrom)
+            if node.module == "torch"
             for alias in node.names if alias.name in names}
 
 
@@ -174,7 +202,7 @@ def accumulating_loop_in(tree: ast.AST, source: str) -> bool:
     loader have loops, but mostly none accumulating: in torch's utils/data this spares 9
     parses no other default rule makes.
     """
-    return any(isinstance(node, (ast.For, ast.AsyncFor)) and any(
+    return any(any(
         (isinstance(inner, ast.AugAssign) and isinstance(inner.op, (ast.Add, ast.Sub)))
         or (isinstance(inner, ast.Assign) and any(
             isinstance(n, ast.BinOp) and isinstance(n.op, (ast.Add, ast.Sub))
@@ -183,7 +211,7 @@ def accumulating_loop_in(tree: ast.AST, source: str) -> bool:
             and isinstance(inner.value.func, ast.Attribute)
             and inner.value.func.attr in ("append", "extend", "insert"))
         for statement in node.body for inner in ast.walk(statement))
-        for node in ast.walk(tree))
+        for node in nodes_of(tree, ast.For, ast.AsyncFor))
 
 
 def mixed_devices_in(tree: ast.AST, source: str) -> bool:
@@ -256,27 +284,19 @@ def _moved_names(tree: ast.AST) -> set:
     ``.to()`` / ``.cuda()``, what is bound to a value holding such a call or a DataParallel /
     DDP wrapper, and the parameters of functions given one of those (three levels deep, as
     ``placement.moved_model`` follows them)."""
-    moved = set()
-    bound = []  # (targets, value)
-    calls = []
+    calls = nodes_of(tree, ast.Call)
+    moved = {_last_name(call.func.value) for call in calls if _moves(call)}
+    bound = [(node.targets, node.value) for node in nodes_of(tree, ast.Assign)]  # (targets, value)
+    bound += [([node.target], node.value)
+              for node in nodes_of(tree, ast.AnnAssign, ast.AugAssign, ast.NamedExpr) if node.value]
+    bound += [([node.target], node.iter) for node in nodes_of(tree, ast.For, ast.AsyncFor)]
+    bound += [([node.optional_vars], node.context_expr)
+              for node in nodes_of(tree, ast.withitem) if node.optional_vars is not None]
     functions = {}
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Call):
-            calls.append(node)
-            if _moves(node):
-                moved.add(_last_name(node.func.value))
-        elif isinstance(node, ast.Assign):
-            bound.append((node.targets, node.value))
-        elif isinstance(node, (ast.AnnAssign, ast.AugAssign, ast.NamedExpr)) and node.value:
-            bound.append(([node.target], node.value))
-        elif isinstance(node, (ast.For, ast.AsyncFor)):
-            bound.append(([node.target], node.iter))
-        elif isinstance(node, (ast.withitem,)) and node.optional_vars is not None:
-            bound.append(([node.optional_vars], node.context_expr))
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            args = node.args
-            functions.setdefault(node.name, set()).update(
-                a.arg for a in args.posonlyargs + args.args + args.kwonlyargs)
+    for node in nodes_of(tree, ast.FunctionDef, ast.AsyncFunctionDef):
+        args = node.args
+        functions.setdefault(node.name, set()).update(
+            a.arg for a in args.posonlyargs + args.args + args.kwonlyargs)
     for targets, value in bound:
         if any(isinstance(call, ast.Call) and (_moves(call) or (_last_name(call.func) or "")
                                                .endswith(("DataParallel", "DistributedDataParallel")))
