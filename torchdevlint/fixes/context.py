@@ -328,7 +328,8 @@ class ElementFixContext(FixContext):
         self._spans = None
         self._offsets = []
         self._parents = None
-        self._text = text
+        # the file's module-level definitions: one edit for every fix that needs one
+        self._prelude_cache = whole._prelude_cache
         self.bounds = (shift + 1, shift + len(text) - 1)  # the element, without the brackets
 
     def _own(self, node: cst.CSTNode) -> Optional[list]:
@@ -368,17 +369,6 @@ class ElementFixContext(FixContext):
 
     def prelude_edit(self, imports: Tuple[str, ...], definitions: Tuple[str, ...] = ()) -> Edit:
         return self.whole.prelude_edit(imports, definitions)
-
-    def module_device(self, scope: Scope, use_offset: int) -> Optional[Tuple[str, Edit]]:
-        torch = self.torch_reference(self.analysis.collected.module_scope,
-                                     self._prelude_offset()[0])
-        if torch is None:
-            return None
-        found = self.whole.module_device(self.analysis.collected.module_scope,
-                                         self._prelude_offset()[0])
-        if found is None or scope.resolve(found[0]) is not None:
-            return None
-        return found
 
     def within(self, fix) -> bool:
         """Whether each of ``fix``'s edits is in the element or one of the file's module-level
