@@ -4,8 +4,9 @@ This process only keeps the open documents and speaks LSP; the analysis runs in 
 processes (``pool``, ``worker``). Per document at most one lint runs at a time: an edit of
 an idle document starts one at once, the next edits (after a short debounce) mark the
 document dirty while it runs, so that it is linted again as soon as that run ends; a lint
-that has run for a while when it is superseded is cancelled. A result is published only if the document (and the settings) are
-still those it was computed for: stale results are dropped, never shown.
+that has run for a while when it is superseded is cancelled. A result is published only if
+the document (and the settings) are still those it was computed for: stale results are
+dropped, never shown.
 """
 
 from __future__ import annotations
@@ -252,6 +253,10 @@ class TorchdevlintServer(LanguageServer):
         state = self.states.get(key)
         return state is None or (state.timer is None and (state.task is None or state.task.done()))
 
+    def edited(self, key: str) -> None:
+        """An edit: linted at once if the document is idle, else after the debounce."""
+        self.schedule(key, 0 if self.idle(key) else DEBOUNCE_S)
+
     def _kick(self, key: str) -> None:
         state = self.states.get(key)
         if state is None:
@@ -464,8 +469,7 @@ def create_server() -> TorchdevlintServer:
     @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
     def did_change(ls: TorchdevlintServer, params: types.DidChangeTextDocumentParams) -> None:
         if ls.options.run == RUN_ON_TYPE:
-            uri = params.text_document.uri
-            ls.schedule(uri, 0 if ls.idle(uri) else DEBOUNCE_S)
+            ls.edited(params.text_document.uri)
 
     @server.feature(types.TEXT_DOCUMENT_DID_SAVE, types.SaveOptions(include_text=False))
     def did_save(ls: TorchdevlintServer, params: types.DidSaveTextDocumentParams) -> None:
@@ -485,8 +489,7 @@ def create_server() -> TorchdevlintServer:
     def notebook_change(ls: TorchdevlintServer, params: types.DidChangeNotebookDocumentParams) -> None:
         structure = params.change.cells.structure if params.change.cells else None
         if ls.options.run == RUN_ON_TYPE or structure is not None:
-            uri = params.notebook_document.uri
-            ls.schedule(uri, 0 if ls.idle(uri) else DEBOUNCE_S)
+            ls.edited(params.notebook_document.uri)
 
     @server.feature(types.NOTEBOOK_DOCUMENT_DID_SAVE)
     def notebook_save(ls: TorchdevlintServer, params: types.DidSaveNotebookDocumentParams) -> None:
