@@ -90,7 +90,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                 noqa_lines += 1
                 if exact._codes_on(number) is not None and not bounded._may_hold_noqa(number):
                     unsound += 1
-                    lost.append(f"{path}:{number}: silenced by a # noqa outside its ast bound")
+                    lost.append(f"{path}:{number}: silenced by a noqa comment outside "
+                                "its ast bound")
     print(f"{files:,} files under {', '.join(map(str, dirs))} "
           f"({time.perf_counter() - started:.0f} s)")
     print(f"  {'rule':<7} {'text passes':>12} {'ast drops':>10}")

@@ -101,10 +101,6 @@ def _silences(code: str, codes: Optional[frozenset]) -> bool:
     return code in codes or code.startswith(tuple(codes))
 
 
-# Fields of Python's ast that hold blocks of statements (and ``except`` / ``case`` clauses).
-_BLOCK_FIELDS = ("body", "orelse", "finalbody", "handlers", "cases")
-
-
 def _start(node: ast.AST) -> int:
     decorators = getattr(node, "decorator_list", None)
     return min([node.lineno, *(d.lineno for d in decorators)]) if decorators else node.lineno
@@ -113,7 +109,9 @@ def _start(node: ast.AST) -> int:
 def _children(node: ast.AST) -> Iterator[ast.AST]:
     """The statements (and ``except`` clauses) of ``node``'s blocks; a ``case`` clause, which
     has no position, gives its own statements."""
-    for name in _BLOCK_FIELDS:
+    # (imported here: a warm run, every file cached, never needs the prefilters)
+    from torchdevlint.rules.prefilter import BLOCK_FIELDS
+    for name in BLOCK_FIELDS:
         for child in getattr(node, name, None) or ():
             if hasattr(child, "lineno"):
                 yield child
@@ -156,7 +154,7 @@ class NoqaIndex:
         # logical line is searched once, not once per finding on it.
         self._codes: Dict[int, Optional[frozenset]] = {}
         self._tree = tree
-        self._marked: Optional[List[int]] = None  # lines with a "# noqa" (any case, any codes)
+        self._marked: Optional[List[int]] = None  # lines with a noqa comment, any codes
 
     def _may_hold_noqa(self, line: int) -> bool:
         if self._marked is None:

@@ -14,7 +14,7 @@ from typing import Iterator, List, Optional
 
 # Fields of Python's ast that hold blocks of statements (``handlers`` and ``cases`` hold the
 # ``except`` and ``case`` clauses, whose own ``body`` is such a block).
-_BLOCK_FIELDS = ("body", "orelse", "finalbody", "handlers", "cases")
+BLOCK_FIELDS = ("body", "orelse", "finalbody", "handlers", "cases")
 
 
 def ast_statements(root: ast.AST):
@@ -24,7 +24,7 @@ def ast_statements(root: ast.AST):
     while stack:
         node = stack.pop()
         yield node
-        for name in _BLOCK_FIELDS:
+        for name in BLOCK_FIELDS:
             block = getattr(node, name, None)
             if block:
                 stack.extend(block)
