@@ -29,7 +29,7 @@ length that does not add up, a parse error) falls back to a full parse.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import List, Optional
+from typing import Callable, List, Optional, Tuple
 
 import libcst as cst
 
@@ -54,15 +54,36 @@ def _pieces(module: cst.Module, state: FastCodegenState, nodes) -> List[int]:
     return lengths
 
 
+def _starts(offset: int, lengths: List[int]) -> Tuple[List[int], int]:
+    """Where pieces of these lengths start when the first starts at ``offset``, and where the
+    last ends."""
+    starts = []
+    for length in lengths:
+        starts.append(offset)
+        offset += length
+    return starts, offset
+
+
+def _common_length(same: Callable[[int], bool], limit: int) -> int:
+    """The largest ``n <= limit`` for which ``same(n)`` holds, ``same`` being true up to some
+    length and false beyond it: found by halving, each test a slice comparison in C (a loop
+    over characters took 24 ms of each edit of a 5,000-line file)."""
+    low, high = 0, limit
+    while low < high:
+        middle = (low + high + 1) // 2
+        if same(middle):
+            low = middle
+        else:
+            high = middle - 1
+    return low
+
+
 class Reparser:
     """Parses successive versions of one document; ``parse(text)`` is ``cst.parse_module``."""
 
     def __init__(self) -> None:
         self._last: Optional[_Parsed] = None
         self.reused = 0  # statements reused by the last parse (for tests and benchmarks)
-
-    def forget(self) -> None:
-        self._last = None
 
     def parse(self, text: str) -> cst.Module:
         last, self._last, self.reused = self._last, None, 0
@@ -80,12 +101,8 @@ class Reparser:
         state = FastCodegenState(default_indent=module.default_indent,
                                  default_newline=module.default_newline)
         header = sum(_pieces(module, state, module.header))
-        lengths = _pieces(module, state, module.body)
-        starts, offset = [], header
-        for length in lengths:
-            starts.append(offset)
-            offset += length
-        return _Parsed(text, module, starts, offset)
+        starts, end = _starts(header, _pieces(module, state, module.body))
+        return _Parsed(text, module, starts, end)
 
     def _reparse(self, last: _Parsed, text: str) -> Optional[_Parsed]:
         old, module, starts = last.text, last.module, last.starts
@@ -93,12 +110,9 @@ class Reparser:
             self.reused = len(module.body)
             return last
         limit = min(len(old), len(text))
-        prefix = 0
-        while prefix < limit and old[prefix] == text[prefix]:
-            prefix += 1
-        suffix = 0
-        while suffix < limit - prefix and old[-1 - suffix] == text[-1 - suffix]:
-            suffix += 1
+        prefix = _common_length(lambda n: old[:n] == text[:n], limit)
+        suffix = _common_length(lambda n: old[len(old) - n:] == text[len(text) - n:],
+                                limit - prefix)
         changed_end = len(old) - suffix  # the edit is old[prefix:changed_end]
         count = len(module.body)
         ends = starts[1:] + [last.body_end]
@@ -141,10 +155,8 @@ class Reparser:
             offset = sum(_pieces(new_module, state, new_module.header))
         else:
             offset = start
-        new_starts = starts[:first]
-        for length in _pieces(new_module, state, body):
-            new_starts.append(offset)
-            offset += length
+        span_starts, offset = _starts(offset, _pieces(new_module, state, body))
+        new_starts = starts[:first] + span_starts
         if to_end:
             body_end = offset
             footer = sum(_pieces(new_module, state, new_module.footer))
