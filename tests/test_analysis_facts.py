@@ -158,15 +158,6 @@ def test_tdl005_ast_prefilter_knows_every_origin_the_rule_accepts():
 
 
 
-def test_prefilters_know_the_analysis_factories():
-    """The prefilters live apart from the analysis (no LibCST there): their copy of torch's
-    factories must be the analysis's, or TDL011's would drop files it reports in."""
-    from torchdevlint.analysis import api
-    from torchdevlint.rules import prefilter
-
-    assert prefilter.TORCH_FACTORIES == api.FACTORIES
-
-
 def _kept(code: str, source: str) -> bool:
     import ast as python_ast
 
@@ -216,6 +207,81 @@ def _kept(code: str, source: str) -> bool:
      def f(device):
          return torch.randn(3, device=device) * torch.tensor(2.0)
      """, False),
+    # one call cannot be both sides: a move, or a copy to the CPU (the file says "cpu")
+    ("""
+     import torch
+     def f(x, device):  # not to the cpu
+         return x.to(device) + x
+     """, False),
+    # two calls whose device is the same name are on the same side, whichever that is
+    ("""
+     import torch
+     def f(x, y, device):  # "cpu" somewhere
+         return x.to(device) + y.to(device)
+     """, False),
+    # ... unless a comprehension binds that name for itself
+    ("""
+     import torch
+     def f(x, device, devices):  # "cpu" somewhere
+         return [x.to(device) + x.to(device) for device in devices]
+     """, True),
+    # two names may differ
+    ("""
+     import torch
+     def f(x, device, other):  # "cpu" somewhere
+         return x.to(device) + x.to(other)
+     """, True),
+    # a name deciding one call and a CPU factory in another
+    ("""
+     import torch
+     def f(x, device):
+         return x.to(device) + torch.ones(3)
+     """, True),
+    # a dtype conversion and another value's device are no evidence of their own
+    ("""
+     import torch
+     def f(x):
+         return x.to(torch.float16) + torch.zeros(3, device=x.device) + x.to(x.device)
+     def g(n):
+         return torch.arange(n)
+     """, False),
+    # Python's range, and a function of the file that happens to be called zeros
+    ("""
+     import torch
+     def zeros(n):
+         return [0] * n
+     def f(x, device):
+         return x.to(device), zeros(3), range(3)
+     """, False),
+    # ... but zeros imported from torch, under any name, is torch's
+    ("""
+     from torch import zeros as z
+     def f(x, device):
+         return x.to(device) + z(3)
+     """, True),
+    # device= of a call that is no factory says nothing (its tensors do)
+    ("""
+     import torch
+     def f(device):
+         return make_input(device=device) + torch.ones(3)
+     """, False),
+    # a moved tensor's methods are no model's output
+    ("""
+     import torch
+     def f(x, device):
+         y = x.to(device)
+         return y.size(), y.contiguous()
+     def g():
+         y = torch.ones(3)
+         return y.flatten()
+     """, False),
+    # a module's method is (``model.encode(x)``)
+    ("""
+     import torch
+     model = Net().to("cuda")
+     def g():
+         return model.encode(torch.ones(3))
+     """, True),
 ])
 def test_tdl011_ast_prefilter_keeps_scopes_with_both_sides(source, kept):
     assert _kept("TDL011", source) is kept

@@ -11,7 +11,7 @@ import warnings
 import pytest
 import torch
 
-from torchdevlint.analysis import torch_api as api
+from torchdevlint import torch_api as api
 
 CALLS = {
     "torch.autocast": lambda: torch.autocast("cuda", enabled=False).__enter__(),

@@ -8,7 +8,7 @@ from typing import Optional
 
 import libcst as cst
 
-from torchdevlint.analysis import torch_api as api
+from torchdevlint import torch_api as api
 from torchdevlint.analysis.kinds import KindInference
 from torchdevlint.analysis.model import ASSIGN, Scope, string_value
 

@@ -25,7 +25,7 @@ from typing import Dict, Iterable
 
 import libcst as cst
 
-from torchdevlint.analysis import torch_api as api
+from torchdevlint import torch_api as api
 from torchdevlint.analysis.builder import walk_code
 
 # Returned by an attribute supplier that has nothing to say: the generic rule decides.

@@ -11,7 +11,7 @@ from typing import Dict, Optional, Tuple
 
 import libcst as cst
 
-from torchdevlint.analysis import torch_api as api
+from torchdevlint import torch_api as api
 from torchdevlint.analysis.model import (
     ASSIGN, AUGMENT, CLASS, DEF, FOR, IMPORT, PARAM, WITH,
     Binding, ClassInfo, FunctionInfo, Scope, last_name, string_value,

@@ -13,7 +13,7 @@ from typing import Dict, Iterator, List, Optional, Set
 
 import libcst as cst
 
-from torchdevlint.analysis import torch_api as api
+from torchdevlint import torch_api as api
 from torchdevlint.analysis.builder import Collected, walk_code
 from torchdevlint.analysis.flow import UNDECIDED, DeviceTrace
 from torchdevlint.analysis.kinds import TENSOR, ClassRef, KindInference

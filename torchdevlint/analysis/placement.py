@@ -11,7 +11,7 @@ from typing import Callable, Dict, List, Optional, Tuple
 import libcst as cst
 
 from torchdevlint.analysis import kinds as K
-from torchdevlint.analysis import torch_api as api
+from torchdevlint import torch_api as api
 from torchdevlint.analysis.builder import Collected, iter_children, walk_code
 from torchdevlint.analysis.devices import Devices, move_device_argument
 from torchdevlint.analysis.flow import OrderedWalk
@@ -56,14 +56,7 @@ class OnCPU:
         self.origin = origin
 
 
-# Methods of a module that give no tensor computed on its device (its state, its structure).
-_MODULE_BOOKKEEPING = api.MODULE_SELF_METHODS | frozenset(
-    """parameters named_parameters buffers named_buffers state_dict load_state_dict modules
-    named_modules children named_children register_buffer register_parameter add_module
-    zero_grad extra_repr get_parameter get_buffer get_submodule""".split())
 _COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
-# What a tensor method gives that no longer lives on the device (or is no tensor).
-_OFF_ACCELERATOR_METHODS = api.NON_TENSOR_TENSOR_METHODS | frozenset("cpu numpy tolist item".split())
 
 
 class _AcceleratorWalk(OrderedWalk):
@@ -266,7 +259,7 @@ class Placement:
                         a.keyword is not None and a.keyword.value == "device" for a in call.args):
                     return trace.device_of(func.value)  # ``.to(torch.float16)`` stays put
                 return None
-            if method in _OFF_ACCELERATOR_METHODS:
+            if method in api.OFF_ACCELERATOR_METHODS:
                 return None
             if method in api.TENSOR_METHODS or method in ("chunk", "split", "unbind"):
                 if self.kinds.kind_of(func.value, scope) in (K.MODULE,):
@@ -274,7 +267,7 @@ class Placement:
                 return trace.device_of(func.value)
         model = self.moved_model(func, scope)
         if model is None and isinstance(func, cst.Attribute) \
-                and func.attr.value not in _MODULE_BOOKKEEPING:
+                and func.attr.value not in api.MODULE_BOOKKEEPING_METHODS:
             model = self.moved_model(func.value, scope)  # ``model.encode(x)``, ``model.sample(n)``
         if model is not None:
             return OnAccelerator(call, model[1])

@@ -63,8 +63,9 @@ class NumpyOfDeviceTensor(Rule):
         # copied to the host first
         "import torch\n\n\ndef f(device):\n    x = torch.zeros(2).to(device)\n"
         "    return x.cpu().numpy()\n",
-        # nothing was moved to a device: a CPU-only script
-        "import torch\nx = torch.zeros(2).to(torch.float64)\nprint(x.numpy())\n",
+        # a dtype conversion moves nothing (the model is on the device, not this tensor)
+        "import torch\nmodel = Net().to(\"cuda\")\nx = torch.zeros(2).to(torch.float64)\n"
+        "print(x.numpy())\n",
         # moved back before the conversion
         "import torch\n\n\ndef f(device):\n    x = torch.zeros(2).to(device)\n    x = x.cpu()\n"
         "    return x.numpy()\n",

@@ -114,6 +114,15 @@ MODULE_SELF_METHODS = frozenset(
     "share_memory apply xpu ipu mtia".split()
 )
 
+# Methods of a module that give no tensor computed on its device (its state, its structure).
+MODULE_BOOKKEEPING_METHODS = MODULE_SELF_METHODS | frozenset(
+    """parameters named_parameters buffers named_buffers state_dict load_state_dict modules
+    named_modules children named_children register_buffer register_parameter add_module
+    zero_grad extra_repr get_parameter get_buffer get_submodule""".split())
+
+# What a tensor method gives that no longer lives on the device (or is no tensor).
+OFF_ACCELERATOR_METHODS = NON_TENSOR_TENSOR_METHODS | frozenset("cpu numpy tolist item".split())
+
 # Classes whose subclasses (and instances) are nn.Modules. Matched on the qualified name.
 MODULE_BASES = frozenset(
     """
