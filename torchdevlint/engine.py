@@ -62,10 +62,12 @@ def _prefilter(rules: Sequence[type]) -> List[List["re.Pattern[str]"]]:
     patterns = _PREFILTERS.get(key)
     if patterns is None:
         patterns = []
+        compiled: dict = {}  # one object per text: rules that share a pattern share its search
         for rule in rules:
             required = rule.required_text
             required = (required,) if isinstance(required, str) else required
-            patterns.append([re.compile(text) for text in required])
+            patterns.append([compiled.get(text) or compiled.setdefault(text, re.compile(text))
+                             for text in required])
         _PREFILTERS[key] = patterns
     return patterns
 
@@ -73,8 +75,16 @@ def _prefilter(rules: Sequence[type]) -> List[List["re.Pattern[str]"]]:
 def candidate_rules(source: str, rules: Sequence[type], tree: Optional[ast.AST] = None) -> list:
     """The rules that could report something in ``source`` (and in ``tree``, Python's ast of
     it, when the caller has one): the only ones worth running, and none means no parse."""
+    searched: dict = {}  # pattern -> found (TDL008 and TDL011 share one; torch's name, three)
+
+    def found(pattern: re.Pattern) -> bool:
+        answer = searched.get(pattern)
+        if answer is None:
+            answer = searched[pattern] = pattern.search(source) is not None
+        return answer
+
     candidates = [rule for rule, required in zip(rules, _prefilter(rules))
-                  if all(pattern.search(source) for pattern in required)]
+                  if all(found(pattern) for pattern in required)]
     # The ast tests only matter when they can spare the parse: when every candidate has one.
     if tree is not None and candidates and all(rule.could_report_in for rule in candidates):
         from torchdevlint.rules.prefilter import forget_walk

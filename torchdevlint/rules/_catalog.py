@@ -61,7 +61,7 @@ CATALOG = (
         'summary': "A tensor created without `device=` in `forward` meets the module's device tensors",
         'default_enabled': True,
         'fixable': True,
-        'required_text': ('\\bclass\\b', '\\btorch\\b', '\\bdef\\s+forward\\b', '\\b(?:arange|empty|eye|full|linspace|logspace|ones|rand|randint|randn|randperm|tensor|zeros)\\b'),
+        'required_text': ('\\bclass\\b', '\\btorch\\b', 'def\\s+forward\\b', '\\b(?:arange|empty|eye|full|linspace|logspace|ones|rand|randint|randn|randperm|tensor|zeros)\\b'),
         'could_report_in': 'torchdevlint.rules.prefilter:off_device_factory_in',
     },
     {
@@ -97,7 +97,7 @@ CATALOG = (
         'summary': 'A CPU tensor meets a tensor or a model on an accelerator in one operation',
         'default_enabled': True,
         'fixable': True,
-        'required_text': ('\\.(?:[\\s\\\\]|#[^\\r\\n]*[\\r\\n])*(?:to|cuda)\\b(?:[\\s\\\\]|#[^\\r\\n]*[\\r\\n])*\\(|\\bdevice\\b', '(?i)cpu|_like\\b|\\b(?:BoolTensor|ByteTensor|DoubleTensor|FloatTensor|HalfTensor|IntTensor|LongTensor|Tensor|arange|as_tensor|asarray|empty|eye|from_numpy|full|linspace|logspace|ones|rand|randint|randn|randperm|range|tensor|tril_indices|triu_indices|zeros)\\b'),
+        'required_text': ('\\.(?:[\\s\\\\]|#[^\\r\\n]*[\\r\\n])*(?:to|cuda)\\b(?:[\\s\\\\]|#[^\\r\\n]*[\\r\\n])*\\(|\\bdevice\\b', 'cpu|_like\\b|\\b(?:BoolTensor|ByteTensor|DoubleTensor|FloatTensor|HalfTensor|IntTensor|LongTensor|Tensor|arange|as_tensor|asarray|empty|eye|from_numpy|full|linspace|logspace|ones|rand|randint|randn|randperm|range|tensor|tril_indices|triu_indices|zeros)\\b'),
         'could_report_in': 'torchdevlint.rules.prefilter:mixed_devices_in',
     },
 )

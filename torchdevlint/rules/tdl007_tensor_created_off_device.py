@@ -79,8 +79,10 @@ class TensorCreatedOffDevice(Rule):
     fixable = True
     facts = frozenset(("kinds", "placement", "devices", "modules"))
     # A module class (its base named through torch or a library of modules) calling a factory.
-    # (``forward`` is a method defined there; the factory is named or imported by its name.)
-    required_text = (r"\bclass\b", r"\btorch\b", r"\bdef\s+forward\b",
+    # (``forward`` is a method defined there; the factory is named or imported by its name.
+    # No ``\b`` before ``def``: a pattern that starts with a literal is searched for that
+    # literal first, 0.82 -> 0.03 s over torch's sources.)
+    required_text = (r"\bclass\b", r"\btorch\b", r"def\s+forward\b",
                      r"\b(?:" + "|".join(sorted(OFF_DEVICE_FACTORIES)) + r")\b")
     valid = (
         # used as an index: a CPU index tensor works with a tensor on any device
