@@ -244,6 +244,33 @@ class Placement:
             return next(f for f in found if f)
         return None
 
+    def accelerator_origin(self, call: cst.Call, scope: Scope) -> bool:
+        """Whether ``call`` may be where a value on an accelerator comes from in its function:
+        evidence ``call_on_accelerator`` gives of its own (a move, a factory given a device, a
+        moved model's call), not by following another value (``device=x.device``, a tensor
+        method). A walk places names by the function's own assignments only, so a function
+        without such a call has no accelerator evidence at all."""
+        func = call.func
+        if self.moved_model(func, scope) is not None:
+            return True  # (a model called: what a module call with CPU arguments is checked on)
+        if isinstance(func, cst.Attribute):
+            method = func.attr.value
+            if method in ("to", "cuda"):
+                moved, device = self.device_of_move(call, scope)
+                return moved and not _follows_a_value(device)
+            if method in api.OFF_ACCELERATOR_METHODS or method in api.TENSOR_METHODS \
+                    or method in ("chunk", "split", "unbind"):
+                return False
+            if method not in api.MODULE_BOOKKEEPING_METHODS and \
+                    self.moved_model(func.value, scope) is not None:
+                return True
+        torch_call = _torch_function(call, self.kinds.qualname(func, scope))
+        if torch_call is None:
+            return False
+        tail, device = torch_call
+        return (tail in api.FACTORIES or tail.endswith("_like")) and device is not None \
+            and not self.devices.is_cpu_device(device, scope) and not _follows_a_value(device)
+
     def call_on_accelerator(self, call: cst.Call, scope: Scope, trace: OrderedWalk):
         func = call.func
         if isinstance(func, cst.Attribute):
@@ -251,7 +278,7 @@ class Placement:
             if method in ("to", "cuda"):
                 moved, device = self.device_of_move(call, scope)
                 if moved:
-                    if isinstance(device, cst.Attribute) and device.attr.value == "device":
+                    if _follows_a_value(device):
                         return trace.device_of(device.value)  # follows another value
                     return OnAccelerator(call, device)
                 argument = move_device_argument(call) if method == "to" else None
@@ -279,7 +306,7 @@ class Placement:
             if device is not None:
                 if self.devices.is_cpu_device(device, scope):
                     return None
-                if isinstance(device, cst.Attribute) and device.attr.value == "device":
+                if _follows_a_value(device):
                     return trace.device_of(device.value)
                 return OnAccelerator(call, device)
             if tail.endswith("_like") and call.args:
@@ -508,6 +535,11 @@ def _short(node: cst.CSTNode, limit: int = 40) -> str:
     """Short source text of an expression, as rules quote it in messages."""
     text = " ".join(code_for_node(node).split())
     return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _follows_a_value(device) -> bool:
+    """``x.device``: wherever ``x`` is."""
+    return isinstance(device, cst.Attribute) and device.attr.value == "device"
 
 
 def _torch_function(call: cst.Call, qualified: Optional[str]):

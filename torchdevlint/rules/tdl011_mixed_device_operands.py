@@ -131,9 +131,9 @@ class MixedDeviceOperands(Rule):
     def check(self, analysis: Analysis) -> Iterator[Violation]:
         self.analysis = analysis
         collected = analysis.collected
-        making_cpu_tensors = _making_cpu_tensors(analysis)
+        both_sides = _with_accelerator_origins(analysis, _making_cpu_tensors(analysis))
         for info in collected.functions:
-            if info.scope is None or id(info.scope) not in making_cpu_tensors:
+            if info.scope is None or id(info.scope) not in both_sides:
                 continue
             if info.cls is not None and analysis.kinds.class_is_module(info.cls) is not False:
                 continue  # module state and forward-created tensors: TDL005 / TDL007
@@ -141,7 +141,7 @@ class MixedDeviceOperands(Rule):
             statements = body.body if isinstance(body, cst.IndentedBlock) else [body]
             yield from self._check_block(statements, info.scope, info.node)
         module = collected.module_scope
-        if module is not None and id(module) in making_cpu_tensors:
+        if module is not None and id(module) in both_sides:
             yield from self._check_block(list(module.node.body), module, module.node)
 
     # -- finding the operations -------------------------------------------------------
@@ -432,6 +432,25 @@ def _making_cpu_tensors(analysis: Analysis) -> set:
                     continue
             owners.add(id(scope))
     return owners
+
+
+def _with_accelerator_origins(analysis: Analysis, scopes: set) -> set:
+    """ids of those of ``scopes`` whose own code also has a call where a value on an
+    accelerator may come from (``placement.accelerator_origin``): the only ones where the two
+    sides can meet. In torch's sources most functions that make CPU tensors create the others
+    on another tensor's device (``device=x.device``) or move nothing."""
+    found = set()
+    placement = analysis.placement
+    for sites in analysis.collected.calls_by_name.values():
+        for site in sites:
+            scope = site.ctx.scope
+            while scope.kind in ("comprehension", "lambda") and scope.parent is not None:
+                scope = scope.parent
+            key = id(scope)
+            if key in scopes and key not in found and \
+                    placement.accelerator_origin(site.call, scope):
+                found.add(key)
+    return found
 
 
 def _is_full_slice_marker(expr) -> bool:
