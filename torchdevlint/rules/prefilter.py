@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import ast
 import re
-from typing import Iterator, List, Optional, Tuple
+from typing import Iterator, List, Optional
 
 from torchdevlint import torch_api as api
 
@@ -40,7 +40,7 @@ TOKEN_GAP = r"(?:[\s\\]|#[^\r\n]*[\r\n])*"
 
 # The last tree asked about, walked once for every ast prefilter of its file (a walk of
 # every node costs as much as a tenth of the file's LibCST parse): its nodes by type, and
-# its calls by the scope whose code makes them (``_calls_by_scope``). Each prefilter then
+# its calls by the scope whose code makes them and by the callee's name. Each prefilter then
 # reads what it needs.
 class _Walk:
     def __init__(self, tree: ast.AST) -> None:
@@ -50,6 +50,8 @@ class _Walk:
         # and comprehensions bind for themselves
         self.calls: dict = {}
         self.rebound: dict = {}
+        self.parents: dict = {}  # function or class node -> the scope it is defined in
+        self.calls_by_name: dict = {}  # the callee's last name -> [(call, its scope)]
 
 
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
@@ -64,7 +66,8 @@ def _walked(tree: ast.AST) -> _Walk:
     if walk is not None and walk.tree is tree:
         return walk
     walk = _WALKED[0] = _Walk(tree)
-    by_type, calls, rebound = walk.by_type, walk.calls, walk.rebound
+    by_type, calls, rebound, parents = walk.by_type, walk.calls, walk.rebound, walk.parents
+    by_name = walk.calls_by_name
     node_type, scopes = ast.AST, _SCOPES
     stack = [(tree, tree)]
     pop, push = stack.pop, stack.append
@@ -82,7 +85,16 @@ def _walked(tree: ast.AST) -> _Walk:
                 calls[scope] = [node]
             else:
                 found.append(node)
+            func = node.func
+            name = func.attr if type(func) is ast.Attribute else \
+                func.id if type(func) is ast.Name else None
+            found = by_name.get(name)
+            if found is None:
+                by_name[name] = [(node, scope)]
+            else:
+                found.append((node, scope))
         elif kind in scopes:
+            parents[node] = scope
             scope = node  # (its decorators and defaults too, as ``analysis.on_cpu`` has them)
         elif kind is ast.comprehension:
             rebound.setdefault(scope, set()).update(
@@ -161,21 +173,31 @@ def off_device_factory_in(tree: ast.AST, source: str) -> bool:
     Most files that name a class and torch have no such call: in torch's nn, optim,
     utils/data and distributions this spares 93 parses of 159.
     """
+    walk = _walked(tree)
+    with_forward = set()  # the classes with a ``forward`` anywhere inside
+    for node in nodes_of(tree, ast.FunctionDef, ast.AsyncFunctionDef):
+        if node.name == "forward":
+            scope = walk.parents.get(node)
+            while scope is not None and scope not in with_forward:
+                if type(scope) is ast.ClassDef:
+                    with_forward.add(scope)
+                scope = walk.parents.get(scope)
+    if not with_forward:
+        return False
     imported = _imported_from_torch(tree, source, OFF_DEVICE_FACTORIES)
-    for node in nodes_of(tree, ast.ClassDef):
-        if not any(
-                isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef))
-                and item.name == "forward" for item in ast.walk(node)):
-            continue
-        for call in ast.walk(node):
-            if not isinstance(call, ast.Call):
-                continue
+    for scope, calls in walk.calls.items():
+        for call in calls:
             func = call.func
             if not ((isinstance(func, ast.Attribute) and func.attr in OFF_DEVICE_FACTORIES)
                     or (isinstance(func, ast.Name) and func.id in imported)):
                 continue
-            if not any(k.arg in ("device", None) for k in call.keywords) and \
-                    not any(isinstance(a, ast.Starred) for a in call.args):
+            if any(k.arg in ("device", None) for k in call.keywords) or \
+                    any(isinstance(a, ast.Starred) for a in call.args):
+                continue
+            inside = scope
+            while inside is not None and inside not in with_forward:
+                inside = walk.parents.get(inside)
+            if inside is not None:
                 return True
     return False
 
@@ -280,23 +302,22 @@ def mixed_devices_in(tree: ast.AST, source: str) -> bool:
     parses went from 55 (2.1 MB) to 10 (0.4 MB).
     """
     says_cpu = "cpu" in source
-    calling_models = []  # the calls of scopes with a CPU tensor and no move of their own
     imported = _torch_imports(tree)
-    for calls, rebound in _calls_by_scope(tree):
-        # Keys of the calls that may be evidence of each side: a call's own, or the one
-        # name that decides which side it is on.
-        moving: set = set()
-        copying: set = set()
-        for call in calls:
+    walk = _walked(tree)
+    # For each scope, the keys of its calls that may be evidence of each side: a call's
+    # own, or the one name that decides which side it is on.
+    sides: dict = {}
+    for name, sites in walk.calls_by_name.items():
+        if name is None or not (name in ("to", "cuda", "cpu") or name in api.FACTORIES
+                                or name.endswith("_like") or name in imported.factories):
+            continue  # (most calls: only these names can be evidence)
+        for call, scope in sites:
             func = call.func
-            name = func.attr if isinstance(func, ast.Attribute) else \
-                func.id if isinstance(func, ast.Name) else None
-            if name is None:
-                continue
             if isinstance(func, ast.Name):
-                name = imported.factories.get(name, "")  # (its name in torch, if it is one)
+                name = imported.factories.get(func.id, "")  # (its name in torch, if it is one)
                 factory = bool(name)
             else:
+                name = func.attr
                 factory = (name in api.FACTORIES or name.endswith("_like")) and \
                     _root_name(func.value) in imported.roots
             if not factory and name not in ("to", "cuda", "cpu"):
@@ -321,16 +342,16 @@ def mixed_devices_in(tree: ast.AST, source: str) -> bool:
                 continue
             key = id(call)
             if len(devices) == 1 and isinstance(devices[0], ast.Name) and \
-                    devices[0].id not in rebound:
+                    devices[0].id not in walk.rebound.get(scope, ()):
                 key = devices[0].id
+            moving, copying = sides.get(scope) or sides.setdefault(scope, (set(), set()))
             if may_move:
                 moving.add(key)
             if may_copy:
                 copying.add(key)
             if moving and copying and (len(moving) > 1 or moving != copying):
                 return True
-        if copying:
-            calling_models.append(calls)
+    calling_models = [walk.calls[scope] for scope, (_, copying) in sides.items() if copying]
     if not calling_models or not _MOVE_TEXT.search(source):
         return False  # a moved model needs a ``.to(`` / ``.cuda(`` or a DDP wrapper
     moved = _moved_names(tree)  # (a second walk: only for the files that get here)
@@ -433,16 +454,6 @@ def _target_names(target) -> Iterator[str]:
         name = _model_name(target)
         if name is not None:
             yield name
-
-
-def _calls_by_scope(tree: ast.AST) -> Iterator[Tuple[List[ast.Call], set]]:
-    """The calls of each function body, of the module's own code and of each class body (a
-    lambda's or a comprehension's with the code around it, as ``analysis.on_cpu`` judges
-    them), each with the names those lambdas and comprehensions bind (their own variables,
-    not the function's)."""
-    walk = _walked(tree)
-    for scope, calls in walk.calls.items():
-        yield calls, walk.rebound.get(scope, ())
 
 
 def _moved_names(tree: ast.AST) -> set:
