@@ -22,16 +22,29 @@ from torchdevlint.torch_version import has_accelerator_api
 
 @dataclass
 class _SpanState(FastCodegenState):
-    """Codegen that notes, for every node, its first and last token and the indentation of
-    the block it is generated in."""
+    """Codegen that notes, for every node, its first token and the indentation of the block
+    it is generated in (``starts``), and its last token (``ends``). Two plain stores per node,
+    with the indentation joined only when it changes: a codegen of torch's rpc_test.py
+    (7,000 lines) with them costs 0.18-0.21 s, against 0.31-0.46 s with a record list per
+    node and the indentation joined for each (0.10 s without any)."""
 
-    spans: Dict[int, list] = field(default_factory=dict)
+    starts: Dict[int, Tuple[int, str]] = field(default_factory=dict)
+    ends: Dict[int, int] = field(default_factory=dict)
+    indent: str = ""
+
+    def increase_indent(self, value: str) -> None:
+        self.indent_tokens.append(value)
+        self.indent = "".join(self.indent_tokens)
+
+    def decrease_indent(self) -> None:
+        self.indent_tokens.pop()
+        self.indent = "".join(self.indent_tokens)
 
     def before_codegen(self, node: cst.CSTNode) -> None:
-        self.spans[id(node)] = [len(self.tokens), None, "".join(self.indent_tokens)]
+        self.starts[id(node)] = (len(self.tokens), self.indent)
 
     def after_codegen(self, node: cst.CSTNode) -> None:
-        self.spans[id(node)][1] = len(self.tokens)
+        self.ends[id(node)] = len(self.tokens)
 
 
 class FixContext:
@@ -40,7 +53,8 @@ class FixContext:
         self.module = module
         self.analysis = analysis
         self.newline = module.default_newline
-        self._spans: Optional[Dict[int, list]] = None
+        self._starts: Optional[Dict[int, Tuple[int, str]]] = None  # (see ``_SpanState``)
+        self._ends: Dict[int, int] = {}
         self._offsets: List[int] = []
         self._line_starts = line_starts(source)
         self._noqa_lines: Optional[set] = None
@@ -54,18 +68,23 @@ class FixContext:
 
     # -- where things are -----------------------------------------------------------------
 
-    def _generated_spans(self) -> Dict[int, list]:
-        """Every node's span record, from one codegen of the module (made on first use)."""
-        if self._spans is None:
+    def _record(self, node: cst.CSTNode) -> Optional[Tuple[int, int, str]]:
+        """``node``'s first and last token and its block's indentation, from one codegen of
+        the module with span records (made on first use); None for a node not in it."""
+        if self._starts is None:
             state = _SpanState(default_indent=self.module.default_indent,
                                default_newline=self.module.default_newline)
             self.module._codegen(state)
-            self._spans = state.spans
+            self._starts, self._ends = state.starts, state.ends
             self._offsets = [0, *accumulate(len(token) for token in state.tokens)]
-        return self._spans
+        start = self._starts.get(id(node))
+        return None if start is None else (start[0], self._ends[id(node)], start[1])
 
-    def _span_record(self, node: cst.CSTNode) -> list:
-        return self._generated_spans()[id(node)]
+    def _span_record(self, node: cst.CSTNode) -> Tuple[int, int, str]:
+        record = self._record(node)
+        if record is None:
+            raise KeyError(node)
+        return record
 
     def span(self, node: cst.CSTNode) -> Tuple[int, int]:
         """Start and end offsets of ``node``'s code (statements include their leading lines)."""
@@ -325,15 +344,16 @@ class ElementFixContext(FixContext):
         self.newline = whole.newline
         self._line_starts = whole._line_starts
         self._shift = shift  # the file offset of ``text``'s first character
-        self._spans = None
+        self._starts = None
+        self._ends = {}
         self._offsets = []
         self._parents = None
         # the file's module-level definitions: one edit for every fix that needs one
         self._prelude_cache = whole._prelude_cache
         self.bounds = (shift + 1, shift + len(text) - 1)  # the element, without the brackets
 
-    def _own(self, node: cst.CSTNode) -> Optional[list]:
-        return self._generated_spans().get(id(node))  # (the element's own nodes)
+    def _own(self, node: cst.CSTNode) -> Optional[Tuple[int, int, str]]:
+        return self._record(node)  # (the element's own nodes)
 
     def span(self, node: cst.CSTNode) -> Tuple[int, int]:
         record = self._own(node)
