@@ -11,9 +11,9 @@ from typing import FrozenSet, Optional, Tuple
 
 import libcst as cst
 
+from torchdevlint import torch_api as api
 from torchdevlint import torch_version
 from torchdevlint.analysis import kinds as K  # noqa: F401 (facade)
-from torchdevlint import torch_api as api
 from torchdevlint.analysis.builder import (
     Builder, Collected, iter_children, walk_code,
 )

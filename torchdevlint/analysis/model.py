@@ -141,6 +141,14 @@ class Scope:
             scope = scope.parent
         return scope
 
+    def code_owner(self) -> "Scope":
+        """The scope whose code this one's is part of: a comprehension's or a lambda's is
+        the function (or module) around it, where the placement walks judge it."""
+        scope = self
+        while scope.kind in ("comprehension", "lambda") and scope.parent is not None:
+            scope = scope.parent
+        return scope
+
     def target_scope(self, name: str) -> "Scope":
         """The scope in which assigning ``name`` here creates the binding."""
         if name in self.global_names:

@@ -10,11 +10,11 @@ from typing import Callable, Dict, List, Optional, Tuple
 
 import libcst as cst
 
-from torchdevlint.analysis import kinds as K
 from torchdevlint import torch_api as api
+from torchdevlint.analysis import kinds as K
 from torchdevlint.analysis.builder import Collected, iter_children, walk_code
 from torchdevlint.analysis.devices import Devices, move_device_argument
-from torchdevlint.analysis.flow import OrderedWalk
+from torchdevlint.analysis.flow import DeviceTrace, OrderedWalk
 from torchdevlint.analysis.kinds import KindInference, combine
 from torchdevlint.analysis.model import ASSIGN, PARAM, CallSite, Scope, last_name
 from torchdevlint.positions import code_for_node
@@ -57,6 +57,10 @@ class OnCPU:
 
 
 _COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
+
+
+# A trace that knows no value's device: what a call is evidence of by itself.
+_KNOWS_NO_VALUE = DeviceTrace()
 
 
 class _AcceleratorWalk(OrderedWalk):
@@ -180,8 +184,7 @@ class Placement:
         return found if isinstance(found, OnCPU) else None
 
     def _placed_at(self, expr: cst.BaseExpression, scope: Scope, side: str):
-        while scope.kind in ("comprehension", "lambda") and scope.parent is not None:
-            scope = scope.parent
+        scope = scope.code_owner()
         if scope.kind == "function" and scope.func is not None:
             body, key = scope.func.node.body, (id(scope.func.node), side)
         elif scope.kind == "module":
@@ -247,29 +250,15 @@ class Placement:
     def accelerator_origin(self, call: cst.Call, scope: Scope) -> bool:
         """Whether ``call`` may be where a value on an accelerator comes from in its function:
         evidence ``call_on_accelerator`` gives of its own (a move, a factory given a device, a
-        moved model's call), not by following another value (``device=x.device``, a tensor
-        method). A walk places names by the function's own assignments only, so a function
-        without such a call has no accelerator evidence at all."""
-        func = call.func
-        if self.moved_model(func, scope) is not None:
-            return True  # (a model called: what a module call with CPU arguments is checked on)
-        if isinstance(func, cst.Attribute):
-            method = func.attr.value
-            if method in ("to", "cuda"):
-                moved, device = self.device_of_move(call, scope)
-                return moved and not _follows_a_value(device)
-            if method in api.OFF_ACCELERATOR_METHODS or method in api.TENSOR_METHODS \
-                    or method in ("chunk", "split", "unbind"):
-                return False
-            if method not in api.MODULE_BOOKKEEPING_METHODS and \
-                    self.moved_model(func.value, scope) is not None:
-                return True
-        torch_call = _torch_function(call, self.kinds.qualname(func, scope))
-        if torch_call is None:
-            return False
-        tail, device = torch_call
-        return (tail in api.FACTORIES or tail.endswith("_like")) and device is not None \
-            and not self.devices.is_cpu_device(device, scope) and not _follows_a_value(device)
+        moved model's call) when asked with no value's device known, so that nothing it
+        would take from another value (``device=x.device``, a tensor method) counts. A walk
+        places names by the function's own assignments only, so a function without such a
+        call has no accelerator evidence at all."""
+        # The model called is asked first, whatever its name: a module call with CPU
+        # arguments is checked on it, where ``call_on_accelerator`` takes the names of tensor
+        # methods for tensor methods.
+        return self.moved_model(call.func, scope) is not None or \
+            self.call_on_accelerator(call, scope, _KNOWS_NO_VALUE) is not None
 
     def call_on_accelerator(self, call: cst.Call, scope: Scope, trace: OrderedWalk):
         func = call.func

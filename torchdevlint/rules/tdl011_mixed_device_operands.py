@@ -423,9 +423,7 @@ def _making_cpu_tensors(analysis: Analysis) -> set:
         if not (to_cpu or name == "cpu" or name in api.FACTORIES or name.endswith("_like")):
             continue
         for site in sites:
-            scope = site.ctx.scope
-            while scope.kind in ("comprehension", "lambda") and scope.parent is not None:
-                scope = scope.parent  # judged with the function around it (``_placed_at``)
+            scope = site.ctx.scope.code_owner()  # judged with the function around it
             if to_cpu:
                 device = move_device_argument(site.call)
                 if device is None or not analysis.is_cpu_device(device, scope):
@@ -443,9 +441,7 @@ def _with_accelerator_origins(analysis: Analysis, scopes: set) -> set:
     placement = analysis.placement
     for sites in analysis.collected.calls_by_name.values():
         for site in sites:
-            scope = site.ctx.scope
-            while scope.kind in ("comprehension", "lambda") and scope.parent is not None:
-                scope = scope.parent
+            scope = site.ctx.scope.code_owner()
             key = id(scope)
             if key in scopes and key not in found and \
                     placement.accelerator_origin(site.call, scope):
