@@ -185,8 +185,8 @@ def off_device_factory_in(tree: ast.AST, source: str) -> bool:
     if not with_forward:
         return False
     imported = _imported_from_torch(tree, source, OFF_DEVICE_FACTORIES)
-    for scope, calls in walk.calls.items():
-        for call in calls:
+    for name in OFF_DEVICE_FACTORIES | imported:
+        for call, scope in walk.calls_by_name.get(name, ()):
             func = call.func
             if not ((isinstance(func, ast.Attribute) and func.attr in OFF_DEVICE_FACTORIES)
                     or (isinstance(func, ast.Name) and func.id in imported)):
@@ -295,7 +295,10 @@ def mixed_devices_in(tree: ast.AST, source: str) -> bool:
     - one call is never both sides' evidence, and neither are two calls whose device is the
       same name: ``Devices.is_cpu_device`` reads all its bindings in the scope, so ``.to(d)``
       moves everywhere or copies to the CPU everywhere;
-    - a bare ``range(...)`` is Python's, unless the file imports ``range`` from torch;
+    - a factory is torch's by the file's imports (``Kinds.qualname`` resolves nothing
+      else): ``torch.zeros`` or ``th.zeros``, and a bare name imported from torch under
+      any name; a bare ``range(...)``, a function of the file called ``zeros`` or
+      ``cutlass.range`` are none;
     - a moved model's output is evidence where a call reaches the model: its own name, or
       a method other than the tensor methods and a module's bookkeeping.
     On torch's sources it keeps 52 files (123 before these), and the files no other rule
@@ -354,7 +357,7 @@ def mixed_devices_in(tree: ast.AST, source: str) -> bool:
     calling_models = [walk.calls[scope] for scope, (_, copying) in sides.items() if copying]
     if not calling_models or not _MOVE_TEXT.search(source):
         return False  # a moved model needs a ``.to(`` / ``.cuda(`` or a DDP wrapper
-    moved = _moved_names(tree)  # (a second walk: only for the files that get here)
+    moved = _moved_names(tree)  # (only for the files that get here)
     return any(_calls_model(call, moved, imported.roots)
                for calls in calling_models for call in calls)
 
