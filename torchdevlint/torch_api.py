@@ -213,3 +213,9 @@ DTYPE_NAMES = frozenset(
 )
 
 CUDA_DEVICE_RE = re.compile(r"^cuda(?::\d+)?$")
+
+# ``torch.accelerator.current_accelerator()``: the accelerator's device, or None where torch has
+# none (a CPU-only build; with ``check_available=True`` also where no device is present).
+CURRENT_ACCELERATOR = "torch.accelerator.current_accelerator"
+# What a dereference of its None raises (TDL012).
+NONE_DEREFERENCE_ERROR = "AttributeError"

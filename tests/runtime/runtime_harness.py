@@ -125,6 +125,13 @@ def cuda_available() -> bool:
     return torch.cuda.is_available()
 
 
+def accelerator_built() -> bool:
+    """Whether this torch was built with an accelerator (CUDA, ROCm, XPU, MPS...):
+    ``torch.accelerator.current_accelerator()`` is None only where it was not."""
+    import torch
+    return torch.accelerator.current_accelerator() is not None
+
+
 # --- A checkpoint whose storages are tagged as CUDA, written without CUDA -------------------
 #
 # torch.save records, for every storage, a persistent id ('storage', type, key, location,

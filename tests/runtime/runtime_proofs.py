@@ -16,6 +16,10 @@ Stand-ins decide which device plays the accelerator:
 ``no-cuda``
     A machine without CUDA (TDL002, TDL003): this one when it has none, otherwise a child
     process that sees no GPU (``CUDA_VISIBLE_DEVICES=""``).
+``no-accelerator``
+    A torch without an accelerator (TDL012): a CPU-only build, where
+    ``torch.accelerator.current_accelerator()`` is None. Hiding the GPU does not make one of a
+    build with an accelerator (it still names its accelerator), so there the proof is skipped.
 """
 from __future__ import annotations
 
@@ -25,8 +29,10 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+import pytest
+
 from conftest import expected_findings
-from runtime_harness import (FIXTURES, Outcome, cuda_available, fixed_version, main_arguments,
+from runtime_harness import (FIXTURES, Outcome, accelerator_built, cuda_available, fixed_version, main_arguments,
                              positive_fixtures, run_main, run_main_without_cuda,
                              write_cuda_tagged_checkpoint)
 
@@ -109,8 +115,15 @@ CUDA_CHECKPOINT_ON_CPU_MESSAGE = (
 CUDA_CHECKPOINT_ON_CPU = ExpectedError("RuntimeError", re.escape(CUDA_CHECKPOINT_ON_CPU_MESSAGE),
                                        example=CUDA_CHECKPOINT_ON_CPU_MESSAGE)
 
+# What dereferencing torch.accelerator.current_accelerator()'s None raises (TDL012).
+NONE_ACCELERATOR = ExpectedError("AttributeError", r"'NoneType' object has no attribute '\w+'",
+                                 example="'NoneType' object has no attribute 'type'")
+
 # Errors a proof must NOT accept: other failures that merely look alike.
 LOOKALIKE_ERRORS = [
+    # a torch older than the accelerator API, not a machine without an accelerator
+    ("AttributeError", "module 'torch' has no attribute 'accelerator'"),
+    ("AttributeError", "'Tensor' object has no attribute 'type_'"),
     ("RuntimeError", ""),
     ("RuntimeError", "boom"),
     # meta refuses to read data with its own errors
@@ -158,6 +171,9 @@ PROOFS = {
                                 "cuda": (NUMPY_OF_DEVICE_TENSOR,)}),
     "TDL011": RuleProof("TDL011", argument="device", stand_in="meta", cuda_stand_in="cuda",
                         errors={"meta": (META_DEVICE_MISMATCH,), "cuda": (CUDA_DEVICE_MISMATCH,)}),
+    "TDL012": RuleProof("TDL012", argument="none", stand_in="no-accelerator",
+                        cuda_stand_in="no-accelerator",
+                        errors={"no-accelerator": (NONE_ACCELERATOR,)}),
 }
 
 
@@ -236,6 +252,9 @@ def run_fixture(proof: RuleProof, path: Path, stand_in: str, workdir: Path,
         value = "meta" if stand_in == "meta-host" else stand_in
     elif proof.argument == "checkpoint":
         value = str(write_checkpoint(workdir, real_cuda_checkpoint))
+    if stand_in == "no-accelerator" and accelerator_built():
+        pytest.skip("this torch is built with an accelerator: current_accelerator() names it "
+                    "even where no device is visible; the proof needs a CPU-only build")
     if stand_in == "no-cuda" and cuda_available():
         return run_main_without_cuda(path, proof.argument, value)
     if stand_in == "meta-host":

@@ -191,7 +191,7 @@ class Analysis:
     def guards(self) -> Guards:
         self._declared("guards")
         if self._guards is None:
-            self._guards = Guards(self.module, self.collected, self._kinds)
+            self._guards = Guards(self.module, self.collected, self._kinds, self.torch_version)
         return self._guards
 
     @property
@@ -263,6 +263,15 @@ class Analysis:
 
     def is_guard_test(self, expr: cst.CSTNode, scope: Scope, depth: int = 0) -> bool:
         return self.guards.is_guard_test(expr, scope, depth)
+
+    def needs_no_accelerator_check(self, ctx: Ctx) -> bool:
+        """Whether code in ``ctx`` only runs where an accelerator is there (or where its
+        absence is expected or handled): ``Guards.is_guarded(ctx, accelerator=True)``."""
+        return self.guards.is_guarded(ctx, accelerator=True)
+
+    def live_branches(self, value: cst.IfExp, scope: Scope) -> tuple:
+        """The branches of ``value`` that can run with the torch the project targets."""
+        return self.guards.live_branches(value, scope)
 
     def is_accelerator_choice(self, value: cst.CSTNode, scope: Scope) -> bool:
         return self.guards.is_accelerator_choice(value, scope)

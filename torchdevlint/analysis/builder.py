@@ -14,7 +14,7 @@ import libcst as cst
 
 from torchdevlint.analysis.devices import is_device_name
 from torchdevlint.analysis.model import (
-    ASSIGN, AUGMENT, CLASS, DEF, EXPECTS_FAILURE, FOR, HANDLES_FAILURE, IMPORT, PARAM, UNKNOWN,
+    ASSIGN, AUGMENT, CLASS, DEF, EXPECTS_FAILURE, FOR, HANDLES_FAILURE, HANDLES_NONE_DEREFERENCE, IMPORT, PARAM, UNKNOWN,
     WITH, AfterExit, Binding, CallSite, ClassInfo, Ctx, DefaultOf, FunctionInfo, LoopSpan, Scope, grad_mode_set_by,
     last_name,
     next_order,
@@ -95,6 +95,10 @@ class DeviceUses:
         # ``with torch.device("cuda"):``, ``return torch.device("cuda")``, or assigned to a
         # device-named variable: (call, Ctx, assigned name or None)
         self.constructed_used: List[tuple] = []
+        # Dereferences of a value of ``torch.accelerator.current_accelerator()``, which is None
+        # without an accelerator: ``current_accelerator().type``, ``(acc := ...).type``, or
+        # ``acc.type`` where ``acc`` was bound to that call earlier in the walk. (Attribute, Ctx)
+        self.accelerator_reads: List[tuple] = []
 
 
 class Collected:
@@ -119,6 +123,12 @@ def _is_device_call(expr) -> bool:
     return isinstance(expr, cst.Call) and last_name(expr.func) == "device" and any(
         _is_cuda_literal(arg.value) for arg in expr.args
         if arg.keyword is None or arg.keyword.value == "type")
+
+
+def _is_current_accelerator_call(expr) -> bool:
+    """A call of ``current_accelerator`` by its last name (the rules check the qualified
+    name, ``torch_api.CURRENT_ACCELERATOR``)."""
+    return isinstance(expr, cst.Call) and last_name(expr.func) == "current_accelerator"
 
 
 def _is_cuda_literal(expr) -> bool:
@@ -186,6 +196,9 @@ class Builder:
     def __init__(self) -> None:
         self.out = Collected()
         self.loop: Optional[LoopSpan] = None  # the outermost loop of the current function
+        # Names bound so far to a ``current_accelerator()`` call (usually none): their
+        # dereferences are recorded in ``devices.accelerator_reads``.
+        self.accelerator_names: set = set()
 
     # -- driving ------------------------------------------------------------------------
 
@@ -384,6 +397,9 @@ class Builder:
 
     def _assign(self, node: cst.Assign, ctx: Ctx) -> None:
         self.walk(node.value, ctx)
+        if _is_current_accelerator_call(node.value):
+            self.accelerator_names.update(t.target.value for t in node.targets
+                                          if isinstance(t.target, cst.Name))
         for target in node.targets:
             self._bind_target(target.target, ASSIGN, node.value, ctx, ctx)
             self._walk_target(target.target, ctx)
@@ -514,8 +530,11 @@ class Builder:
         # ``try: x = torch.device("cuda") ... except RuntimeError: <fall back>``: a short try
         # block whose handler catches what a missing GPU raises is a guard.
         body_ctx = ctx
-        if len(node.body.body) <= _SHORT_TRY and any(_catches_device_errors(h) for h in node.handlers):
-            body_ctx = ctx.with_condition(HANDLES_FAILURE)
+        if len(node.body.body) <= _SHORT_TRY:
+            if any(_catches(h, _DEVICE_ERRORS) for h in node.handlers):
+                body_ctx = ctx.with_condition(HANDLES_FAILURE)
+            elif any(_catches(h, _NONE_DEREFERENCE_ERRORS) for h in node.handlers):
+                body_ctx = ctx.with_condition(HANDLES_NONE_DEREFERENCE)
         self.walk(node.body, body_ctx)
         for handler in node.handlers:
             self.walk(handler, ctx)
@@ -546,6 +565,8 @@ class Builder:
             scope = scope.parent
         if isinstance(node.target, cst.Name):
             scope.add(node.target.value, Binding(ASSIGN, node.value, (), ctx, node.target))
+            if _is_current_accelerator_call(node.value):
+                self.accelerator_names.add(node.target.value)
 
     def _match_capture(self, node, ctx: Ctx) -> None:
         if node.name is not None:
@@ -595,6 +616,11 @@ class Builder:
             self.out.devices.inspected.add(id(value))
             if isinstance(value, cst.BooleanOperation):
                 self.out.devices.inspected.update((id(value.left), id(value.right)))
+        kind = type(value)
+        if (kind is cst.Call and _is_current_accelerator_call(value)) or \
+                (kind is cst.NamedExpr and _is_current_accelerator_call(value.value)) or \
+                (kind is cst.Name and value.value in self.accelerator_names):
+            self.out.devices.accelerator_reads.append((node, ctx))
         self.walk(value, ctx)
 
     def _call(self, node: cst.Call, ctx: Ctx, statement: Optional[cst.Expr] = None) -> None:
@@ -685,13 +711,14 @@ _SMALL_STATEMENT_HANDLERS = {
 
 _SHORT_TRY = 5
 _DEVICE_ERRORS = frozenset("RuntimeError AssertionError Exception BaseException".split())
+_NONE_DEREFERENCE_ERRORS = frozenset(("AttributeError",))
 
 
-def _catches_device_errors(handler) -> bool:
+def _catches(handler, errors: frozenset) -> bool:
     if handler.type is None:
         return True  # a bare except
     types = handler.type.elements if isinstance(handler.type, cst.Tuple) else [handler.type]
-    return any(last_name(t.value if isinstance(t, cst.Element) else t) in _DEVICE_ERRORS for t in types)
+    return any(last_name(t.value if isinstance(t, cst.Element) else t) in errors for t in types)
 
 
 def _is_cuda_tensor_type(expr) -> bool:

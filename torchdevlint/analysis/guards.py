@@ -7,6 +7,11 @@ MPS and Intel XPU too, and ``torch.backends.mps.is_available()`` on a Mac, which
 Neither makes a hard-coded ``"cuda"`` safe; they make the device they name safe
 (``torch.accelerator.current_accelerator()``, ``"mps"``), so they are recognised where a device
 is chosen from them (``accelerator_checks``, ``is_accelerator_choice``), never as CUDA guards.
+
+The other way round, a dereference of ``torch.accelerator.current_accelerator()`` (None
+without an accelerator) is safe under any check that an accelerator is there: CUDA's (CUDA is
+the accelerator of a CUDA build), these, or a test of the value itself (``acc is not None``,
+``if acc:``). ``is_guarded(ctx, accelerator=True)`` asks for that wider set (TDL012).
 """
 
 from __future__ import annotations
@@ -15,12 +20,14 @@ from typing import Dict, List, Optional, Set, Tuple
 
 import libcst as cst
 
+from torchdevlint import torch_api as api
+from torchdevlint import torch_version as versions
 from torchdevlint.analysis.builder import (
     Collected, exit_condition, iter_children, walk_code,
 )
 from torchdevlint.analysis.kinds import KindInference
 from torchdevlint.analysis.model import (
-    ASSIGN, EXPECTS_FAILURE, HANDLES_FAILURE, AfterExit, Ctx, DefaultOf, FunctionInfo, Scope, last_name,
+    ASSIGN, EXPECTS_FAILURE, HANDLES_FAILURE, HANDLES_NONE_DEREFERENCE, AfterExit, Ctx, DefaultOf, FunctionInfo, Scope, last_name,
     string_value,
 )
 
@@ -28,10 +35,13 @@ from torchdevlint.analysis.model import (
 class Guards:
     """Asked through ``Analysis.is_guarded`` and its neighbours; built on first use."""
 
-    def __init__(self, module: cst.Module, collected: Collected, kinds: KindInference) -> None:
+    def __init__(self, module: cst.Module, collected: Collected, kinds: KindInference,
+                 torch_version: versions.Version = versions.DEFAULT) -> None:
         self.module = module
         self.collected = collected
         self.kinds = kinds
+        # The torch the project targets: from 2.6 on, ``hasattr(torch, "accelerator")`` holds.
+        self.torch_version = torch_version
         self._guard_memo: dict = {}
         # (id(condition chain), id(scope)) -> (verdict, chain): chains share their tails, so
         # each link is judged once instead of once per node below it (quadratic in long
@@ -47,35 +57,41 @@ class Guards:
     def qualname(self, expr: cst.BaseExpression, scope: Scope) -> Optional[str]:
         return self.kinds.qualname(expr, scope)
 
-    def is_guarded(self, ctx: Ctx, strict: bool = False) -> bool:
+    def is_guarded(self, ctx: Ctx, strict: bool = False, accelerator: bool = False) -> bool:
         """Whether code in ``ctx`` only runs when CUDA was checked for or asked for.
 
         ``strict``: an early exit counts only where going on proves the guard test (``if not
         torch.cuda.is_available(): return``), not where the exit's test merely mentions CUDA
         (``if args.cuda and not available: raise`` lets a CPU run go on). Used when a guard
-        is carried from the callers of a function into its body."""
+        is carried from the callers of a function into its body.
+
+        ``accelerator``: whether the code only runs where *an* accelerator is there, which
+        these CUDA guards prove and so do the checks of ``is_accelerator_test`` and a small
+        ``try`` that catches ``AttributeError`` (see the module's docstring)."""
         scope = ctx.scope
         unknown = []  # links whose verdict is the one found further down the chain
         link = ctx.conditions
         verdict = False
         while link is not None:
-            known = self._chain_memo.get((id(link), id(scope), strict))
+            known = self._chain_memo.get((id(link), id(scope), strict, accelerator))
             if known is not None:
                 verdict = known[0]
                 break
             condition = link[0]
             if isinstance(condition, str):
                 guarded = condition in (EXPECTS_FAILURE, HANDLES_FAILURE) or _mentions_cuda(condition) \
-                    or condition in self.spawned_per_gpu() or self.only_called_guarded(condition)
+                    or condition in self.spawned_per_gpu() \
+                    or self.only_called_guarded(condition, accelerator) \
+                    or (accelerator and condition == HANDLES_NONE_DEREFERENCE)
                 # (def test_cuda_..., class CUDATests, def to_gpu, assertRaises, try/except, a
                 # worker started once per GPU, a helper only called under a guard)
             elif isinstance(condition, DefaultOf):
                 guarded = self.default_always_overridden(condition.name, condition.func)
             elif isinstance(condition, AfterExit):
                 test = condition.requirement if strict else condition.test
-                guarded = test is not None and self.is_guard_test(test, scope)
+                guarded = test is not None and self._guards(test, scope, accelerator)
             else:
-                guarded = self.is_guard_test(condition, scope)
+                guarded = self._guards(condition, scope, accelerator)
             if guarded:
                 verdict = True
                 unknown.append(link)
@@ -83,16 +99,59 @@ class Guards:
             unknown.append(link)
             link = link[1]
         for link in unknown:
-            self._chain_memo[(id(link), id(scope), strict)] = (verdict, link)
+            self._chain_memo[(id(link), id(scope), strict, accelerator)] = (verdict, link)
         return verdict
 
-    def only_called_guarded(self, name: str) -> bool:
+    def _guards(self, test: cst.CSTNode, scope: Scope, accelerator: bool) -> bool:
+        return self.is_guard_test(test, scope) or \
+            (accelerator and self.is_accelerator_test(test, scope))
+
+    def is_accelerator_test(self, expr: cst.CSTNode, scope: Scope, depth: int = 0) -> bool:
+        """A test that an accelerator is there: an availability check of one other than CUDA
+        (``torch.accelerator.is_available()``, ``torch.backends.mps.is_available()``, see
+        ``accelerator_checks``), a test of ``torch.accelerator.current_accelerator()`` itself
+        (``is not None``, truthiness, ``or`` a default), or a name bound to one of these
+        (``acc = torch.accelerator.current_accelerator()`` ... ``if acc:``)."""
+        key = ("accelerator", id(expr))
+        if key in self._guard_memo:
+            return self._guard_memo[key]
+        self._guard_memo[key] = False
+        verdict = False
+        for node in walk_code(expr):
+            if isinstance(node, cst.Call):
+                qualified = self.qualname(node.func, scope)
+                if qualified in NON_CUDA_CHECKS or qualified == api.CURRENT_ACCELERATOR:
+                    verdict = True
+                    break
+            elif isinstance(node, cst.Name) and depth < 3:
+                if any(b.how == ASSIGN and isinstance(b.value, cst.BaseExpression)
+                       and self.is_accelerator_test(b.value, b.ctx.scope, depth + 1)
+                       for b in scope.lookup(node.value)):
+                    verdict = True
+                    break
+        self._guard_memo[key] = verdict
+        return verdict
+
+    def live_branches(self, value: cst.IfExp, scope: Scope) -> tuple:
+        """The branches of a conditional expression that can run with the torch the project
+        targets: both, except where the test asks whether torch has the accelerator API
+        (``X if hasattr(torch, "accelerator") else "cuda"``) and every torch the project
+        allows has it (``torch-version`` 2.6 or later): the fallback is dead code there."""
+        test, negated = value.test, False
+        if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+            test, negated = test.expression, True
+        if has_accelerator_api_test(test, scope, self.qualname) and \
+                versions.has_accelerator_api(self.torch_version):
+            return (value.orelse,) if negated else (value.body,)
+        return (value.body, value.orelse)
+
+    def only_called_guarded(self, name: str, accelerator: bool = False) -> bool:
         """Whether function ``name`` of this file runs only under a guard: every reference
         to it is a call, every call is guarded, and no other file is expected to call it (it
         is private, ``_setup_ddp``, or the file is a script). MobileSAM's trainer calls
         ``self._setup_ddp(world_size)`` only under ``if world_size > 1``, with the world size
         counted from ``torch.cuda.device_count()``."""
-        key = ("called", name)
+        key = ("called", name, accelerator)
         if key in self._guard_memo:
             return self._guard_memo[key]
         self._guard_memo[key] = False  # a recursive call proves nothing
@@ -102,7 +161,8 @@ class Guards:
         sites = self.collected.calls_by_name.get(name, ())
         if defs and sites and (private or self.is_script()) and \
                 self._only_called(name, defs, sites):
-            verdict = all(self.is_guarded(site.ctx, strict=True) for site in sites)
+            verdict = all(self.is_guarded(site.ctx, strict=True, accelerator=accelerator)
+                          for site in sites)
         self._guard_memo[key] = verdict
         return verdict
 
@@ -378,6 +438,19 @@ NON_CUDA_CHECKS = frozenset((
 # ``if not dist.is_initialized(): return``, ``if is_dist_avail_and_initialized():``.
 _DISTRIBUTED_WORDS = ("is_initialized", "and_initialized", "dist_initialized", "is_distributed",
                       "world_size")
+
+
+def has_accelerator_api_test(test: cst.CSTNode, scope: Scope, qualname) -> bool:
+    """``hasattr(torch, "accelerator")`` or ``hasattr(torch.accelerator, name)``: whether the
+    running torch has the accelerator API (2.6 and later). ``qualname(expr, scope)`` names
+    what an expression refers to."""
+    if not (isinstance(test, cst.Call) and isinstance(test.func, cst.Name)
+            and test.func.value == "hasattr" and len(test.args) == 2):
+        return False
+    owner, attribute = test.args[0].value, string_value(test.args[1].value)
+    qualified = qualname(owner, scope)
+    return (qualified == "torch" and attribute == "accelerator") or \
+        (qualified == "torch.accelerator" and attribute is not None)
 
 
 def _mentions_distributed(identifier: str) -> bool:

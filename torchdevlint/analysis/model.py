@@ -28,6 +28,9 @@ Path = Tuple[int, ...]
 # Condition markers for code that is not expected to succeed on every machine.
 EXPECTS_FAILURE = "<inside assertRaises/pytest.raises>"
 HANDLES_FAILURE = "<inside a small try/except that catches the failure>"
+# ...and one that catches only what dereferencing None raises (``except AttributeError``): no
+# guard of a device, a guard of ``torch.accelerator.current_accelerator().type``.
+HANDLES_NONE_DEREFERENCE = "<inside a small try/except that catches AttributeError>"
 
 
 class DefaultOf:

@@ -12,7 +12,7 @@ from typing import Callable, Dict, Iterator, List, Optional, Tuple
 import libcst as cst
 
 from torchdevlint import noqa
-from torchdevlint.analysis import Analysis, device_names_visible
+from torchdevlint.analysis import Analysis, device_names_visible, walk_code
 from torchdevlint.analysis.builder import iter_children
 from torchdevlint.analysis.model import ASSIGN, IMPORT, PARAM, Binding, Ctx, Scope
 from torchdevlint.fixes.model import Edit
@@ -436,6 +436,23 @@ def names_in_tree(tree: ast.AST) -> set:
             elif kind == "MatchClass":
                 names.update(node.kwd_attrs)
     return names
+
+
+def literal_quote(literal: Optional[cst.BaseExpression]) -> str:
+    """The quote a string a fix writes beside ``literal`` takes: the literal's own (``'`` or
+    ``"``), or ``"`` where it has none that fits (a triple quote, no literal)."""
+    quote = literal.quote if isinstance(literal, cst.SimpleString) else ""
+    return quote if len(quote) == 1 else '"'
+
+
+def file_quote(module: cst.Module) -> str:
+    """The quote a fix writes where it replaces no literal: the one most of the file's
+    one-line strings use (``literal_quote`` of each; ``"`` on a tie or where there are none)."""
+    counts = {"'": 0, '"': 0}
+    for node in walk_code(module, into_functions=True):
+        if isinstance(node, cst.SimpleString) and len(node.quote) == 1:
+            counts[literal_quote(node)] += 1
+    return "'" if counts["'"] > counts['"'] else '"'
 
 
 def accelerator_device(torch: str, quote: str = '"') -> str:

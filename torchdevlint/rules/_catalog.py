@@ -100,4 +100,13 @@ CATALOG = (
         'required_text': ('\\.(?:[\\s\\\\]|#[^\\r\\n]*[\\r\\n])*(?:to|cuda)\\b(?:[\\s\\\\]|#[^\\r\\n]*[\\r\\n])*\\(|\\bdevice\\b', 'cpu|_like\\b|\\b(?:BoolTensor|ByteTensor|DoubleTensor|FloatTensor|HalfTensor|IntTensor|LongTensor|Tensor|arange|as_tensor|asarray|empty|eye|from_numpy|full|linspace|logspace|ones|rand|randint|randn|randperm|range|tensor|tril_indices|triu_indices|zeros)\\b'),
         'could_report_in': 'torchdevlint.rules.prefilter:mixed_devices_in',
     },
+    {
+        'code': 'TDL012',
+        'name': 'unchecked-current-accelerator',
+        'summary': 'torch.accelerator.current_accelerator() dereferenced without an is_available() check',
+        'default_enabled': True,
+        'fixable': True,
+        'required_text': '\\bcurrent_accelerator\\b',
+        'could_report_in': None,
+    },
 )

@@ -41,7 +41,7 @@ from torchdevlint.analysis import (
     move_device_argument, string_value, walk_code,
 )
 from torchdevlint.findings import Finding
-from torchdevlint.fixes.context import FixContext, accelerator_device
+from torchdevlint.fixes.context import FixContext, accelerator_device, literal_quote
 from torchdevlint.fixes.model import Edit, Fix, FixPlan
 from torchdevlint.rules import factories
 from torchdevlint.rules.base import TOKEN_GAP, Rule, Violation, method_call_text, source_of
@@ -398,8 +398,10 @@ class HardcodedCudaDevice(Rule):
                     break
         elif isinstance(value, cst.IfExp):
             if not analysis.is_guard_test(value.test, ctx.scope):
-                yield from self._check_device_value(value.body, ctx, depth)
-                yield from self._check_device_value(value.orelse, ctx, depth)
+                # (``X if hasattr(torch, "accelerator") else "cuda"``: the fallback only where
+                # the project's torch may lack the accelerator API, see docs/rules/TDL002.md)
+                for branch in analysis.live_branches(value, ctx.scope):
+                    yield from self._check_device_value(branch, ctx, depth)
         elif isinstance(value, cst.Attribute) and depth < 4:
             owner = analysis.kind_of(value.value, ctx.scope)
             if isinstance(owner, K.Instance):  # self.device = "cuda" ... x.to(self.device)
@@ -440,7 +442,7 @@ def runtime_choice(literal: cst.SimpleString, written: str, torch: str,
                    torch_version) -> str:
     """What a fixable ``"cuda"``/``"cuda:0"`` literal becomes (the message proposes the same):
     chosen at runtime, with the literal's quotes and the file's name for torch."""
-    quote = literal.quote if len(literal.quote) == 1 else '"'
+    quote = literal_quote(literal)
     if _uses_accelerator(literal, torch_version):
         return accelerator_device(torch, quote)
     return f"{written} if {torch}.cuda.is_available() else {quote}cpu{quote}"
