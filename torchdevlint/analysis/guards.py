@@ -82,9 +82,11 @@ class Guards:
                 guarded = condition in (EXPECTS_FAILURE, HANDLES_FAILURE) or _mentions_cuda(condition) \
                     or condition in self.spawned_per_gpu() \
                     or self.only_called_guarded(condition, accelerator) \
-                    or (accelerator and condition == HANDLES_NONE_DEREFERENCE)
+                    or (accelerator and (condition == HANDLES_NONE_DEREFERENCE or
+                                         self.fixture_only_requested_guarded(condition)))
                 # (def test_cuda_..., class CUDATests, def to_gpu, assertRaises, try/except, a
-                # worker started once per GPU, a helper only called under a guard)
+                # worker started once per GPU, a helper only called under a guard, a pytest
+                # fixture only GPU tests request)
             elif isinstance(condition, DefaultOf):
                 guarded = self.default_always_overridden(condition.name, condition.func)
             elif isinstance(condition, AfterExit):
@@ -165,6 +167,33 @@ class Guards:
                           for site in sites)
         self._guard_memo[key] = verdict
         return verdict
+
+    def fixture_only_requested_guarded(self, name: str) -> bool:
+        """Whether ``name`` is a pytest fixture of this file (not ``autouse``) that no test
+        shown here requests unguarded: it runs only for the tests that request it, and every
+        one here is guarded (``@requires_gpu``, a CUDA skip) or none is (a ``conftest.py``
+        fixture, requested from other files this file cannot show). compressed-tensors'
+        ``onload_device`` fixture is requested only by ``@requires_gpu`` tests."""
+        key = ("fixture", name)
+        if key in self._guard_memo:
+            return self._guard_memo[key]
+        self._guard_memo[key] = False  # a fixture requesting itself proves nothing
+        fixtures = [info for info in self.collected.functions
+                    if info.name == name and _fixture_decorator(info.node) is not None]
+        verdict = bool(fixtures) and not any(
+            _autouse(_fixture_decorator(info.node)) for info in fixtures) and all(
+            self._requester_guarded(info) for info in self.collected.functions
+            if name in info.param_names and info not in fixtures)
+        self._guard_memo[key] = verdict
+        return verdict
+
+    def _requester_guarded(self, info: FunctionInfo) -> bool:
+        """A function that requests a fixture runs only under a guard: its name or a decorator
+        says it needs a GPU or an accelerator, or the code around its definition is guarded."""
+        scope = info.ctx.scope
+        return _mentions_cuda(info.name) or any(
+            self._guards(decorator.decorator, scope, True) for decorator in info.node.decorators) \
+            or self.is_guarded(info.ctx, strict=True, accelerator=True)
 
     def _only_called(self, name: str, defs, sites) -> bool:
         """No reference to ``name`` but its definitions and its calls (not passed as a
@@ -438,6 +467,24 @@ NON_CUDA_CHECKS = frozenset((
 # ``if not dist.is_initialized(): return``, ``if is_dist_avail_and_initialized():``.
 _DISTRIBUTED_WORDS = ("is_initialized", "and_initialized", "dist_initialized", "is_distributed",
                       "world_size")
+
+
+def _fixture_decorator(node: cst.FunctionDef) -> Optional[cst.BaseExpression]:
+    """The ``@pytest.fixture`` (or ``@pytest.fixture(...)``, ``@fixture``) decorator of a def."""
+    for decorator in node.decorators:
+        expr = decorator.decorator
+        callee = expr.func if isinstance(expr, cst.Call) else expr
+        if last_name(callee) == "fixture":
+            return expr
+    return None
+
+
+def _autouse(decorator: Optional[cst.BaseExpression]) -> bool:
+    """``@pytest.fixture(autouse=True)``: the fixture runs for every test in its reach."""
+    return isinstance(decorator, cst.Call) and any(
+        arg.keyword is not None and arg.keyword.value == "autouse"
+        and not (isinstance(arg.value, cst.Name) and arg.value.value == "False")
+        for arg in decorator.args)
 
 
 def has_accelerator_api_test(test: cst.CSTNode, scope: Scope, qualname) -> bool:
