@@ -216,6 +216,7 @@ CUDA_DEVICE_RE = re.compile(r"^cuda(?::\d+)?$")
 
 # ``torch.accelerator.current_accelerator()``: the accelerator's device, or None where torch has
 # none (a CPU-only build; with ``check_available=True`` also where no device is present).
-CURRENT_ACCELERATOR = "torch.accelerator.current_accelerator"
+ACCELERATOR_MODULE = "torch.accelerator"  # from torch 2.6 on: ``hasattr(torch, "accelerator")``
+CURRENT_ACCELERATOR = f"{ACCELERATOR_MODULE}.current_accelerator"
 # What a dereference of its None raises (TDL012).
 NONE_DEREFERENCE_ERROR = "AttributeError"

@@ -12,6 +12,7 @@ from typing import Dict, List, Optional
 
 import libcst as cst
 
+from torchdevlint import torch_api as api
 from torchdevlint.analysis.devices import is_device_name
 from torchdevlint.analysis.model import (
     ASSIGN, AUGMENT, CLASS, DEF, EXPECTS_FAILURE, FOR, HANDLES_FAILURE, HANDLES_NONE_DEREFERENCE, IMPORT, PARAM, UNKNOWN,
@@ -125,10 +126,13 @@ def _is_device_call(expr) -> bool:
         if arg.keyword is None or arg.keyword.value == "type")
 
 
+_CURRENT_ACCELERATOR = api.CURRENT_ACCELERATOR.rpartition(".")[2]
+
+
 def _is_current_accelerator_call(expr) -> bool:
     """A call of ``current_accelerator`` by its last name (the rules check the qualified
     name, ``torch_api.CURRENT_ACCELERATOR``)."""
-    return isinstance(expr, cst.Call) and last_name(expr.func) == "current_accelerator"
+    return isinstance(expr, cst.Call) and last_name(expr.func) == _CURRENT_ACCELERATOR
 
 
 def _is_cuda_literal(expr) -> bool:

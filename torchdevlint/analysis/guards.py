@@ -496,8 +496,9 @@ def has_accelerator_api_test(test: cst.CSTNode, scope: Scope, qualname) -> bool:
         return False
     owner, attribute = test.args[0].value, string_value(test.args[1].value)
     qualified = qualname(owner, scope)
-    return (qualified == "torch" and attribute == "accelerator") or \
-        (qualified == "torch.accelerator" and attribute is not None)
+    package, _, module = api.ACCELERATOR_MODULE.rpartition(".")
+    return (qualified == package and attribute == module) or \
+        (qualified == api.ACCELERATOR_MODULE and attribute is not None)
 
 
 def _mentions_distributed(identifier: str) -> bool:
