@@ -72,6 +72,14 @@ MUTATIONS = [
     pytest.param("TDL011", "noise_arithmetic",
                  [("signal + noise", "signal + noise.to(device)")],
                  "did not fail as promised", id="TDL011-move-the-operand"),
+    pytest.param("TDL012", "hasattr_idiom",
+                 [('if hasattr(torch, "accelerator") else "cuda"',
+                   'if torch.accelerator.is_available() else "cpu"')],
+                 "did not fail as promised", id="TDL012-check-the-accelerator"),
+    pytest.param("TDL012", "autocast_name",
+                 [("accelerator = torch.accelerator.current_accelerator()",
+                   'accelerator = torch.accelerator.current_accelerator() or torch.device("cpu")')],
+                 "did not fail as promised", id="TDL012-fall-back-to-the-cpu"),
     # The bug is gone and something else fails: the harness names the wrong error.
     # (a host copy that still records history: NumPy refuses it for that, not for its device)
     pytest.param("TDL008", "eval_predictions",
@@ -84,7 +92,18 @@ MUTATIONS = [
     pytest.param("TDL003", "aliased_import",
                  [("load_checkpoint(checkpoint_path)", 'load_checkpoint(checkpoint_path + ".missing")')],
                  "failed with the wrong error", id="TDL003-missing-file"),
+    # (an AttributeError of another object than the None)
+    pytest.param("TDL012", "check_available",
+                 [("torch.accelerator.current_accelerator(check_available=True).type",
+                   "torch.ones(1).device_type")],
+                 "failed with the wrong error", id="TDL012-another-attribute-error"),
     # A device mix-up of the promised kind, but not the flagged one: the harness names the place.
+    pytest.param("TDL012", "hasattr_idiom",
+                 [('if hasattr(torch, "accelerator") else "cuda"',
+                   'if torch.accelerator.is_available() else "cpu"'),
+                  ("    return model(", "    print(torch.accelerator.current_accelerator().index)\n"
+                                      "    return model(")],
+                 "but not while running flagged code", id="TDL012-another-dereference"),
     pytest.param("TDL006", "list_comprehension",
                  [("[nn.Linear(d, d) for _ in range(depth)]",
                    "nn.ModuleList([nn.Linear(d, d) for _ in range(depth)])"),
