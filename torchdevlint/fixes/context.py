@@ -13,7 +13,7 @@ import libcst as cst
 
 from torchdevlint import noqa
 from torchdevlint.analysis import Analysis, device_names_visible
-from torchdevlint.analysis.builder import iter_children
+from torchdevlint.analysis.builder import iter_children, walk_code
 from torchdevlint.analysis.model import ASSIGN, IMPORT, PARAM, Binding, Ctx, Scope
 from torchdevlint.fixes.model import Edit
 from torchdevlint.positions import FastCodegenState, line_starts
@@ -322,6 +322,15 @@ class FixContext:
             return None
         return name, edit
 
+    def quote_near(self, node: cst.CSTNode) -> str:
+        """The quote a string written into ``node`` takes: that of the first one-line string
+        in ``node``, else in the module (the file's style), as ``quote_of`` reads it."""
+        for root in (node, self.module):
+            for found in walk_code(root, into_functions=True):
+                if isinstance(found, cst.SimpleString) and len(found.quote) == 1:
+                    return quote_of(found)
+        return quote_of(None)
+
     def import_torch_edit(self) -> Edit:
         return self.prelude_edit(("import torch",))
 
@@ -436,6 +445,13 @@ def names_in_tree(tree: ast.AST) -> set:
             elif kind == "MatchClass":
                 names.update(node.kwd_attrs)
     return names
+
+
+def quote_of(literal: Optional[cst.SimpleString]) -> str:
+    """The quote a fix writes a new string with to follow ``literal`` (TDL002's fix of a
+    ``'cuda'``, TDL003's ``map_location='cpu'``): its own quote character; a double quote
+    for a triple-quoted string or none."""
+    return literal.quote if literal is not None and len(literal.quote) == 1 else '"'
 
 
 def accelerator_device(torch: str, quote: str = '"') -> str:

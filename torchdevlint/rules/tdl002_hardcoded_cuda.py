@@ -41,7 +41,7 @@ from torchdevlint.analysis import (
     move_device_argument, string_value, walk_code,
 )
 from torchdevlint.findings import Finding
-from torchdevlint.fixes.context import FixContext, accelerator_device
+from torchdevlint.fixes.context import FixContext, accelerator_device, quote_of
 from torchdevlint.fixes.model import Edit, Fix, FixPlan
 from torchdevlint.rules import factories
 from torchdevlint.rules.base import TOKEN_GAP, Rule, Violation, method_call_text, source_of
@@ -440,7 +440,7 @@ def runtime_choice(literal: cst.SimpleString, written: str, torch: str,
                    torch_version) -> str:
     """What a fixable ``"cuda"``/``"cuda:0"`` literal becomes (the message proposes the same):
     chosen at runtime, with the literal's quotes and the file's name for torch."""
-    quote = literal.quote if len(literal.quote) == 1 else '"'
+    quote = quote_of(literal)
     if _uses_accelerator(literal, torch_version):
         return accelerator_device(torch, quote)
     return f"{written} if {torch}.cuda.is_available() else {quote}cpu{quote}"
