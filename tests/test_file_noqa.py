@@ -43,6 +43,15 @@ def test_cli_and_flake8_agree_on_file_exemptions(tmp_path, comment, expected):
     assert parsed(flake8.stdout) == expected, flake8.stdout + flake8.stderr
 
 
+def test_ignore_noqa_and_disable_noqa_ignore_the_exemption_too(tmp_path):
+    path = tmp_path / "exempt.py"
+    path.write_text(SOURCE.format(comment="# ruff: noqa: TDL001"), encoding="utf-8")
+    cli = run_cli("--no-cache", "-q", "--ignore-noqa", path.name, cwd=tmp_path)
+    flake8 = subprocess.run([sys.executable, "-m", "flake8", "--select", "TDL", "--disable-noqa",
+                             path.name], capture_output=True, text=True, cwd=tmp_path)
+    assert cli.stdout.count("TDL001") == flake8.stdout.count("TDL001") == 1
+
+
 def test_file_exemption_reads_codes_and_blankets():
     assert noqa.file_exemption(["# ruff: noqa: TDL001,TDL004\n"]) == {"TDL001", "TDL004"}
     assert noqa.file_exemption(["# ruff: noqa: TDL001\n", "# ruff: noqa: TDL002\n"]) \
