@@ -217,6 +217,6 @@ def test_fixable_means_what_plain_fix_applies(tmp_path):
                                   path).stdout)
     assert (record["fix_available"], record["fix_safety"]) == (True, "unsafe")
     fixed = run_cli("--fix", path)
-    assert "Fixed 0 findings in 0 files.\n" \
-           "1 hidden fix can be enabled with the `--unsafe-fixes` option.\n" in fixed.stdout
+    assert "No findings fixed (1 hidden fix can be enabled with the `--unsafe-fixes` " \
+           "option).\n" in fixed.stdout
     assert "hidden" not in run_cli("--fix", "--unsafe-fixes", path).stdout

@@ -241,13 +241,16 @@ def run_fix(files: Iterable[Path], plan: Callable[[Path], Tuple[Sequence[type], 
         run.finish()
     if show_fixes and fixed.by_file:
         print(fixes_report(fixed.by_file, would=diff), file=report)
-    if not quiet and (fixed.count or fixed.hidden):  # (nothing to say after a clean run)
+    if not quiet and fixed.count:
         verb = "Would fix" if diff else "Fixed"
         plural = "s" if fixed.count != 1 else ""
         print(f"{verb} {fixed.count} finding{plural} in {len(fixed.by_file)} "
               f"file{'s' if len(fixed.by_file) != 1 else ''}.", file=report)
         if fixed.hidden:
             print(hidden_fixes_hint(fixed.hidden), file=report)
+    elif not quiet and fixed.hidden:  # (and after a clean run, nothing: as ruff)
+        print(f"No findings {'would be ' if diff else ''}fixed "
+              f"({hidden_fixes_hint(fixed.hidden)[:-1]}).", file=report)
     if not diff and not formatted and not fix_only:
         run.finish()  # the text summary comes last, after what was fixed
     if diff:  # a change to make fails the run; the findings no fix removes do not
