@@ -221,6 +221,20 @@ async def test_open_publishes_the_cli_findings_in_utf16_ranges(client: LanguageC
 
 
 @pytest.mark.asyncio
+async def test_a_ruff_file_exemption_silences_what_the_cli_silences(client: LanguageClient,
+                                                                   tmp_path):
+    """``# ruff: noqa: TDL001`` (issue 30, point 13): the server reads it as the CLI does."""
+    await start(client, tmp_path)
+    path = tmp_path / "exempt.py"
+    text = "# ruff: noqa: TDL001\nimport torch\nx = torch.ones(1)\nx.cuda()\n"
+    path.write_text(text, encoding="utf-8")
+    params = await published(client, open_file(client, path), 1)
+    findings = cli_findings(path)
+    assert {f["code"] for f in findings} == {"TDL002"}
+    assert actual_ranges(params.diagnostics) == expected_ranges(text, findings)
+
+
+@pytest.mark.asyncio
 async def test_an_edit_that_fixes_a_finding_removes_it(client: LanguageClient, tmp_path):
     await start(client, tmp_path)
     path = tmp_path / "train.py"

@@ -232,23 +232,20 @@ def _write(path: Path, shown: str, findings: Sequence[Finding]) -> FileNoqa:
 
 
 def run_add_noqa(files: Sequence[Path], resolver, jobs: int = 1, cache_root: Optional[Path] = None,
-                 quiet: bool = False, exit_zero: bool = False, err: TextIO = sys.stderr) -> int:
+                 quiet: bool = False, exit_zero: bool = False, err: TextIO = sys.stderr,
+                 cache_dir: Optional[Path] = None) -> int:
     """The CLI's ``--add-noqa``: lint ``files`` as a lint run does (configuration, rule
-    selection, per-file-ignores, the cache under ``cache_root``, ``jobs``), then add the
-    directives. Diagnostics and the count go to ``err``. Exit code: 0, or 1 when a file could
-    not be read, parsed or written, or a finding could not be silenced; 2 when torchdevlint
-    failed."""
-    from torchdevlint.cache import Cache
+    selection, per-file-ignores, the cache under ``cache_root`` or in ``cache_dir``, ``jobs``),
+    then add the directives. Diagnostics and the count go to ``err``. Exit code: 0, or 1 when
+    a file could not be read, parsed or written, or a finding could not be silenced; 2 when
+    torchdevlint failed."""
+    from torchdevlint.cache import cache_maker
     from torchdevlint.runner import lint_with_settings
-
-    def make_cache(rules):
-        cache = Cache(cache_root, [rule.code for rule in rules])
-        return cache if cache.prepare() else None  # unwritable: lint without a cache
 
     added = changed = 0
     reported = internal = False
-    for result in lint_with_settings(files, resolver, jobs=jobs,
-                                     make_cache=make_cache if cache_root is not None else None):
+    make_cache = cache_maker(cache_root, cache_dir) if cache_root is not None else None
+    for result in lint_with_settings(files, resolver, jobs=jobs, make_cache=make_cache):
         problems: List[Finding] = [result.error] if result.error is not None else []
         internal = internal or result.internal_error
         if result.findings and result.error is None:

@@ -19,7 +19,7 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import Iterable, Optional, Sequence
+from typing import Callable, Iterable, Optional, Sequence
 
 from torchdevlint import __version__
 from torchdevlint.atomicio import replace_file
@@ -76,10 +76,13 @@ def _libcst_version() -> str:
 class Cache:
     """Picklable (plain strings), so that worker processes read and write it directly."""
 
-    def __init__(self, root: Path, rule_codes: Sequence[str], options: str = "") -> None:
+    def __init__(self, root: Path, rule_codes: Sequence[str], options: str = "",
+                 directory: Optional[Path] = None) -> None:
+        """The cache under ``root`` (``.torchdevlint_cache/``), or in ``directory`` (as
+        ``--cache-dir`` names it)."""
         salt = json.dumps([_FORMAT, __version__, _code_fingerprint(), sys.version,
                            _libcst_version(), sorted(rule_codes), options])
-        self.base = str(Path(root) / CACHE_DIR_NAME)
+        self.base = str(Path(directory) if directory is not None else Path(root) / CACHE_DIR_NAME)
         self.directory = os.path.join(self.base, hashlib.sha256(salt.encode()).hexdigest()[:20])
         self._prepared = False
 
@@ -163,3 +166,14 @@ def _fields(finding: Finding) -> list:
 
 def _write_atomic(target: str, text: str) -> None:
     replace_file(target, text.encode("utf-8"))
+
+
+def cache_maker(root: Path, directory: Optional[Path] = None
+                ) -> Callable[[Sequence[type]], Optional[Cache]]:
+    """What gives a run the cache of each rule set (``runner.lint_with_settings``'s
+    ``make_cache``): under ``root``, or in ``directory``; None where it cannot be written
+    (the run then lints without one)."""
+    def make_cache(rules: Sequence[type]) -> Optional[Cache]:
+        cache = Cache(root, [rule.code for rule in rules], directory=directory)
+        return cache if cache.prepare() else None
+    return make_cache

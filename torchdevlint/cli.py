@@ -1,6 +1,8 @@
 """The ``torchdevlint`` command line.
 
-Exit codes: 0 clean, 1 findings (or files that could not be analysed), 2 usage or internal error.
+Exit codes: 0 clean, 1 findings (or files that could not be analysed), 2 usage or internal error;
+with --diff, as in ruff, 1 means a change to make (the findings no fix removes do not count),
+and with --fix-only the findings left do not count either.
 """
 
 from __future__ import annotations
@@ -8,8 +10,10 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import time
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, List, Optional, Sequence
+from typing import TYPE_CHECKING, List, Optional, Sequence, TextIO
 
 from torchdevlint import __version__, syntax
 from torchdevlint.docs import rule_doc
@@ -25,6 +29,12 @@ if TYPE_CHECKING:
     from torchdevlint.config import Overrides, Resolver
     from torchdevlint.engine import FileResult
 
+
+
+# --cache-dir's default, as ruff reads RUFF_CACHE_DIR.
+CACHE_DIR_ENV = "TORCHDEVLINT_CACHE_DIR"
+# --show-settings without a path: the first path linted, else the current directory.
+_FIRST_PATH = Path("\0first path")
 
 
 def _codes(values: Optional[List[str]]) -> List[str]:
@@ -44,11 +54,33 @@ def _positive_int(text: str) -> int:
     return value
 
 
+# The commands before the options (``torchdevlint check .``); a first argument that is no
+# existing path and looks like a misspelt one is an error, not a path to lint.
+COMMANDS = ("check", "rule", "server")
+
+
+def _rules_text() -> str:
+    """Every rule, from the registry, for --help."""
+    from torchdevlint.rules.registry import ALL_RULES
+    return "\n".join(f"  {rule.code}  {rule.name}{'' if rule.default_enabled else ' (opt-in)'}"
+                     for rule in ALL_RULES)
+
+
+def _default_selection() -> str:
+    """What runs without a selection, from the registry: for --select's help."""
+    from torchdevlint.rules.registry import OPT_IN_CODES
+    if not OPT_IN_CODES:
+        return "every rule"
+    return f"every rule but the opt-in {', '.join(sorted(OPT_IN_CODES))}"
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="torchdevlint",
-        description="Find PyTorch device-management bugs: discarded tensor moves, hard-coded "
-                    "CUDA devices, torch.load without map_location, unmoved batches.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Find PyTorch device-management bugs (`torchdevlint check` is the same "
+                    "command).\n\nrules (`torchdevlint rule CODE` explains one; an opt-in "
+                    "rule runs only\nwhere its exact code is selected):\n" + _rules_text(),
         epilog="torchdevlint server: run the language server for editors (see "
                "`torchdevlint server --help` and docs/editors.md).",
     )
@@ -58,7 +90,7 @@ def build_parser() -> argparse.ArgumentParser:
                              "current directory")
     parser.add_argument("--select", action="append", metavar="CODES",
                         help="comma-separated code prefixes to enable, replacing the "
-                             "configuration's choice (default: ALL)")
+                             f"configuration's choice (default: {_default_selection()})")
     parser.add_argument("--ignore", action="append", metavar="CODES",
                         help="comma-separated code prefixes to disable")
     _add_configuration_arguments(parser)
@@ -69,9 +101,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--list-rules", action="store_true",
                         help="list the rules (code, name, on by default or opt-in, fixable) and "
                              "exit; with --output-format json, as records")
-    parser.add_argument("--show-settings", metavar="PATH", type=Path,
-                        help="print the configuration that applies to PATH, with where each "
-                             "value came from, and exit")
+    parser.add_argument("--show-settings", metavar="PATH", type=Path, nargs="?",
+                        const=_FIRST_PATH,
+                        help="print the configuration that applies to PATH (without one: to "
+                             "the first path given, else the current directory), with where "
+                             "each value came from, and exit")
     parser.add_argument("--show-files", action="store_true",
                         help="print the files that would be linted (after excludes and "
                              "gitignore) and exit")
@@ -82,6 +116,9 @@ def build_parser() -> argparse.ArgumentParser:
                         help="apply safe fixes and rewrite the files; findings that remain are "
                              "still reported (default: the `fix` setting, off; --no-fix "
                              "overrides `fix = true`)")
+    parser.add_argument("--fix-only", action="store_true",
+                        help="apply fixes as --fix does, but neither report nor exit 1 for the "
+                             "findings left (implies --fix)")
     parser.add_argument("--exit-non-zero-on-fix", action="store_true",
                         help="with --fix, exit 1 when a file was changed, even if no finding "
                              "remains (to stop a commit under pre-commit)")
@@ -89,7 +126,10 @@ def build_parser() -> argparse.ArgumentParser:
                         help="with --fix or --diff, also apply fixes that may change behaviour "
                              "(default: the unsafe-fixes setting, off)")
     parser.add_argument("--diff", action="store_true",
-                        help="print a unified diff of what --fix would change and write nothing")
+                        help="print a unified diff of what --fix would change and write "
+                             "nothing; exit 1 when there is a change to make, else 0")
+    parser.add_argument("--ignore-noqa", action="store_true",
+                        help="ignore every `# noqa` comment and file-level exemption")
     parser.add_argument("--show-fixes", action="store_true",
                         help="with --fix or --diff, list what was fixed, per file and rule")
     parser.add_argument("--add-noqa", action="store_true",
@@ -98,11 +138,21 @@ def build_parser() -> argparse.ArgumentParser:
                              "an existing codebase")
     parser.add_argument("--quiet", "-q", action="store_true",
                         help="print findings only, no summary")
+    parser.add_argument("--silent", "-s", action="store_true",
+                        help="print nothing (not even findings); the exit code still says "
+                             "whether there were any")
+    parser.add_argument("--verbose", "-v", action="store_true",
+                        help="also say, on standard error, which configuration applies, how "
+                             "many files are linted, where the cache is and how long it took")
     parser.add_argument("--jobs", "-j", type=_positive_int, default=None, metavar="N",
                         help="lint files in N processes (default: the number of cores)")
     parser.add_argument("--no-cache", action="store_true",
                         help="neither read nor write the result cache (.torchdevlint_cache/ at "
                              "the project root)")
+    parser.add_argument("--cache-dir", metavar="PATH", type=Path,
+                        default=os.environ.get(CACHE_DIR_ENV) or None,
+                        help="keep the result cache in PATH instead (default: "
+                             f"${CACHE_DIR_ENV}, else .torchdevlint_cache/ at the project root)")
     parser.add_argument("--version", action="version", version=f"torchdevlint {__version__}")
     return parser
 
@@ -132,6 +182,11 @@ def _add_configuration_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--force-exclude", action=argparse.BooleanOptionalAction, default=None,
                        help="apply exclusions to files named on the command line too "
                             "(useful under pre-commit)")
+    group.add_argument("--require-accelerator", action=argparse.BooleanOptionalAction,
+                       default=None,
+                       help="the project runs only on machines with a GPU: hard-coded CUDA is "
+                            "by design, TDL002 is off (default: the require-accelerator "
+                            "setting, off)")
     group.add_argument("--target-version", metavar="VERSION", choices=syntax.TARGET_NAMES,
                        help="the Python version whose syntax files must be: "
                             f"{', '.join(syntax.TARGET_NAMES)} (default: the lowest that "
@@ -158,7 +213,8 @@ def _add_output_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--output-file", "-o", metavar="PATH", type=Path,
                        help="write the report to this file instead of standard output")
     group.add_argument("--statistics", action="store_true",
-                       help="print the number of findings per code instead of the findings")
+                       help="print the number of findings per code instead of the findings "
+                            "(`[*]`: --fix fixes them), then the total")
     group.add_argument("--exit-zero", action="store_true",
                        help="exit 0 even when there are findings (usage and internal errors "
                             "still exit 2)")
@@ -188,6 +244,7 @@ def _overrides(args: argparse.Namespace) -> Overrides:
         fixable=_codes(args.fixable) if args.fixable is not None else None,
         unfixable=_codes(args.unfixable),
         unsafe_fixes=getattr(args, "unsafe_fixes", None),
+        require_accelerator=args.require_accelerator,
         target_version=args.target_version,
         torch_version=args.torch_version,
     )
@@ -218,16 +275,17 @@ def _lint_stdin(args: argparse.Namespace, resolver: Resolver,
     if sources is not None:
         sources[shown] = data
     return [guarded(lambda: lint_data(data, shown, settings.rules_for(path),
-                                      settings.target_version, settings.torch_version), shown)]
+                                      settings.target_version, settings.torch_version,
+                                      apply_noqa=not args.ignore_noqa), shown)]
 
 
-def _fix_plan(resolver: Resolver):
+def _fix_plan(resolver: Resolver, apply_noqa: bool = True):
     """For --fix: each file's rules and fix options, from its configuration."""
     from torchdevlint.config import absolute
 
     def plan(path: Path):
         settings = resolver.for_directory(absolute(path).parent)
-        return settings.rules_for(path), settings.fix_options()
+        return settings.rules_for(path), replace(settings.fix_options(), apply_noqa=apply_noqa)
     return plan
 
 
@@ -243,7 +301,8 @@ def _fix_stdin(args: argparse.Namespace, resolver: Resolver) -> int:
     if args.stdin_filename and settings.force_exclude and force_excluded(settings, absolute(path)):
         sys.stdout.buffer.write(data)
         return ExitCode.CLEAN
-    result = fix_data(data, display_path(path), settings.rules_for(path), settings.fix_options())
+    result = fix_data(data, display_path(path), settings.rules_for(path),
+                      replace(settings.fix_options(), apply_noqa=not args.ignore_noqa))
     if args.diff:
         from torchdevlint.fixer import unified_diff
         sys.stdout.buffer.write(unified_diff(data, result.fixed.encode(result.encoding), name)
@@ -251,12 +310,112 @@ def _fix_stdin(args: argparse.Namespace, resolver: Resolver) -> int:
     else:
         sys.stdout.buffer.write(result.fixed.encode(result.encoding) if result.changed else data)
     sys.stdout.flush()
-    remaining = [*result.findings, *([result.error] if result.error else [])]
-    for finding in remaining:
-        print(finding.format(), file=sys.stderr)
-    return ExitCode.of_run(bool(remaining or ((args.diff or args.exit_non_zero_on_fix)
-                                               and result.changed)),
+    errors = [result.error] if result.error else []
+    remaining = [] if args.fix_only else result.findings
+    if not args.silent:
+        for finding in [*remaining, *errors]:
+            print(finding.format(), file=sys.stderr)
+    # as run_fix decides: --diff fails on a change to make, --fix on what is left
+    changed = result.changed and (args.diff or args.exit_non_zero_on_fix)
+    return ExitCode.of_run(bool(errors or changed or (remaining and not args.diff)),
                            result.internal_error, args.exit_zero)
+
+
+def _misspelt_command(arguments: Sequence[str]) -> Optional[str]:
+    """The command that the first argument misspells (``chekc``: ``check``), where it is a
+    plain word and no file or folder of that name exists; None otherwise (a path to lint,
+    or a word like no command, which gets its E902 as any missing path does)."""
+    import difflib
+    import re
+    word = arguments[0] if arguments else ""
+    if not re.fullmatch(r"[A-Za-z][A-Za-z_-]*", word) or os.path.lexists(word):
+        return None
+    close = difflib.get_close_matches(word.lower(), COMMANDS, n=1, cutoff=0.6)
+    return close[0] if close else None
+
+
+def _verbose_log(enabled: bool):
+    """``-v``: what a run says about itself on standard error (a no-op without it)."""
+    def log(message: str) -> None:
+        if enabled:
+            print(f"torchdevlint: {message}", file=sys.stderr, flush=True)
+    return log
+
+
+def _answer(args: argparse.Namespace, arguments: Sequence[str]) -> Optional[int]:
+    """The options that print something and exit before any configuration is read
+    (--list-rules, --explain), and --watch; None for a run."""
+    from torchdevlint.runner import UsageError
+    if args.list_rules:
+        from torchdevlint.commands import list_rules
+        print(list_rules(args.output_format))
+        return ExitCode.CLEAN
+    if args.explain:
+        from torchdevlint.commands import UnknownRule, find_rule
+        try:
+            rule = find_rule(args.explain)
+        except UnknownRule as exc:
+            raise UsageError(str(exc)) from None
+        print(rule_doc(rule.code))
+        return ExitCode.CLEAN
+    if args.watch:
+        if args.add_noqa or "-" in args.paths:
+            raise UsageError("--watch cannot be combined with --add-noqa or `-` (standard "
+                             "input)")
+        from torchdevlint.commands import watch
+        once = [a for a in arguments if a not in ("--watch", "-w")]
+        return watch(args.paths, lambda: main(once))
+    return None
+
+
+def _answer_with(args: argparse.Namespace, resolver: Resolver) -> Optional[int]:
+    """--show-settings and --show-files, which read the configuration and exit."""
+    if args.show_settings is not None:
+        from torchdevlint.commands import show_settings
+        path = args.show_settings
+        if path == _FIRST_PATH:  # ruff's --show-settings takes no path: the first one linted
+            path = Path(args.paths[0]) if args.paths and args.paths[0] != "-" else Path(".")
+        print(show_settings(path, resolver))
+        return ExitCode.CLEAN
+    if args.show_files:
+        from torchdevlint.commands import show_files
+        listing = show_files(args.paths, resolver)
+        if listing:
+            print(listing)
+        return ExitCode.CLEAN
+    return None
+
+
+@dataclass
+class _Plan:
+    """What a run works on, once the arguments are checked."""
+
+    files: List[Path]
+    stdin: bool
+    fixing: bool
+    out: TextIO  # where the report goes: stdout, --output-file, or nowhere (--silent)
+
+
+def _plan(args: argparse.Namespace, resolver: Resolver) -> _Plan:
+    from torchdevlint.runner import UsageError, iter_python_files
+    fixing = args.fix_only or (args.fix if args.fix is not None else resolver.default().fix)
+    stdin = _reads_stdin(args)
+    files = [] if stdin else list(iter_python_files(args.paths or ["."], resolver))
+    if args.add_noqa and (fixing or args.diff or stdin):
+        raise UsageError("--add-noqa rewrites files: it cannot be combined with "
+                         f"{'--fix' if fixing else '--diff' if args.diff else 'standard input'}")
+    args.output_format = canonical_format(args.output_format)
+    if args.statistics and args.output_format not in (*TEXT_FORMATS, "json"):
+        raise UsageError("--statistics works with --output-format concise, full or json")
+    out: TextIO = sys.stdout
+    if args.silent:
+        out = open(os.devnull, "w", encoding="utf-8")
+    elif args.output_file is not None:
+        try:
+            out = open(args.output_file, "w", encoding="utf-8")
+        except OSError as exc:
+            raise UsageError(f"{args.output_file}: {exc.strerror or exc}") from exc
+    return _Plan(files, stdin, fixing, out)
 
 
 def _run(argv: Optional[Sequence[str]]) -> int:
@@ -269,122 +428,109 @@ def _run(argv: Optional[Sequence[str]]) -> int:
         return rule_command(arguments[1:], sys.stdout)
     if arguments[:1] == ["check"]:  # ruff's name for what a bare `torchdevlint` does
         arguments = arguments[1:]
+    else:
+        meant = _misspelt_command(arguments)
+        if meant is not None:  # as ruff says it, where a misspelt command is never a path
+            print(f"torchdevlint: error: unknown command {arguments[0]!r}: did you mean "
+                  f"{meant!r}? (no file or folder of that name exists to lint)",
+                  file=sys.stderr)
+            return ExitCode.ERROR
     parser = build_parser()
     try:
         args = parser.parse_args(arguments)
     except SystemExit as exc:  # argparse exits 2 on usage errors and 0 on --help/--version
         return int(exc.code or 0)
-    from torchdevlint.cache import Cache, project_root
-    from torchdevlint.config import ConfigError, Resolver, Settings, absolute
-    from torchdevlint.runner import UsageError, iter_python_files, lint_with_settings
-    out = sys.stdout
+    args.quiet = args.quiet or args.silent
+    from torchdevlint.config import ConfigError, Resolver
+    from torchdevlint.runner import UsageError
+    log = _verbose_log(args.verbose)
+    started = time.perf_counter()
     try:
-        if args.list_rules:
-            from torchdevlint.commands import list_rules
-            print(list_rules(args.output_format), file=out)
-            return ExitCode.CLEAN
-        if args.explain:
-            from torchdevlint.commands import UnknownRule, find_rule
-            try:
-                rule = find_rule(args.explain)
-            except UnknownRule as exc:
-                raise UsageError(str(exc)) from None
-            print(rule_doc(rule.code), file=out)
-            return ExitCode.CLEAN
-        if args.watch:
-            if args.add_noqa or "-" in args.paths:
-                raise UsageError("--watch cannot be combined with --add-noqa or `-` (standard "
-                                 "input)")
-            from torchdevlint.commands import watch
-            once = [a for a in arguments if a not in ("--watch", "-w")]
-            return watch(args.paths, lambda: main(once))
+        answered = _answer(args, arguments)
+        if answered is not None:
+            return answered
         resolver = Resolver(_overrides(args), config=args.config, isolated=args.isolated)
-        if args.show_settings is not None:
-            from torchdevlint.commands import show_settings
-            print(show_settings(args.show_settings, resolver), file=out)
-            return ExitCode.CLEAN
-        if args.show_files:
-            from torchdevlint.commands import show_files
-            listing = show_files(args.paths, resolver)
-            if listing:
-                print(listing, file=out)
-            return ExitCode.CLEAN
-        fixing = args.fix if args.fix is not None else resolver.default().fix
-        stdin = _reads_stdin(args)
-        files = [] if stdin else list(iter_python_files(args.paths or ["."], resolver))
-        if args.add_noqa and (fixing or args.diff or stdin):
-            raise UsageError("--add-noqa rewrites files: it cannot be combined with "
-                             f"{'--fix' if fixing else '--diff' if args.diff else 'standard input'}")
-        args.output_format = canonical_format(args.output_format)
-        if args.statistics and args.output_format not in (*TEXT_FORMATS, "json"):
-            raise UsageError("--statistics works with --output-format concise, full or json")
-        if args.output_file is not None:
-            try:
-                out = open(args.output_file, "w", encoding="utf-8")
-            except OSError as exc:
-                raise UsageError(f"{args.output_file}: {exc.strerror or exc}") from exc
+        log(f"configuration: {resolver.default().config_path or 'none (the defaults)'}")
+        answered = _answer_with(args, resolver)
+        if answered is not None:
+            return answered
+        plan = _plan(args, resolver)
     except (UsageError, ConfigError) as exc:
         print(f"torchdevlint: error: {exc}", file=sys.stderr)
         return ExitCode.ERROR
+    count = len(plan.files)
+    log(f"{'standard input' if plan.stdin else f'{count} file' + 's' * (count != 1)} to "
+        f"{'fix' if plan.fixing else 'diff' if args.diff else 'lint'}")
+    try:
+        return _run_planned(args, resolver, plan, log)
+    finally:
+        if plan.out is not sys.stdout:
+            plan.out.close()
+        log(f"done in {time.perf_counter() - started:.2f} s")
+
+
+def _run_planned(args: argparse.Namespace, resolver: Resolver, plan: _Plan, log) -> int:
+    """--add-noqa, --fix / --diff, or a lint run, as ``plan`` says."""
+    from torchdevlint.cache import CACHE_DIR_NAME, cache_maker, project_root
+    jobs = args.jobs or default_jobs()
+    use_cache = not args.no_cache and not plan.stdin
+    root = project_root(args.paths or ["."]) if use_cache else None
+    if not plan.fixing and not args.diff:
+        log(f"cache: {args.cache_dir or root / CACHE_DIR_NAME}" if use_cache else "cache: off")
+    make_cache = cache_maker(root, args.cache_dir) if use_cache else None
 
     if args.add_noqa:
         from torchdevlint.add_noqa import run_add_noqa
-        if out is not sys.stdout:  # nothing is reported there: the files are the output
-            out.close()
-        return run_add_noqa(files, resolver, jobs=args.jobs or default_jobs(),
-                            cache_root=None if args.no_cache else project_root(args.paths or ["."]),
-                            quiet=args.quiet, exit_zero=args.exit_zero)
+        return run_add_noqa(plan.files, resolver, jobs=jobs, cache_root=root,
+                            cache_dir=args.cache_dir, quiet=args.quiet,
+                            exit_zero=args.exit_zero)
 
-    if fixing or args.diff:
-        try:
-            if stdin:
-                return _fix_stdin(args, resolver)
-            from torchdevlint.fixer import run_fix
-            return run_fix(files, _fix_plan(resolver), diff=args.diff, show_fixes=args.show_fixes,
-                           quiet=args.quiet, out=out, jobs=args.jobs or default_jobs(),
-                           reporter=make_reporter(args.output_format, out, quiet=args.quiet,
-                                                  show_statistics=args.statistics),
-                           exit_zero=args.exit_zero,
-                           exit_non_zero_on_fix=args.exit_non_zero_on_fix)
-        finally:
-            if out is not sys.stdout:
-                out.close()
+    if plan.fixing or args.diff:
+        if plan.stdin:
+            return _fix_stdin(args, resolver)
+        from torchdevlint.fixer import run_fix
+        reporter = make_reporter(args.output_format, plan.out, quiet=args.quiet,
+                                 show_statistics=args.statistics)
+        return run_fix(plan.files, _fix_plan(resolver, apply_noqa=not args.ignore_noqa),
+                       diff=args.diff, show_fixes=args.show_fixes, quiet=args.quiet,
+                       out=plan.out, err=plan.out if args.silent else sys.stderr, jobs=jobs,
+                       reporter=reporter, exit_zero=args.exit_zero,
+                       exit_non_zero_on_fix=args.exit_non_zero_on_fix, fix_only=args.fix_only)
+    return _lint(args, resolver, plan, make_cache, jobs)
 
-    # (cached results carry their fixes, as every format and configuration needs them)
-    use_cache = not args.no_cache and not stdin
-    root = project_root(args.paths or ["."]) if use_cache else None
 
-    def make_cache(rules):
-        cache = Cache(root, [rule.code for rule in rules])
-        return cache if cache.prepare() else None  # unwritable: lint without a cache
-
+def _lint(args: argparse.Namespace, resolver: Resolver, plan: _Plan, make_cache,
+          jobs: int) -> int:
+    """A lint run: every file's findings reported as they come, then the summary."""
+    from torchdevlint.config import absolute
+    from torchdevlint.runner import lint_with_settings
     # Never mixed into machine-readable output; only the text format on a terminal shows it.
-    progress = Progress.for_stream(sys.stderr, len(files),
-                                   enabled=args.output_format in TEXT_FORMATS and not stdin)
-    try:
-        stdin_sources: dict = {}
-        run = RunReport(make_reporter(args.output_format, out, quiet=args.quiet,
-                                      show_statistics=args.statistics, sources=stdin_sources),
-                        1 if stdin else len(files), progress)
-        if stdin:
-            results = _lint_stdin(args, resolver, stdin_sources)
-        else:
-            # (results come with fixes as each file's configuration allows them)
-            results = lint_with_settings(
-                files, resolver, jobs=args.jobs or default_jobs(),
-                make_cache=make_cache if use_cache else None, fix_options_for=Settings.fix_options)
-        for result in results:
-            if stdin and any(f.fix is not None for f in result.findings):
-                from torchdevlint.fixes.locate import attach_located_fixes, resolve
-                attach_located_fixes(result)
-                result.findings = resolve(result.findings, resolver.for_directory(
-                    absolute(Path(result.path)).parent).fix_options())
-            run.file_done(result.findings, [result.error] if result.error is not None else [],
-                          result.error is not None and result.internal_error)
-        run.finish()
-    finally:
-        if out is not sys.stdout:
-            out.close()
+    progress = Progress.for_stream(sys.stderr, len(plan.files),
+                                   enabled=args.output_format in TEXT_FORMATS and not plan.stdin
+                                   and not args.silent)
+    stdin_sources: dict = {}
+    run = RunReport(make_reporter(args.output_format, plan.out, quiet=args.quiet,
+                                  show_statistics=args.statistics, sources=stdin_sources),
+                    1 if plan.stdin else len(plan.files), progress)
+    if plan.stdin:
+        results = _lint_stdin(args, resolver, stdin_sources)
+    else:
+        # (results come with fixes as each file's configuration allows them; cached
+        # results carry their fixes, as every format and configuration needs them)
+        results = lint_with_settings(
+            plan.files, resolver, jobs=jobs, make_cache=make_cache,
+            fix_options_for=lambda settings: replace(settings.fix_options(),
+                                                     apply_noqa=not args.ignore_noqa),
+            apply_noqa=not args.ignore_noqa)
+    for result in results:
+        if plan.stdin and any(f.fix is not None for f in result.findings):
+            from torchdevlint.fixes.locate import attach_located_fixes, resolve
+            attach_located_fixes(result)
+            result.findings = resolve(result.findings, resolver.for_directory(
+                absolute(Path(result.path)).parent).fix_options())
+        run.file_done(result.findings, [result.error] if result.error is not None else [],
+                      result.error is not None and result.internal_error)
+    run.finish()
     return run.exit_code(args.exit_zero)
 
 

@@ -138,7 +138,7 @@ def show_settings(path: Path, resolver) -> str:
         f"Settings path: {config if config is not None else '(none: defaults)'}",
         "",
         f"enabled rules     = {', '.join(enabled)}",
-        f"    from: {origin(overrides.select is not None or bool(overrides.extend_select) or bool(overrides.ignore), 'select', 'extend-select', 'ignore', 'extend-ignore', 'require-accelerator')}",
+        f"    from: {origin(overrides.select is not None or bool(overrides.extend_select) or bool(overrides.ignore) or overrides.require_accelerator is not None, 'select', 'extend-select', 'ignore', 'extend-ignore', 'require-accelerator')}",
         f"rules for this file = {', '.join(rule.code for rule in rules)}"
         + (f" (not {', '.join(dropped)}: per-file-ignores or the project)" if dropped else ""),
         f"    from: {origin(overrides.per_file_ignores is not None or bool(overrides.extend_per_file_ignores), 'per-file-ignores', 'extend-per-file-ignores')}",
@@ -166,10 +166,26 @@ def show_settings(path: Path, resolver) -> str:
 # -- --watch --------------------------------------------------------------------------------
 
 
-def watch(paths: Sequence[str], run_once: Callable[[], int], err: TextIO = sys.stderr) -> int:
+# What ruff's watch mode writes before each run (the ``clearscreen`` crate's terminfo
+# sequence for xterm and its kin): home, clear the screen, clear the scrollback.
+CLEAR_SCREEN = "\x1b[H\x1b[2J\x1b[3J"
+
+
+def clear_screen(out: TextIO = sys.stdout) -> None:
+    """Clear the terminal before a watch run, as ruff does; nothing when ``out`` is not a
+    terminal (a pipe or a file keeps every run's output)."""
+    isatty = getattr(out, "isatty", None)
+    if isatty is not None and isatty():
+        out.write(CLEAR_SCREEN)
+        out.flush()
+
+
+def watch(paths: Sequence[str], run_once: Callable[[], int], err: TextIO = sys.stderr,
+          clear: Callable[[], None] = clear_screen) -> int:
     """Lint, then lint again whenever a Python file, a notebook or a pyproject.toml under
-    ``paths`` changes (each run reads the configuration afresh), until interrupted. The file
-    events come from ``watchfiles`` (Rust's notify: inotify, FSEvents...), an optional extra."""
+    ``paths`` changes (each run reads the configuration afresh), until interrupted; the
+    screen is cleared before each run (``clear``). The file events come from ``watchfiles``
+    (Rust's notify: inotify, FSEvents...), an optional extra."""
     try:
         import watchfiles
     except ImportError:
@@ -195,12 +211,14 @@ def watch(paths: Sequence[str], run_once: Callable[[], int], err: TextIO = sys.s
                               yield_on_timeout=True, rust_timeout=100)
     if next(events, None) is None:
         return ExitCode.CLEAN  # interrupted at once
+    clear()
     run_once()
     print("torchdevlint: waiting for changes", file=err, flush=True)
     for changes in events:
         if not changes:
             continue  # a timeout: nothing changed
         names = sorted({Path(path).name for _, path in changes})
+        clear()
         print(f"torchdevlint: changed: {', '.join(names[:5])}"
               f"{' ...' if len(names) > 5 else ''}", file=err, flush=True)
         run_once()

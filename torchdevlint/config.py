@@ -1,5 +1,9 @@
 """``[tool.torchdevlint]`` in pyproject.toml, merged with command-line overrides, as ruff does it.
 
+The keys that choose the findings may also sit in ``[tool.torchdevlint.lint]``, as ruff's do
+in ``[tool.ruff.lint]`` (``LINT_KEYS``); an unknown key gets a hint (the table it belongs in,
+or the key it looks like).
+
 Discovery: every linted file uses the closest ``pyproject.toml`` above it that has a
 ``[tool.torchdevlint]`` table (files in one directory share it); ``--config PATH`` makes one file
 apply to everything and ``--isolated`` ignores them all. Paths and globs in a configuration file
@@ -54,6 +58,10 @@ BOOL_KEYS = ("respect-gitignore", "force-exclude", "unsafe-fixes", "require-acce
 TABLE_KEYS = ("per-file-ignores", "extend-per-file-ignores")
 STRING_KEYS = ("target-version", "torch-version")
 KNOWN_KEYS = (*CODE_LIST_KEYS, *GLOB_LIST_KEYS, *BOOL_KEYS, *TABLE_KEYS, *STRING_KEYS)
+# ruff keeps what decides the findings under [tool.ruff.lint]; those keys may sit in
+# [tool.torchdevlint.lint] too (or in [tool.torchdevlint], as ruff still accepts them).
+LINT_TABLE = "lint"
+LINT_KEYS = (*CODE_LIST_KEYS, *TABLE_KEYS, "require-accelerator")
 
 
 class ConfigError(Exception):
@@ -327,6 +335,7 @@ class Overrides:
     fixable: Optional[List[str]] = None
     unfixable: List[str] = field(default_factory=list)
     unsafe_fixes: Optional[bool] = None
+    require_accelerator: Optional[bool] = None
     target_version: Optional[str] = None
     torch_version: Optional[str] = None
 
@@ -357,13 +366,56 @@ def _per_file_ignores(table: Mapping[str, List[str]], root: str, where: str) -> 
     return entries
 
 
+def _unknown_keys(keys: Iterable[str], name: str, valid: Sequence[str], other: str,
+                  valid_there: Sequence[str], where: str) -> Optional[ConfigError]:
+    """The error for the keys of table ``name`` that are not in ``valid`` (None: none), with
+    a hint for each: the table it belongs in (``other``, where ``valid_there`` holds it, as
+    ruff's ``select`` under ``[tool.ruff.lint]``), else the known key it looks like."""
+    import difflib
+    unknown = [key for key in keys if key not in valid]
+    if not unknown:
+        return None
+    hints = []
+    for key in unknown:
+        if key in valid_there:
+            hints.append(f"`{key}` belongs in [{other}]")
+        else:
+            close = difflib.get_close_matches(key, valid, n=1)
+            if close:
+                hints.append(f"did you mean `{close[0]}`?")
+    return ConfigError(f"{where}: unknown key{'s' if len(unknown) > 1 else ''} "
+                       f"{', '.join(map(repr, unknown))} in [{name}]"
+                       + (f": {'; '.join(hints)}" if hints else "")
+                       + f" (known: {', '.join(valid)})")
+
+
+def _with_lint_table(table: Mapping[str, Any], where: str) -> Mapping[str, Any]:
+    """``table`` with the keys of its ``lint`` sub-table (``[tool.torchdevlint.lint]``)
+    merged in; a key set in both is an error, as is a key that is not a lint key there."""
+    lint = table.get(LINT_TABLE)
+    if lint is None:
+        return table
+    name = f"{'.'.join(TABLE)}.{LINT_TABLE}"
+    if not isinstance(lint, dict):
+        raise ConfigError(f"{where}: [{name}] must be a table")
+    error = _unknown_keys(lint, name, LINT_KEYS, ".".join(TABLE), KNOWN_KEYS, where)
+    if error is not None:
+        raise error
+    twice = [key for key in lint if key in table]
+    if twice:
+        raise ConfigError(f"{where}: {', '.join(f'`{key}`' for key in twice)} set both in "
+                          f"[{'.'.join(TABLE)}] and in [{name}]: keep one")
+    return {**{key: value for key, value in table.items() if key != LINT_TABLE}, **lint}
+
+
 def parse_table(table: Mapping[str, Any], where: str) -> Dict[str, Any]:
-    """Validate a ``[tool.torchdevlint]`` table; returns it with checked values."""
-    unknown = [key for key in table if key not in KNOWN_KEYS]
-    if unknown:
-        raise ConfigError(f"{where}: unknown key{'s' if len(unknown) > 1 else ''} "
-                          f"{', '.join(map(repr, unknown))} in [tool.torchdevlint] "
-                          f"(known: {', '.join(KNOWN_KEYS)})")
+    """Validate a ``[tool.torchdevlint]`` table (with its ``lint`` sub-table merged in);
+    returns it with checked values."""
+    error = _unknown_keys([key for key in table if key != LINT_TABLE], ".".join(TABLE),
+                          KNOWN_KEYS, f"{'.'.join(TABLE)}.{LINT_TABLE}", LINT_KEYS, where)
+    if error is not None:
+        raise error
+    table = _with_lint_table(table, where)
     checked: Dict[str, Any] = {}
     for key, value in table.items():
         if key in CODE_LIST_KEYS:
@@ -433,7 +485,9 @@ def build_settings(table: Optional[Mapping[str, Any]], root: Path, config_path: 
 
     # A project that only runs on GPUs says so once: its hard-coded CUDA is by design, so
     # TDL002 is off for it, as if the file ignored it (the command line can still select it).
-    gpu_only = ("TDL002",) if table.get("require-accelerator", False) else ()
+    require_accelerator = overrides.require_accelerator \
+        if overrides.require_accelerator is not None else table.get("require-accelerator", False)
+    gpu_only = ("TDL002",) if require_accelerator else ()
     file_layer = RuleSelection(
         tuple(table["select"]) if "select" in table else None,
         tuple(table.get("extend-select", ())),

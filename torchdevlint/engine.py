@@ -168,7 +168,9 @@ def lint_source(source: str, path: str, rules: Optional[Sequence[type]] = DEFAUL
         rules = candidate_rules(source, rules, tree)
     if not rules:
         return result
-    if apply_noqa and noqa.may_exempt_file(source) and noqa.file_is_exempt(noqa.split_lines(source)):
+    exemption = noqa.file_exemption(noqa.split_lines(source)) \
+        if apply_noqa and noqa.may_exempt_file(source) else None
+    if exemption is not None and noqa.is_blanket(exemption):
         return result
     deep = syntax.too_deep(source)
     if deep is not None:
@@ -188,6 +190,8 @@ def lint_source(source: str, path: str, rules: Optional[Sequence[type]] = DEFAUL
     if apply_noqa and result.findings and noqa.may_suppress(source):
         index = noqa.NoqaIndex(noqa.split_lines(source), tree)
         result.findings = [f for f in result.findings if not index.suppressed(f.code, f.line)]
+    if exemption is not None:
+        result.findings = noqa.exempt_findings(result.findings, exemption)
     return result
 
 

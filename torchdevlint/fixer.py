@@ -17,7 +17,8 @@ from pathlib import Path
 from typing import Callable, Dict, Iterable, List, Optional, Sequence, TextIO, Tuple
 
 from torchdevlint.atomicio import replace_file
-from torchdevlint.findings import PARSER_ERROR, READ_ERROR, Finding, internal_error, unreadable
+from torchdevlint.findings import (PARSER_ERROR, READ_ERROR, ExitCode, Finding, internal_error,
+                                   unreadable)
 from torchdevlint.fixes import FixOptions, FixResult, fix_bytes
 from torchdevlint.fixes.applier import attach_fixes, fix_source  # noqa: F401 (attach_fixes: API)
 from torchdevlint.notebook import SUFFIX as NOTEBOOK_SUFFIX, NotebookError, displayed_filter, \
@@ -197,10 +198,13 @@ def _fix_crashed(item: Tuple[Path, Sequence[type], FixOptions], reason: str) -> 
 def run_fix(files: Iterable[Path], plan: Callable[[Path], Tuple[Sequence[type], FixOptions]],
             diff: bool, show_fixes: bool, quiet: bool, out: TextIO = sys.stdout,
             err: TextIO = sys.stderr, reporter: Optional[Reporter] = None,
-            exit_zero: bool = False, jobs: int = 1, exit_non_zero_on_fix: bool = False) -> int:
-    """``--fix`` (write files) or ``--diff`` (print a patch, write nothing). Exit code: 0 when
-    nothing is left to report (and, with --diff, nothing to change), 1 otherwise, 2 when
-    torchdevlint failed on a file.
+            exit_zero: bool = False, jobs: int = 1, exit_non_zero_on_fix: bool = False,
+            fix_only: bool = False) -> int:
+    """``--fix`` (write files) or ``--diff`` (print a patch, write nothing). Exit code, as
+    ruff's: with --fix, 0 when nothing is left to report, else 1; with --diff, 1 when there
+    is a change to make, else 0, whatever findings no fix removes; ``fix_only``
+    (--fix-only), the findings left are neither reported nor counted. Files that could not
+    be analysed count as findings (1) and torchdevlint failing on a file gives 2.
 
     ``plan`` gives each file its rules and fix options (from its configuration).
     ``reporter``: how the findings left are reported (default: concise text); with a
@@ -230,23 +234,29 @@ def run_fix(files: Iterable[Path], plan: Callable[[Path], Tuple[Sequence[type], 
                 out.flush()
             for error in outcome.errors:
                 print(error.format(), file=err)
-        run.file_done(outcome.findings, outcome.errors, outcome.result.internal_error, show=not diff)
+        run.file_done([] if fix_only else outcome.findings, outcome.errors,
+                      outcome.result.internal_error, show=not diff)
     report = err if diff or formatted else out
-    if formatted:
+    if formatted and not fix_only:
         run.finish()
     if show_fixes and fixed.by_file:
         print(fixes_report(fixed.by_file, would=diff), file=report)
-    if not quiet:
+    if not quiet and fixed.count:
         verb = "Would fix" if diff else "Fixed"
         plural = "s" if fixed.count != 1 else ""
         print(f"{verb} {fixed.count} finding{plural} in {len(fixed.by_file)} "
               f"file{'s' if len(fixed.by_file) != 1 else ''}.", file=report)
         if fixed.hidden:
             print(hidden_fixes_hint(fixed.hidden), file=report)
-    if not diff and not formatted:
+    elif not quiet and fixed.hidden:  # (and after a clean run, nothing: as ruff)
+        print(f"No findings {'would be ' if diff else ''}fixed "
+              f"({hidden_fixes_hint(fixed.hidden)[:-1]}).", file=report)
+    if not diff and not formatted and not fix_only:
         run.finish()  # the text summary comes last, after what was fixed
-    # --diff (a change to make) and --exit-non-zero-on-fix (a change made) fail the run on it
-    return run.exit_code(exit_zero, changed=(diff or exit_non_zero_on_fix) and bool(fixed.by_file))
+    if diff:  # a change to make fails the run; the findings no fix removes do not
+        return ExitCode.of_run(bool(fixed.by_file or run.errors), run.internal, exit_zero)
+    # --exit-non-zero-on-fix: a change made fails the run too
+    return run.exit_code(exit_zero, changed=exit_non_zero_on_fix and bool(fixed.by_file))
 
 
 def hidden_fixes_hint(count: int) -> str:

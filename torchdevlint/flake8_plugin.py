@@ -1,7 +1,8 @@
 """The flake8 plugin: the same findings as the CLI, in flake8's conventions.
 
 flake8 wants 0-based columns from plugins (it prints column + 1) and applies ``# noqa``
-itself with the same rules the CLI mirrors. A plugin exception aborts the whole flake8 run,
+itself with the same rules the CLI mirrors; ruff's file-level ``# ruff: noqa[: CODES]``,
+which flake8 does not know, the plugin applies (unless ``--disable-noqa``). A plugin exception aborts the whole flake8 run,
 so nothing may escape ``run``.
 
 Opt-in rules (TDL009) run as under the CLI: only when flake8's ``--select`` or
@@ -21,7 +22,7 @@ import os
 from pathlib import Path
 from typing import Iterator, List, Optional, Tuple
 
-from torchdevlint import __version__
+from torchdevlint import __version__, noqa
 from torchdevlint.engine import gc_paused, lint_source
 from torchdevlint.findings import PARSER_ERROR, READ_ERROR, Finding
 from torchdevlint.project import rules_for_location
@@ -45,6 +46,7 @@ class TorchDevLintChecker:
     rules: Tuple[type, ...] = tuple(DEFAULT_RULES)
     # flake8's --torch-version (None: as the command resolves it for each file)
     torch_version: Optional[torch_versions.Version] = None
+    disable_noqa = False  # flake8's --disable-noqa: no ``# ruff: noqa`` either
     _resolver = None
 
     @classmethod
@@ -64,6 +66,7 @@ class TorchDevLintChecker:
         cls.rules = tuple(rule for rule in ALL_RULES
                           if rule.default_enabled or rule.code in named)
         cls.torch_version = getattr(options, "torch_version", None)
+        cls.disable_noqa = bool(getattr(options, "disable_noqa", False))
 
     def __init__(self, tree, lines: List[str], filename: str = "") -> None:
         # LibCST parses the source; flake8's ``ast`` of it (built for every plugin anyway)
@@ -93,7 +96,12 @@ class TorchDevLintChecker:
         except Exception as exc:  # never abort flake8
             yield 1, 0, f"{PARSER_ERROR} torchdevlint internal error: {type(exc).__name__}: {exc}", type(self)
             return
-        for finding in result.findings:
+        findings = result.findings
+        if not self.disable_noqa and findings and noqa.may_exempt_file("".join(self.lines)):
+            # flake8 applies its own ``# flake8: noqa``; ruff's form is the plugin's to apply
+            findings = noqa.exempt_findings(
+                findings, noqa.file_exemption(self.lines, flake8_form=False))
+        for finding in findings:
             yield finding.line, finding.column - 1, f"{finding.code} {finding.message}", type(self)
         error = result.error
         if error is not None and error.code in (PARSER_ERROR, READ_ERROR):

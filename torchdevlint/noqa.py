@@ -2,7 +2,9 @@
 
 flake8 searches its inline regex in the group of physical lines a finding is on (lines joined
 by a backslash or spanned by a multi-line string count as one; see ``line_groups``), and skips
-a file with a ``# flake8: noqa`` line.
+a file with a ``# flake8: noqa`` line. ruff's file-level exemption is honoured too: ``# ruff:
+noqa`` skips the file, ``# ruff: noqa: TDL001, TDL004`` silences those codes in all of it
+(``file_exemption``; under flake8, which knows only its own form, the plugin applies it).
 """
 
 from __future__ import annotations
@@ -17,11 +19,14 @@ from typing import Dict, Iterable, Iterator, List, Optional, Tuple
 # Same patterns as flake8.defaults.
 NOQA_INLINE = re.compile(r"# noqa(?::[\s]?(?P<codes>([A-Z]+[0-9]+(?:[,\s]+)?)+))?", re.IGNORECASE)
 NOQA_FILE = re.compile(r"\s*# flake8[:=]\s*noqa", re.IGNORECASE)
+# ruff's: a comment line ``# ruff: noqa`` (every code) or ``# ruff: noqa: CODES``.
+RUFF_NOQA_FILE = re.compile(r"\s*#\s*ruff\s*:\s*noqa(?::\s*(?P<codes>([A-Z]+[0-9]+(?:[,\s]+)?)+))?\s*$",
+                            re.IGNORECASE)
 _SEPARATOR = re.compile(r"[,\s]")
 
 
 _ANY_NOQA = re.compile(r"# noqa", re.IGNORECASE)
-_ANY_FILE_NOQA = re.compile(r"# flake8[:=]", re.IGNORECASE)
+_ANY_FILE_NOQA = re.compile(r"# flake8[:=]|#\s*ruff\s*:", re.IGNORECASE)
 
 
 def may_suppress(text: str) -> bool:
@@ -30,12 +35,31 @@ def may_suppress(text: str) -> bool:
 
 
 def may_exempt_file(text: str) -> bool:
-    """False when no line can be a ``# flake8: noqa`` (then splitting lines is not needed)."""
+    """False when no line can be a ``# flake8: noqa`` or ``# ruff: noqa`` (then splitting
+    lines is not needed)."""
     return _ANY_FILE_NOQA.search(text) is not None
 
 
-def file_is_exempt(lines: List[str]) -> bool:
-    return any(NOQA_FILE.match(line) for line in lines)
+def file_exemption(lines: List[str], flake8_form: bool = True) -> Optional[frozenset]:
+    """What the file-level comments exempt the whole file from, as ``_noqa_codes`` says it:
+    None (nothing), a set holding "*" (every code: ``# flake8: noqa``, ``# ruff: noqa``), or
+    the codes of its ``# ruff: noqa: CODES`` lines. ``flake8_form=False``: flake8's own form
+    is left to flake8 (the plugin)."""
+    codes: set = set()
+    for line in lines:
+        if flake8_form and NOQA_FILE.match(line):
+            return frozenset(_BLANKET)
+        match = RUFF_NOQA_FILE.match(line)
+        if match is not None:
+            if match.group("codes") is None:
+                return frozenset(_BLANKET)
+            codes.update(c for c in _SEPARATOR.split(match.group("codes")) if c)
+    return frozenset(codes) if codes else None
+
+
+def exempt_findings(findings: list, exemption: Optional[frozenset]) -> list:
+    """``findings`` without those a ``file_exemption`` silences."""
+    return [f for f in findings if not _silences(f.code, exemption)]
 
 
 def split_lines(text: str) -> List[str]:
@@ -91,6 +115,11 @@ def _noqa_codes(line_text: Optional[str]) -> Optional[frozenset]:
     if codes_text is None:
         return frozenset(_BLANKET)
     return frozenset(c for c in _SEPARATOR.split(codes_text) if c)
+
+
+def is_blanket(codes: frozenset) -> bool:
+    """A ``# noqa`` (or file exemption) for every code."""
+    return _BLANKET in codes
 
 
 def _silences(code: str, codes: Optional[frozenset]) -> bool:

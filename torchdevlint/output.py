@@ -330,12 +330,17 @@ def statistics(findings: List[Finding], errors: List[Finding]) -> List[Dict[str,
             for code, count in sorted(counts.items(), key=lambda item: (-item[1], item[0]))]
 
 
-class StatisticsReporter(Reporter):
-    """``--statistics``: one line per code (``count  code  [*] name``; ``[*]``: fixable)."""
+class StatisticsReporter(TextReporter):
+    """``--statistics``, as ruff prints it: one line per code (``count  code  [*] name``;
+    ``[*]`` fixable, ``[ ]`` not, where any is), then the text summary (the total, and what
+    ``--fix`` would fix) unless quiet; json: the rows only."""
 
     def __init__(self, stream: TextIO, quiet: bool = False, as_json: bool = False) -> None:
         super().__init__(stream, quiet)
         self.as_json = as_json
+
+    def file_done(self, findings: List[Finding], errors: Sequence[Finding]) -> None:
+        pass  # counted at the end
 
     def finish(self, findings: List[Finding], errors: List[Finding], files: int) -> None:
         rows = statistics(findings, errors)
@@ -343,10 +348,13 @@ class StatisticsReporter(Reporter):
             print(json.dumps(rows, indent=2), file=self.stream)
             return
         width = max((len(str(row["count"])) for row in rows), default=1)
+        code_width = max((len(row["code"]) for row in rows), default=1)
+        any_fixable = any(row["fixable"] for row in rows)
         for row in rows:
-            marker = "[*] " if row["fixable"] else ""
-            print(f"{row['count']:>{width}}\t{row['code']}\t{marker}{row['name'] or ''}",
-                  file=self.stream)
+            marker = ("[*] " if row["fixable"] else "[ ] ") if any_fixable else ""
+            print(f"{row['count']:>{width}}\t{row['code']:<{code_width}}\t{marker}"
+                  f"{row['name'] or ''}", file=self.stream)
+        super().finish(findings, errors, files)
 
 
 def gitlab_report(findings: List[Finding], project_dir: Optional[str] = None) -> List[Dict[str, Any]]:

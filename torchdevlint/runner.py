@@ -110,14 +110,16 @@ def display_path(path: Path) -> str:
 
 
 def lint_data(data: bytes, shown: str, rules, target=None,
-              torch_version=torch_versions.DEFAULT, parser=None) -> FileResult:
+              torch_version=torch_versions.DEFAULT, parser=None,
+              apply_noqa: bool = True) -> FileResult:
     """Lint a file's contents; notebooks (by their .ipynb name) are linted as one program.
     ``target``: the Python version whose syntax the file must be (None: the newest);
     ``torch_version``: the torch version messages and fixes write code for; ``parser``: what
-    parses the text (``engine.lint_source``)."""
+    parses the text (``engine.lint_source``); ``apply_noqa=False``: ``# noqa`` comments
+    silence nothing (``--ignore-noqa``)."""
     if not shown.endswith(NOTEBOOK_SUFFIX):
         return lint_bytes(data, shown, rules, target=target, torch_version=torch_version,
-                          parser=parser)
+                          parser=parser, apply_noqa=apply_noqa)
     try:
         notebook = parse_notebook(data)
     except NotebookError as exc:
@@ -125,7 +127,7 @@ def lint_data(data: bytes, shown: str, rules, target=None,
     if not is_python_notebook(notebook):
         return FileResult(shown)
     result = lint_bytes(notebook.program.encode("utf-8"), shown, rules, target=target,
-                        torch_version=torch_version, parser=parser)
+                        torch_version=torch_version, parser=parser, apply_noqa=apply_noqa)
     result.notebook = notebook
     result.findings = notebook.map_findings(result.findings)
     if result.error is not None:
@@ -135,7 +137,8 @@ def lint_data(data: bytes, shown: str, rules, target=None,
 
 def lint_path(path: Path, rules, cache: Optional[Cache] = None, target=None,
               torch_version=torch_versions.DEFAULT,
-              fixes: bool = False, cached_only: bool = False) -> Optional[FileResult]:
+              fixes: bool = False, cached_only: bool = False,
+              apply_noqa: bool = True) -> Optional[FileResult]:
     """Lint one file; never raises (a failure becomes the file's diagnostic).
 
     With a cache, a file whose content was linted before is answered from it (no parse;
@@ -154,14 +157,17 @@ def lint_path(path: Path, rules, cache: Optional[Cache] = None, target=None,
         # Notebooks and modules with the same bytes lint differently: the suffix is in the key.
         # The target version decides what is a syntax error, the torch version what a
         # message proposes and a fix writes: they are in the key too.
+        # So does whether ``# noqa`` comments count (--ignore-noqa).
         key = cache.key(data + b"\0" + path.suffix.encode() + b"\0" + repr(target).encode()
-                        + b"\0" + repr(torch_version).encode())
+                        + b"\0" + repr(torch_version).encode()
+                        + (b"" if apply_noqa else b"\0ignore-noqa"))
         hit = cache.get(key, shown)
         if hit is not None:
             return FileResult(shown, findings=hit[0], error=hit[1])
     if cached_only:
         return None
-    result = guarded(lambda: lint_data(data, shown, rules, target, torch_version), shown)
+    result = guarded(lambda: lint_data(data, shown, rules, target, torch_version,
+                                       apply_noqa=apply_noqa), shown)
     if (fixes or key is not None) and any(f.fix is not None for f in result.findings):
         from torchdevlint.fixes.locate import attach_located_fixes
         attach_located_fixes(result, _parsed_text(data, result))
@@ -192,14 +198,15 @@ def guarded(lint: Callable[[], FileResult], shown: str) -> FileResult:
 
 def _lint_in_worker(path: Path, rules, cache: Optional[Cache], fix_options=None,
                     target=None, torch_version=torch_versions.DEFAULT,
-                    cached_only: bool = False) -> Optional[FileResult]:
+                    cached_only: bool = False, apply_noqa: bool = True) -> Optional[FileResult]:
     """``lint_path`` that returns only plain data (no tree), for worker processes and the
     serial loop alike. With ``fix_options`` the findings carry their fixes (plain edits) as
     those options allow them, else none. The tree is freed before collections resume (see
     ``gc_paused``)."""
     with gc_paused():
         result = lint_path(path, rules, cache, target, torch_version,
-                           fixes=fix_options is not None, cached_only=cached_only)
+                           fixes=fix_options is not None, cached_only=cached_only,
+                           apply_noqa=apply_noqa)
         if result is None:
             return None
         if any(f.available_fix is not None for f in result.findings):
@@ -227,7 +234,8 @@ def _worker_crashed(path: Path, reason: str) -> FileResult:
 
 def lint_files(files: Sequence[Path], rules, jobs: int = 1, cache: Optional[Cache] = None,
                fix_options=None, target=None,
-               torch_version=torch_versions.DEFAULT) -> Iterator[FileResult]:
+               torch_version=torch_versions.DEFAULT,
+               apply_noqa: bool = True) -> Iterator[FileResult]:
     """Results in the order of ``files``, streamed as they are ready.
 
     With ``jobs > 1`` files are linted in worker processes, else in this one; either way the
@@ -236,7 +244,8 @@ def lint_files(files: Sequence[Path], rules, jobs: int = 1, cache: Optional[Cach
     """
     files = list(files)
     worker = functools.partial(_lint_in_worker, rules=rules, cache=cache, fix_options=fix_options,
-                               target=target, torch_version=torch_version)
+                               target=target, torch_version=torch_version,
+                               apply_noqa=apply_noqa)
     if jobs <= 1 or len(files) < 2:
         for path in files:
             yield worker(path)
@@ -258,11 +267,12 @@ def lint_files(files: Sequence[Path], rules, jobs: int = 1, cache: Optional[Cach
 def lint_with_settings(files: Sequence[Path], resolver: Resolver, jobs: int = 1,
                        make_cache: Optional[Callable[[Sequence[type]], Optional[Cache]]] = None,
                        fix_options_for: Optional[Callable[[Settings], object]] = None,
-                       ) -> Iterator[FileResult]:
+                       apply_noqa: bool = True) -> Iterator[FileResult]:
     """Lint each file with the rules its configuration (and per-file-ignores) gives it.
 
     Files are grouped by settings (one group in the usual case) so that ``lint_files`` sees
-    long runs; results come group by group, each group in file order. Findings of rules the
+    long runs; results come group by group, each group in file order. ``apply_noqa=False``:
+    ``# noqa`` comments silence nothing (``--ignore-noqa``). Findings of rules the
     configuration makes unfixable lose their fix, as in ruff. Each rule set gets its own
     cache (the rules are part of what a cached result means).
     """
@@ -278,7 +288,8 @@ def lint_with_settings(files: Sequence[Path], resolver: Resolver, jobs: int = 1,
         cache = make_cache(rules) if make_cache is not None else None
         settings = settings_of[(rules, fixable, target, torch_version)]
         fix_options = fix_options_for(settings) if fix_options_for else None
-        for result in lint_files(group, rules, jobs, cache, fix_options, target, torch_version):
+        for result in lint_files(group, rules, jobs, cache, fix_options, target, torch_version,
+                                 apply_noqa):
             if any(f.available_fix is not None and f.code not in fixable for f in result.findings):
                 result.findings = [f if f.code in fixable else replace(f, available_fix=None)
                                    for f in result.findings]

@@ -43,7 +43,8 @@ def fix_source(source: str, path: str, rules: Optional[Sequence[type]] = None,
     text = source
     for number in range(1, MAX_PASSES + 2):
         linted = lint_source(text, path, rules, split_large=False,  # fixes need the whole tree
-                             target=options.target, torch_version=options.torch_version)
+                             target=options.target, torch_version=options.torch_version,
+                             apply_noqa=options.apply_noqa)
         if finding_filter is not None and linted.findings:
             linted.findings = finding_filter(text, linted.findings)
         if linted.error is not None:
@@ -95,8 +96,8 @@ def fixes_for(linted, text: str, options: FixOptions) -> List[Fix]:
         fix = build_fix(finding, ctx)
         if fix is None or not options.allows(fix):
             continue
-        if any(ctx.touches_noqa(edit) for edit in fix.edits):
-            continue
+        if options.apply_noqa and any(ctx.touches_noqa(edit) for edit in fix.edits):
+            continue  # (a line with a ``# noqa`` is left alone, unless --ignore-noqa)
         fix.line, fix.column = finding.line, finding.column
         fixes.append(fix)
     return fixes
@@ -186,7 +187,8 @@ def attach_fixes(result, options: FixOptions = FixOptions(unsafe=True),
         if finding.fix is not None:
             fix = build_fix(finding, ctx)
             if fix is not None and (not options.allows(replace(fix, safe=True))
-                                    or any(ctx.touches_noqa(edit) for edit in fix.edits)):
+                                    or (options.apply_noqa
+                                        and any(ctx.touches_noqa(edit) for edit in fix.edits))):
                 fix = None
             if fix is not None:
                 fix.applicable = options.allows(fix)

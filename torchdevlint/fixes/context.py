@@ -322,6 +322,14 @@ class FixContext:
             return None
         return name, edit
 
+    def quote_near(self, node: cst.CSTNode) -> str:
+        """The quote a string written into ``node`` takes: that of the first one-line string
+        in ``node``, else the one most of the file uses (``file_quote``)."""
+        for found in walk_code(node, into_functions=True):
+            if isinstance(found, cst.SimpleString) and len(found.quote) == 1:
+                return literal_quote(found)
+        return file_quote(self.module)
+
     def import_torch_edit(self) -> Edit:
         return self.prelude_edit(("import torch",))
 

@@ -89,6 +89,8 @@ class FixOptions:
     # The torch version the fixes write code for (``torch-version``); it travels with the
     # lint of every pass, whose analysis the fix builders (and the messages) read it from.
     torch_version: Tuple[int, int] = DEFAULT_TORCH_VERSION
+    # False: ``# noqa`` comments silence nothing (``--ignore-noqa``), in the lint of every pass.
+    apply_noqa: bool = True
 
     def allows(self, fix: Fix) -> bool:
         if not fix.safe and not self.unsafe:

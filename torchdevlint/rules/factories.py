@@ -1,6 +1,7 @@
 """torch factories that generate their values, and the edit that creates one on a device
-instead of moving it there afterwards: what TDL009 reports and fixes, and what TDL002's
-``.cuda()`` fix writes for ``torch.zeros(3).cuda()``.
+instead of moving it there afterwards: what TDL009 reports and fixes, what TDL002's
+``.cuda()`` fix writes for ``torch.zeros(3).cuda()``, and how TDL011's fix moves a factory
+operand (``torch.randn(2, 3, device=device)``, not a ``.to(device)`` that TDL009 reports).
 
 Only factories that compute their values belong here: with ``device=`` they allocate and fill
 on the device, without a CPU tensor and without a host-to-device copy. ``torch.tensor`` /
@@ -83,6 +84,17 @@ def into_factory(ctx: FixContext, factory: cst.Call, move: cst.Call,
     removed = ctx.source[factory_end:move_end]
     if "#" in removed or not removed.lstrip().startswith("."):
         return None
+    added = with_arguments(ctx, factory, arguments)
+    if added is None:
+        return None
+    return (added, Edit(factory_end, move_end, ""))
+
+
+def with_arguments(ctx: FixContext, factory: cst.Call,
+                   arguments: Tuple[Tuple[str, str], ...]) -> Optional[Edit]:
+    """The edit that adds ``name=text`` for each of ``arguments`` after ``factory``'s last
+    argument; None where its closing parenthesis is not where it should be."""
+    factory_end = ctx.span(factory)[1]
     closing = factory_end - sum(len(ctx.text(paren)) for paren in factory.rpar) - 1
     if ctx.source[closing] != ")":
         return None
@@ -94,4 +106,4 @@ def into_factory(ctx: FixContext, factory: cst.Call, move: cst.Call,
         insert, text = closing, added
     # exclusive: two rules fixing one move (TDL002 and TDL009 on ``torch.zeros(3).cuda()``)
     # must not both add a ``device=`` in one pass
-    return (Edit(insert, insert, text, exclusive=True), Edit(factory_end, move_end, ""))
+    return Edit(insert, insert, text, exclusive=True)

@@ -1,7 +1,7 @@
 """TDL003: torch.load (and friends) without map_location.
 
 Fix: pass ``map_location=``. The location is a device variable in scope (``device``, ``*_device``; never one that may be
-None) or else ``"cpu"``. Safe when the loaded object goes straight into ``load_state_dict()``,
+None) or else ``"cpu"``, quoted as the call's own strings are (else the file's). Safe when the loaded object goes straight into ``load_state_dict()``,
 which copies every tensor onto the device of the module's (or optimizer's) own parameters;
 unsafe anywhere else, where the loaded tensors would now live on another device than the one
 they were saved from.
@@ -38,7 +38,8 @@ class MapLocationFix(FixPlan):
                 arg.keyword is not None and arg.keyword.value == "map_location" for arg in call.args):
             return None
         start, _ = ctx.span(call)
-        location = ctx.device_variable(self.site.ctx.scope, start) or '"cpu"'
+        quote = ctx.quote_near(call)
+        location = ctx.device_variable(self.site.ctx.scope, start) or f"{quote}cpu{quote}"
         end = ctx.span(call.args[-1].value)[1]
         return Fix(finding.code, _feeds_load_state_dict(call, ctx),
                    f"load with `map_location={location}`",

@@ -21,9 +21,12 @@ that moves its model in a later cell); where the CPU tensor's move is a discarde
 (``x.to(device)`` alone: TDL001 reports that).
 
 Fix: the CPU operand is moved at the use, ``x`` becoming ``x.to(device)``, with the device
-expression the evidence names (or ``other.device`` for a tensor moved by ``.cuda()``). Safe
-where that device is a plain name (or a string literal) defined in the same function; unsafe
-where it is another expression whose names are in scope; no fix otherwise.
+expression the evidence names (or ``other.device`` for a tensor moved by ``.cuda()``); an
+operand that is a torch factory call is created there instead, ``torch.randn(2, 3)`` becoming
+``torch.randn(2, 3, device=device)`` (what TDL009 asks of ``torch.randn(2, 3).to(device)``).
+Safe where that device is a plain name (or a string literal) defined in the same function and
+the factory's values do not depend on the device (not a random one: see TDL009); unsafe where
+it is another expression whose names are in scope; no fix otherwise.
 """
 
 from __future__ import annotations
@@ -41,6 +44,7 @@ from torchdevlint.findings import Finding
 from torchdevlint.fixes.context import FixContext
 from torchdevlint.fixes.model import Edit, Fix, FixPlan
 from torchdevlint.positions import code_for_node
+from torchdevlint.rules import factories
 from torchdevlint.rules.base import Rule, Violation, method_call_text, source_of
 from torchdevlint.rules.prefilter import SCALAR_FACTORIES, SIZED_FACTORIES, mixed_devices_in
 
@@ -72,13 +76,21 @@ _MAY_BE_SCALAR = frozenset(
 
 @dataclass
 class MoveOperand(FixPlan):
-    """Move the CPU operand to the other's device, where it is used."""
+    """Move the CPU operand to the other's device, where it is used; an operand that is a
+    torch factory call is created there instead (``device=``: a ``.to(device)`` on it is what
+    TDL009 reports)."""
 
     operand: cst.BaseExpression
     device: str
     safe: bool
+    factory: Optional[str] = None  # the factory's name (``randn``) when the operand is one
 
     def build(self, finding: Finding, ctx: FixContext) -> Optional[Fix]:
+        if self.factory is not None:
+            edit = factories.with_arguments(ctx, self.operand, (("device", self.device),))
+            return None if edit is None else Fix(
+                finding.code, self.safe and factories.same_tensor(self.factory, self.operand, False),
+                f"create the CPU operand on the other's device (`device={self.device}`)", (edit,))
         start, end = ctx.span(self.operand)
         suffix = f".to({self.device})"
         if isinstance(self.operand, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)):
@@ -382,13 +394,23 @@ class MixedDeviceOperands(Rule):
         if device is not None:
             shown_device = source_of(device, 60)
             safety = self._fix_safety(device, scope, owner)
+        factory = factories.factory_name(
+            cpu_operand, self.analysis.qualname(cpu_operand.func, scope)
+            if isinstance(cpu_operand, cst.Call) else None)
+        if device is not None:
+            safety = self._fix_safety(device, scope, owner)
             if safety is not None:
-                plan = MoveOperand(cpu_operand, _code(device), safety)
+                plan = MoveOperand(cpu_operand, _code(device), safety, factory)
+        if factory is not None:
+            callee = source_of(cpu_operand.func)
+            advice = f"create it there: `{callee}(..., device={shown_device})`"
+        else:
+            advice = f"move it first: `{source_of(cpu_operand)}.to({shown_device})`"
         return Violation(
             node,
             f"{what} mixes `{source_of(cpu_operand)}`, a tensor on the CPU (made by "
             f"`{source_of(cpu_evidence.origin)}`), with {other}: on a GPU this raises "
-            f"{MIXED_ERROR}; move it first: `{source_of(cpu_operand)}.to({shown_device})`",
+            f"{MIXED_ERROR}; {advice}",
             plan)
 
     def _fix_safety(self, device, scope: Scope, owner) -> Optional[bool]:
