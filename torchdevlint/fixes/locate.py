@@ -53,6 +53,8 @@ def _located(edit, text: str, starts: List[int], notebook) -> EditLocation:
     end_row, end_column = _position(edit.end, text, starts)
     cell = None
     if notebook is not None:  # rows of the notebook's program -> rows of one cell
+        column += notebook.shift(row)
+        end_column += notebook.shift(end_row)
         cell, row = notebook.locate(row)
         end_cell, end_row = notebook.locate(end_row)
         if end_cell != cell:  # ends at the start of the next cell: the end of this one
