@@ -218,6 +218,20 @@ class Notebook:
         return self.layout.dump(self.document), changed
 
 
+def after_cell_marker(program: str, offset: int) -> int:
+    """``offset`` (a statement's start, its leading comment lines included) moved past a cell
+    marker among those lines, so that text inserted there goes into the statement's cell."""
+    position = found = offset
+    for line in program[offset:].splitlines(keepends=True):
+        stripped = line.strip()
+        if stripped and not stripped.startswith("#"):
+            break
+        position += len(line)
+        if _CELL_MARKER.match(line.rstrip("\r\n")):
+            found = position
+    return found
+
+
 def _restore(cell: _CodeCell, lines: List[str]) -> List[str]:
     """The cell's lines for its (fixed) lines in the program: a line the fix kept is the
     line as written, a placeholder its IPython line, and a new line gets the characters
