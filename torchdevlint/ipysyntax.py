@@ -20,7 +20,6 @@ IPython code (``%%time``, ``%%timeit``, ``%%capture``, ``%%prun``) are transform
 from __future__ import annotations
 
 import ast
-import io
 import re
 import textwrap
 import tokenize
