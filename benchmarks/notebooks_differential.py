@@ -76,9 +76,14 @@ def disagreement(source: str, manager, ours: Optional[CellLines] = None) -> Opti
             return f"torchdevlint: a cell magic; IPython: {transformed!r}"
         if not ours.python:
             return None
+        # The body as IPython runs it, compared on its own; and the cell's own lines for it
+        # must be the body's (the cleanup of the whole cell, then of the body).
         body = _cell_magic_body(transformed)
-        inner = CellLines(ours.lines[skip + 1:], kinds[1:], ours.shifts[skip + 1:])
-        return disagreement(body, manager, inner) if body is not None else None
+        inner = cell_lines(body)
+        if [_blank(line) for line in inner.lines] != [_blank(line) for line in ours.lines[skip + 1:]] \
+                or inner.kinds != kinds[1:]:
+            return f"the body of the cell magic: {ours.lines[skip + 1:]!r}, as a cell {inner.lines!r}"
+        return disagreement(body, manager, inner)
     if any(kind == CELL_MAGIC for kind in kinds):
         return "torchdevlint: a cell magic line inside the cell"
     expected: List[Tuple[int, Optional[str]]] = []  # (cell line, Python text or None)

@@ -9,8 +9,8 @@ help, the ``,`` ``;`` ``/`` autocall escapes at the start of a logical line, ``x
 lines). Because it works on logical lines, ``print('%d'\\n      % n)`` and ``(a\\n != b)`` are
 Python, while a line-by-line reading takes their continuation lines for magics.
 
-This module follows the same steps (torchdevlint does not import IPython; the differential
-tests compare the two) but keeps every line: a line that is IPython syntax becomes a
+This module follows the same steps, as IPython 9.16 and later take them (torchdevlint does
+not import IPython; tests/test_ipython_differential.py compares the two) but keeps every line: a line that is IPython syntax becomes a
 placeholder statement at its indentation, so program lines stay cell lines, and each Python
 line loses only what IPython's cleanup removes from its start (``shift``, in characters),
 so columns map back by adding it. The bodies of the cell magics that run their body as
@@ -67,80 +67,75 @@ def _leading_empty(lines: List[str]) -> int:
     return 0
 
 
-class _PromptStripper:
-    """IPython's ``PromptStripper``: ``>>>``/``...`` (doctest-aware) or ``In [1]:``/``...:``."""
+_PS1 = r"^\s*>>>[ \t]?"
+_PS2 = r"^\s*\.\.\.[ \t]?"
 
-    def __init__(self, prompt: str, initial: Optional[str] = None, doctest: bool = False):
-        self.prompt = re.compile(prompt, re.VERBOSE)
-        self.initial = re.compile(initial, re.VERBOSE) if initial else self.prompt
-        self.doctest = doctest
 
-    @staticmethod
-    def _triple_quote_mask(lines: List[str]) -> List[bool]:
-        mask: List[bool] = []
-        in_triple: Optional[str] = None
-        preserve = seen_prompt = False
-        for line in lines:
-            mask.append(in_triple is not None and preserve)
-            for match in re.finditer(r"(?<!\\)(\"\"\"|''')", line):
-                quote = match.group(1)
-                if in_triple is None:
-                    in_triple = quote
-                    before = line[:match.start()]
-                    stripped = re.sub(r"^\s*\.\.\.[ \t]?", "",
-                                      re.sub(r"^\s*>>>[ \t]?", "", before, count=1), count=1)
-                    had_prompt = stripped != before
-                    preserve = bool(not (had_prompt and seen_prompt)
-                                    and re.match(r"(?i)^[rubf]*$", stripped.strip()))
-                    mask[-1] = preserve
-                elif in_triple == quote:
-                    in_triple = None
-                    preserve = False
-            seen_prompt = seen_prompt or bool(re.match(r"^\s*>>>", line))
-        return mask
+def _triple_quote_mask(lines: List[str]) -> List[bool]:
+    """IPython's guess of the lines inside a triple-quoted string whose prompts are kept."""
+    mask: List[bool] = []
+    in_triple: Optional[str] = None
+    preserve = seen_prompt = False
+    for line in lines:
+        mask.append(in_triple is not None and preserve)
+        for match in re.finditer(r"(?<!\\)(\"\"\"|''')", line):
+            quote = match.group(1)
+            if in_triple is None:
+                in_triple = quote
+                before = line[:match.start()]
+                stripped = re.sub(_PS2, "", re.sub(_PS1, "", before, count=1), count=1)
+                had_prompt = stripped != before
+                preserve = bool(not (had_prompt and seen_prompt)
+                                and re.match(r"(?i)^[rubf]*$", stripped.strip()))
+                mask[-1] = preserve
+            elif in_triple == quote:
+                in_triple = None
+                preserve = False
+        seen_prompt = seen_prompt or bool(re.match(r"^\s*>>>", line))
+    return mask
 
-    def __call__(self, lines: List[str]) -> List[str]:
-        if not lines:
-            return lines
-        if self.doctest:
-            return self._doctest(lines)
-        if self.initial.match(lines[0]) or (len(lines) > 1 and self.prompt.match(lines[1])):
-            return [self.prompt.sub("", line, count=1) for line in lines]
+
+def _doctest_prompts(lines: List[str]) -> List[str]:
+    """IPython's ``classic_prompt``: ``>>>``/``...`` prompts off (outside the strings that
+    keep them), then the segments that had any dedented."""
+    mask = _triple_quote_mask(lines)
+    if not any(not masked and re.match(r"^\s*>>>", line) for line, masked in zip(lines, mask)):
         return lines
-
-    def _doctest(self, lines: List[str]) -> List[str]:
-        mask = self._triple_quote_mask(lines)
-        if not any(not masked and re.match(r"^\s*>>>", line) for line, masked in zip(lines, mask)):
-            return lines
-        out, stripped = [], []
-        for line, masked in zip(lines, mask):
-            new = line
-            if not masked:
-                if re.match(r"^\s*>>>[ \t]?", line):
-                    new = re.sub(r"^\s*>>>[ \t]?", "", line, count=1)
-                elif re.match(r"^\s*\.\.\.[ \t]?", line):
-                    new = re.sub(r"^\s*\.\.\.[ \t]?", "", line, count=1)
-            out.append(new)
-            stripped.append(new != line)
-        result: List[str] = []
-        start = 0
-        while start < len(out):
-            end = start
-            while end < len(out) and mask[end] == mask[start]:
-                end += 1
-            segment = out[start:end]
-            if not mask[start] and any(stripped[start:end]):
-                segment = textwrap.dedent("".join(segment)).splitlines(keepends=True)
-            result.extend(segment)
-            start = end
-        return result
+    out, stripped = [], []
+    for line, masked in zip(lines, mask):
+        new = line
+        if not masked:
+            new = re.sub(_PS1, "", line, count=1) if re.match(_PS1, line) else \
+                re.sub(_PS2, "", line, count=1)
+        out.append(new)
+        stripped.append(new != line)
+    result: List[str] = []
+    start = 0
+    while start < len(out):
+        end = start
+        while end < len(out) and mask[end] == mask[start]:
+            end += 1
+        segment = out[start:end]
+        if not mask[start] and any(stripped[start:end]):
+            segment = textwrap.dedent("".join(segment)).splitlines(keepends=True)
+        result.extend(segment)
+        start = end
+    return result
 
 
-_CLASSIC_PROMPT = _PromptStripper(r"^(>>>|\.\.\.)( |$)", r"^>>>( |$)", doctest=True)
-_IPYTHON_PROMPT = _PromptStripper(r"""
+_IPYTHON_PROMPT = re.compile(r"""
     ^(((\[nav\]|\[ins\])?\ )?In\ \[\d+\]:\    # In [1]: (after a vi-mode marker)
     |\s*\.{3,}:\ ?)                            # ...:
-    """)
+    """, re.VERBOSE)
+
+
+def _ipython_prompts(lines: List[str]) -> List[str]:
+    """IPython's ``ipython_prompt``: ``In [1]:``/``...:`` prompts off, when the first line has
+    one or the second line a prompt."""
+    if lines and (_IPYTHON_PROMPT.match(lines[0]) or
+                  (len(lines) > 1 and _IPYTHON_PROMPT.match(lines[1]))):
+        return [_IPYTHON_PROMPT.sub("", line, count=1) for line in lines]
+    return lines
 
 
 def _dedent(lines: List[str]) -> List[str]:
@@ -201,11 +196,11 @@ def _assign_index(group: List[tokenize.TokenInfo]) -> Optional[int]:
 
 
 def _continued_end(lines: List[str], start: int) -> int:
+    """The last line of the construct starting at ``start``: it goes on while a line ends
+    with a backslash (up to the cell's last line)."""
     end = start
-    while lines[end].endswith("\\\n"):
+    while end + 1 < len(lines) and lines[end].endswith("\\\n"):
         end += 1
-        if end >= len(lines):
-            break
     return end
 
 
@@ -308,7 +303,7 @@ def _special_spans(lines: List[str]) -> List[Tuple[int, int]]:
     for _ in range(_TRANSFORM_LIMIT):
         try:
             groups = _tokens_by_line(lines)
-        except tokenize.TokenError:
+        except (tokenize.TokenError, SyntaxError, ValueError):  # IPython fails too: no more
             break
         found = sorted(filter(None, (finder(groups, lines) for finder in _FINDERS)),
                        key=lambda f: (f.line, f.column, f.priority))
@@ -347,7 +342,7 @@ def _transform(lines: List[str]) -> CellLines:
     skip = _leading_empty(lines)
     body = lines[skip:]
     shifts = [0] * len(body)
-    for step in (_dedent, _CLASSIC_PROMPT, _IPYTHON_PROMPT):
+    for step in (_dedent, _doctest_prompts, _ipython_prompts):
         cleaned = step(body)
         if len(cleaned) == len(body):
             shifts = [shift + (len(old) - len(new) if old.endswith(new) else 0)
