@@ -222,12 +222,14 @@ def after_cell_marker(program: str, offset: int) -> int:
     """``offset`` (a statement's start, its leading comment lines included) moved past a cell
     marker among those lines, so that text inserted there goes into the statement's cell."""
     position = found = offset
-    for line in program[offset:].splitlines(keepends=True):
-        stripped = line.strip()
-        if stripped and not stripped.startswith("#"):
+    while position < len(program):
+        end = program.find("\n", position)
+        end = len(program) if end < 0 else end + 1
+        line = program[position:end].strip()
+        if line and not line.startswith("#"):
             break
-        position += len(line)
-        if _CELL_MARKER.match(line.rstrip("\r\n")):
+        position = end
+        if _CELL_MARKER.match(line):
             found = position
     return found
 
