@@ -55,6 +55,7 @@ class CellLines:
     kinds: List[str]
     shifts: List[int]
     python: bool = True  # False: a cell magic whose body is not Python (%%bash, %%html, ...)
+    tree: Optional[ast.Module] = None  # the cell's ast, where its lines are all Python as written
 
 
 # -- cleanup: IPython's cleanup_transforms -----------------------------------------------
@@ -98,6 +99,8 @@ def _triple_quote_mask(lines: List[str]) -> List[bool]:
 def _doctest_prompts(lines: List[str]) -> List[str]:
     """IPython's ``classic_prompt``: ``>>>``/``...`` prompts off (outside the strings that
     keep them), then the segments that had any dedented."""
+    if not any(">>>" in line for line in lines):  # (the common case: no prompt at all)
+        return lines
     mask = _triple_quote_mask(lines)
     if not any(not masked and re.match(r"^\s*>>>", line) for line, masked in zip(lines, mask)):
         return lines
@@ -139,6 +142,8 @@ def _ipython_prompts(lines: List[str]) -> List[str]:
 
 
 def _dedent(lines: List[str]) -> List[str]:
+    if lines and not lines[0].startswith((" ", "\t")):  # a first line at column 1: nothing common
+        return lines
     return textwrap.dedent("".join(lines)).splitlines(keepends=True)
 
 
@@ -285,19 +290,17 @@ _FINDERS = (_magic_assign, _system_assign, _escaped_command, _help_end)
 _TRANSFORM_LIMIT = 500  # as IPython's TRANSFORM_LOOP_LIMIT
 
 
-def _compiles(text: str) -> bool:
+def _compiled(text: str) -> Optional[ast.Module]:
     try:
-        compile(text, "<cell>", "exec", ast.PyCF_ONLY_AST | ast.PyCF_ALLOW_TOP_LEVEL_AWAIT,
-                dont_inherit=True)
+        return compile(text, "<cell>", "exec", ast.PyCF_ONLY_AST | ast.PyCF_ALLOW_TOP_LEVEL_AWAIT,
+                       dont_inherit=True)
     except (SyntaxError, ValueError, OverflowError, MemoryError, RecursionError):
-        return False
-    return True
+        return None
 
 
 def _special_spans(lines: List[str]) -> List[Tuple[int, int]]:
-    """The (first, last) lines of each IPython construct of cleaned-up cell lines."""
-    if _compiles("".join(lines)):  # Python has none of IPython's special syntax
-        return []
+    """The (first, last) lines of each IPython construct of cleaned-up cell lines that are
+    not Python (Python has none of IPython's special syntax)."""
     lines = list(lines)
     spans: List[Tuple[int, int]] = []
     for _ in range(_TRANSFORM_LIMIT):
@@ -359,7 +362,14 @@ def _transform(lines: List[str]) -> CellLines:
         kinds = [CELL_MAGIC] + inner.kinds
         shifts = [shifts[0]] + [outer + own for outer, own in zip(shifts[1:], inner.shifts)]
     else:
-        for first, last in _special_spans(body):
+        tree = _compiled("".join(body))
+        if tree is not None:  # Python: nothing of IPython's
+            if skip == 0 and not any(shifts):
+                return CellLines(list(lines), kinds, shifts, tree=tree)
+            spans = []
+        else:
+            spans = _special_spans(body)
+        for first, last in spans:
             kinds[first] = SPECIAL
             kinds[first + 1:last + 1] = [CONTINUED] * (last - first)
             indent = body[first][:len(body[first]) - len(body[first].lstrip(" \t"))]

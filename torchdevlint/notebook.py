@@ -67,7 +67,7 @@ class JsonLayout:
         compact = re.search(r'"\s*:\s?', text)
         colon = ": " if compact is None or compact.group(0).endswith(" ") else ":"
         comma = "," if indent is not None or not re.search(r",\s", text) else ", "
-        has_non_ascii = any(ord(char) > 127 for char in text)
+        has_non_ascii = not text.isascii()
         return cls(indent, (comma, colon), ensure_ascii=not has_non_ascii and "\\u" in text,
                    trailing_newline=text.endswith("\n"),
                    newline="\r\n" if "\r\n" in text else "\n")
@@ -80,10 +80,12 @@ class JsonLayout:
         return text.replace("\n", self.newline) if self.newline != "\n" else text
 
 
-def _displayed_expression(python_lines: List[str]) -> Optional[Tuple[int, int]]:
-    """Lines (1-based, in the cell) of a last expression statement Jupyter displays."""
+def _displayed_expression(python_lines: List[str],
+                          tree: Optional[ast.Module] = None) -> Optional[Tuple[int, int]]:
+    """Lines (1-based, in the cell) of a last expression statement Jupyter displays (``tree``:
+    theirs, where already parsed)."""
     try:
-        tree = ast.parse("".join(python_lines))
+        tree = tree or ast.parse("".join(python_lines))
     except (SyntaxError, ValueError):
         return None
     if not tree.body or not isinstance(tree.body[-1], ast.Expr):
@@ -128,7 +130,7 @@ class Notebook:
             self.line_map.append((number, 0))
             self.shifts.append(0)
             code_cell.first_line = len(self.line_map)
-            displayed = _displayed_expression(python_lines)
+            displayed = _displayed_expression(python_lines, python.tree)
             if displayed is not None:
                 code_cell.displayed = (displayed[0] + code_cell.first_line - 1,
                                        displayed[1] + code_cell.first_line - 1)
