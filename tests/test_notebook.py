@@ -286,6 +286,9 @@ DEVICE = 'device = torch.device("cuda" if torch.cuda.is_available() else "cpu")'
     (["%%capture\n!pip install torch", "n = 1", "import torch\nx = torch.ones(2)\ny = x.cuda()"],
      ["%%capture\n!pip install torch", f"import torch\n{DEVICE}\n\nn = 1",
       "import torch\nx = torch.ones(2)\ny = x.to(device)"]),
+    # in a cell indented as a whole, the new lines are indented as its lines
+    ([" import torch\n x = torch.ones(2)\n y = x.cuda()"],
+     [f" import torch\n\n {DEVICE}\n x = torch.ones(2)\n y = x.to(device)"]),
 ])
 def test_fix_definitions_go_where_a_person_puts_them(tmp_path, cells, expected):
     path = write_notebook(tmp_path / "nb.ipynb", cells)

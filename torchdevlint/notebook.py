@@ -261,7 +261,7 @@ def _restore(cell: _CodeCell, lines: List[str]) -> List[str]:
                 restored.append(body + (magic[len(body):] or line[len(line.rstrip("\r\n")):]))
                 continue
             near = i1 + offset if i1 + offset < i2 else i1 - 1
-            restored.append(_prefix(cell, original, near) + line)
+            restored.append(_prefix(cell, original, near) + line if line.strip() else line)
     return restored
 
 
