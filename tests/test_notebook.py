@@ -294,3 +294,28 @@ def test_fix_definitions_go_where_a_person_puts_them(tmp_path, cells, expected):
     path = write_notebook(tmp_path / "nb.ipynb", cells)
     run_cli("--fix", "--unsafe-fixes", path)
     assert cell_sources(path) == expected
+
+
+def apply_located_edits(source: str, edits: list) -> str:
+    """A consumer of the JSON output applying a fix's edits to a cell's text."""
+    lines = source.splitlines(keepends=True)
+    starts = [0]
+    for line in lines:
+        starts.append(starts[-1] + len(line))
+
+    def offset(location):
+        return starts[location["row"] - 1] + location["column"] - 1
+
+    for edit in sorted(edits, key=lambda e: offset(e["location"]), reverse=True):
+        source = source[:offset(edit["location"])] + edit["content"] + source[offset(edit["end_location"]):]
+    return source
+
+
+@pytest.mark.parametrize("cell", [" import torch\n x = torch.ones(2)\n y = x.cuda()\n print(y)",
+                                  ">>> import torch\n>>> x = torch.ones(2)\n>>> y = x.cuda()"])
+def test_reported_edits_in_a_cleaned_up_cell_give_the_fixed_cell(tmp_path, cell):
+    path = write_notebook(tmp_path / "nb.ipynb", [cell])
+    [record] = json_findings("--unsafe-fixes", path)
+    reported = apply_located_edits(cell, record["fix"]["edits"])
+    run_cli("--fix", "--unsafe-fixes", path)
+    assert reported == cell_sources(path)[0] != cell

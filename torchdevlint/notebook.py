@@ -155,6 +155,15 @@ class Notebook:
         indentation, a ``>>>`` prompt): a program column plus this is the cell's column."""
         return self.shifts[program_line] if 0 < program_line < len(self.shifts) else 0
 
+    def prefix(self, program_line: int) -> str:
+        """The text IPython's cleanup took from the start of this line (``shift`` characters)."""
+        shift = self.shift(program_line)
+        if not shift:
+            return ""
+        number, line = self.line_map[program_line]
+        cell = next(c for c in self.cells if c.number == number)
+        return cell.source.splitlines()[line - 1][:shift]
+
     def is_displayed(self, program_line: int) -> bool:
         """Is this program line part of a cell's last expression, which Jupyter displays?"""
         return any(c.displayed and c.displayed[0] <= program_line <= c.displayed[1] for c in self.cells)
