@@ -181,3 +181,16 @@ def test_linting_a_notebook_does_not_import_ipython(tmp_path):
     result = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
     assert "nb.ipynb" in result.stdout
+
+
+def test_a_notebook_of_every_construct_round_trips_and_keeps_its_lines():
+    import nbformat
+
+    from torchdevlint.notebook import parse_notebook
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(source) for source in CELLS.values()]
+    text = nbformat.writes(nb)
+    notebook = parse_notebook(text.encode())
+    assert notebook.with_program(notebook.program) == (text, [])
+    for cell in notebook.cells:  # one program line per cell line
+        assert len(cell.python_lines) == len(cell.source.splitlines())

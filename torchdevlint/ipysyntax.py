@@ -159,9 +159,9 @@ def _tokens_by_line(lines: List[str]) -> List[List[tokenize.TokenInfo]]:
             groups[-1].append(token)
             if token.type == tokenize.NEWLINE or (token.type == tokenize.NL and depth <= 0):
                 groups.append([])
-            elif token.type == tokenize.OP and token.string in "([{":
+            elif token.type == tokenize.OP and token.string in ("(", "[", "{"):
                 depth += 1
-            elif token.type == tokenize.OP and token.string in ")]}" and depth > 0:
+            elif token.type == tokenize.OP and token.string in (")", "]", "}") and depth > 0:
                 depth -= 1
     except tokenize.TokenError:
         pass  # the cell ends inside a string or brackets
@@ -225,7 +225,7 @@ class _Found:
 def _magic_assign(groups, lines) -> Optional[_Found]:
     for group in groups:
         at = _assign_index(group)
-        if at is not None and len(group) >= at + 2 and group[at + 1].string == "%" \
+        if at is not None and len(group) > at + 2 and group[at + 1].string == "%" \
                 and group[at + 2].type == tokenize.NAME:
             line, column = group[at + 1].start[0] - 1, group[at + 1].start[1]
             return _Found(line, column, 10, lambda lines: (line, _continued_end(lines, line)))
