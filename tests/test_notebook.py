@@ -205,3 +205,117 @@ def test_fix_of_an_invalid_notebook_is_one_diagnostic(tmp_path):
     result = run_cli("--fix", tmp_path / "bad.ipynb")
     assert result.returncode == 1 and "E902" in result.stdout and "Traceback" not in result.stderr
     assert (tmp_path / "bad.ipynb").read_text() == "{nope"
+
+
+# --- IPython syntax found as IPython finds it (issue 30) ------------------------------------
+
+
+def write_notebook(path, cells):
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(source) for source in cells]
+    nbformat.write(nb, str(path))
+    return path
+
+
+SETUP = "import torch\nn = 3\nx = torch.ones(2)"
+
+
+@pytest.mark.parametrize("cell, line, column", [
+    ("print('%d epochs'\n      % (n,))\nx.cpu()\nz = 0", 3, 1),   # a continuation line with %
+    ("ok = (n\n != 2)\nx.cpu()\nz = 0", 3, 1),                     # ... with !
+    ("!python train.py \\\n   --lr 1e-4\nx.cpu()\nz = 0", 3, 1),  # a continued shell escape
+    (" y = n + 1\n x.cpu()\n z = 0", 2, 2),                        # the whole cell indented
+    ("\tif n:\n\t    x.cpu()\n\tz = 0", 2, 6),                     # ... by a tab
+    ("torch.*Tensor?\nx.cpu()\nz = 0", 2, 1),                      # wildcard help
+    ("files = !ls \\\n  -l\nx.cpu()\nz = 0", 3, 1),               # a continued x = !cmd
+    (">>> y = n\n>>> x.cpu()\n>>> z = 0", 2, 5),                   # a pasted doctest
+])
+def test_valid_ipython_is_not_a_syntax_error(tmp_path, cell, line, column):
+    path = write_notebook(tmp_path / "nb.ipynb", [SETUP, cell])
+    records = json_findings(path)
+    assert [(r["cell"], r["line"], r["column"], r["code"]) for r in records] == \
+        [(2, line, column, "TDL001")]
+    assert records[0]["end_column"] == column + len("x.cpu()")
+
+
+@pytest.mark.parametrize("magic", ["%%time", "%%timeit -n 1", "%%capture out", "%%prun -q"])
+def test_python_body_cell_magics_are_analysed(tmp_path, magic):
+    body = "x.to('cuda')\nz = 0"
+    path = write_notebook(tmp_path / "nb.ipynb", [SETUP, f"{magic}\n{body}", body])
+    got = [(r["cell"], r["line"], r["column"], r["end_column"], r["code"]) for r in json_findings(path)]
+    with_magic = [(line - 1, *rest) for cell, line, *rest in got if cell == 2]
+    without = [tuple(rest) for cell, *rest in got if cell == 3]
+    assert with_magic == without and {code for *_, code in without} == {"TDL001", "TDL002"}
+
+
+def test_other_cell_magics_are_not_python(tmp_path):
+    path = write_notebook(tmp_path / "nb.ipynb", [SETUP, "%%bash\nx.to('cuda')", "%%writefile a.py\nx.cpu()"])
+    assert json_findings(path) == []
+
+
+def test_fix_in_a_cell_magic_body_and_an_indented_cell(tmp_path):
+    cells = [SETUP, "%%time\nx.to('cuda')\nz = 0", " x.cpu()\n\n   \n z = 0"]
+    path = write_notebook(tmp_path / "nb.ipynb", cells)
+    before = path.read_text()
+    result = run_cli("--fix", path)
+    assert result.returncode == 0, result.stdout
+    after = path.read_text()
+    sources = ["".join(cell["source"]) for cell in json.loads(after)["cells"]]
+    assert sources == [SETUP, "%%time\nx = x.to('cuda' if torch.cuda.is_available() else 'cpu')\nz = 0",
+                       " x = x.cpu()\n\n   \n z = 0"]  # the magic line, the indentation kept
+    diff = [(a, b) for a, b in zip(before.splitlines(), after.splitlines()) if a != b]
+    assert len(before.splitlines()) == len(after.splitlines()) and len(diff) == 2
+
+
+def cell_sources(path) -> list:
+    return ["".join(cell["source"]) for cell in json.loads(path.read_text())["cells"]]
+
+
+DEVICE = 'device = torch.device("cuda" if torch.cuda.is_available() else "cpu")'
+
+
+@pytest.mark.parametrize("cells, expected", [
+    # the import cell after a `!pip install` cell: no second `import torch`
+    (["!pip install torch", "import torch\nimport numpy as np", "x = torch.ones(2)\ny = x.cuda()"],
+     ["!pip install torch", f"import torch\nimport numpy as np\n\n{DEVICE}",
+      "x = torch.ones(2)\ny = x.to(device)"]),
+    # after the cell's shell lines and imports, not above them
+    (["!pip install torch\nimport torch", "x = torch.ones(2)\ny = x.cuda()"],
+     [f"!pip install torch\nimport torch\n\n{DEVICE}", "x = torch.ones(2)\ny = x.to(device)"]),
+    # a cell magic stays the first line of its cell: the first Python cell gets them
+    (["%%capture\n!pip install torch", "n = 1", "import torch\nx = torch.ones(2)\ny = x.cuda()"],
+     ["%%capture\n!pip install torch", f"import torch\n{DEVICE}\n\nn = 1",
+      "import torch\nx = torch.ones(2)\ny = x.to(device)"]),
+    # in a cell indented as a whole, the new lines are indented as its lines
+    ([" import torch\n x = torch.ones(2)\n y = x.cuda()"],
+     [f" import torch\n\n {DEVICE}\n x = torch.ones(2)\n y = x.to(device)"]),
+])
+def test_fix_definitions_go_where_a_person_puts_them(tmp_path, cells, expected):
+    path = write_notebook(tmp_path / "nb.ipynb", cells)
+    run_cli("--fix", "--unsafe-fixes", path)
+    assert cell_sources(path) == expected
+
+
+def apply_located_edits(source: str, edits: list) -> str:
+    """A consumer of the JSON output applying a fix's edits to a cell's text."""
+    lines = source.splitlines(keepends=True)
+    starts = [0]
+    for line in lines:
+        starts.append(starts[-1] + len(line))
+
+    def offset(location):
+        return starts[location["row"] - 1] + location["column"] - 1
+
+    for edit in sorted(edits, key=lambda e: offset(e["location"]), reverse=True):
+        source = source[:offset(edit["location"])] + edit["content"] + source[offset(edit["end_location"]):]
+    return source
+
+
+@pytest.mark.parametrize("cell", [" import torch\n x = torch.ones(2)\n y = x.cuda()\n print(y)",
+                                  ">>> import torch\n>>> x = torch.ones(2)\n>>> y = x.cuda()"])
+def test_reported_edits_in_a_cleaned_up_cell_give_the_fixed_cell(tmp_path, cell):
+    path = write_notebook(tmp_path / "nb.ipynb", [cell])
+    [record] = json_findings("--unsafe-fixes", path)
+    reported = apply_located_edits(cell, record["fix"]["edits"])
+    run_cli("--fix", "--unsafe-fixes", path)
+    assert reported == cell_sources(path)[0] != cell

@@ -1,10 +1,14 @@
 """Jupyter notebooks as one Python program, and back.
 
 The code cells are joined, in order, into one program (so names defined in an earlier cell are
-known in later ones), each preceded by a marker comment line. IPython syntax that is not Python
-(``%magic``, ``!shell``, ``x = !cmd``, ``?obj`` / ``obj?`` help) is replaced line for line by a
-placeholder statement, so positions in the program map straight back to cell lines; a cell
-starting with a ``%%cell_magic`` is not Python and is left out.
+known in later ones), each preceded by a marker comment line. The lines that IPython does not
+run as Python (``%magic``, ``!shell``, ``x = !cmd``, ``?obj`` / ``obj?`` help, ... found as
+IPython finds them: ``torchdevlint.ipysyntax``) are replaced line for line by a placeholder
+statement, so program lines map straight back to cell lines; where IPython's cleanup takes
+characters from the start of a line (an indentation common to the whole cell, ``>>>``
+prompts), columns map back by adding them. A ``%%cell_magic`` cell whose body is not Python
+(``%%bash``, ``%%html``, ...) is left out; the body of ``%%time``, ``%%timeit``, ``%%capture``
+and ``%%prun`` is Python.
 
 For ``--fix``: :meth:`Notebook.with_program` takes a fixed program, splits it at the markers,
 puts the magic lines back, and rewrites only the cells whose source changed, keeping outputs,
@@ -17,22 +21,18 @@ Cells are numbered as current ruff does: the 1-based position among all the note
 from __future__ import annotations
 
 import ast
+import difflib
 import json
 import re
 from dataclasses import dataclass, field, replace
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from torchdevlint.findings import Finding
+from torchdevlint.ipysyntax import MAGIC_PLACEHOLDER, cell_lines
 
 SUFFIX = ".ipynb"
 CELL_MARKER = "# torchdevlint: cell {number}\n"
 _CELL_MARKER = re.compile(r"^# torchdevlint: cell (\d+)$")
-MAGIC_PLACEHOLDER = "pass  # torchdevlint: ipython"
-
-_LINE_MAGIC = re.compile(r"^\s*(?:%|!|\?)")  # %time, !pip, ?obj
-_ASSIGNED_MAGIC = re.compile(r"^\s*[\w.]+(?:\s*,\s*[\w.]+)*\s*=\s*[%!]")  # files = !ls
-_HELP_SUFFIX = re.compile(r"^\s*[A-Za-z_][\w.]*\?{1,2}\s*$")  # obj? / obj??
-_CELL_MAGIC = re.compile(r"^\s*%%")
 
 
 class NotebookError(Exception):
@@ -45,7 +45,8 @@ class _CodeCell:
     index: int  # position in the notebook's "cells"
     source: str
     first_line: int = 0  # program line of the cell's first line (after its marker)
-    magic_lines: List[str] = field(default_factory=list)  # original lines, in order
+    python_lines: List[str] = field(default_factory=list)  # the cell's lines in the program
+    shifts: List[int] = field(default_factory=list)  # characters IPython takes from each start
     displayed: Optional[Tuple[int, int]] = None  # program lines of the displayed last expression
 
 
@@ -66,7 +67,7 @@ class JsonLayout:
         compact = re.search(r'"\s*:\s?', text)
         colon = ": " if compact is None or compact.group(0).endswith(" ") else ":"
         comma = "," if indent is not None or not re.search(r",\s", text) else ", "
-        has_non_ascii = any(ord(char) > 127 for char in text)
+        has_non_ascii = not text.isascii()
         return cls(indent, (comma, colon), ensure_ascii=not has_non_ascii and "\\u" in text,
                    trailing_newline=text.endswith("\n"),
                    newline="\r\n" if "\r\n" in text else "\n")
@@ -79,35 +80,12 @@ class JsonLayout:
         return text.replace("\n", self.newline) if self.newline != "\n" else text
 
 
-def _is_magic(line: str) -> bool:
-    stripped = line.lstrip()
-    if not stripped or stripped.startswith("#"):
-        return False
-    return bool(_LINE_MAGIC.match(line) or _ASSIGNED_MAGIC.match(line) or _HELP_SUFFIX.match(line))
-
-
-def _to_python(source: str) -> Tuple[List[str], List[str]]:
-    """The cell's lines with IPython-only lines replaced (same count), and those lines."""
-    lines = source.splitlines(keepends=True)
-    out: List[str] = []
-    magics: List[str] = []
-    continued = False
-    for line in lines:
-        body = line.rstrip("\r\n")
-        if continued or _is_magic(body):
-            indent = body[: len(body) - len(body.lstrip())]
-            out.append(indent + MAGIC_PLACEHOLDER + line[len(body):])
-            magics.append(line)
-            continued = body.endswith("\\")  # a magic goes on over backslash-continued lines
-        else:
-            out.append(line)
-    return out, magics
-
-
-def _displayed_expression(python_lines: List[str]) -> Optional[Tuple[int, int]]:
-    """Lines (1-based, in the cell) of a last expression statement Jupyter displays."""
+def _displayed_expression(python_lines: List[str],
+                          tree: Optional[ast.Module] = None) -> Optional[Tuple[int, int]]:
+    """Lines (1-based, in the cell) of a last expression statement Jupyter displays (``tree``:
+    theirs, where already parsed)."""
     try:
-        tree = ast.parse("".join(python_lines))
+        tree = tree or ast.parse("".join(python_lines))
     except (SyntaxError, ValueError):
         return None
     if not tree.body or not isinstance(tree.body[-1], ast.Expr):
@@ -135,6 +113,7 @@ class Notebook:
         self.layout = JsonLayout.detect(text)
         self.cells: List[_CodeCell] = []
         self.line_map: List[Tuple[int, int]] = [(0, 0)]  # program line -> (cell, line); 1-based
+        self.shifts: List[int] = [0]  # program line -> characters before its column 1 in the cell
         program: List[str] = []
         for index, cell in enumerate(document["cells"]):
             if cell.get("cell_type") != "code":
@@ -142,20 +121,22 @@ class Notebook:
             number = index + 1
             source = _cell_source(cell)
             code_cell = _CodeCell(number, index, source)
-            if _CELL_MAGIC.match(source.lstrip("\n")):  # %%bash, %%timeit, ...: not Python
+            python = cell_lines(source)
+            if not python.python:  # %%bash, %%html, ...: not Python
                 continue
-            python_lines, code_cell.magic_lines = _to_python(source)
-            if python_lines and not python_lines[-1].endswith(("\n", "\r")):
-                python_lines[-1] += "\n"
+            python_lines = code_cell.python_lines = python.lines
+            code_cell.shifts = python.shifts
             program.append(CELL_MARKER.format(number=number))
             self.line_map.append((number, 0))
+            self.shifts.append(0)
             code_cell.first_line = len(self.line_map)
-            displayed = _displayed_expression(python_lines)
+            displayed = _displayed_expression(python_lines, python.tree)
             if displayed is not None:
                 code_cell.displayed = (displayed[0] + code_cell.first_line - 1,
                                        displayed[1] + code_cell.first_line - 1)
             program.extend(python_lines)
             self.line_map.extend((number, line) for line in range(1, len(python_lines) + 1))
+            self.shifts.extend(code_cell.shifts)
             self.cells.append(code_cell)
         self.program = "".join(program)
 
@@ -169,18 +150,36 @@ class Notebook:
         cell = self.cells[-1].number if self.cells else 1
         return cell, max(1, program_line - (self.cells[-1].first_line - 1 if self.cells else 0))
 
+    def shift(self, program_line: int) -> int:
+        """Characters IPython's cleanup took from the start of this line (the cell's common
+        indentation, a ``>>>`` prompt): a program column plus this is the cell's column."""
+        return self.shifts[program_line] if 0 < program_line < len(self.shifts) else 0
+
+    def prefix(self, program_line: int) -> str:
+        """The text IPython's cleanup took from the start of this line (``shift`` characters)."""
+        shift = self.shift(program_line)
+        if not shift:
+            return ""
+        number, line = self.line_map[program_line]
+        cell = next(c for c in self.cells if c.number == number)
+        return cell.source.splitlines()[line - 1][:shift]
+
     def is_displayed(self, program_line: int) -> bool:
         """Is this program line part of a cell's last expression, which Jupyter displays?"""
         return any(c.displayed and c.displayed[0] <= program_line <= c.displayed[1] for c in self.cells)
 
     def to_cells(self, finding: Finding) -> Finding:
         cell, line = self.locate(finding.line)
-        end_line = finding.end_line
+        column = finding.column + self.shift(finding.line)
+        end_line, end_column = finding.end_line, finding.end_column
         if end_line:
-            end_cell, end_line = self.locate(end_line)
+            end_cell, end_line = self.locate(finding.end_line)
             if end_cell != cell:
                 end_line = line
-        return replace(finding, cell=cell, line=line, end_line=end_line)
+            elif end_column:
+                end_column += self.shift(finding.end_line)
+        return replace(finding, cell=cell, line=line, column=column, end_line=end_line,
+                       end_column=end_column)
 
     def map_findings(self, findings: Iterable[Finding],
                      displayed_codes: Sequence[str] = ("TDL001",)) -> List[Finding]:
@@ -216,17 +215,7 @@ class Notebook:
         sources = self.split_program(program)
         changed: List[int] = []
         for cell in self.cells:
-            lines = sources[cell.number].splitlines(keepends=True)
-            magics = iter(cell.magic_lines)
-            restored = []
-            for line in lines:
-                if line.strip() == MAGIC_PLACEHOLDER:
-                    original = next(magics, None)
-                    if original is None:
-                        raise NotebookError(f"cell {cell.number}: cannot put its IPython lines back")
-                    body = original.rstrip("\r\n")
-                    line = body + (original[len(body):] or line[len(line.rstrip("\r\n")):])
-                restored.append(line)
+            restored = _restore(cell, sources[cell.number].splitlines(keepends=True))
             text = "".join(restored)
             if not cell.source.endswith(("\n", "\r")) and text.endswith("\n"):
                 text = text[:-1]
@@ -238,6 +227,61 @@ class Notebook:
         if not changed:
             return self.text, []
         return self.layout.dump(self.document), changed
+
+
+def after_cell_marker(program: str, offset: int) -> int:
+    """``offset`` (a statement's start, its leading comment lines included) moved past a cell
+    marker among those lines, so that text inserted there goes into the statement's cell."""
+    position = found = offset
+    while position < len(program):
+        end = program.find("\n", position)
+        end = len(program) if end < 0 else end + 1
+        line = program[position:end].strip()
+        if line and not line.startswith("#"):
+            break
+        position = end
+        if _CELL_MARKER.match(line):
+            found = position
+    return found
+
+
+def _restore(cell: _CodeCell, lines: List[str]) -> List[str]:
+    """The cell's lines for its (fixed) lines in the program: a line the fix kept is the
+    line as written, a placeholder its IPython line, and a new line gets the characters
+    IPython's cleanup took from the line it replaces or follows."""
+    original = cell.source.splitlines(keepends=True)
+    if original and not original[-1].endswith(("\n", "\r")):
+        original[-1] += "\n"  # (taken off again by the caller)
+    restored: List[str] = []
+    matcher = difflib.SequenceMatcher(None, cell.python_lines, lines, autojunk=False)
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag == "equal":
+            restored.extend(original[i1:i2])
+            continue
+        # The IPython lines the fix dropped or replaced, in order, for its placeholders.
+        dropped = iter([original[i] for i in range(i1, i2)
+                        if cell.python_lines[i].strip() == MAGIC_PLACEHOLDER])
+        for offset, line in enumerate(lines[j1:j2]):
+            if line.strip() == MAGIC_PLACEHOLDER:
+                magic = next(dropped, None)
+                if magic is None:
+                    raise NotebookError(f"cell {cell.number}: cannot put its IPython lines back")
+                body = magic.rstrip("\r\n")
+                restored.append(body + (magic[len(body):] or line[len(line.rstrip("\r\n")):]))
+                continue
+            near = i1 + offset if i1 + offset < i2 else i1 - 1
+            restored.append(_prefix(cell, original, near) + line if line.strip() else line)
+    return restored
+
+
+def _prefix(cell: _CodeCell, original: List[str], near: int) -> str:
+    """What IPython's cleanup took from the start of a written line at or next to ``near``."""
+    order = list(range(near, -1, -1)) + list(range(near + 1, len(original)))
+    for index in order:
+        if 0 <= index < len(original) and cell.shifts[index] and \
+                cell.python_lines[index].strip() != MAGIC_PLACEHOLDER:
+            return original[index][:cell.shifts[index]]
+    return ""
 
 
 def displayed_lines(program: str) -> set:

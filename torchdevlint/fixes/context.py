@@ -16,6 +16,8 @@ from torchdevlint.analysis import Analysis, device_names_visible, walk_code
 from torchdevlint.analysis.builder import iter_children
 from torchdevlint.analysis.model import ASSIGN, IMPORT, PARAM, Binding, Ctx, Scope
 from torchdevlint.fixes.model import Edit
+from torchdevlint.ipysyntax import MAGIC_PLACEHOLDER
+from torchdevlint.notebook import after_cell_marker
 from torchdevlint.positions import FastCodegenState, line_starts
 from torchdevlint.torch_version import has_accelerator_api
 
@@ -270,11 +272,18 @@ class FixContext:
 
     def _prelude_offset(self) -> Tuple[int, bool]:
         """Where module-level definitions go: after the docstring, ``__future__`` and the
-        imports at the top of the file. (offset, whether it follows such a statement)"""
+        imports at the top of the file. (offset, whether it follows such a statement)
+
+        In a notebook's program, the IPython lines at the top (``!pip install``, ``%%capture``)
+        are passed over as well: the definitions go after the imports of the notebook's first
+        cells (its import cell), or else before its first statement that is Python, never
+        above a cell's magics."""
         body = self.module.body
         last = None
+        first = body[0]
         for index, statement in enumerate(body):
             if not isinstance(statement, cst.SimpleStatementLine):
+                first = statement
                 break
             smalls = statement.body
             if all(isinstance(s, (cst.Import, cst.ImportFrom)) for s in smalls):
@@ -282,11 +291,12 @@ class FixContext:
             elif index == 0 and len(smalls) == 1 and isinstance(smalls[0], cst.Expr) and \
                     isinstance(smalls[0].value, (cst.SimpleString, cst.ConcatenatedString)):
                 last = statement
-            else:
+            elif not _is_ipython_placeholder(statement):
+                first = statement
                 break
         if last is not None:
             return self.span(last)[1], True
-        return self.span(body[0])[0], False
+        return after_cell_marker(self.source, self.span(first)[0]), False
 
     def prelude_edit(self, imports: Tuple[str, ...], definitions: Tuple[str, ...] = ()) -> Edit:
         """An edit adding ``imports`` right after the file's imports and ``definitions`` as a
@@ -406,6 +416,13 @@ class ElementFixContext(FixContext):
         shared = {id(edit) for _, edit in filter(None, self.whole._prelude_cache.values())}
         return all(start <= edit.start and edit.end <= end or id(edit) in shared or
                    edit == self.whole.import_torch_edit() for edit in fix.edits)
+
+
+def _is_ipython_placeholder(statement: cst.SimpleStatementLine) -> bool:
+    """A notebook cell's IPython line in the program (``torchdevlint.ipysyntax``)."""
+    comment = statement.trailing_whitespace.comment
+    return len(statement.body) == 1 and isinstance(statement.body[0], cst.Pass) and \
+        comment is not None and f"pass  {comment.value}" == MAGIC_PLACEHOLDER
 
 
 def names_in_tree(tree: ast.AST) -> set:

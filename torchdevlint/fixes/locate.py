@@ -52,12 +52,25 @@ def _located(edit, text: str, starts: List[int], notebook) -> EditLocation:
     row, column = _position(edit.start, text, starts)
     end_row, end_column = _position(edit.end, text, starts)
     cell = None
+    content = edit.text
     if notebook is not None:  # rows of the notebook's program -> rows of one cell
+        # In a cell indented as a whole (or with >>> prompts), columns count what IPython
+        # takes off each line, and the lines an edit starts give it back.
+        prefix = notebook.prefix(row)
+        if prefix and column == 1 and edit.start == edit.end and content.endswith("\n"):
+            # whole lines inserted before a line: before its prefix, each with its own
+            content = re.sub(r"^(?=[^\r\n])", prefix, content, flags=re.MULTILINE)
+        else:
+            if prefix:
+                content = re.sub(r"(\r\n|\r|\n)(?=[^\r\n])|(\r\n|\r|\n)$",
+                                 lambda m: m.group(0) + prefix, content)
+            column += notebook.shift(row)
+            end_column += notebook.shift(end_row)
         cell, row = notebook.locate(row)
         end_cell, end_row = notebook.locate(end_row)
         if end_cell != cell:  # ends at the start of the next cell: the end of this one
             end_row, end_column = _cell_end(notebook, cell)
-    return EditLocation(edit.text, row, column, end_row, end_column, cell)
+    return EditLocation(content, row, column, end_row, end_column, cell)
 
 
 def _position(offset: int, text: str, starts: List[int]):
