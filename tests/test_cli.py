@@ -199,3 +199,79 @@ def test_message_for_a_receiver_that_cannot_be_rebound(tmp_path):
 def test_every_front_end_exits_by_one_rule(reported, internal, exit_zero, code):
     from torchdevlint.findings import ExitCode
     assert ExitCode.of_run(reported, internal, exit_zero) == code
+
+
+def _tree_with_a_locked_directory(tmp_path):
+    (tmp_path / "ok").mkdir()
+    (tmp_path / "ok" / "clean.py").write_text("import torch\nx = torch.zeros(2)\n")
+    (tmp_path / "locked").mkdir()
+    (tmp_path / "locked" / "bad.py").write_text(BUGGY)
+    (tmp_path / "other.py").write_text(BUGGY)
+    return tmp_path / "locked"
+
+
+@pytest.fixture
+def unlistable(tmp_path, monkeypatch):
+    """A tree whose ``locked`` directory cannot be listed, as for a user without permission
+    (tests run as root here, which chmod 000 does not stop): the listing is what fails."""
+    import os
+    locked = _tree_with_a_locked_directory(tmp_path)
+    real = os.scandir
+
+    def scandir(path="."):
+        if os.path.abspath(os.fspath(path)) == str(locked):
+            raise PermissionError(13, "Permission denied", os.fspath(path))
+        return real(path)
+
+    monkeypatch.setattr(os, "scandir", scandir)
+    monkeypatch.chdir(tmp_path)
+    return locked
+
+
+def _main(capsys, *args):
+    from torchdevlint.cli import main
+    code = main(["--no-cache", "--jobs", "1", *args])
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def test_unreadable_directory_in_a_tree_is_one_warning(unlistable, capsys):
+    code, out, err = _main(capsys, "ok", ".")
+    assert err.splitlines() == ["torchdevlint: warning: cannot read directory locked: "
+                                "Permission denied; skipped"]
+    assert "other.py:3:1: TDL001" in out and "E902" not in out
+    assert code == 1  # the finding in other.py; the warning alone changes nothing:
+    code, out, err = _main(capsys, "ok", "locked/..")
+    assert code == 1 and "cannot read directory" in err
+    (unlistable.parent / "other.py").write_text("x = 1\n")
+    code, out, err = _main(capsys, ".")
+    assert code == 0 and "cannot read directory" in err and "All checks passed" in out
+
+
+@pytest.mark.parametrize("mode", [[], ["--fix"], ["--add-noqa"]])
+def test_unreadable_directory_named_is_e902_and_the_run_goes_on(unlistable, capsys, mode):
+    code, out, err = _main(capsys, *mode, "locked", "other.py")
+    assert "locked:1:1: E902 cannot read directory: Permission denied" in out + err
+    assert "internal error" not in out + err and "Traceback" not in err
+    assert code == 1
+    if not mode:
+        assert "other.py:3:1: TDL001" in out
+
+
+def test_unreadable_directory_for_real(tmp_path):
+    import os
+    if os.geteuid() == 0:
+        pytest.skip("root can list any directory (the mocked tests above cover it)")
+    locked = _tree_with_a_locked_directory(tmp_path)
+    locked.chmod(0)
+    try:
+        named = run_cli("--no-cache", locked, tmp_path / "locked" / "bad.py", tmp_path / "other.py")
+        walked = run_cli("--no-cache", tmp_path)
+    finally:
+        locked.chmod(0o755)
+    assert named.returncode == 1 and "internal error" not in named.stderr
+    assert f"{locked}:1:1: E902 cannot read directory: Permission denied" in named.stdout
+    assert "bad.py:1:1: E902 cannot read file: Permission denied" in named.stdout
+    assert "other.py:3:1: TDL001" in named.stdout
+    assert walked.returncode == 1 and "other.py:3:1: TDL001" in walked.stdout
+    assert walked.stderr.count("cannot read directory") == 1 and str(locked) in walked.stderr
