@@ -170,21 +170,28 @@ def lint_source(source: str, path: str, rules: Optional[Sequence[type]] = DEFAUL
         return result
     if apply_noqa and noqa.may_exempt_file(source) and noqa.file_is_exempt(noqa.split_lines(source)):
         return result
+    from torchdevlint import split
+    analysed_source = source
     deep = syntax.too_deep(source)
     if deep is not None:
-        # LibCST would crash (a segfault) or take minutes: one diagnostic instead
-        result.error = _diagnostic(path, PARSER_ERROR, deep[0], deep[1])
-        return result
+        # LibCST would crash (a segfault) or take minutes on such an expression: it is
+        # replaced by ``(...)`` and the rest of the file analysed; one diagnostic for the
+        # file where that cannot be done
+        analysed_source = split.without_deep_expressions(source, tree)
+        if analysed_source is None:
+            result.error = _diagnostic(path, PARSER_ERROR, deep[0], deep[1])
+            return result
     rules = rule_classes(rules)  # (the first file that gets this far imports them)
-    from torchdevlint import split
     plan = None
     if split_large and len(source) >= split.LARGE_FILE_CHARS:
-        plan = split.plan_split(source)
-    analysed = _analyse_split(source, path, rules, plan, torch_version) \
+        plan = split.plan_split(analysed_source)
+    analysed = _analyse_split(analysed_source, path, rules, plan, torch_version) \
         if plan is not None else None
     if analysed is None:
-        analysed = _analyse(source, path, rules, torch_version, parser)
+        analysed = _analyse(analysed_source, path, rules, torch_version, parser)
     result = analysed
+    if analysed_source is not source and result.module is not None:
+        result.split_source = source  # (the module's text has the same lines and columns)
     if apply_noqa and result.findings and noqa.may_suppress(source):
         index = noqa.NoqaIndex(noqa.split_lines(source), tree)
         result.findings = [f for f in result.findings if not index.suppressed(f.code, f.line)]
