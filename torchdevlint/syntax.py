@@ -160,7 +160,8 @@ def syntax_error(source: str, target: Optional[Version] = None
 
     The message is Python's (``SyntaxError: ...``, as flake8 words E999), or, for a construct
     newer than the target, ``type alias statement requires Python 3.12; target is 3.11``.
-    ``target`` defaults to ``NEWEST``."""
+    ``target`` defaults to ``NEWEST``. (``chunks.syntax_error`` judges a huge module part
+    by part.)"""
     return checked_tree(source, target)[1]
 
 
