@@ -210,52 +210,58 @@ def _tree_with_a_locked_directory(tmp_path):
     return tmp_path / "locked"
 
 
+# The command line, in a child process whose os.scandir cannot list ``locked``, as for a user
+# without permission (tests run as root here, which chmod 000 does not stop)
+_UNLISTABLE = """
+import os, sys
+real = os.scandir
+locked = os.path.abspath("locked")
+
+def scandir(path="."):
+    if os.path.abspath(os.fspath(path)) == locked:
+        raise PermissionError(13, "Permission denied", os.fspath(path))
+    return real(path)
+
+os.scandir = scandir
+from torchdevlint.cli import main
+sys.exit(main(["--no-cache", *sys.argv[1:]]))
+"""
+
+
 @pytest.fixture
-def unlistable(tmp_path, monkeypatch):
-    """A tree whose ``locked`` directory cannot be listed, as for a user without permission
-    (tests run as root here, which chmod 000 does not stop): the listing is what fails."""
-    import os
-    locked = _tree_with_a_locked_directory(tmp_path)
-    real = os.scandir
+def unlistable(tmp_path):
+    import subprocess
+    import sys
+    _tree_with_a_locked_directory(tmp_path)
 
-    def scandir(path="."):
-        if os.path.abspath(os.fspath(path)) == str(locked):
-            raise PermissionError(13, "Permission denied", os.fspath(path))
-        return real(path)
+    def run(*args):
+        return subprocess.run([sys.executable, "-c", _UNLISTABLE, *args], cwd=tmp_path,
+                              capture_output=True, text=True)
 
-    monkeypatch.setattr(os, "scandir", scandir)
-    monkeypatch.chdir(tmp_path)
-    return locked
+    return run
 
 
-def _main(capsys, *args):
-    from torchdevlint.cli import main
-    code = main(["--no-cache", "--jobs", "1", *args])
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
+def test_unreadable_directory_in_a_tree_is_one_warning(unlistable, tmp_path):
+    result = unlistable("ok", ".")
+    assert result.stderr.splitlines() == ["torchdevlint: warning: cannot read directory "
+                                          "locked: Permission denied; skipped"]
+    assert "other.py:3:1: TDL001" in result.stdout and "E902" not in result.stdout
+    assert result.returncode == 1  # the finding in other.py; the warning alone changes nothing:
+    (tmp_path / "other.py").write_text("x = 1\n")
+    result = unlistable(".")
+    assert "cannot read directory" in result.stderr and "All checks passed" in result.stdout
+    assert result.returncode == 0
 
 
-def test_unreadable_directory_in_a_tree_is_one_warning(unlistable, capsys):
-    code, out, err = _main(capsys, "ok", ".")
-    assert err.splitlines() == ["torchdevlint: warning: cannot read directory locked: "
-                                "Permission denied; skipped"]
-    assert "other.py:3:1: TDL001" in out and "E902" not in out
-    assert code == 1  # the finding in other.py; the warning alone changes nothing:
-    code, out, err = _main(capsys, "ok", "locked/..")
-    assert code == 1 and "cannot read directory" in err
-    (unlistable.parent / "other.py").write_text("x = 1\n")
-    code, out, err = _main(capsys, ".")
-    assert code == 0 and "cannot read directory" in err and "All checks passed" in out
-
-
-@pytest.mark.parametrize("mode", [[], ["--fix"], ["--add-noqa"]])
-def test_unreadable_directory_named_is_e902_and_the_run_goes_on(unlistable, capsys, mode):
-    code, out, err = _main(capsys, *mode, "locked", "other.py")
-    assert "locked:1:1: E902 cannot read directory: Permission denied" in out + err
-    assert "internal error" not in out + err and "Traceback" not in err
-    assert code == 1
+@pytest.mark.parametrize("mode", [[], ["--fix"], ["--diff"], ["--add-noqa"]])
+def test_unreadable_directory_named_is_e902_and_the_run_goes_on(unlistable, mode):
+    result = unlistable(*mode, "locked", "other.py")
+    out = result.stdout + result.stderr
+    assert "locked:1:1: E902 cannot read directory: Permission denied" in out
+    assert "internal error" not in out and "Traceback" not in out
+    assert result.returncode == 1
     if not mode:
-        assert "other.py:3:1: TDL001" in out
+        assert "other.py:3:1: TDL001" in result.stdout
 
 
 def test_unreadable_directory_for_real(tmp_path):
