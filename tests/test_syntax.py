@@ -148,6 +148,7 @@ DEEP_STATEMENTS = {
     "or-of-comparisons": "if " + " or ".join(f"y == {i}" for i in range(3000)) + ":\n    pass",
     "call-argument": "print(" + " or ".join(f"y != {i}" for i in range(3000)) + ")",
     "in-a-function": "def f(y):\n    return " + " and ".join(["y"] * DEPTH),
+    "over-lines": "total = (" + " and\n".join(["y"] * DEPTH) + ")",
 }
 
 

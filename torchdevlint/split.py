@@ -180,7 +180,8 @@ def without_deep_expressions(source: str, tree: Optional[ast.AST] = None) -> Opt
             end = offset(child.end_lineno, child.end_col_offset)
             if end - start <= syntax.MAX_DEPTH:  # (each level of depth takes a character)
                 continue
-            if syntax.nesting_depth(source[start:end])[0] <= syntax.MAX_DEPTH:
+            # (measured as the statement holds it: its line breaks are inside brackets)
+            if syntax.nesting_depth("(" + source[start:end] + ")")[0] - 1 <= syntax.MAX_DEPTH:
                 continue
             if isinstance(getattr(child, "ctx", None), (ast.Store, ast.Del)) \
                     or "   " not in _NOT_LINE_BREAK.sub(" ", source[start + 1:end - 1]):
