@@ -199,3 +199,85 @@ def test_message_for_a_receiver_that_cannot_be_rebound(tmp_path):
 def test_every_front_end_exits_by_one_rule(reported, internal, exit_zero, code):
     from torchdevlint.findings import ExitCode
     assert ExitCode.of_run(reported, internal, exit_zero) == code
+
+
+def _tree_with_a_locked_directory(tmp_path):
+    (tmp_path / "ok").mkdir()
+    (tmp_path / "ok" / "clean.py").write_text("import torch\nx = torch.zeros(2)\n")
+    (tmp_path / "locked").mkdir()
+    (tmp_path / "locked" / "bad.py").write_text(BUGGY)
+    (tmp_path / "other.py").write_text(BUGGY)
+    return tmp_path / "locked"
+
+
+# The command line, in a child process whose os.scandir cannot list ``locked``, as for a user
+# without permission (tests run as root here, which chmod 000 does not stop)
+_UNLISTABLE = """
+import os, sys
+real = os.scandir
+locked = os.path.abspath("locked")
+
+def scandir(path="."):
+    if os.path.abspath(os.fspath(path)) == locked:
+        raise PermissionError(13, "Permission denied", os.fspath(path))
+    return real(path)
+
+os.scandir = scandir
+from torchdevlint.cli import main
+sys.exit(main(["--no-cache", *sys.argv[1:]]))
+"""
+
+
+@pytest.fixture
+def unlistable(tmp_path):
+    import subprocess
+    import sys
+    _tree_with_a_locked_directory(tmp_path)
+
+    def run(*args):
+        return subprocess.run([sys.executable, "-c", _UNLISTABLE, *args], cwd=tmp_path,
+                              capture_output=True, text=True)
+
+    return run
+
+
+def test_unreadable_directory_in_a_tree_is_one_warning(unlistable, tmp_path):
+    result = unlistable("ok", ".")
+    assert result.stderr.splitlines() == ["torchdevlint: warning: cannot read directory "
+                                          "locked: Permission denied; skipped"]
+    assert "other.py:3:1: TDL001" in result.stdout and "E902" not in result.stdout
+    assert result.returncode == 1  # the finding in other.py; the warning alone changes nothing:
+    (tmp_path / "other.py").write_text("x = 1\n")
+    result = unlistable(".")
+    assert "cannot read directory" in result.stderr and "All checks passed" in result.stdout
+    assert result.returncode == 0
+
+
+@pytest.mark.parametrize("mode", [[], ["--fix"], ["--diff"], ["--add-noqa"]])
+def test_unreadable_directory_named_is_e902_and_the_run_goes_on(unlistable, mode):
+    result = unlistable(*mode, "locked", "other.py")
+    out = result.stdout + result.stderr
+    assert "locked:1:1: E902 cannot read directory: Permission denied" in out
+    assert "internal error" not in out and "Traceback" not in out
+    assert result.returncode == 1
+    if not mode:
+        assert "other.py:3:1: TDL001" in result.stdout
+
+
+def test_unreadable_directory_for_real(tmp_path):
+    import os
+    if os.geteuid() == 0:
+        pytest.skip("root can list any directory (the mocked tests above cover it)")
+    locked = _tree_with_a_locked_directory(tmp_path)
+    locked.chmod(0)
+    try:
+        named = run_cli("--no-cache", locked, tmp_path / "locked" / "bad.py", tmp_path / "other.py")
+        walked = run_cli("--no-cache", tmp_path)
+    finally:
+        locked.chmod(0o755)
+    assert named.returncode == 1 and "internal error" not in named.stderr
+    assert f"{locked}:1:1: E902 cannot read directory: Permission denied" in named.stdout
+    assert "bad.py:1:1: E902 cannot read file: Permission denied" in named.stdout
+    assert "other.py:3:1: TDL001" in named.stdout
+    assert walked.returncode == 1 and "other.py:3:1: TDL001" in walked.stdout
+    assert walked.stderr.count("cannot read directory") == 1 and str(locked) in walked.stderr

@@ -551,6 +551,15 @@ def build_settings(table: Optional[Mapping[str, Any]], root: Path, config_path: 
         target_version=target, torch_version=torch, torch_version_origin=torch_origin)
 
 
+def _is_file(candidate: Path) -> bool:
+    """``candidate.is_file()``, False where it cannot be looked at (a directory that cannot be
+    searched: no file in it can be read and linted either; each gets its E902)."""
+    try:
+        return candidate.is_file()
+    except OSError:
+        return False
+
+
 class Resolver:
     """Settings for any path: the closest configuration above it, cached per directory."""
 
@@ -591,7 +600,7 @@ class Resolver:
         for folder in (directory, *directory.parents):
             candidate = folder / "pyproject.toml"
             if candidate not in self._tables:
-                self._tables[candidate] = read_table(candidate) if candidate.is_file() else None
+                self._tables[candidate] = read_table(candidate) if _is_file(candidate) else None
             if self._tables[candidate] is not None:
                 return candidate
         return None
@@ -603,7 +612,7 @@ class Resolver:
     def _requires_python(self, candidate: Path) -> Optional[Tuple[int, int]]:
         if candidate not in self._requires:
             self._requires[candidate] = (read_requires_python(candidate)
-                                         if candidate.is_file() else None)
+                                         if _is_file(candidate) else None)
         return self._requires[candidate]
 
     def _inferred_target(self, directory: Path, config: Optional[Path]) -> Optional[Tuple[int, int]]:
@@ -620,7 +629,7 @@ class Resolver:
     def _torch_requirement(self, candidate: Path) -> Optional[Tuple[Tuple[int, int], str]]:
         if candidate not in self._torch_requirements:
             self._torch_requirements[candidate] = (read_torch_requirement(candidate)
-                                                   if candidate.is_file() else None)
+                                                   if _is_file(candidate) else None)
         return self._torch_requirements[candidate]
 
     def _inferred_torch(self, directory: Path, config: Optional[Path]

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from torchdevlint import split
     from torchdevlint.analysis import Analysis
     from torchdevlint.analysis.model import Ctx
+    from torchdevlint.fixes.model import Fix, FixOptions
 
 
 @dataclass
@@ -139,7 +140,8 @@ def lint_source(source: str, path: str, rules: Optional[Sequence[type]] = DEFAUL
                 tree: Optional[ast.AST] = None,
                 target: Optional[syntax.Version] = None,
                 torch_version: torch_versions.Version = torch_versions.DEFAULT,
-                parser: Optional[Callable[[str], cst.Module]] = None) -> FileResult:
+                parser: Optional[Callable[[str], cst.Module]] = None,
+                in_parts: bool = True, unseen_calls: frozenset = frozenset()) -> FileResult:
     """``prefilter=False`` parses every file and runs every rule (to check that the
     prefilters lose nothing); ``check_syntax=False`` is for callers that report syntax errors
     themselves (flake8); ``split_large=False`` parses huge literal tables whole (``--fix``
@@ -149,9 +151,14 @@ def lint_source(source: str, path: str, rules: Optional[Sequence[type]] = DEFAUL
     out); ``torch_version``: the torch version messages and fixes write code for;
     ``parser``: what parses ``source`` into the tree LibCST's ``parse_module`` gives (the
     server's ``Reparser``, which parses only what an edit changed; huge files are split
-    and parsed in parts instead)."""
+    and parsed in parts instead); ``in_parts``: a module of ``chunks.LARGE_MODULE_CHARS``
+    or more is linted in parts (``_lint_in_parts``); ``unseen_calls``: names called where
+    the analysis cannot see (another part of the module)."""
     if rules is None:
         rules = ALL_RULES
+    if in_parts and len(source) >= _large_module_chars():
+        return _lint_in_parts(source, path, rules, apply_noqa, prefilter, check_syntax,
+                              split_large, target, torch_version)
     result = FileResult(path)
     if check_syntax:
         # Python's own parser judges every file, whatever the prefilter says, so that the
@@ -172,21 +179,28 @@ def lint_source(source: str, path: str, rules: Optional[Sequence[type]] = DEFAUL
         if apply_noqa and noqa.may_exempt_file(source) else None
     if exemption is not None and noqa.is_blanket(exemption):
         return result
+    from torchdevlint import split
+    analysed_source = source
     deep = syntax.too_deep(source)
     if deep is not None:
-        # LibCST would crash (a segfault) or take minutes: one diagnostic instead
-        result.error = _diagnostic(path, PARSER_ERROR, deep[0], deep[1])
-        return result
+        # LibCST would crash (a segfault) or take minutes on such an expression: it is
+        # replaced by ``(...)`` and the rest of the file analysed; one diagnostic for the
+        # file where that cannot be done
+        analysed_source = split.without_deep_expressions(source, tree)
+        if analysed_source is None:
+            result.error = _diagnostic(path, PARSER_ERROR, deep[0], deep[1])
+            return result
     rules = rule_classes(rules)  # (the first file that gets this far imports them)
-    from torchdevlint import split
     plan = None
     if split_large and len(source) >= split.LARGE_FILE_CHARS:
-        plan = split.plan_split(source)
-    analysed = _analyse_split(source, path, rules, plan, torch_version) \
+        plan = split.plan_split(analysed_source)
+    analysed = _analyse_split(analysed_source, path, rules, plan, torch_version, unseen_calls) \
         if plan is not None else None
     if analysed is None:
-        analysed = _analyse(source, path, rules, torch_version, parser)
+        analysed = _analyse(analysed_source, path, rules, torch_version, parser, unseen_calls)
     result = analysed
+    if analysed_source is not source and result.module is not None:
+        result.split_source = source  # (the module's text has the same lines and columns)
     if apply_noqa and result.findings and noqa.may_suppress(source):
         index = noqa.NoqaIndex(noqa.split_lines(source), tree)
         result.findings = [f for f in result.findings if not index.suppressed(f.code, f.line)]
@@ -195,9 +209,80 @@ def lint_source(source: str, path: str, rules: Optional[Sequence[type]] = DEFAUL
     return result
 
 
+def _large_module_chars() -> int:
+    from torchdevlint.chunks import LARGE_MODULE_CHARS
+    return LARGE_MODULE_CHARS
+
+
+def _lint_in_parts(source: str, path: str, rules: Sequence[type], apply_noqa: bool,
+                   prefilter: bool, check_syntax: bool, split_large: bool,
+                   target: Optional[syntax.Version],
+                   torch_version: torch_versions.Version) -> FileResult:
+    """``lint_source`` for a huge module, one part of whole top-level statements at a time
+    (see ``torchdevlint.chunks``): each part's findings in the file's lines, with the fixes
+    built while its tree was alive; E999 as the file's only diagnostic, as for a whole file."""
+    from torchdevlint import chunks
+    parts = chunks.plan_parts(source)
+    if len(parts) < 2:
+        return lint_source(source, path, rules, apply_noqa, prefilter, check_syntax,
+                           split_large, target=target, torch_version=torch_version,
+                           in_parts=False)
+    result = FileResult(path)
+    exemption = noqa.file_exemption(noqa.split_lines(source)) \
+        if apply_noqa and noqa.may_exempt_file(source) else None
+    if exemption is not None and noqa.is_blanket(exemption):
+        rules = []  # (the syntax is still checked)
+    called = chunks.called_names(source) if rules else None
+    for index, part in enumerate(parts):
+        text = part.text(source)
+        unseen = frozenset()
+        if called is not None:
+            here = chunks.called_names(source[part.start:part.end])
+            unseen = frozenset(name for name, count in called.items() if count > here[name])
+        linted = lint_source(text, path, rules, apply_noqa, prefilter, check_syntax,
+                             split_large, target=target, torch_version=torch_version,
+                             in_parts=False, unseen_calls=unseen)
+        if linted.error is not None:
+            error = replace(linted.error, line=max(part.file_line(linted.error.line), 1))
+            if error.code == SYNTAX_ERROR:
+                return FileResult(path, error=error)
+            result.error = result.error or error  # (TDL999: the other parts' findings stay)
+        attach_located_fixes(linted, text)  # (while the part's tree is alive)
+        result.findings.extend(_in_file(finding, part, index) for finding in linted.findings
+                               if finding.line > part.prelude_lines)
+        linted.drop_tree()
+    if exemption is not None:  # (a part's text may not hold the file's # ruff: noqa line)
+        result.findings = noqa.exempt_findings(result.findings, exemption)
+    result.findings.sort(key=lambda f: f.sort_key)
+    return result
+
+
+def _in_file(finding: Finding, part, index: int) -> Finding:
+    """A finding of ``part``'s text (prelude included) in the file's lines and offsets; its
+    fix is dropped if it edits the prelude, or adds a module-level definition (which would
+    land at the top of a part, not of the module) after the first part."""
+    from torchdevlint.fixes.model import BuiltFix
+    shift = part.start - len(part.prelude)
+    fix = finding.available_fix
+    if fix is not None:
+        if any(edit.start < len(part.prelude) or (index and edit.exclusive)
+               for edit in fix.edits):
+            fix = None
+        else:
+            fix = replace(fix, edits=tuple(replace(edit, start=edit.start + shift,
+                                                   end=edit.end + shift) for edit in fix.edits),
+                          located=tuple(replace(where, row=part.file_line(where.row),
+                                                end_row=part.file_line(where.end_row))
+                                        for where in fix.located))
+    return replace(finding, line=part.file_line(finding.line),
+                   end_line=part.file_line(finding.end_line) if finding.end_line else 0,
+                   fix=BuiltFix(fix) if fix is not None else None, available_fix=fix)
+
+
 def _analyse(source: str, path: str, rules: Sequence[type],
              torch_version: torch_versions.Version = torch_versions.DEFAULT,
-             parser: Optional[Callable[[str], cst.Module]] = None) -> FileResult:
+             parser: Optional[Callable[[str], cst.Module]] = None,
+             unseen_calls: frozenset = frozenset()) -> FileResult:
     import libcst as cst
 
     from torchdevlint.analysis import Analysis
@@ -213,6 +298,7 @@ def _analyse(source: str, path: str, rules: Sequence[type],
     result.module = module
     try:
         result.analysis = Analysis(module, facts=declared_facts(rules))
+        result.analysis.collected.unseen_call_names.update(unseen_calls)
         result.analysis.torch_version = torch_version
         result.analysis.source = source
         violations = run_rules(module, rules, result.analysis)
@@ -224,8 +310,8 @@ def _analyse(source: str, path: str, rules: Sequence[type],
 
 def _analyse_split(source: str, path: str, rules: Sequence[type],
                    plan: split.SplitPlan,
-                   torch_version: torch_versions.Version = torch_versions.DEFAULT
-                   ) -> Optional[FileResult]:
+                   torch_version: torch_versions.Version = torch_versions.DEFAULT,
+                   unseen_calls: frozenset = frozenset()) -> Optional[FileResult]:
     """``_analyse`` for a file whose huge literals are analysed one element at a time (see
     ``torchdevlint.split``), or None when the file must be analysed whole after all (anything
     LibCST rejects, so that the whole file's diagnostic is the one reported).
@@ -243,6 +329,7 @@ def _analyse_split(source: str, path: str, rules: Sequence[type],
     try:
         module = _parse(plan.skeleton)
         analysis = Analysis(module, facts=declared_facts(rules))
+        analysis.collected.unseen_call_names.update(unseen_calls)
         analysis.torch_version = torch_version
         analysis.source = plan.skeleton
         statements = [small for statement in module.body
@@ -400,3 +487,87 @@ def place(module: cst.Module, source: str, path: str, violations: List[tuple]) -
             findings.append(_finding(path, code, violation, position))
     findings.sort(key=lambda f: f.sort_key)
     return findings
+
+
+def build_fix(finding: Finding, ctx) -> Optional[Fix]:
+    """The fix the finding's rule plans for it here (``ctx``: a ``FixContext``), or None."""
+    from torchdevlint.fixes.model import FixPlan
+    plan = finding.fix
+    return plan.build(finding, ctx) if isinstance(plan, FixPlan) else None
+
+
+def attach_fixes(result: FileResult, options: Optional[FixOptions] = None,
+                 rules: Optional[Sequence[type]] = None, text: Optional[str] = None) -> None:
+    """Give each finding the ``Fix`` its plan builds (``available_fix``; None when it gets
+    none) and drop the plan, for reports that say whether a fix is available and whether it is
+    safe. ``options``: default every fix, unsafe ones included; ``rules``: the rules the
+    result was linted with (None: every rule)."""
+    if result.module is None or result.analysis is None or \
+            not any(f.fix is not None for f in result.findings):
+        return
+    from torchdevlint.fixes.context import FixContext
+    from torchdevlint.fixes.model import FixOptions
+    options = options or FixOptions(unsafe=True)
+    module, analysis, findings = result.module, result.analysis, result.findings
+    ctx = None
+    if result.split_source is not None and not result.split_fixes_need_whole:
+        # Huge literals were analysed apart, and their elements' fixes built then (``BuiltFix``)
+        ctx = result.fix_context or split_fix_context(result.split_source, module, analysis)
+    elif result.split_source is not None:
+        # One of those fixes reached outside its element: it needs the whole tree after all.
+        codes = {f.code for f in findings}
+        rules = ALL_RULES if rules is None else rules
+        whole = lint_source(result.split_source, result.path,
+                            [rule for rule in rules if rule.code in codes], split_large=False,
+                            torch_version=analysis.torch_version, in_parts=False)
+        payloads = {(f.line, f.column, f.code): f.fix for f in whole.findings}
+        module, analysis = whole.module, whole.analysis
+        findings = [replace(f, fix=payloads.get((f.line, f.column, f.code))) for f in findings]
+        if module is None or analysis is None:
+            return
+    # ``text``: the source the module was parsed from, when the caller has it (``module.code``
+    # generates it again from the tree: a tenth of a parse)
+    if ctx is None:
+        ctx = FixContext(text if text is not None and module is result.module else module.code,
+                         module, analysis)
+    resolved = []
+    for finding in findings:
+        fix = None
+        if finding.fix is not None:
+            fix = build_fix(finding, ctx)
+            if fix is not None and (not options.allows(replace(fix, safe=True))
+                                    or (options.apply_noqa
+                                        and any(ctx.touches_noqa(edit) for edit in fix.edits))):
+                fix = None
+            if fix is not None:
+                fix.applicable = options.allows(fix)
+        resolved.append(replace(finding, fix=None, available_fix=fix))
+    result.findings = resolved
+    if analysis is not result.analysis:
+        analysis.release()  # the whole-file analysis made here: free it with its tree
+
+
+def attach_located_fixes(result: FileResult, text: Optional[str] = None) -> None:
+    """Give the findings of a freshly linted ``FileResult`` (tree still there) every fix their
+    plans build, with ``located`` edits (``fixes.locate``: what reports and the cache keep).
+    ``text``: the source the module was parsed from, if the caller has it (else it is
+    generated from the tree). A failing fix builder costs the fixes, not the findings."""
+    if not any(f.fix is not None for f in result.findings):
+        return
+    from torchdevlint.fixes.model import EVERY_FIX, place_edits
+    if result.module is None:
+        if text is not None and result.notebook is not None:
+            # a huge program linted in parts (``_lint_in_parts``), whose fixes were built and
+            # placed part by part in the program's rows: here, in its cells' rows
+            place_edits(result.findings, text, result.notebook)
+        return
+    try:
+        attach_fixes(result, EVERY_FIX, text=text)
+    except Exception:  # a bug in one rule's fix must not hide the file's findings
+        result.findings = [replace(f, fix=None, available_fix=None) for f in result.findings]
+        return
+    if result.split_source is not None:
+        text = result.split_source
+    elif text is None:
+        text = result.module.code
+    place_edits(result.findings, text, result.notebook)

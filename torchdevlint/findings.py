@@ -43,7 +43,15 @@ class Finding:
 
 
 def unreadable(path: str, error: OSError) -> "Finding":
-    """The diagnostic for a file that could not be read."""
+    """The diagnostic for a file that could not be read, or for a directory named to lint
+    that could not be listed (``runner.iter_python_files`` yields it as a path to read)."""
+    import os
+    if os.path.isdir(path):
+        try:
+            os.scandir(path).close()
+        except OSError as listing:
+            error = listing
+        return Finding(path, 1, 1, READ_ERROR, f"cannot read directory: {error.strerror or error}")
     return Finding(path, 1, 1, READ_ERROR, f"cannot read file: {error.strerror or error}")
 
 

@@ -6,6 +6,7 @@ import dataclasses
 import functools
 import os
 import subprocess
+import sys
 from dataclasses import replace
 from pathlib import Path
 from typing import Callable, Dict, Iterator, Optional, Sequence, Set
@@ -66,29 +67,48 @@ def force_excluded(settings: Settings, path: Path) -> bool:
     return False
 
 
-def iter_python_files(paths: Sequence[str], resolver: Optional[Resolver] = None) -> Iterator[Path]:
-    """Files to lint, in a stable order. A path that does not exist is yielded as is: reading
-    it gives its E902 diagnostic and the run goes on, as in ruff and flake8.
+def iter_python_files(paths: Sequence[str], resolver: Optional[Resolver] = None,
+                      warn: Optional[Callable[[str], None]] = None) -> Iterator[Path]:
+    """Files to lint, in a stable order. A path that does not exist, or a directory named
+    here that cannot be listed, is yielded as is: reading it gives its E902 diagnostic
+    (``findings.unreadable``) and the run goes on, as in ruff and flake8.
 
     Directories are searched for *.py, *.pyi and *.ipynb, skipping what the applicable
     configuration excludes and (with respect-gitignore) what git ignores. Files named
-    explicitly are always linted unless force-exclude is on.
+    explicitly are always linted unless force-exclude is on. A directory inside the tree that
+    cannot be read is skipped with one warning naming it (``warn``, default: a line on
+    standard error), as ruff does; the warning alone does not change the exit code.
     """
     resolver = resolver or Resolver(isolated=True)
+    warn = warn or _warn
     for raw in paths:
         path = Path(raw)
-        if not path.exists():
-            yield path
-            continue
         full = absolute(path)
-        settings = resolver.for_path(full)
+        try:
+            if not path.exists():
+                yield path
+                continue
+            if path.is_dir():
+                os.scandir(path).close()  # can it be listed (its configuration read)?
+            settings = resolver.for_path(full)
+        except OSError:
+            # (a path below a directory that cannot be searched, or one that cannot be listed)
+            settings = resolver.for_directory(full.parent)
+            if not (settings.force_exclude and force_excluded(settings, full)):
+                yield path
+            continue
         if settings.force_exclude and force_excluded(settings, full):
             continue
         if path.is_file():
             yield path
             continue
         ignored = GitIgnored(full) if settings.respect_gitignore else None
-        for root, dirs, files in os.walk(path):
+
+        def skipped(error: OSError) -> None:
+            warn(f"cannot read directory {display_path(Path(error.filename or path))}: "
+                 f"{error.strerror or error}; skipped")
+
+        for root, dirs, files in os.walk(path, onerror=skipped):
             directory = absolute(Path(root))
             settings = resolver.for_directory(directory)
             dirs[:] = sorted(
@@ -102,6 +122,10 @@ def iter_python_files(paths: Sequence[str], resolver: Optional[Resolver] = None)
                 if settings.is_excluded(file) or (ignored and file in ignored):
                     continue
                 yield Path(root) / name
+
+
+def _warn(message: str) -> None:
+    print(f"torchdevlint: warning: {message}", file=sys.stderr)
 
 
 def display_path(path: Path) -> str:

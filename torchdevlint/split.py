@@ -15,6 +15,9 @@ and a literal with one is never split. The one way the rest of the module depend
 element is a call made in it, which the module's analysis then cannot see; those callee
 names are handed to it (``Collected.unseen_call_names``) so that reasoning about "every
 caller" stays silent for them.
+
+The same blanking, keeping every line and column, leaves out an expression nested deeper
+than LibCST can take (``without_deep_expressions``): it becomes ``(...)``.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ import ast
 import bisect
 import re
 from dataclasses import dataclass
-from typing import List, Optional
+from typing import Callable, List, Optional, Tuple
 
 from torchdevlint.positions import line_starts
 
@@ -72,15 +75,7 @@ def plan_split(source: str, min_literal: Optional[int] = None) -> Optional[Split
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
     starts = line_starts(source)
-
-    def offset(line: int, byte_column: int) -> int:
-        start = starts[line - 1]
-        end = starts[line] if line < len(starts) else len(source)
-        text = source[start:end]
-        if text.isascii():
-            return start + byte_column
-        return start + len(text.encode("utf-8")[:byte_column].decode("utf-8", "replace"))
-
+    offset = ast_offsets(source, starts)
     literals: List[SplitLiteral] = []
     spans = []
     for statement_index, statement in enumerate(tree.body):
@@ -124,13 +119,86 @@ def plan_split(source: str, min_literal: Optional[int] = None) -> Optional[Split
     del tree
     if not literals:
         return None
+    return SplitPlan(_blanked(source, spans), literals)
+
+
+def ast_offsets(source: str, starts: List[int]) -> Callable[[int, int], int]:
+    """``offset(line, byte_column)``: the offset in ``source`` of a position as Python's ``ast``
+    gives it (1-based line, column in UTF-8 bytes); ``starts``: ``line_starts(source)``."""
+
+    def offset(line: int, byte_column: int) -> int:
+        start = starts[line - 1]
+        end = starts[line] if line < len(starts) else len(source)
+        text = source[start:end]
+        if text.isascii():
+            return start + byte_column
+        return start + len(text.encode("utf-8")[:byte_column].decode("utf-8", "replace"))
+
+    return offset
+
+
+def _blanked(source: str, spans: List[Tuple[int, int]],
+             fill: Optional[Callable[[str], str]] = None) -> str:
+    """``source`` with each ``(start, end)`` span's text replaced by ``fill(text)`` (default:
+    spaces, line breaks kept), which keeps the length and line breaks, and so every other
+    token's line and column."""
+    fill = fill or (lambda text: _NOT_LINE_BREAK.sub(" ", text))
     pieces, position = [], 0
     for start, end in spans:
         pieces.append(source[position:start])
-        pieces.append(_NOT_LINE_BREAK.sub(" ", source[start:end]))
+        pieces.append(fill(source[start:end]))
         position = end
     pieces.append(source[position:])
-    return SplitPlan("".join(pieces), literals)
+    return "".join(pieces)
+
+
+def without_deep_expressions(source: str, tree: Optional[ast.AST] = None) -> Optional[str]:
+    """``source`` with each expression that nests or chains deeper than LibCST can take
+    (``syntax.too_deep``) replaced by ``(...)``, padded with spaces, line breaks kept: the rest
+    of the file keeps every line and column and is analysed as usual, and the replaced
+    expression is a value torchdevlint cannot tell (so its rules stay silent about it).
+
+    The expressions looked at are those a statement holds directly (its value, test,
+    iterable, arguments of a decorator...), so the statement itself stays. None when the
+    file cannot be mended so: a deep assignment target (``a.b.b.b... = 1``), a file Python's
+    parser rejects, or one still too deep after the replacement."""
+    from torchdevlint import syntax
+    if tree is None:
+        try:
+            tree = ast.parse(source)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return None
+    offset = ast_offsets(source, line_starts(source))
+    spans = []
+    for statement in ast.walk(tree):
+        if not isinstance(statement, ast.stmt):
+            continue
+        for child in ast.iter_child_nodes(statement):
+            if not isinstance(child, ast.expr):
+                continue
+            start = offset(child.lineno, child.col_offset)
+            end = offset(child.end_lineno, child.end_col_offset)
+            if end - start <= syntax.MAX_DEPTH:  # (each level of depth takes a character)
+                continue
+            # (measured as the statement holds it: its line breaks are inside brackets)
+            if syntax.nesting_depth("(" + source[start:end] + ")")[0] - 1 <= syntax.MAX_DEPTH:
+                continue
+            if isinstance(getattr(child, "ctx", None), (ast.Store, ast.Del)) \
+                    or "   " not in _NOT_LINE_BREAK.sub(" ", source[start + 1:end - 1]):
+                return None
+            spans.append((start, end))
+    if not spans:
+        return None
+    spans.sort()
+    mended = _blanked(source, spans, _ellipsis)
+    return mended if syntax.too_deep(mended) is None else None
+
+
+def _ellipsis(text: str) -> str:
+    """``text`` (an expression) as ``(...)``, same length and line breaks."""
+    blank = _NOT_LINE_BREAK.sub(" ", text[1:-1])
+    at = blank.index("   ")
+    return "(" + blank[:at] + "..." + blank[at + 3:] + ")"
 
 
 _GAP = re.compile(r"(?:[ \t\f\r\n\\]|#[^\r\n]*)*")

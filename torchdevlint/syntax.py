@@ -11,7 +11,9 @@ Two questions asked before LibCST sees a file:
   catches) at about 2,000 nested brackets, and its parse and every visitor are super-linear in
   the depth of an expression: 2,000 chained ``+`` take 0.8 s, ``f()()...`` 2.1 s, 5,000 over
   20 s. Python rejects more than 200 nested brackets itself, but not a 3,000-deep chain of
-  ``-``, ``not``, ``.attr``, ``+`` or calls. A scan of the text bounds that depth first.
+  ``-``, ``not``, ``.attr``, ``+`` or calls. A scan of the text bounds that depth first; the
+  expressions found too deep are then left out of the analysis
+  (``split.without_deep_expressions``), not the whole file.
 """
 
 from __future__ import annotations
@@ -158,7 +160,8 @@ def syntax_error(source: str, target: Optional[Version] = None
 
     The message is Python's (``SyntaxError: ...``, as flake8 words E999), or, for a construct
     newer than the target, ``type alias statement requires Python 3.12; target is 3.11``.
-    ``target`` defaults to ``NEWEST``."""
+    ``target`` defaults to ``NEWEST``. (``chunks.syntax_error`` judges a huge module part
+    by part.)"""
     return checked_tree(source, target)[1]
 
 
@@ -217,7 +220,8 @@ _GATES = (
 )
 
 _CHAINING_KEYWORD = re.compile(r"\b(?:not|else|lambda|await|and|or)\b")
-_SEPARATOR = re.compile(r"[,;=]")
+# (``=`` of an assignment, not of ``==``, ``<=``, ``>=``, ``!=`` or ``:=``, which chain)
+_SEPARATOR = re.compile(r"[,;]|(?<![=!<>:])=(?!=)")
 
 
 def _keyword_chain(source: str, length: int = 64) -> bool:

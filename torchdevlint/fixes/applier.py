@@ -6,15 +6,13 @@ byte; every intermediate result is parsed again (by the next lint), the final on
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import replace
 from typing import Callable, List, Optional, Sequence, Tuple
 
-from torchdevlint import syntax
-from torchdevlint import engine
-from torchdevlint.engine import lint_source
+from torchdevlint import chunks, syntax
+from torchdevlint.engine import attach_fixes, build_fix, lint_source  # noqa: F401 (API)
 from torchdevlint.findings import PARSER_ERROR, READ_ERROR, Finding
 from torchdevlint.fixes.context import FixContext
-from torchdevlint.fixes.model import AppliedFix, Edit, Fix, FixOptions, FixPlan, FixResult
+from torchdevlint.fixes.model import AppliedFix, BuiltFix, Edit, Fix, FixOptions, FixResult
 from torchdevlint.source import SourceError, decode_source
 
 # Each pass applies every fix that does not overlap one applied before it in the same pass;
@@ -69,7 +67,7 @@ def fix_source(source: str, path: str, rules: Optional[Sequence[type]] = None,
         text = new_text
     if text != source:
         # Python's verdict for the target version (this interpreter may be older than it)
-        error = syntax.syntax_error(text, options.target or syntax.NEWEST)
+        error = chunks.syntax_error(text, options.target or syntax.NEWEST)
         if error is not None:
             return _failed(result, f"the fixed code does not compile ({error[0]}, line {error[1]})")
     result.fixed = text
@@ -88,25 +86,24 @@ def _failed(result: FixResult, why: str) -> FixResult:
 
 def fixes_for(linted, text: str, options: FixOptions) -> List[Fix]:
     """The fixes ``options`` allow for the findings of one lint pass, in finding order."""
-    if not linted.findings or linted.module is None:
+    if not linted.findings:
         return []
-    ctx = FixContext(text, linted.module, linted.analysis)
+    # (no module: a huge module linted in parts, whose fixes were built part by part, their
+    # edits on # noqa lines already left out: engine._lint_in_parts)
+    ctx = FixContext(text, linted.module, linted.analysis) if linted.module is not None else None
     fixes = []
     for finding in linted.findings:
+        if ctx is None and not isinstance(finding.fix, BuiltFix):
+            continue
         fix = build_fix(finding, ctx)
         if fix is None or not options.allows(fix):
             continue
-        if options.apply_noqa and any(ctx.touches_noqa(edit) for edit in fix.edits):
+        if ctx is not None and options.apply_noqa \
+                and any(ctx.touches_noqa(edit) for edit in fix.edits):
             continue  # (a line with a ``# noqa`` is left alone, unless --ignore-noqa)
         fix.line, fix.column = finding.line, finding.column
         fixes.append(fix)
     return fixes
-
-
-def build_fix(finding: Finding, ctx: FixContext) -> Optional[Fix]:
-    """The fix the finding's rule plans for it here, or None."""
-    plan = finding.fix
-    return plan.build(finding, ctx) if isinstance(plan, FixPlan) else None
 
 
 def _conflict(a: Edit, b: Edit) -> bool:
@@ -148,51 +145,3 @@ def apply_edits(text: str, edits: List[Edit]) -> str:
         position = end
     pieces.append(text[position:])
     return "".join(pieces)
-
-
-def attach_fixes(result, options: FixOptions = FixOptions(unsafe=True),
-                 rules: Optional[Sequence[type]] = None, text: Optional[str] = None) -> None:
-    """Give each finding the ``Fix`` its plan builds (``available_fix``; None when it gets
-    none) and drop the plan, for reports that say whether a fix is available and whether it is
-    safe. ``rules``: the rules the result was linted with (None: every rule)."""
-    if result.module is None or result.analysis is None or \
-            not any(f.fix is not None for f in result.findings):
-        return
-    module, analysis, findings = result.module, result.analysis, result.findings
-    ctx = None
-    if result.split_source is not None and not result.split_fixes_need_whole:
-        # Huge literals were analysed apart, and their elements' fixes built then (``BuiltFix``)
-        ctx = result.fix_context or engine.split_fix_context(result.split_source, module,
-                                                             analysis)
-    elif result.split_source is not None:
-        # One of those fixes reached outside its element: it needs the whole tree after all.
-        codes = {f.code for f in findings}
-        rules = engine.ALL_RULES if rules is None else rules
-        whole = lint_source(result.split_source, result.path,
-                            [rule for rule in rules if rule.code in codes], split_large=False,
-                            torch_version=analysis.torch_version)
-        payloads = {(f.line, f.column, f.code): f.fix for f in whole.findings}
-        module, analysis = whole.module, whole.analysis
-        findings = [replace(f, fix=payloads.get((f.line, f.column, f.code))) for f in findings]
-        if module is None or analysis is None:
-            return
-    # ``text``: the source the module was parsed from, when the caller has it (``module.code``
-    # generates it again from the tree: a tenth of a parse)
-    if ctx is None:
-        ctx = FixContext(text if text is not None and module is result.module else module.code,
-                         module, analysis)
-    resolved = []
-    for finding in findings:
-        fix = None
-        if finding.fix is not None:
-            fix = build_fix(finding, ctx)
-            if fix is not None and (not options.allows(replace(fix, safe=True))
-                                    or (options.apply_noqa
-                                        and any(ctx.touches_noqa(edit) for edit in fix.edits))):
-                fix = None
-            if fix is not None:
-                fix.applicable = options.allows(fix)
-        resolved.append(replace(finding, fix=None, available_fix=fix))
-    result.findings = resolved
-    if analysis is not result.analysis:
-        analysis.release()  # the whole-file analysis made here: free it with its tree

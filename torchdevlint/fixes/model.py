@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import bisect
+import re
 from dataclasses import dataclass, field, replace
 from typing import FrozenSet, List, Optional, Tuple
 
@@ -131,3 +133,55 @@ class FixResult:
     @property
     def changed(self) -> bool:
         return self.fixed != self.original
+
+
+# Every fix a plan builds, safe or not, for every rule: what the cache stores.
+EVERY_FIX = FixOptions(unsafe=True)
+
+_NEWLINE = re.compile(r"\r\n|\r|\n")  # LibCST's lines, so rows match the findings' lines
+
+
+def place_edits(findings: list, text: str, notebook=None) -> None:
+    """Set the ``located`` edits of each finding's ``available_fix``: its edits (offsets in
+    ``text``) in ``text``'s rows and columns, or, for a notebook's program, in its cells'."""
+    starts = [0] + [match.end() for match in _NEWLINE.finditer(text)]
+    for finding in findings:
+        fix = finding.available_fix
+        if fix is not None:
+            fix.located = tuple(_located(edit, text, starts, notebook) for edit in fix.edits)
+
+
+def _located(edit: Edit, text: str, starts: List[int], notebook) -> EditLocation:
+    row, column = _position(edit.start, text, starts)
+    end_row, end_column = _position(edit.end, text, starts)
+    cell = None
+    content = edit.text
+    if notebook is not None:  # rows of the notebook's program -> rows of one cell
+        # In a cell indented as a whole (or with >>> prompts), columns count what IPython
+        # takes off each line, and the lines an edit starts give it back.
+        prefix = notebook.prefix(row)
+        if prefix and column == 1 and edit.start == edit.end and content.endswith("\n"):
+            # whole lines inserted before a line: before its prefix, each with its own
+            content = re.sub(r"^(?=[^\r\n])", prefix, content, flags=re.MULTILINE)
+        else:
+            if prefix:
+                content = re.sub(r"(\r\n|\r|\n)(?=[^\r\n])|(\r\n|\r|\n)$",
+                                 lambda m: m.group(0) + prefix, content)
+            column += notebook.shift(row)
+            end_column += notebook.shift(end_row)
+        cell, row = notebook.locate(row)
+        end_cell, end_row = notebook.locate(end_row)
+        if end_cell != cell:  # ends at the start of the next cell: the end of this one
+            end_row, end_column = _cell_end(notebook, cell)
+    return EditLocation(content, row, column, end_row, end_column, cell)
+
+
+def _position(offset: int, text: str, starts: List[int]):
+    line = bisect.bisect_right(starts, offset)
+    return line, offset - starts[line - 1] + 1
+
+
+def _cell_end(notebook, number: int):
+    source = next((cell.source for cell in notebook.cells if cell.number == number), "")
+    lines = _NEWLINE.split(source)
+    return len(lines), len(lines[-1]) + 1
