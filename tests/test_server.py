@@ -548,7 +548,9 @@ def test_without_pygls_the_command_says_what_to_install(tmp_path):
     assert result.returncode == 2
     assert result.stderr.strip().splitlines() == [
         'torchdevlint server: error: the language server needs pygls 2 (pygls 1.3.0 is '
-        'installed): install torchdevlint[server] (pip install "torchdevlint[server]")']
+        'installed): install the server extra: pip install ".[server]" in a checkout of '
+        'torchdevlint, or pip install "torchdevlint[server] @ '
+        'git+https://github.com/torchdevlint/torchdevlint"']
 
 
 def test_the_linter_never_imports_pygls(tmp_path):
