@@ -61,3 +61,24 @@ def test_supported_pythons_agree_in_readme_classifiers_and_requires_python():
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     assert f"Python {lowest[0]}.{lowest[1]} to {highest[0]}.{highest[1]}" in readme
     assert "bash .ci/python-versions" in (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+
+
+def _pyproject() -> dict:
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover
+        import tomli as tomllib
+    return tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+
+
+def test_descriptions_name_every_rule():
+    """The package's summary and the pre-commit hook's description list the rules of the
+    registry, every one by name (they once named 4 of 11)."""
+    import re
+    names = ", ".join(rule.name + ("" if rule.default_enabled else " (opt-in)") for rule in ALL_RULES)
+    summary = _pyproject()["project"]["description"]
+    assert summary == f"A static analyzer for PyTorch device-management bugs: {names}."
+    hooks = (ROOT / ".pre-commit-hooks.yaml").read_text(encoding="utf-8")
+    [description] = re.findall(r'^\s*description:\s*"(.*)"\s*$', hooks, re.M)
+    assert description == f"Find PyTorch device-management bugs: {names}."
+
