@@ -334,7 +334,7 @@ def write_notebook(path: Path, cells) -> None:
     notebook.cells = [nbformat.v4.new_markdown_cell(s) if kind == "markdown"
                       else nbformat.v4.new_code_cell(s) for kind, s in cells]
     notebook.metadata["language_info"] = {"name": "python"}
-    nbformat.write(notebook, path)
+    nbformat.write(notebook, str(path))  # (nbformat 5.0 takes no Path)
 
 
 def cell_findings(params_by_cell) -> set:
