@@ -288,8 +288,9 @@ _WORKING_INSTALLS = (
 
 
 def _pip_installs(text: str) -> list:
-    """Every `pip install ...` command, each of `a && b` apart; not IPython's `!pip install ...`."""
-    return [part.strip() for line in re.findall(r"(?<!!)pip install[^`\n]*", text)
+    """Every `pip install ...` command, each of `a && b` apart; not IPython's `!pip install ...`
+    nor uv's `uv pip install` (CI's, of the dependencies)."""
+    return [part.strip() for line in re.findall(r"(?<!!)(?<!uv )pip install[^`\n]*", text)
             for part in line.split("&&") if part.strip().startswith("pip install")]
 
 
