@@ -263,3 +263,20 @@ def test_list_rules_shows_which_rules_are_opt_in():
     row = next(line for line in listing if line.startswith("TDL009"))
     assert "create-then-move" in row and "opt-in" in row and "fix" in row
     assert "default" in next(line for line in listing if line.startswith("TDL001"))
+
+
+@pytest.mark.parametrize("key", KNOWN_KEYS)
+def test_every_configuration_key_has_the_flag_the_docs_promise(key):
+    """docs/configuration.md: "Every key has a flag of the same name". Each key of
+    [tool.torchdevlint] is an option of the command and a row of the page's flag table."""
+    import re
+
+    from conftest import ROOT
+    from torchdevlint.cli import build_parser
+    page = (ROOT / "docs" / "configuration.md").read_text(encoding="utf-8")
+    assert "Every key has a flag of the same name" in page
+    section = page.split("## Command-line flags", 1)[1].split("\n## ", 1)[0]
+    table = "\n".join(line for line in section.splitlines() if line.startswith("| `--"))
+    assert re.search(rf"`--{re.escape(key)}[ `]", table), f"--{key} is not in the table"
+    options = {option for action in build_parser()._actions for option in action.option_strings}
+    assert f"--{key}" in options, f"--{key} is documented but the command rejects it"

@@ -202,3 +202,25 @@ def test_clone_checks_out_the_pinned_commit(corpus, tmp_path):
     assert done.returncode == 0, done.stdout + done.stderr  # later.py is not in the pinned commit
     assert (base / "corpora" / NAME / ".git").is_dir()
     assert result["corpora"][NAME]["status"] == "ok"
+
+
+def test_published_review_covers_every_corpus_and_every_default_rule():
+    """docs/precision.md is generated from the corpora and the rules as they are: every corpus
+    of benchmarks/precision/corpora.tsv and every rule on by default has its row (it once
+    stopped at TDL006), and the README counts the corpora as corpora.tsv does (it said 27)."""
+    import re
+
+    sys.path.insert(0, str(ROOT))
+    from benchmarks.precision import read_corpora
+    from torchdevlint.rules import ALL_RULES
+    corpora = read_corpora(ROOT / "benchmarks" / "precision")
+    page = (ROOT / "docs" / "precision.md").read_text(encoding="utf-8")
+    corpora_table = page.split("## Corpora", 1)[1].split("\n## ", 1)[0]
+    listed = re.findall(r"^\| \[([^\]]+)\]", corpora_table, re.M)
+    assert listed == [c.name for c in corpora]
+    per_rule = page.split("## Per rule", 1)[1].split("\n## ", 1)[0]
+    for rule in ALL_RULES:
+        if rule.default_enabled:
+            assert f"| {rule.code} {rule.name} |" in per_rule, f"{rule.code} is not in the review"
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert re.search(rf"every finding on {len(corpora)} public\s+repositories", readme)

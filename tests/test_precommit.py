@@ -7,6 +7,7 @@ revision and pip-installed into its own environment.
 from __future__ import annotations
 
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -113,61 +114,68 @@ def _readme_block(marker: str) -> str:
     return block.split("```", 2)[1].split("\n", 1)[1]
 
 
-def test_readme_snippet_verbatim_against_a_clone_with_its_tags(tmp_path, pre_commit_home):
-    """The README's block, its `rev` untouched, against a clone of this repository (the only
-    change: the repository URL becomes the clone): the documented tag must exist."""
-    config = _readme_block("pre-commit-config")
+def _readme_url(config: str) -> str:
     [url] = [line.split("repo:", 1)[1].strip() for line in config.splitlines() if "repo:" in line]
-    [rev] = [line.split("rev:", 1)[1].strip() for line in config.splitlines() if "rev:" in line]
-    if subprocess.run(["git", "rev-parse", "--git-dir"], cwd=ROOT, capture_output=True).returncode:
-        pytest.skip("not a git checkout: no tags to check")
-    if not git("tag", "--list", cwd=ROOT):
-        # A clone made without tags (CI's checkout of one branch) cannot show the release;
-        # a checkout that has tags must have this one.
-        pytest.skip("this checkout has no tags at all: the documented rev cannot be checked here")
-    tags = git("tag", "--list", rev, cwd=ROOT)
-    assert tags == rev, f"README's pre-commit rev {rev!r} is not a tag of this repository: " \
-                        f"tag the release (git tag -a {rev} -m 'torchdevlint {rev}')"
-    clone = tmp_path / "clone"
-    git("clone", "-q", "--no-local", str(ROOT), str(clone), cwd=tmp_path)
+    return url
+
+
+def test_readme_snippet_pinned_as_documented_on_a_clone_without_tags(tmp_path, hook_repo,
+                                                                      pre_commit_home):
+    """The README's block and then its pin command, as written but for the repository URL,
+    which becomes a repository holding this checkout's files and no tag at all (release tags
+    do not travel with every clone): pre-commit pins `rev` to its newest commit's hash, and
+    the hook then runs from it, with no warning about a mutable `rev`."""
+    config = _readme_block("pre-commit-config")
+    url = _readme_url(config)
+    repo, head = hook_repo
+    assert not git("tag", "--list", cwd=repo)
     project = tmp_path / "project"
     project.mkdir()
     git("init", "-q", cwd=project)
-    (project / ".pre-commit-config.yaml").write_text(config.replace(url, str(clone)))
+    (project / ".pre-commit-config.yaml").write_text(config.replace(url, str(repo)))
     (project / "train.py").write_text(BUGGY)
+
+    pin = shlex.split(_readme_block("pre-commit-pin").strip())
+    assert pin[:2] == ["pre-commit", "autoupdate"] and url in pin
+    env = {**os.environ, "PRE_COMMIT_HOME": str(pre_commit_home)}
+    env.pop("PYTHONPATH", None)
+    pinned_args = [str(repo) if word == url else word for word in pin[1:]]
+    pinned = subprocess.run([sys.executable, "-m", "pre_commit", *pinned_args], cwd=project,
+                            env=env, capture_output=True, text=True, stdin=subprocess.DEVNULL)
+    assert pinned.returncode == 0, pinned.stdout + pinned.stderr
+    [rev] = [line.split("rev:", 1)[1].split("#", 1)[0].strip()
+             for line in (project / ".pre-commit-config.yaml").read_text().splitlines()
+             if "rev:" in line]
+    assert rev == head, (rev, head)
+
     result = pre_commit(project, pre_commit_home, "--all-files")
     assert result.returncode == 1, result.stdout + result.stderr
     assert "train.py:3:1: TDL001" in result.stdout
+    assert "mutable reference" not in result.stdout + result.stderr
 
 
-def test_readme_install_line_names_the_tag_and_the_version():
-    from torchdevlint import __version__
+def test_readme_install_line_is_the_git_url_without_a_tag():
     line = _readme_block("install-command").strip()
     assert line.startswith('pip install "torchdevlint @ git+https://') and line.endswith('"')
-    assert line.rstrip('"').rsplit("@", 1)[1] == f"v{__version__}"
-    assert f"rev: v{__version__}" in _readme_block("pre-commit-config")
-    # pip accepts the requirement as written (name, direct URL, tag)
+    # pip accepts the requirement as written (name, direct URL), and names no tag
     from pip._vendor.packaging.requirements import Requirement
     requirement = Requirement(line.split(" ", 2)[2].strip('"'))
     assert requirement.name == "torchdevlint" and requirement.url.startswith("git+https://")
+    assert "@" not in requirement.url.split("://", 1)[1], "a tag or branch does not travel"
+    from torchdevlint.docs import PROJECT_URL
+    assert requirement.url == f"git+{PROJECT_URL}" == f"git+{_readme_url(_readme_block('pre-commit-config'))}"
 
 
-def test_readme_install_line_installs_from_a_clone_at_its_tag(tmp_path):
+def test_readme_install_line_installs_from_a_clone_without_tags(tmp_path, hook_repo):
     """pip runs the README's line as written, but for the repository URL, which becomes a
-    clone of this checkout: the tag exists, the package builds from it, and it is the version
-    the tag names."""
+    repository holding this checkout's files and no tag: the package builds from it."""
     line = _readme_block("install-command").strip()
-    if subprocess.run(["git", "rev-parse", "--git-dir"], cwd=ROOT, capture_output=True).returncode:
-        pytest.skip("not a git checkout: no tags to install from")
-    if not git("tag", "--list", cwd=ROOT):
-        pytest.skip("this checkout has no tags at all: the documented tag cannot be installed here")
+    repo, _ = hook_repo
     requirement = line.split(" ", 2)[2].strip('"')
-    url = requirement.split("git+", 1)[1].rsplit("@", 1)[0]
-    clone = tmp_path / "clone"
-    git("clone", "-q", "--no-local", str(ROOT), str(clone), cwd=tmp_path)
+    url = requirement.split("git+", 1)[1]
     target = tmp_path / "site"
     # file://localhost/...: older pips reject a requirement URL with an empty host
-    local = requirement.replace(url, "file://localhost" + clone.as_posix())
+    local = requirement.replace(url, "file://localhost" + repo.as_posix())
     result = subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps",
                              "--target", str(target), local], capture_output=True, text=True)
     assert result.returncode == 0, result.stdout + result.stderr

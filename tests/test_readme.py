@@ -21,7 +21,7 @@ import pytest
 
 from conftest import FIXTURES, ROOT
 
-PROGRAMS = ("torchdevlint", "flake8", "pip", "python", "ruff", "grep")
+PROGRAMS = ("torchdevlint", "flake8", "pip", "python", "ruff", "grep", "pre-commit")
 README = (ROOT / "README.md").read_text(encoding="utf-8")
 # Exit codes a documented lint command may end with: clean or findings, never a usage error.
 LINT_EXITS = (0, 1)
@@ -209,9 +209,9 @@ def test_pip_install_and_lint_in_a_fresh_environment(tmp_path, sample):
 
 @pytest.mark.parametrize("extra, module", [("watch", "watchfiles"), ("server", "pygls")])
 def test_pip_install_extras_exist(extra, module):
-    """`pip install "torchdevlint[watch]"` / `[server]`: the extra is declared, and what it
-    installs is what the feature imports (installed here by the test extra)."""
-    commands = [c for _, c in COMMANDS if c == f'pip install "torchdevlint[{extra}]"']
+    """`pip install ".[watch]"` / `".[server]"`: the extra is declared, and what it installs is
+    what the feature imports (installed here by the test extra)."""
+    commands = [c for _, c in COMMANDS if c == f'pip install ".[{extra}]"']
     assert commands, f"the README no longer shows the {extra} extra"
     if sys.version_info >= (3, 11):
         import tomllib
@@ -225,9 +225,15 @@ def test_pip_install_extras_exist(extra, module):
 
 # The commands a test elsewhere runs: each with the test that does, and why not here.
 RUN_ELSEWHERE = {
-    'pip install "torchdevlint @ git+https://github.com/torchdevlint/torchdevlint@v0.1.0"':
-        "tests/test_precommit.py::test_readme_install_line_installs_from_a_clone_at_its_tag "
-        "(pip installs it from a clone of this checkout at that tag)",
+    'pip install "torchdevlint @ git+https://github.com/torchdevlint/torchdevlint"':
+        "tests/test_precommit.py::test_readme_install_line_installs_from_a_clone_without_tags "
+        "(pip installs it from a clone of this checkout)",
+    'pip install "torchdevlint[server] @ git+https://github.com/torchdevlint/torchdevlint"':
+        "tests/test_precommit.py::test_readme_install_line_installs_from_a_clone_without_tags "
+        "(the same URL; the extra is checked by test_pip_install_extras_exist)",
+    'pre-commit autoupdate --freeze --repo https://github.com/torchdevlint/torchdevlint':
+        "tests/test_precommit.py::test_readme_snippet_pinned_as_documented_on_a_clone_without_tags "
+        "(pre-commit pins a clone of this checkout, then runs the hook)",
     'pip install torch==2.13.0 && pip install -e ".[test]" && python -m pytest':
         ".ci/run (CI runs exactly this line on a clean clone)",
 }
@@ -264,9 +270,59 @@ def test_every_readme_command_is_covered():
         if command in covered or command.startswith(("python benchmarks/", "flake8 ", "ruff ",
                                                      "grep ", "torchdevlint --add-noqa")):
             continue
-        if command in ("torchdevlint server", 'pip install "torchdevlint[watch]"',
-                       'pip install "torchdevlint[server]"') or \
+        if command in ("torchdevlint server", 'pip install ".[watch]"',
+                       'pip install ".[server]"') or \
                 command.startswith("pip install . && torchdevlint"):
             continue
         pytest.fail(f"the README shows `{command}` ({program}), which no test runs: "
                     "add it to tests/test_readme.py")
+
+
+# torchdevlint is on no package index: `pip install torchdevlint` or `"torchdevlint[server]"`
+# fails. A checkout (`.`, `".[extra]"`, `-e ".[test]"`) or the git URL works.
+_WORKING_INSTALLS = (
+    r'pip install (?:-e )?(?:\.|"\.\[[a-z]+\]")',
+    r'pip install "torchdevlint(?:\[[a-z]+\])? @ git\+{url}(?:@[0-9a-f]{{7,40}})?"',
+    r"pip install torch==[\d.]+",  # torch is on PyPI
+)
+
+
+def _pip_installs(text: str) -> list:
+    """Every `pip install ...` command, each of `a && b` apart; not IPython's `!pip install ...`
+    nor uv's `uv pip install` (CI's, of the dependencies)."""
+    return [part.strip() for line in re.findall(r"(?<!!)(?<!uv )pip install[^`\n]*", text)
+            for part in line.split("&&") if part.strip().startswith("pip install")]
+
+
+def test_every_documented_install_works_without_a_package_index(tmp_path):
+    """Every `pip install` of the README, docs/ and the messages of `torchdevlint server` and
+    `--watch` without their extra installs from a checkout or from git, never from an index."""
+    from torchdevlint.docs import PROJECT_URL
+    working = [re.compile(pattern.format(url=re.escape(PROJECT_URL))) for pattern in _WORKING_INSTALLS]
+    shown = {"README.md": _pip_installs(README)}
+    for page in sorted((ROOT / "docs").rglob("*.md")):
+        shown[str(page.relative_to(ROOT))] = _pip_installs(page.read_text(encoding="utf-8"))
+    blocker = tmp_path / "blocker"
+    blocker.mkdir()
+    (blocker / "watchfiles.py").write_text("raise ImportError('not installed')\n")
+    watch = subprocess.run([sys.executable, "-m", "torchdevlint", "--watch", "."], cwd=tmp_path,
+                           capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(blocker)})
+    # pygls 1, which the server does not take
+    (blocker / "pygls-1.3.0.dist-info").mkdir()
+    (blocker / "pygls-1.3.0.dist-info" / "METADATA").write_text("Name: pygls\nVersion: 1.3.0\n")
+    (blocker / "pygls").mkdir()
+    (blocker / "pygls" / "__init__.py").write_text("")
+    server = subprocess.run([sys.executable, "-m", "torchdevlint", "server"], cwd=ROOT,
+                            capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(blocker)},
+                            stdin=subprocess.DEVNULL)
+    for name, result in (("--watch", watch), ("server", server)):
+        assert result.returncode == 2, result.stderr
+        # the message says how to get the extra from a checkout and from git
+        shown[name] = [part.strip() for part in re.split(r", or |: (?=pip)| in a checkout",
+                                                         result.stderr) if part.strip().startswith("pip install")]
+        assert len(shown[name]) == 2, result.stderr
+    assert sum(map(len, shown.values())) > 8
+    for where, commands in shown.items():
+        for command in commands:
+            assert any(p.fullmatch(command) for p in working), \
+                f"{where}: `{command}` needs torchdevlint on a package index"

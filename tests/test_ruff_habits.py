@@ -15,8 +15,6 @@ import pytest
 
 from conftest import run_cli
 from torchdevlint import commands
-from torchdevlint.cli import build_parser
-from torchdevlint.config import KNOWN_KEYS
 from torchdevlint.rules import ALL_RULES, OPT_IN_CODES
 
 DISCARDED = "import torch\nx = torch.ones(2)\nx.to('cpu')\n"  # TDL001, fixable
@@ -232,11 +230,6 @@ def test_help_lists_every_rule_and_the_true_default_selection():
     assert "(default: ALL)" not in result.stdout
     assert OPT_IN_CODES and all(code in result.stdout.split("--select CODES")[2]
                                 for code in OPT_IN_CODES)
-
-
-def test_every_configuration_key_has_a_flag_of_its_name():
-    flags = {flag for action in build_parser()._actions for flag in action.option_strings}
-    assert [key for key in KNOWN_KEYS if f"--{key}" not in flags] == []
 
 
 def test_require_accelerator_flag_overrides_the_key(tmp_path):

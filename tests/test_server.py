@@ -348,7 +348,7 @@ def write_notebook(path: Path, cells) -> None:
     notebook.cells = [nbformat.v4.new_markdown_cell(s) if kind == "markdown"
                       else nbformat.v4.new_code_cell(s) for kind, s in cells]
     notebook.metadata["language_info"] = {"name": "python"}
-    nbformat.write(notebook, path)
+    nbformat.write(notebook, str(path))  # (nbformat 5.0 takes no Path)
 
 
 def cell_findings(params_by_cell) -> set:
@@ -562,7 +562,9 @@ def test_without_pygls_the_command_says_what_to_install(tmp_path):
     assert result.returncode == 2
     assert result.stderr.strip().splitlines() == [
         'torchdevlint server: error: the language server needs pygls 2 (pygls 1.3.0 is '
-        'installed): install torchdevlint[server] (pip install "torchdevlint[server]")']
+        'installed): install the server extra: pip install ".[server]" in a checkout of '
+        'torchdevlint, or pip install "torchdevlint[server] @ '
+        'git+https://github.com/torchdevlint/torchdevlint"']
 
 
 def test_the_linter_never_imports_pygls(tmp_path):

@@ -32,6 +32,22 @@ def test_syntax_newer_than_the_target_is_e999_naming_the_version(extra):
     assert lint_source(MODERN + extra, "m.py", target=(3, 12)).error is None
 
 
+def test_a_libcst_without_t_strings_still_judges_newer_syntax(monkeypatch):
+    """The declared floor, LibCST 1.5, has no ``TemplatedString`` (1.8 added it): looking for
+    t-strings must not crash the syntax check of a file newer than this interpreter (it gave
+    TDL999 ``module 'libcst' has no attribute 'TemplatedString'``). CI's lowest-versions run
+    has the real 1.5; here the attribute is taken away from whichever LibCST is installed."""
+    import libcst
+    monkeypatch.delattr(libcst, "TemplatedString", raising=False)
+    found = [what for _, what, _ in syntax._newer_constructs(libcst.parse_module(MODERN))]
+    assert found == ["type alias statement", "type parameter list"]
+    if sys.version_info < (3, 12):  # Python cannot parse MODERN: LibCST judges it
+        result = lint_source(MODERN + MOVE, "m.py", target=(3, 12))
+        assert result.error is None and [f.code for f in result.findings] == ["TDL001"]
+        assert lint_source(MODERN, "m.py", target=(3, 11)).error.message == \
+            "SyntaxError: type alias statement requires Python 3.12; target is 3.11"
+
+
 @pytest.mark.parametrize("source, needs", [
     ("match x:\n    case 1:\n        pass\n", (3, 10)),
     ("try:\n    pass\nexcept* ValueError:\n    pass\n", (3, 11)),
@@ -42,7 +58,28 @@ def test_each_version_gated_construct_follows_the_target(source, needs):
     older = (needs[0], needs[1] - 1)
     error = lint_source(source, "m.py", target=older).error
     assert error is not None and error.code == "E999", source
-    assert lint_source(source, "m.py", target=needs).error is None, source
+    error = lint_source(source, "m.py", target=needs).error
+    if needs > syntax.newest() and needs > syntax.RUNNING:  # (LibCST < 1.8, Python < 3.14)
+        assert error is not None and "needs LibCST 1.8 or newer" in error.message, error
+    else:
+        assert error is None, source
+
+
+def test_syntax_newer_than_python_and_libcst_says_what_is_needed(monkeypatch):
+    """LibCST before 1.8 (the declared floor is 1.5) does not parse Python 3.14's grammar: a
+    file that targets 3.14 on an older Python gets one E999 saying why, not a bare one."""
+    import libcst
+
+    def old_libcst(source, *args, **kwargs):  # as LibCST 1.5 answers Python 3.14 grammar
+        raise libcst.ParserSyntaxError("unexpected token", lines=[source], raw_line=1, raw_column=0)
+    monkeypatch.setattr(libcst, "parse_module", old_libcst)
+    monkeypatch.setattr(syntax, "RUNNING", (3, 10))
+    monkeypatch.setattr(syntax, "newest", lambda: (3, 13))
+    error = syntax.syntax_error("try:\n    pass\nexcept A, B:\n    pass\n", (3, 14))
+    assert error is not None and error[0].endswith(
+        f"(Python 3.14 syntax on Python 3.10 needs LibCST 1.8 or newer; "
+        f"{syntax.libcst_version()} is installed)"), error
+    assert syntax.syntax_error("x = (\n", (3, 13))[0] == syntax.syntax_error("x = (\n")[0]
 
 
 def test_python_syntax_errors_keep_pythons_message():

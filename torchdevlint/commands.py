@@ -189,7 +189,8 @@ def watch(paths: Sequence[str], run_once: Callable[[], int], err: TextIO = sys.s
     try:
         import watchfiles
     except ImportError:
-        print("torchdevlint: error: --watch needs watchfiles: pip install 'torchdevlint[watch]'",
+        from torchdevlint.docs import install_extra
+        print(f"torchdevlint: error: --watch needs watchfiles: {install_extra('watch')}",
               file=err)
         return ExitCode.ERROR
     from torchdevlint.runner import DIRECTORY_SUFFIXES

@@ -24,3 +24,10 @@ PROJECT_URL = "https://github.com/torchdevlint/torchdevlint"
 
 def rule_url(code: str) -> str:
     return f"{PROJECT_URL}/blob/main/docs/rules/{code}.md"
+
+
+def install_extra(extra: str) -> str:
+    """How to install an optional extra: torchdevlint is on no package index, so
+    ``pip install "torchdevlint[server]"`` fails; a checkout or the git URL works."""
+    return (f'pip install ".[{extra}]" in a checkout of torchdevlint, or '
+            f'pip install "torchdevlint[{extra}] @ git+{PROJECT_URL}"')

@@ -123,6 +123,9 @@ def from_requires_python(spec: str) -> Optional[Version]:
 def _newer_constructs(module: cst.Module) -> Iterator[Tuple[Version, str, cst.CSTNode]]:
     """Each construct whose grammar is newer than ``OLDEST``, with the version it needs."""
     import libcst as cst
+    # t-strings exist in LibCST from 1.8 on; an older one (the declared floor) parses no
+    # Python 3.14 grammar, so it has no such node to find.
+    templated = getattr(cst, "TemplatedString", ())
     stack = [module]
     while stack:
         node = stack.pop()
@@ -134,7 +137,7 @@ def _newer_constructs(module: cst.Module) -> Iterator[Tuple[Version, str, cst.CS
             yield (3, 12), "type alias statement", node
         elif isinstance(node, cst.TypeParameters):
             yield (3, 12), "type parameter list", node
-        elif isinstance(node, cst.TemplatedString):
+        elif isinstance(node, templated):
             yield (3, 14), "template string (t-string)", node
         elif isinstance(node, cst.ExceptHandler) and isinstance(node.type, cst.Tuple) \
                 and not node.type.lpar:
@@ -189,6 +192,12 @@ def checked_tree(source: str, target: Optional[Version] = None
     try:
         module = cst.parse_module(source)
     except (cst.ParserSyntaxError, RecursionError):
+        if target > RUNNING and target > newest():
+            # the target's grammar is newer than both this Python and this LibCST: say so
+            message, line, column = python_error
+            return None, (f"{message} (Python {target[0]}.{target[1]} syntax on Python "
+                          f"{RUNNING[0]}.{RUNNING[1]} needs LibCST 1.8 or newer; "
+                          f"{libcst_version()} is installed)", line, column)
         return None, python_error
     too_new = _first_too_new(module, target)
     if too_new is not None:

@@ -1,7 +1,7 @@
 """``torchdevlint server``: a Language Server Protocol server over standard input and output.
 
-It needs pygls (``pip install "torchdevlint[server]"``), which nothing else imports: the
-linter itself never depends on it.
+It needs pygls (the ``server`` extra: ``pip install ".[server]"``), which nothing else
+imports: the linter itself never depends on it.
 """
 
 from __future__ import annotations
@@ -33,9 +33,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return 2
     problem = _missing_pygls()
     if problem is not None:
+        from torchdevlint.docs import install_extra
         print(f"torchdevlint server: error: the language server needs pygls 2 ({problem}): "
-              f"install torchdevlint[server] (pip install \"torchdevlint[server]\")",
-              file=sys.stderr)
+              f"install the server extra: {install_extra('server')}", file=sys.stderr)
         return 2
     from torchdevlint.server.lsp import serve
     return serve()
