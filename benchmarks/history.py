@@ -49,8 +49,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from benchmarks.precision import (  # noqa: E402
-    DIAGNOSTIC_CODES, EXIT_ERROR, EXIT_FAIL, EXIT_PASS, DataError, _linter_env, _rows, _table,
-    display, find_linter,
+    DIAGNOSTIC_CODES, EXIT_FAIL, EXIT_PASS, DataError, _linter_env, _rows, _table,
+    display, find_linter, script_main,
 )
 
 DEFAULT_CASES = Path(__file__).resolve().parent / "history" / "cases.tsv"
@@ -468,12 +468,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    args = build_parser().parse_args(argv)
-    try:
-        return run(args)
-    except DataError as exc:
-        print(f"history.py: error: {exc}", file=sys.stderr)
-        return EXIT_ERROR
+    return script_main(build_parser(), run, argv)
 
 
 if __name__ == "__main__":

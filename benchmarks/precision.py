@@ -855,13 +855,18 @@ def run(args: argparse.Namespace) -> int:
     return EXIT_FAIL if reasons else EXIT_PASS
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
-    args = build_parser().parse_args(argv)
+def script_main(parser: argparse.ArgumentParser, run_args, argv: Optional[Sequence[str]]) -> int:
+    """Parse ``argv`` and run; a DataError is one diagnostic and exit 2 (the benchmarks' main)."""
+    args = parser.parse_args(argv)
     try:
-        return run(args)
+        return run_args(args)
     except DataError as exc:
-        print(f"precision.py: error: {exc}", file=sys.stderr)
+        print(f"{parser.prog}: error: {exc}", file=sys.stderr)
         return EXIT_ERROR
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    return script_main(build_parser(), run, argv)
 
 
 if __name__ == "__main__":
