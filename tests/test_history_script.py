@@ -164,3 +164,18 @@ def test_notebook_cells(tmp_path):
     (case,) = result["cases"]
     assert case["caught"] and case["clean_after"], done.stdout
     assert done.returncode == 0
+
+
+def test_the_cases_file_is_well_formed_and_keeps_off_the_test_set():
+    sys.path.insert(0, str(ROOT))
+    from benchmarks.history import DEFAULT_CASES, read_cases
+    from benchmarks.precision import read_split
+
+    cases = read_cases(DEFAULT_CASES)  # raises on a malformed row
+    assert len(cases) >= 60
+    assert len({case.repo for case in cases}) >= 15
+    assert all(len(case.commit) == 40 for case in cases)
+    # the sealed test repositories are not linted before their review, histories included
+    test_set = {name for name, kind in read_split(ROOT / "benchmarks" / "precision").items()
+                if kind == "test"}
+    assert not {case.folder for case in cases} & test_set
