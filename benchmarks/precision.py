@@ -704,9 +704,10 @@ def build_parser() -> argparse.ArgumentParser:
                         help="git clone missing corpora into --corpora and check out their commit")
     parser.add_argument("--only", nargs="+", metavar="NAME", default=None,
                         help="review only these corpora (names from corpora.tsv)")
-    parser.add_argument("--set", choices=("all", *SPLIT_SETS), default="all",
+    parser.add_argument("--set", choices=("all", *SPLIT_SETS), default="tuning",
                         help="only the corpora of this set of split.tsv: the tuning set or the "
-                             "sealed test set, reported apart (default: %(default)s)")
+                             "sealed test set (linted only when named), reported apart; `all` "
+                             "ignores split.tsv (default: %(default)s)")
     parser.add_argument("--extend-select", action="append", default=[], metavar="CODES",
                         help="also run these rules (opt-in ones, e.g. TDL009); their verdicts "
                              "count only in such a run")
@@ -764,7 +765,12 @@ def run(args: argparse.Namespace) -> int:
         if unknown:
             raise DataError(f"not in corpora.tsv: {', '.join(unknown)}")
         corpora = [c for c in corpora if c.name in args.only]
-    corpora = select_set(corpora, data_dir, args.set)
+    chosen = select_set(corpora, data_dir, args.set)
+    if args.only and len(chosen) < len(corpora):
+        outside = sorted({c.name for c in corpora} - {c.name for c in chosen})
+        raise DataError(f"not in the {args.set} set of split.tsv: {', '.join(outside)} "
+                        f"(name the set with --set)")
+    corpora = chosen
     listed = {c.name for c in read_corpora(data_dir)}
     verdict_dir = data_dir / "verdicts"
     if verdict_dir.is_dir():

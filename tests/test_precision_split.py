@@ -115,6 +115,17 @@ def test_precision_reports_one_set_at_a_time(tmp_path):
     done, result = lint_sets(tmp_path, data, "all")
     assert set(result["corpora"]) == set(sets)
 
+    # without --set only the tuning set is linted: the sealed set needs to be named
+    report = tmp_path / "default.json"
+    subprocess.run([sys.executable, str(PRECISION), "--corpora", str(tmp_path / "corpora"),
+                    "--data-dir", str(data), "--report-only", "--json", str(report)],
+                   capture_output=True, text=True, cwd=tmp_path)
+    assert json.loads(report.read_text())["set"] == "tuning"
+    only = subprocess.run([sys.executable, str(PRECISION), "--corpora", str(tmp_path / "corpora"),
+                           "--data-dir", str(data), "--only", "demo+sealed"],
+                          capture_output=True, text=True, cwd=tmp_path)
+    assert only.returncode == 2 and "not in the tuning set of split.tsv: demo+sealed" in only.stderr
+
 
 def test_precision_set_needs_every_corpus_in_split_tsv(tmp_path):
     data = write_data(tmp_path, {"demo+a": "tuning", "demo+b": ""})
