@@ -48,6 +48,8 @@ REPO = HERE.parent
 DEFAULT_DATA = HERE / "precision"
 CORPORA_HEADER = ["name", "repository", "commit", "kind"]
 VERDICTS_HEADER = ["location", "code", "verdict", "reason"]
+SPLIT_HEADER = ["name", "set"]
+SPLIT_SETS = ("tuning", "test")  # split.tsv, written by split.py
 VERDICTS = ("TRUE", "FALSE")
 # File diagnostics: the file could not be analysed. Listed on their own, never counted as findings.
 DIAGNOSTIC_CODES = ("E999", "E902", "TDL999")
@@ -140,6 +142,32 @@ def read_corpora(data_dir: Path) -> List[Corpus]:
         seen.add(name)
         corpora.append(Corpus(name, repository, commit, "" if kind == "-" else kind))
     return corpora
+
+
+def read_split(data_dir: Path) -> Dict[str, str]:
+    """``split.tsv``: the set (tuning or test) of each corpus, as ``split.py`` wrote it."""
+    path = data_dir / "split.tsv"
+    split: Dict[str, str] = {}
+    for number, (name, kind) in _rows(path, SPLIT_HEADER):
+        if kind not in SPLIT_SETS:
+            raise DataError(f"{path}:{number}: set {kind!r} is neither "
+                            f"{' nor '.join(SPLIT_SETS)}")
+        if name in split:
+            raise DataError(f"{path}:{number}: corpus {name!r} is listed twice")
+        split[name] = kind
+    return split
+
+
+def select_set(corpora: List[Corpus], data_dir: Path, chosen: str) -> List[Corpus]:
+    """The corpora of one set of split.tsv (``all``: every corpus, split.tsv not read)."""
+    if chosen == "all":
+        return corpora
+    split = read_split(data_dir)
+    unsplit = [c.name for c in corpora if c.name not in split]
+    if unsplit:
+        raise DataError(f"{data_dir / 'split.tsv'}: no set for {', '.join(unsplit)} "
+                        f"(run benchmarks/split.py --write)")
+    return [c for c in corpora if split[c.name] == chosen]
 
 
 def read_verdicts(path: Path) -> Tuple[Dict[Tuple[str, str], Verdict], List[str]]:
@@ -526,7 +554,8 @@ def _source_link(corpus: Corpus, finding: Finding) -> str:
 
 
 def markdown_page(review: Review, rule_names: Dict[str, str], version: str,
-                  max_false_rate: float, data_dir: Path, page: Path) -> str:
+                  max_false_rate: float, data_dir: Path, page: Path,
+                  chosen_set: str = "all") -> str:
     data = display(data_dir, REPO)
     page_rel = display(page, REPO)
     out: List[str] = [
@@ -562,6 +591,9 @@ def markdown_page(review: Review, rule_names: Dict[str, str], version: str,
         f"Last generated with {version}.",
         "",
     ]
+    if chosen_set != "all":
+        out += [f"Only the corpora of the **{chosen_set} set** of `{data}/split.tsv` "
+                f"(`--set {chosen_set}`; `benchmarks/split.py` made the split).", ""]
     reasons = gate(review, max_false_rate)
     out += ["**Gate: " + ("passes.**" if not reasons else "fails:** " + "; ".join(reasons) + "."),
             ""]
@@ -672,6 +704,10 @@ def build_parser() -> argparse.ArgumentParser:
                         help="git clone missing corpora into --corpora and check out their commit")
     parser.add_argument("--only", nargs="+", metavar="NAME", default=None,
                         help="review only these corpora (names from corpora.tsv)")
+    parser.add_argument("--set", choices=("all", *SPLIT_SETS), default="tuning",
+                        help="only the corpora of this set of split.tsv: the tuning set or the "
+                             "sealed test set (linted only when named), reported apart; `all` "
+                             "ignores split.tsv (default: %(default)s)")
     parser.add_argument("--extend-select", action="append", default=[], metavar="CODES",
                         help="also run these rules (opt-in ones, e.g. TDL009); their verdicts "
                              "count only in such a run")
@@ -729,6 +765,12 @@ def run(args: argparse.Namespace) -> int:
         if unknown:
             raise DataError(f"not in corpora.tsv: {', '.join(unknown)}")
         corpora = [c for c in corpora if c.name in args.only]
+    chosen = select_set(corpora, data_dir, args.set)
+    if args.only and len(chosen) < len(corpora):
+        outside = sorted({c.name for c in corpora} - {c.name for c in chosen})
+        raise DataError(f"not in the {args.set} set of split.tsv: {', '.join(outside)} "
+                        f"(name the set with --set)")
+    corpora = chosen
     listed = {c.name for c in read_corpora(data_dir)}
     verdict_dir = data_dir / "verdicts"
     if verdict_dir.is_dir():
@@ -785,7 +827,9 @@ def run(args: argparse.Namespace) -> int:
     ordered = [results[c.name] for c in corpora]
     rules = sorted(code for code in rule_names if code not in DIAGNOSTIC_CODES)
     review = compare(ordered, data_dir, rules)
-    print(f"Precision review: {version}, {len(review.linted)} of {len(ordered)} corpora linted, "
+    scope = "" if args.set == "all" else f" ({args.set} set)"
+    print(f"Precision review{scope}: {version}, {len(review.linted)} of {len(ordered)} corpora "
+          f"linted, "
           f"verdicts from {display(verdict_dir)}")
     print()
     print_report(review, rule_names, args.max_false_rate, data_dir)
@@ -805,23 +849,30 @@ def run(args: argparse.Namespace) -> int:
         page = args.write_table
         page.parent.mkdir(parents=True, exist_ok=True)
         page.write_text(markdown_page(review, rule_names, version, args.max_false_rate,
-                                      data_dir, page.resolve()) + "\n", encoding="utf-8")
+                                      data_dir, page.resolve(), args.set) + "\n",
+                        encoding="utf-8")
         print(f"wrote {display(page)}", file=sys.stderr)
     if args.json_out:
-        args.json_out.write_text(json.dumps(review_json(review, reasons), indent=2) + "\n",
+        args.json_out.write_text(json.dumps({"set": args.set, **review_json(review, reasons)},
+                                            indent=2) + "\n",
                                  encoding="utf-8")
     if args.report_only:
         return EXIT_PASS
     return EXIT_FAIL if reasons else EXIT_PASS
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
-    args = build_parser().parse_args(argv)
+def script_main(parser: argparse.ArgumentParser, run_args, argv: Optional[Sequence[str]]) -> int:
+    """Parse ``argv`` and run; a DataError is one diagnostic and exit 2 (the benchmarks' main)."""
+    args = parser.parse_args(argv)
     try:
-        return run(args)
+        return run_args(args)
     except DataError as exc:
-        print(f"precision.py: error: {exc}", file=sys.stderr)
+        print(f"{parser.prog}: error: {exc}", file=sys.stderr)
         return EXIT_ERROR
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    return script_main(build_parser(), run, argv)
 
 
 if __name__ == "__main__":

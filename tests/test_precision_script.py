@@ -68,7 +68,8 @@ def write_data(base: Path, verdicts, corpora=((NAME, REPOSITORY, COMMIT, "demo s
 def run_script(base: Path, data: Path, *extra):
     report = base / "report.json"
     done = subprocess.run(
-        [sys.executable, str(SCRIPT), "--corpora", str(base / "corpora"), "--data-dir", str(data),
+        [sys.executable, str(SCRIPT), "--set", "all", "--corpora", str(base / "corpora"),
+         "--data-dir", str(data),
          "--jobs", "2", "--json", str(report), *map(str, extra)],
         capture_output=True, text=True, cwd=base)
     result = json.loads(report.read_text()) if report.exists() else None
