@@ -12,10 +12,12 @@ Stand-ins decide which device plays the accelerator:
     for the operations these fixtures mix them in (nn.Linear, elementwise arithmetic and
     comparisons, cross_entropy), but not for every operation: see test_stand_ins.py.
 ``cuda``
-    A real GPU, where there is one (pytest marker ``cuda``).
+    A real GPU, where there is one (pytest marker ``cuda``); without one, the pretend
+    accelerator (``torchdevlint.runtime``), which raises the messages a real GPU raises.
 ``no-cuda``
-    A machine without CUDA (TDL002, TDL003): this one when it has none, otherwise a child
-    process that sees no GPU (``CUDA_VISIBLE_DEVICES=""``).
+    A machine without CUDA (TDL002, TDL003): this one when it has none, the pretend
+    accelerator's CPU-only phase when that plays the GPU, otherwise a child process that sees
+    no GPU (``CUDA_VISIBLE_DEVICES=""``).
 """
 from __future__ import annotations
 
@@ -27,8 +29,8 @@ from pathlib import Path
 
 from conftest import expected_findings
 from runtime_harness import (FIXTURES, Outcome, cuda_available, fixed_version, main_arguments,
-                             positive_fixtures, run_main, run_main_without_cuda,
-                             write_cuda_tagged_checkpoint)
+                             positive_fixtures, pretend_accelerator_active, run_main,
+                             run_main_without_cuda, write_cuda_tagged_checkpoint)
 
 
 class ProofFailed(AssertionError):
@@ -237,6 +239,10 @@ def run_fixture(proof: RuleProof, path: Path, stand_in: str, workdir: Path,
     elif proof.argument == "checkpoint":
         value = str(write_checkpoint(workdir, real_cuda_checkpoint))
     if stand_in == "no-cuda" and cuda_available():
+        if pretend_accelerator_active():  # its CPU-only phase plays the machine without CUDA
+            from torchdevlint.runtime import cpu_only
+            with cpu_only():
+                return run_main(path, *main_arguments(proof.argument, value))
         return run_main_without_cuda(path, proof.argument, value)
     if stand_in == "meta-host":
         with meta_host_copies():
