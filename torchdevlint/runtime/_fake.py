@@ -597,28 +597,52 @@ class _DeviceTranslate(TorchFunctionMode):
             elif requested.type != "cpu":
                 requested = None  # meta etc.: a real device torch handles
         elif func in _CONSTRUCTORS:
-            default = torch.get_default_device()
-            if default.type in KINDS:
+            default = _default_device()
+            if default is not None and default.type in KINDS:
                 requested = _resolve(default)
                 kwargs = dict(kwargs, device=CPU)
         if requested is None:
             return _plain_call(func, args, kwargs)
         with _frame(requested, None):
             out = func(*args, **kwargs)
-            return _own_copy(out, args, requested)
+            return _settle(out, args, kwargs, requested)
 
 
-def _own_copy(out, args, requested):
-    """A call that was asked for another device must not hand back one of its inputs
-    (``torch.as_tensor(x, device=...)`` returns ``x`` when no copy is needed on the CPU)."""
+def _default_device():
+    """The device of torch.set_default_device / ``with torch.device(...)``, or None.
+
+    (torch.get_default_device() itself creates a tensor to learn an index, which would come
+    back here.)"""
+    from torch.utils import _device
+    current = getattr(_device, "CURRENT_DEVICE", None)
+    if current is not None:
+        return torch.device(current)
+    from torch.overrides import _get_current_function_mode_stack
+    for mode in reversed(_get_current_function_mode_stack()):
+        if isinstance(mode, _device.DeviceContext):
+            return mode.device
+    return None
+
+
+def _settle(out, args, kwargs, requested):
+    """Make what a call asked for ``device=`` be there.
+
+    A result that is one of the call's inputs from another device is copied
+    (``torch.as_tensor(x, device=...)`` returns ``x`` when no copy is needed on the CPU), and
+    a fresh result that no aten op tagged (``torch.tensor([...], device=...)`` builds its
+    tensor in C++ and only lifts it) is tagged."""
     if not isinstance(out, torch.Tensor):
         return out
-    for value in args:
-        if isinstance(value, torch.Tensor) and device_of(value) != requested:
-            with _disabled_tf():
-                same = value.untyped_storage().data_ptr() == out.untyped_storage().data_ptr()
-            if same:
-                return torch.Tensor.clone(out)
+    inputs = [value for value in list(args) + list(kwargs.values()) if isinstance(value, torch.Tensor)]
+    with _disabled_tf():
+        pointer = out.untyped_storage().data_ptr()
+        for value in inputs:
+            if value.untyped_storage().data_ptr() == pointer and pointer != 0:
+                if device_of(value) != requested:
+                    return torch.Tensor.clone(out)
+                return out
+        if device_of(out) != requested and requested.type != "cpu":
+            _tag(out, requested)
     return out
 
 
@@ -649,6 +673,20 @@ class _Stream:
 
     def query(self):
         return True
+
+    def is_capturing(self):  # CUDA graphs: never capturing
+        return False
+
+    @property
+    def device_index(self):
+        return self.device.index
+
+    @property
+    def device_type(self):
+        return self.device.type
+
+    cuda_stream = 0
+    stream_id = 0
 
     def __enter__(self):
         return self
@@ -753,6 +791,7 @@ def _cuda_patches() -> dict:
         (cuda, "current_stream"): lambda device=None: _Stream(),
         (cuda, "default_stream"): lambda device=None: _Stream(),
         (cuda, "stream"): lambda stream=None: contextlib.nullcontext(),
+        (cuda, "is_current_stream_capturing"): lambda: False,
     }
     return patches
 
@@ -784,6 +823,27 @@ def _accelerator_patches() -> dict:
         if hasattr(accelerator, name):
             patches[(accelerator, name)] = value
     return patches
+
+
+def _group_by_device_and_dtype(tensorlistlist, with_indices=False):
+    """torch._C._group_tensors_by_device_and_dtype with the pretend devices: optimizers and
+    clip_grad_norm_ move their state (found_inf, grad_scale) to the devices it names."""
+    groups = {}
+    for index, tensor in enumerate(tensorlistlist[0]):
+        key = (device_of(tensor), tensor.dtype)
+        lists, indices = groups.setdefault(key, ([[] for _ in tensorlistlist], []))
+        for column, tensors in enumerate(tensorlistlist):
+            if tensors:  # an empty list (amsgrad's state when off) stays empty
+                lists[column].append(tensors[index])
+        if with_indices:
+            indices.append(index)
+    return groups
+
+
+def _foreach_patches() -> dict:
+    if not hasattr(torch._C, "_group_tensors_by_device_and_dtype"):
+        return {}
+    return {(torch._C, "_group_tensors_by_device_and_dtype"): _group_by_device_and_dtype}
 
 
 def _parallel_patches() -> dict:
@@ -949,7 +1009,7 @@ def _fresh(function):
 def _all_patches() -> dict:
     patches = {}
     for group in (_cuda_patches, _accelerator_patches, _mps_patches, _amp_patches,
-                  _parallel_patches):
+                  _parallel_patches, _foreach_patches):
         patches.update(group())
     patches = {key: _fresh(value) for key, value in patches.items() if hasattr(key[0], key[1])}
     patches.update(_tensor_patches())
