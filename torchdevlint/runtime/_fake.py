@@ -68,7 +68,10 @@ def is_active() -> bool:
 
 
 def _disabled_tf():
-    return torch._C.DisableTorchFunction()
+    """Tensor methods called here must not come back through _DeviceTranslate."""
+    if torch._C._is_torch_function_mode_enabled():
+        return torch._C.DisableTorchFunction()
+    return contextlib.nullcontext()
 
 
 def _storage_device(tensor):
@@ -82,8 +85,13 @@ def _storage_device(tensor):
 def device_of(tensor) -> torch.device:
     """The device a tensor is on as the pretend machine sees it."""
     with _disabled_tf():
-        tagged = _storage_device(tensor)
-        return tagged if tagged is not None else tensor.device
+        return _device_of(tensor)
+
+
+def _device_of(tensor) -> torch.device:
+    """device_of where torch functions are off (the modes' handlers)."""
+    tagged = _storage_device(tensor)
+    return tagged if tagged is not None else tensor.device
 
 
 def _tag(tensor, device) -> None:
@@ -166,6 +174,9 @@ class _Plan:
         self.method = f"wrapper_CUDA_{wrapper}"
 
 
+# torch.tensor(data, ...) builds its tensor in C++ and lifts it: a new tensor, like a factory's
+_LIFTS = {"lift_fresh", "lift_fresh_copy", "lift"}
+
 # Arguments that a GPU kernel takes on the CPU (and outputs it returns there).
 _CPU_ARGUMENTS = {
     "_pack_padded_sequence": ({"lengths"}, {1}),
@@ -211,7 +222,7 @@ def _iter_check(operands):
     """TensorIterator's rule: one device, except CPU scalars (0-dim CPU inputs) on a GPU."""
     common = None
     for _, tensor, output in operands:
-        device = device_of(tensor)
+        device = _device_of(tensor)
         if common is None:
             if device.type == "cpu" and not output and tensor.dim() == 0:
                 continue
@@ -231,7 +242,7 @@ def _guard_check(plan, operands):
     device of the first one."""
     common = None
     for name, tensor, _ in operands:
-        device = device_of(tensor)
+        device = _device_of(tensor)
         if common is None:
             common = device
         elif device != common:
@@ -243,10 +254,10 @@ def _guard_check(plan, operands):
 
 def _index_check(operands):
     """``x[idx]`` and ``x[idx] = v``: indices may stay on the CPU for an accelerator tensor."""
-    self_device = device_of(operands[0][1])
+    self_device = _device_of(operands[0][1])
     rest = []
     for name, tensor, output in operands[1:]:
-        device = device_of(tensor)
+        device = _device_of(tensor)
         if name == "indices":
             if device != self_device and device.type != "cpu":
                 raise RuntimeError("indices should be either on cpu or on the same device as the "
@@ -259,12 +270,12 @@ def _index_check(operands):
 def _conv_check(operands):
     named = {name: tensor for name, tensor, _ in operands}
     source = named.get("input")
-    device = device_of(source)
+    device = _device_of(source)
     for name in ("weight", "bias"):
         other = named.get(name)
         if other is None:
             continue
-        other_device = device_of(other)
+        other_device = _device_of(other)
         if other_device != device:
             suffix = ""
             if device.type == "cpu":  # the CPU input takes the mkldnn path, which says more
@@ -290,6 +301,12 @@ def _foreach_check(args, kwargs, plan):
 
 
 class _DeviceCheck(TorchDispatchMode):
+    @classmethod
+    def _should_skip_dynamo(cls):
+        # torch wraps a mode's handler to keep dynamo out of it, at two Python calls per aten
+        # op; this one never runs under dynamo (torch.compile is not supported on it)
+        return False
+
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
         with _disabled_tf():
@@ -310,6 +327,8 @@ class _DeviceCheck(TorchDispatchMode):
         if frame is not None and frame.requested is not None:
             return frame.requested
         plan = _plan(func)
+        if plan.op in _LIFTS:  # torch.tensor(data) built in C++ inside a library call
+            return frame.ambient if frame is not None else None
         operands = _operands(plan, args, kwargs)
         if not operands:
             return frame.ambient if frame is not None else None
@@ -318,7 +337,7 @@ class _DeviceCheck(TorchDispatchMode):
             return CPU
         kind = plan.kind
         if kind == "free":
-            return device_of(operands[0][1])
+            return _device_of(operands[0][1])
         if kind == "iter":
             return _iter_check(operands)
         if kind == "index":
@@ -336,7 +355,7 @@ class _DeviceCheck(TorchDispatchMode):
     def _tag_outputs(out, device, aliased, op):
         cpu_outputs = _CPU_ARGUMENTS.get(op, (set(), set()))[1]
         if isinstance(out, torch.Tensor):
-            if 0 not in aliased and 0 not in cpu_outputs:
+            if (0 not in aliased or op in _LIFTS) and 0 not in cpu_outputs:
                 _tag(out, device)
         elif isinstance(out, (list, tuple)):
             for index, item in enumerate(out):
@@ -535,8 +554,12 @@ def _rnn(func, args, kwargs):
 
 
 def _plain_call(func, args, kwargs):
-    with _frame(None, _first_accelerator(args, kwargs)):
+    stack = _frame_stack()
+    stack.append(_Frame(None, _first_accelerator(args, kwargs)))
+    try:
         return func(*args, **kwargs)
+    finally:
+        stack.pop()
 
 
 _DEVICE_GET = torch.Tensor.device.__get__
@@ -792,6 +815,11 @@ def _cuda_patches() -> dict:
         (cuda, "default_stream"): lambda device=None: _Stream(),
         (cuda, "stream"): lambda stream=None: contextlib.nullcontext(),
         (cuda, "is_current_stream_capturing"): lambda: False,
+        # the pretend GPU draws from the CPU's generator
+        (cuda, "get_rng_state"): lambda device="cuda": torch.get_rng_state(),
+        (cuda, "set_rng_state"): lambda new_state, device="cuda": None,
+        (cuda, "get_rng_state_all"): lambda: [torch.get_rng_state() for _ in range(_count())],
+        (cuda, "set_rng_state_all"): lambda new_states: None,
     }
     return patches
 
