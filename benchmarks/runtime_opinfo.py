@@ -55,7 +55,13 @@ def load_op_db():
         stand_in = types.ModuleType("expecttest")
         stand_in.TestCase = unittest.TestCase
         sys.modules["expecttest"] = stand_in
+    import torch.backends
+    frozen = torch.backends.flags_frozen()
     from torch.testing._internal.common_methods_invocations import op_db
+    if not frozen and torch.backends.flags_frozen():
+        # torch's test utilities freeze the cudnn flags (disable_global_flags) on import: give
+        # the rest of the process (a training loop setting cudnn.benchmark) its flags back
+        torch.backends.flags_frozen.__globals__["__allow_nonbracketed_mutation_flag"] = True
     return op_db
 
 
