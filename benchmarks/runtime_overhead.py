@@ -35,7 +35,7 @@ def models():
             return self.head(self.layers(self.embed(tokens)))
 
     def mlp():
-        return nn.Sequential(nn.Linear(64, 128), nn.ReLU(), nn.Linear(128, 10))
+        return nn.Sequential(nn.Linear(784, 512), nn.ReLU(), nn.Linear(512, 10))
 
     def cnn():
         return nn.Sequential(nn.Conv2d(3, 32, 3, padding=1), nn.BatchNorm2d(32), nn.ReLU(),
@@ -43,8 +43,9 @@ def models():
                              nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(64, 10))
 
     return {
-        "small (MLP, 10k params, batch 32)": (mlp, lambda torch: (torch.randn(32, 64), torch.randint(0, 10, (32,)))),
-        "medium (CNN, 20k params, 32x32 images, batch 16)": (
+        "small (MLP 784-512-10, batch 64)": (
+            mlp, lambda torch: (torch.randn(64, 784), torch.randint(0, 10, (64,)))),
+        "medium (CNN, 2 conv+BN, 32x32 images, batch 16)": (
             cnn, lambda torch: (torch.randn(16, 3, 32, 32), torch.randint(0, 10, (16,)))),
         "large (Transformer, 2 layers d=256, batch 8x64)": (
             Transformer, lambda torch: (torch.randint(0, 1000, (8, 64)), torch.randint(0, 1000, (8, 64)))),
@@ -69,6 +70,33 @@ def step_times(build, make_batch, device, steps):
         loss.item()
         times.append(time.perf_counter() - start)
     return statistics.median(times[2:])  # the first steps allocate optimizer state
+
+
+def aten_ops_per_step(build, make_batch):
+    """How many aten operations one training step runs (each costs the pretend accelerator a
+    Python call)."""
+    import torch
+    import torch.nn.functional as F
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    class Count(TorchDispatchMode):
+        ops = 0
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            Count.ops += 1
+            return func(*args, **(kwargs or {}))
+
+    model = build()
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
+    inputs, target = make_batch(torch)
+    for counting in (False, True):  # the first step creates the optimizer's state
+        with Count() if counting else __import__("contextlib").nullcontext():
+            logits = model(inputs)
+            loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), target.reshape(-1))
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+    return Count.ops
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
@@ -96,8 +124,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                         fake.append(step_times(build, make_batch, "cuda", args.steps))
         ratio = min(fake) / min(plain)
         worst = max(worst, ratio)
+        ops = aten_ops_per_step(build, make_batch)
+        per_op = 1e6 * (min(fake) - min(plain)) / ops
         print(f"{name:52s} cpu {1000 * min(plain):8.2f} ms   pretend cuda {1000 * min(fake):8.2f} ms"
-              f"   ratio {ratio:5.2f}x")
+              f"   ratio {ratio:5.2f}x   ({ops} aten ops a step, {per_op:+.1f} us each)")
     print(f"worst ratio {worst:.2f}x (goal <= 2x)")
     return 0
 

@@ -230,6 +230,12 @@ RUN_ELSEWHERE = {
         "(pip installs it from a clone of this checkout at that tag)",
     'pip install torch==2.13.0 && pip install -e ".[test]" && python -m pytest':
         ".ci/run (CI runs exactly this line on a clean clone)",
+    "python -m pytest --fake-accelerator":
+        "tests/runtime/test_fake_accelerator_plugin.py::test_the_session_runs_on_a_pretend_gpu "
+        "(a user's test suite, run by that command in a child process)",
+    "python -m torchdevlint.runtime train.py --max-steps 2":
+        "tests/runtime/test_fake_accelerator.py::test_a_script_run_on_it (a training script, "
+        "with its own arguments after its name)",
 }
 
 

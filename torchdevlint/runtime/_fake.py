@@ -67,9 +67,12 @@ def is_active() -> bool:
     return _state is not None
 
 
+_mode_enabled = getattr(torch._C, "_is_torch_function_mode_enabled", lambda: True)
+
+
 def _disabled_tf():
     """Tensor methods called here must not come back through _DeviceTranslate."""
-    if torch._C._is_torch_function_mode_enabled():
+    if _mode_enabled():
         return torch._C.DisableTorchFunction()
     return contextlib.nullcontext()
 
