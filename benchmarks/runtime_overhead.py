@@ -3,7 +3,8 @@
 One training step (forward, backward, AdamW step) of three models of growing size, timed on
 the plain CPU and on the pretend accelerator (the same code, the model and batch moved to
 "cuda") in the same process, rounds alternating; each figure is the fastest round's median
-step, so the noise of a shared machine hits both alike.
+step in CPU time of this process (one thread by default), so that other processes on a shared
+machine weigh little, and what noise remains hits both alike.
 
     python benchmarks/runtime_overhead.py [--rounds 5] [--steps 20] [--threads 1]
 """
@@ -61,14 +62,14 @@ def step_times(build, make_batch, device, steps):
     inputs, target = (tensor.to(device) for tensor in make_batch(torch))
     times = []
     for _ in range(steps + 2):
-        start = time.perf_counter()
+        start = time.process_time()
         logits = model(inputs)
         loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), target.reshape(-1))
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()
         loss.item()
-        times.append(time.perf_counter() - start)
+        times.append(time.process_time() - start)
     return statistics.median(times[2:])  # the first steps allocate optimizer state
 
 
