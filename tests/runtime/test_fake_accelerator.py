@@ -125,6 +125,22 @@ def test_rnn_and_conv_messages(gpu):
         conv(torch.randn(1, 1, 5, 5))
 
 
+def test_packed_sequences_keep_their_sizes_on_the_cpu(gpu):
+    """As on a GPU: batch_sizes and the lengths pad_packed_sequence returns stay on the CPU."""
+    from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
+    for cls in (nn.LSTM, nn.GRU):
+        rnn = cls(4, 3, batch_first=True).to(gpu)
+        packed = pack_padded_sequence(torch.randn(2, 5, 4, device=gpu), torch.tensor([3, 5]),
+                                      batch_first=True, enforce_sorted=False)
+        assert packed.data.device == gpu and packed.batch_sizes.device == torch.device("cpu")
+        padded, lengths = pad_packed_sequence(rnn(packed)[0], batch_first=True)
+        assert padded.device == gpu and lengths.device == torch.device("cpu")
+        padded.sum().backward()
+        hidden = torch.zeros(1, 2, 3)  # left on the CPU
+        with pytest.raises(RuntimeError, match="^Input and hidden tensors are not at the same device"):
+            rnn(packed, (hidden, hidden) if cls is nn.LSTM else hidden)
+
+
 def test_backward_and_optimizer_kernels_are_checked(gpu):
     model = nn.Linear(2, 1).to(gpu)
     model(torch.ones(1, 2, device=gpu)).sum().backward()

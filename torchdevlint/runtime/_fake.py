@@ -539,13 +539,12 @@ def _printed(func, args, kwargs):
 def _rnn(func, args, kwargs):
     """torch.lstm/gru/rnn_*: C++ checks input, hidden state and weights first (RNN.cpp)."""
     inputs = args[0]
-    if isinstance(args[1], torch.Tensor) and len(args) > 2 and isinstance(args[2], torch.Tensor):
-        hiddens, params = args[3] if func is torch.lstm else [args[2]], args[4 if func is torch.lstm else 3]
-        hiddens = args[3] if func is torch.lstm else [args[2]]
-        params = args[4] if func is torch.lstm else args[3]
-    else:  # (input, hx, params, ...)
-        hiddens = args[1] if isinstance(args[1], (list, tuple)) else [args[1]]
-        params = args[2]
+    # (input, hx, params, ...) or, packed, (data, batch_sizes, hx, params, ...); hx is a list
+    # for lstm (h and c), a tensor for the others
+    packed = len(args) > 3 and isinstance(args[3], (list, tuple))
+    hiddens, params = (args[2], args[3]) if packed else (args[1], args[2])
+    if not isinstance(hiddens, (list, tuple)):
+        hiddens = [hiddens]
     device = device_of(inputs)
     for label, tensors in (("hidden", hiddens), ("parameter", params)):
         for tensor in tensors:
@@ -554,6 +553,18 @@ def _rnn(func, args, kwargs):
                                    f"input tensor at {device} and {label} tensor at "
                                    f"{device_of(tensor)}")
     return _plain_call(func, args, kwargs)
+
+
+def _host_outputs(*indices):
+    """Calls whose GPU kernels return some outputs on the CPU (pack_padded_sequence's
+    batch_sizes, pad_packed_sequence's lengths), which C++ built inside the call."""
+    def call(func, args, kwargs):
+        out = _plain_call(func, args, kwargs)
+        with _disabled_tf():
+            for index in indices:
+                _tag(out[index], CPU)
+        return out
+    return call
 
 
 def _plain_call(func, args, kwargs):
@@ -581,6 +592,8 @@ def _special_functions() -> dict:
         torch.Tensor.__array__: _numpy,
         torch.Tensor.__repr__: _printed,
         torch.Tensor.record_stream: lambda func, args, kwargs: None,
+        torch._pack_padded_sequence: _host_outputs(1),
+        torch._pad_packed_sequence: _host_outputs(1),
         torch.lstm: _rnn,
         torch.gru: _rnn,
         torch.rnn_tanh: _rnn,
