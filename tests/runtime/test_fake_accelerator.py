@@ -136,6 +136,8 @@ def test_packed_sequences_keep_their_sizes_on_the_cpu(gpu):
         padded, lengths = pad_packed_sequence(rnn(packed)[0], batch_first=True)
         assert padded.device == gpu and lengths.device == torch.device("cpu")
         padded.sum().backward()
+        packed = pack_padded_sequence(torch.randn(2, 5, 4, device=gpu), torch.tensor([5, 3]),
+                                      batch_first=True)  # sorted: hx is not permuted first
         hidden = torch.zeros(1, 2, 3)  # left on the CPU
         with pytest.raises(RuntimeError, match="^Input and hidden tensors are not at the same device"):
             rnn(packed, (hidden, hidden) if cls is nn.LSTM else hidden)
