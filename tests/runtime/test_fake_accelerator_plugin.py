@@ -55,7 +55,8 @@ def outcomes(result) -> dict:
 
 def test_the_session_runs_on_a_pretend_gpu(pytester):
     pytester.makepyfile(test_user=DEVICE_AT_IMPORT)
-    result = pytester.runpytest_subprocess("--fake-accelerator", "-rA", *CONFTEST_FREE)
+    # a path right after the flag is a path, not the kind
+    result = pytester.runpytest_subprocess("--fake-accelerator", "test_user.py", "-rA", *CONFTEST_FREE)
     assert outcomes(result) == {"test_device_at_import": "passed", "test_unmoved_input": "failed",
                                 "test_opted_out": "passed", "test_cpu_only_phase": "failed"}
     output = result.stdout.str()
@@ -118,10 +119,14 @@ def test_marked_mps():
     assert outcomes(result) == {"test_two_gpus": "passed", "test_marked_mps": "passed"}
 
 
-def test_bad_option_is_one_usage_error(pytester):
-    pytester.makeini("[pytest]\nfake_accelerator = tpu\n")
+@pytest.mark.parametrize("where", ["ini", "option"])
+def test_bad_kind_is_one_usage_error(pytester, where):
     pytester.makepyfile(test_user="def test_nothing():\n    pass\n")
-    result = pytester.runpytest_subprocess(*CONFTEST_FREE)
+    if where == "ini":
+        pytester.makeini("[pytest]\nfake_accelerator = tpu\n")
+        result = pytester.runpytest_subprocess(*CONFTEST_FREE)
+    else:
+        result = pytester.runpytest_subprocess("--fake-accelerator=tpu", *CONFTEST_FREE)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     assert "fake_accelerator: expected one of cuda, mps, got 'tpu'" in result.stderr.str()
     assert "Traceback" not in result.stderr.str()

@@ -27,7 +27,9 @@ KINDS = ("cuda", "mps")
 
 def pytest_addoption(parser):
     group = parser.getgroup("torchdevlint", "torchdevlint pretend accelerator")
-    group.addoption("--fake-accelerator", nargs="?", const="cuda", default=None, choices=KINDS,
+    # no argparse choices: `--fake-accelerator tests/` must not read the path as the kind
+    # (see pytest_load_initial_conftests); the value is checked in _session_setting
+    group.addoption("--fake-accelerator", nargs="?", const="cuda", default=None,
                     metavar="cuda|mps",
                     help="run the tests as on a machine with this accelerator (default cuda); "
                          "device bugs fail with the errors a real GPU raises")
@@ -36,6 +38,15 @@ def pytest_addoption(parser):
     parser.addini("fake_accelerator", "run the tests on a pretend accelerator: cuda or mps "
                   "(empty: off)", default="")
     parser.addini("fake_accelerator_count", "how many pretend accelerators (default 1)", default="1")
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_load_initial_conftests(early_config, parser, args):
+    """``--fake-accelerator`` followed by anything but a kind (a path, another option) means
+    cuda: make it ``--fake-accelerator=cuda`` before pytest parses the command line."""
+    for index, arg in enumerate(args):
+        if arg == "--fake-accelerator" and (index + 1 == len(args) or args[index + 1] not in KINDS):
+            args[index] = "--fake-accelerator=cuda"
 
 
 def _session_setting(config):
