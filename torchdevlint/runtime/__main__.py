@@ -28,6 +28,9 @@ def parse(argv):
 
 def main(argv=None) -> int:
     options = parse(sys.argv[1:] if argv is None else argv)
+    if not __import__("os").path.isfile(options.script):
+        print(f"torchdevlint.runtime: no such script: {options.script}", file=sys.stderr)
+        return 2
     try:
         import torch  # noqa: F401
     except ImportError:
