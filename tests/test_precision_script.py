@@ -206,15 +206,18 @@ def test_clone_checks_out_the_pinned_commit(corpus, tmp_path):
 
 
 def test_published_review_covers_every_corpus_and_every_default_rule():
-    """docs/precision.md is generated from the corpora and the rules as they are: every corpus
-    of benchmarks/precision/corpora.tsv and every rule on by default has its row (it once
+    """docs/precision.md is generated from the corpora and the rules as they are: every
+    reviewed corpus of benchmarks/precision/corpora.tsv and every rule on by default has its row (it once
     stopped at TDL006), and the README counts the corpora as corpora.tsv does (it said 27)."""
     import re
 
     sys.path.insert(0, str(ROOT))
     from benchmarks.precision import read_corpora
     from torchdevlint.rules import ALL_RULES
-    corpora = read_corpora(ROOT / "benchmarks" / "precision")
+    data = ROOT / "benchmarks" / "precision"
+    # the reviewed corpora: those with verdicts (the sealed test set and the tuning
+    # repositories not reviewed yet have none)
+    corpora = [c for c in read_corpora(data) if (data / "verdicts" / f"{c.name}.tsv").is_file()]
     page = (ROOT / "docs" / "precision.md").read_text(encoding="utf-8")
     corpora_table = page.split("## Corpora", 1)[1].split("\n## ", 1)[0]
     listed = re.findall(r"^\| \[([^\]]+)\]", corpora_table, re.M)

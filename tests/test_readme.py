@@ -236,6 +236,12 @@ RUN_ELSEWHERE = {
         "(pre-commit pins a clone of this checkout, then runs the hook)",
     'pip install torch==2.13.0 && pip install -e ".[test]" && python -m pytest':
         ".ci/run (CI runs exactly this line on a clean clone)",
+    "python -m pytest --fake-accelerator":
+        "tests/runtime/test_fake_accelerator_plugin.py::test_the_session_runs_on_a_pretend_gpu "
+        "(a user's test suite, run by that command in a child process)",
+    "python -m torchdevlint.runtime train.py --max-steps 2":
+        "tests/runtime/test_fake_accelerator.py::test_a_script_run_on_it (a training script, "
+        "with its own arguments after its name)",
 }
 
 
@@ -282,8 +288,10 @@ def test_every_readme_command_is_covered():
 # fails. A checkout (`.`, `".[extra]"`, `-e ".[test]"`) or the git URL works.
 _WORKING_INSTALLS = (
     r'pip install (?:-e )?(?:\.|"\.\[[a-z]+\]")',
-    r'pip install "torchdevlint(?:\[[a-z]+\])? @ git\+{url}(?:@[0-9a-f]{{7,40}})?"',
-    r"pip install torch==[\d.]+",  # torch is on PyPI
+    # (other packages beside it come from PyPI: `... pytest`)
+    r'pip install "torchdevlint(?:\[[a-z]+\])? @ git\+{url}(?:@[0-9a-f]{{7,40}})?"(?: [a-z][\w-]*)*',
+    # torch is on PyPI, and its CPU builds on PyTorch's own index
+    r"pip install torch==[\d.]+(?: --index-url https://download\.pytorch\.org/whl/cpu)?",
 )
 
 

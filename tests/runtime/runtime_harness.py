@@ -132,6 +132,21 @@ def accelerator_built() -> bool:
     return torch.accelerator.current_accelerator() is not None
 
 
+def cuda_marks() -> list:
+    """Marks for a test that needs CUDA: a real GPU where there is one, otherwise the pretend
+    accelerator (torchdevlint.runtime, through the pytest plugin's marker), so that the test
+    runs in CPU-only CI too."""
+    import pytest
+    if cuda_available():
+        return [pytest.mark.cuda]
+    return [pytest.mark.cuda, pytest.mark.fake_accelerator("cuda")]
+
+
+def pretend_accelerator_active() -> bool:
+    from torchdevlint.runtime import is_active
+    return is_active()
+
+
 # --- A checkpoint whose storages are tagged as CUDA, written without CUDA -------------------
 #
 # torch.save records, for every storage, a persistent id ('storage', type, key, location,

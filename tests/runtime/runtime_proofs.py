@@ -12,10 +12,12 @@ Stand-ins decide which device plays the accelerator:
     for the operations these fixtures mix them in (nn.Linear, elementwise arithmetic and
     comparisons, cross_entropy), but not for every operation: see test_stand_ins.py.
 ``cuda``
-    A real GPU, where there is one (pytest marker ``cuda``).
+    A real GPU, where there is one (pytest marker ``cuda``); without one, the pretend
+    accelerator (``torchdevlint.runtime``), which raises the messages a real GPU raises.
 ``no-cuda``
-    A machine without CUDA (TDL002, TDL003): this one when it has none, otherwise a child
-    process that sees no GPU (``CUDA_VISIBLE_DEVICES=""``).
+    A machine without CUDA (TDL002, TDL003): this one when it has none, the pretend
+    accelerator's CPU-only phase when that plays the GPU, otherwise a child process that sees
+    no GPU (``CUDA_VISIBLE_DEVICES=""``).
 ``no-accelerator``
     A torch without an accelerator (TDL012): a CPU-only build, where
     ``torch.accelerator.current_accelerator()`` is None. Hiding the GPU does not make one of a
@@ -32,9 +34,9 @@ from pathlib import Path
 import pytest
 
 from conftest import expected_findings
-from runtime_harness import (FIXTURES, Outcome, accelerator_built, cuda_available, fixed_version, main_arguments,
-                             positive_fixtures, run_main, run_main_without_cuda,
-                             write_cuda_tagged_checkpoint)
+from runtime_harness import (FIXTURES, Outcome, accelerator_built, cuda_available, fixed_version,
+                             main_arguments, positive_fixtures, pretend_accelerator_active, run_main,
+                             run_main_without_cuda, write_cuda_tagged_checkpoint)
 
 
 class ProofFailed(AssertionError):
@@ -256,6 +258,10 @@ def run_fixture(proof: RuleProof, path: Path, stand_in: str, workdir: Path,
         pytest.skip("this torch is built with an accelerator: current_accelerator() names it "
                     "even where no device is visible; the proof needs a CPU-only build")
     if stand_in == "no-cuda" and cuda_available():
+        if pretend_accelerator_active():  # its CPU-only phase plays the machine without CUDA
+            from torchdevlint.runtime import cpu_only
+            with cpu_only():
+                return run_main(path, *main_arguments(proof.argument, value))
         return run_main_without_cuda(path, proof.argument, value)
     if stand_in == "meta-host":
         with meta_host_copies():

@@ -5,7 +5,7 @@ import dataclasses
 
 import pytest
 
-from runtime_harness import cuda_available, fixed_version, positive_fixtures
+from runtime_harness import cuda_marks, fixed_version, positive_fixtures
 from runtime_proofs import (CUDA_CHECKPOINT_ON_CPU, PROOFS, ExpectedError, check_fails_as_promised,
                             check_runs, leniency_problems, proof_gaps, run_fixture)
 from torchdevlint.engine import lint_bytes
@@ -14,7 +14,8 @@ from torchdevlint.rules import DEFAULT_RULES, RULES_BY_CODE
 # (performance rules, which promise no error, are proven by equivalence: EQUIVALENCE_PROOFS)
 FIXTURE_CASES = [pytest.param(rule, path, id=f"{rule}-{path.stem}")
                  for rule, path in positive_fixtures() if rule in PROOFS]
-needs_cuda = [pytest.mark.cuda, pytest.mark.skipif(not cuda_available(), reason="no CUDA device")]
+# a real GPU where there is one, the pretend accelerator (torchdevlint.runtime) everywhere else
+needs_cuda = cuda_marks()
 CUDA_CASES = [pytest.param(rule, path, id=f"{rule}-{path.stem}", marks=needs_cuda)
               for rule, path in positive_fixtures() if rule in PROOFS]
 

@@ -1,0 +1,288 @@
+"""The pretend accelerator against torch's OpInfo database (issue 29, acceptance 2).
+
+For every op in ``torch.testing._internal.common_methods_invocations.op_db`` and each of its
+sample inputs (float32 where the op has it, else its first dtype):
+
+1. *all inputs on the pretend accelerator*: the op (and its backward, where it has one) must
+   run without a device error: any is a false alarm;
+2. *one input left on the CPU* (each tensor input in turn, the others on the accelerator): a
+   real GPU raises for most; a sample the pretend accelerator lets through is listed with the
+   reason a real GPU accepts it (a 0-dim CPU tensor is a CPU scalar to TensorIterator; indices
+   may stay on the CPU; the op moves or ignores that input itself) or, failing one, as
+   unexplained.
+
+Samples that fail on the plain CPU too (with every input there) are left out: they say
+nothing about devices.
+
+    python benchmarks/runtime_opinfo.py                  # every op (several minutes)
+    python benchmarks/runtime_opinfo.py --ops 40 --seed 1 --samples 3
+    python benchmarks/runtime_opinfo.py --json result.json
+
+tests/runtime/test_runtime_opinfo.py runs a small sample of ops in CI.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import re
+import sys
+import types
+import unittest
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import List, Optional, Sequence
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+DEVICE_ERROR = re.compile(
+    r"Expected all tensors to be on the same device|indices should be either on cpu|"
+    r"Input and (hidden|parameter) tensors are not at the same device|"
+    r"Input type \(.*\) and (weight|bias) type \(.*\) should be the same|"
+    r"can't convert cuda:\d+ device type tensor to numpy")
+
+
+CPU_SCALAR = "0-dim CPU tensor: a CPU scalar to a GPU kernel (TensorIterator)"
+
+
+def load_op_db():
+    """torch's OpInfo list. torch.testing._internal imports expecttest for its TestCase base
+    class only; where it is not installed a stand-in gives it unittest's."""
+    try:
+        import expecttest  # noqa: F401
+    except ImportError:
+        stand_in = types.ModuleType("expecttest")
+        stand_in.TestCase = unittest.TestCase
+        sys.modules["expecttest"] = stand_in
+    import torch.backends
+    frozen = torch.backends.flags_frozen()
+    from torch.testing._internal.common_methods_invocations import op_db
+    if not frozen and torch.backends.flags_frozen():
+        # torch's test utilities freeze the cudnn flags (disable_global_flags) on import: give
+        # the rest of the process (a training loop setting cudnn.benchmark) its flags back
+        torch.backends.flags_frozen.__globals__["__allow_nonbracketed_mutation_flag"] = True
+    return op_db
+
+
+@dataclass
+class Report:
+    ops: int = 0
+    samples: int = 0
+    sparse: int = 0
+    false_alarms: List[dict] = field(default_factory=list)
+    mixed: int = 0
+    mixed_raised: int = 0
+    accepted: List[dict] = field(default_factory=list)  # one input on the CPU, no error
+
+    @property
+    def raise_rate(self) -> float:
+        return self.mixed_raised / self.mixed if self.mixed else 1.0
+
+    @property
+    def raise_rate_without_scalars(self) -> float:
+        """The share that raises of the samples whose CPU input is not a CPU scalar."""
+        counted = self.mixed - self.reasons().get(CPU_SCALAR, 0)
+        return self.mixed_raised / counted if counted else 1.0
+
+    def reasons(self) -> dict:
+        counts = {}
+        for item in self.accepted:
+            counts[item["reason"]] = counts.get(item["reason"], 0) + 1
+        return counts
+
+
+def _tensors(sample):
+    """Paths (where, key) to every tensor of a sample: its input, args and kwargs, one level
+    into lists and tuples."""
+    import torch
+    paths = []
+
+    def visit(value, path):
+        if isinstance(value, torch.Tensor):
+            paths.append(path)
+        elif isinstance(value, (list, tuple)):
+            for index, item in enumerate(value):
+                if isinstance(item, torch.Tensor):
+                    paths.append(path + (index,))
+
+    visit(sample.input, ("input",))
+    for index, value in enumerate(sample.args):
+        visit(value, ("args", index))
+    for key, value in sample.kwargs.items():
+        visit(value, ("kwargs", key))
+    return paths
+
+
+def _get(sample, path):
+    value = {"input": sample.input, "args": sample.args, "kwargs": sample.kwargs}[path[0]]
+    if path[0] == "input":
+        rest = path[1:]
+    else:
+        value = value[path[1]]
+        rest = path[2:]
+    for key in rest:
+        value = value[key]
+    return value
+
+
+def _moved(sample, keep_on_cpu=None):
+    """(input, args, kwargs) with every tensor on the pretend accelerator but ``keep_on_cpu``."""
+    import torch
+
+    def convert(value, path):
+        if isinstance(value, torch.Tensor):
+            if path == keep_on_cpu:
+                return value.detach().clone().requires_grad_(value.requires_grad)
+            moved = value.detach().to("cuda")
+            return moved.requires_grad_(value.requires_grad) if value.is_leaf else moved
+        if isinstance(value, (list, tuple)):
+            items = [convert(item, path + (index,)) if isinstance(item, torch.Tensor) else item
+                     for index, item in enumerate(value)]
+            return type(value)(items) if isinstance(value, list) else tuple(items)
+        return value
+
+    source = convert(sample.input, ("input",))
+    args = [convert(value, ("args", index)) for index, value in enumerate(sample.args)]
+    kwargs = {key: convert(value, ("kwargs", key)) for key, value in sample.kwargs.items()}
+    return source, args, kwargs
+
+
+def _run(op, source, args, kwargs, backward):
+    import torch
+    out = op(source, *args, **kwargs)
+    if backward:
+        outputs = [item for item in (out if isinstance(out, (list, tuple)) else [out])
+                   if isinstance(item, torch.Tensor) and item.requires_grad
+                   and item.dtype.is_floating_point]
+        if outputs:
+            sum(item.sum() for item in outputs).backward()
+    return out
+
+
+# Ops that never combine the data of the input in question with the others, so that a GPU
+# accepts it anywhere (checked against their implementations in ATen).
+SHAPE_ONLY = "reads only the shape of the other input (CompositeImplicit view/reshape/expand)"
+ACCEPTED_BY_OP = {
+    "view_as": SHAPE_ONLY, "reshape_as": SHAPE_ONLY, "expand_as": SHAPE_ONLY,
+    "broadcast_tensors": "returns one view per input: nothing is combined (device_check NoCheck)",
+    "narrow": "reads the 0-dim start tensor's value with .item(), which any device allows",
+    "tensor_split": "tensor_indices_or_sections must be a CPU tensor: ATen reads it on the host "
+                    "(the sample with it on the accelerator is itself invalid on a GPU)",
+}
+
+
+def _reason(op, sample, path, tensor) -> str:
+    """Why a real GPU accepts this input on the CPU (what the pretend accelerator followed)."""
+    name = op.name
+    if tensor.dim() == 0:
+        return CPU_SCALAR
+    if name in ACCEPTED_BY_OP:
+        return f"{name}: {ACCEPTED_BY_OP[name]}"
+    if name.startswith(("index", "_unsafe_index")) or "index" in str(path) or name in (
+            "__getitem__", "take_along_dim") and path != ("input",):
+        return "indices may stay on the CPU"
+    if tensor.numel() == 0:
+        return "empty CPU tensor the op does not read"
+    return "unexplained"
+
+
+def sweep(op_db, samples_per_op: int = 3, backward: bool = True, on_op=None) -> Report:
+    import torch
+    from torchdevlint.runtime import fake_accelerator
+
+    report = Report()
+    for op in op_db:
+        dtype = torch.float32 if torch.float32 in op.supported_dtypes("cpu") else next(
+            iter(op.supported_dtypes("cpu")), None)
+        if dtype is None:
+            continue
+        report.ops += 1
+        grad = backward and op.supports_autograd and dtype.is_floating_point
+        try:
+            samples = list(op.sample_inputs("cpu", dtype, requires_grad=grad))[:samples_per_op]
+        except Exception:  # an op whose samples cannot be built here (a missing library)
+            continue
+        for number, sample in enumerate(samples):
+            try:  # the op must run on the plain CPU first
+                _run(op, sample.input, list(sample.args), dict(sample.kwargs), grad)
+            except Exception:
+                continue
+            paths = _tensors(sample)
+            if any(_get(sample, path).layout != torch.strided for path in paths):
+                report.sparse += 1  # sparse tensors have no storage to carry the device
+                continue
+            report.samples += 1
+            with fake_accelerator():
+                try:
+                    _run(op, *_moved(sample), grad)
+                except Exception as error:
+                    if DEVICE_ERROR.search(str(error)):
+                        report.false_alarms.append({"op": op.name, "sample": number,
+                                                    "error": str(error)[:300]})
+                if len(paths) < 2:
+                    continue
+                for path in paths:
+                    report.mixed += 1
+                    try:
+                        _run(op, *_moved(sample, keep_on_cpu=path), grad)
+                    except Exception as error:
+                        if DEVICE_ERROR.search(str(error)):
+                            report.mixed_raised += 1
+                            continue
+                        raised = f"{type(error).__name__}: {str(error)[:200]}"
+                    else:
+                        raised = None
+                    tensor = _get(sample, path)
+                    report.accepted.append({"op": op.name, "sample": number,
+                                            "on_cpu": "/".join(map(str, path)),
+                                            "shape": list(tensor.shape),
+                                            "reason": _reason(op, sample, path, tensor),
+                                            "other_error": raised})
+        if on_op is not None:
+            on_op(op, report)
+    return report
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--ops", type=int, default=0, help="a random sample of this many ops (0: all)")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--samples", type=int, default=3, help="sample inputs per op")
+    parser.add_argument("--no-backward", action="store_true")
+    parser.add_argument("--json", type=Path, help="write the full report here")
+    args = parser.parse_args(argv)
+
+    import torch
+    op_db = load_op_db()
+    ops = list(op_db)
+    if args.ops:
+        ops = random.Random(args.seed).sample(ops, min(args.ops, len(ops)))
+    report = sweep(ops, args.samples, not args.no_backward)
+    print(f"torch {torch.__version__}: {report.ops} ops, {report.samples} samples that run on the CPU "
+          f"({report.sparse} sparse ones left out)")
+    print(f"all inputs on the pretend accelerator: {len(report.false_alarms)} false alarms")
+    for item in report.false_alarms:
+        print(f"  FALSE ALARM {item['op']} #{item['sample']}: {item['error']}")
+    print(f"one input left on the CPU: {report.mixed_raised}/{report.mixed} raise "
+          f"({100 * report.raise_rate:.1f}%)")
+    scalars = report.reasons().get(CPU_SCALAR, 0)
+    print(f"  not counting 0-dim CPU inputs (CPU scalars, which a GPU accepts): "
+          f"{report.mixed_raised}/{report.mixed - scalars} raise ({100 * report.raise_rate_without_scalars:.1f}%)")
+    for reason, count in sorted(report.reasons().items(), key=lambda item: -item[1]):
+        print(f"  accepted, {count:4d}: {reason}")
+    unexplained = report.reasons().get("unexplained", 0)
+    print(f"  unexplained (a device error a GPU raises that the pretend one misses): {unexplained}")
+    for item in report.accepted:
+        if item["reason"] == "unexplained":
+            print(f"    unexplained: {item['op']} #{item['sample']} {item['on_cpu']} "
+                  f"shape {item['shape']}" + (f" ({item['other_error']})" if item["other_error"] else ""))
+    if args.json:
+        args.json.write_text(json.dumps(dict(asdict(report), raise_rate=report.raise_rate,
+                                             raise_rate_without_scalars=report.raise_rate_without_scalars),
+                                        indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
