@@ -175,8 +175,7 @@ def lint_source(source: str, path: str, rules: Optional[Sequence[type]] = DEFAUL
         rules = candidate_rules(source, rules, tree)
     if not rules:
         return result
-    exemption = noqa.file_exemption(noqa.split_lines(source)) \
-        if apply_noqa and noqa.may_exempt_file(source) else None
+    exemption = _file_exemption(source) if apply_noqa else None
     if exemption is not None and noqa.is_blanket(exemption):
         return result
     from torchdevlint import split
@@ -209,6 +208,12 @@ def lint_source(source: str, path: str, rules: Optional[Sequence[type]] = DEFAUL
     return result
 
 
+def _file_exemption(source: str) -> Optional[frozenset]:
+    """What the file-level ``# flake8: noqa`` / ``# ruff: noqa[: CODES]`` lines of ``source``
+    exempt it from (``noqa.file_exemption``), without splitting lines where there are none."""
+    return noqa.file_exemption(noqa.split_lines(source)) if noqa.may_exempt_file(source) else None
+
+
 def _large_module_chars() -> int:
     from torchdevlint.chunks import LARGE_MODULE_CHARS
     return LARGE_MODULE_CHARS
@@ -228,8 +233,7 @@ def _lint_in_parts(source: str, path: str, rules: Sequence[type], apply_noqa: bo
                            split_large, target=target, torch_version=torch_version,
                            in_parts=False)
     result = FileResult(path)
-    exemption = noqa.file_exemption(noqa.split_lines(source)) \
-        if apply_noqa and noqa.may_exempt_file(source) else None
+    exemption = _file_exemption(source) if apply_noqa else None
     if exemption is not None and noqa.is_blanket(exemption):
         rules = []  # (the syntax is still checked)
     called = chunks.called_names(source) if rules else None
