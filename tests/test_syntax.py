@@ -3,7 +3,6 @@ a crash or a minutes-long parse on pathological nesting (LibCST overflows its na
 from __future__ import annotations
 
 import sys
-import time
 
 import pytest
 
@@ -160,15 +159,12 @@ PATHOLOGICAL = {
 }
 # a move in each file, so that the prefilter sends it to LibCST
 PREFIX = "import torch\ny = torch.ones(2)\ny.to('cpu')\n"
-SECONDS = 5.0
 
 
 @pytest.mark.parametrize("kind", sorted(PATHOLOGICAL))
-def test_pathological_input_gets_at_most_one_diagnostic_fast(kind):
+def test_pathological_input_gets_at_most_one_diagnostic(kind):
     source = PREFIX + PATHOLOGICAL[kind] + "\n"
-    started = time.monotonic()
-    result = lint_source(source, "p.py")
-    assert time.monotonic() - started < SECONDS, kind
+    result = lint_source(source, "p.py")  # its time: benchmarks/pathological.py
     if result.error is not None:  # Python's own parser rejects it (which depends on its version)
         assert result.error.code == "E999" and result.findings == [], kind
     else:  # valid: the deep expression is left out, the rest of the file analysed
@@ -196,9 +192,7 @@ def test_a_deep_statement_is_left_out_and_the_rest_of_the_file_analysed(kind):
     after = "z = torch.zeros(2)\nz.cuda()\n"
     source = PREFIX + DEEP_STATEMENTS[kind] + "\n" + after
     line = source.count("\n")  # z.cuda()'s line: the last
-    started = time.monotonic()
-    result = lint_source(source, "p.py")
-    assert time.monotonic() - started < SECONDS, kind
+    result = lint_source(source, "p.py")  # its time: benchmarks/pathological.py
     assert result.error is None, result.error
     assert [(f.line, f.code) for f in result.findings] == [
         (3, "TDL001"), (line, "TDL001"), (line, "TDL002")], kind
@@ -238,9 +232,7 @@ def test_clean_files_keep_their_findings_beside_pathological_ones(tmp_path, jobs
         (tmp_path / f"clean{index}.py").write_text(MOVE)
     for kind in ("parentheses", "unary-minus", "call-chain", "plus-chain"):
         (tmp_path / f"bad_{kind}.py").write_text(PREFIX + PATHOLOGICAL[kind] + "\n")
-    started = time.monotonic()
     result = run_cli("--no-cache", "-j", jobs, tmp_path)
-    assert time.monotonic() - started < 4 * SECONDS
     assert result.returncode == 1, result.stdout + result.stderr
     for index in range(3):
         assert f"clean{index}.py:3:1: TDL001" in result.stdout
