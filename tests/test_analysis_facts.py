@@ -462,8 +462,12 @@ def test_tdl005_tdl006_ast_prefilter_keeps_classes_that_can_be_modules(imports, 
     ("TDL003", "from torch import load as read\nimport torch\nstate = read('w.pt')\n", True),
     ("TDL003", 'import torch\ndef f():\n    """Call torch.load(path) to load it."""\n', False),
     ("TDL012", "import torch\nd = torch.accelerator.current_accelerator().type\n", True),
+    ("TDL012", "import torch\nacc = torch.accelerator.current_accelerator()\nd = acc.type\n", True),
+    ("TDL012", "import torch\nif (a := torch.accelerator.current_accelerator()).type: pass\n", True),
     ("TDL012", "import torch\n# torch.accelerator.current_accelerator() may be None\n"
                "d = 'cpu'\n", False),
+    # called, never dereferenced: ``device = torch.accelerator.current_accelerator()``
+    ("TDL012", "import torch\nd = torch.accelerator.current_accelerator() or 'cpu'\n", False),
 ])
 def test_single_node_rules_ast_prefilters(code, source, kept):
     assert _kept(code, source) is kept

@@ -107,6 +107,6 @@ CATALOG = (
         'default_enabled': True,
         'fixable': True,
         'required_text': '\\bcurrent_accelerator\\b',
-        'could_report_in': 'torchdevlint.rules.prefilter:current_accelerator_call_in',
+        'could_report_in': 'torchdevlint.rules.prefilter:current_accelerator_read_in',
     },
 )

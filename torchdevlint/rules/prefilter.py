@@ -610,7 +610,28 @@ def load_call_in(tree: ast.AST, source: str) -> bool:
     return _calls_named(tree, api.LOAD_CALL_NAMES)
 
 
-def current_accelerator_call_in(tree: ast.AST, source: str) -> bool:
-    """TDL012's ast prefilter: every finding dereferences a value of a
-    ``current_accelerator()`` call (or of an import alias of it)."""
-    return _calls_named(tree, ("current_accelerator",))
+def _is_current_accelerator_call(node) -> bool:
+    if type(node) is ast.NamedExpr:
+        node = node.value
+    return type(node) is ast.Call and _last_name(node.func) == "current_accelerator"
+
+
+def current_accelerator_read_in(tree: ast.AST, source: str) -> bool:
+    """TDL012's ast prefilter: every finding is an attribute read of a
+    ``current_accelerator()`` call's value: of the call itself (also through ``:=``), or of
+    a name some assignment binds to such a call (the analysis's ``accelerator_reads``)."""
+    walk = _walked(tree)
+    if "current_accelerator" not in walk.calls_by_name:
+        return False
+    names = set()
+    for node in walk.by_type.get(ast.Assign, ()):
+        if _is_current_accelerator_call(node.value):
+            names.update(t.id for t in node.targets if type(t) is ast.Name)
+    for node in walk.by_type.get(ast.NamedExpr, ()):
+        if _is_current_accelerator_call(node.value) and type(node.target) is ast.Name:
+            names.add(node.target.id)
+    for node in walk.by_type.get(ast.Attribute, ()):
+        value = node.value
+        if _is_current_accelerator_call(value) or (type(value) is ast.Name and value.id in names):
+            return True
+    return False
