@@ -411,3 +411,63 @@ def test_placement_follows_each_name_in_the_order_the_code_runs():
         "m": "cpu", "n": "accelerator",  # device= decides; .to(dtype) keeps the place
         "comprehension": None,
     }
+
+
+# -- prefilters of the rules whose findings sit on one kind of node -------------------------
+
+_MODULE_WITH_MASK = """{imports}
+class M({base}):
+    def __init__(self):
+        super().__init__()
+        self.mask = torch.ones(4)
+    def forward(self, x):
+        return x * self.mask
+"""
+
+
+@pytest.mark.parametrize("imports, base, kept", [
+    ("import torch\nimport torch.nn as nn", "nn.Module", True),
+    ("import torch\nfrom torch import nn", "nn.Module", True),
+    ("import torch\nimport pytorch_lightning as pl", "pl.LightningModule", True),
+    ("import torch\nfrom torch.nn import Linear", "Linear", True),
+    ("import torch\nimport torch.nn as nn\nclass Base(nn.Module): pass", "Base", True),
+    # the analysis cannot prove these are modules, so TDL005/TDL006 never report there
+    ("import torch\nfrom .module import Module", "Module", False),
+    ("import torch\nfrom torch.distributions import Distribution", "Distribution", False),
+    ("import torch", "object", False),
+    ("import torch\nfrom enum import Enum", "Enum", False),
+    ("import torch\nclass Base: pass", "Base", False),
+    # a base the analysis may still resolve another way: kept
+    ("import torch\nimport torch.nn as nn\nBase = nn.Module", "Base", True),
+    ("import torch\nimport torch.nn as nn", "make_base(nn)", True),
+])
+def test_tdl005_tdl006_ast_prefilter_keeps_classes_that_can_be_modules(imports, base, kept):
+    source = _MODULE_WITH_MASK.format(imports=imports, base=base)
+    assert _kept("TDL005", source) is kept, source
+    if kept is False:  # the rule itself agrees: nothing to report there
+        from torchdevlint.engine import lint_source
+        from torchdevlint.rules import RULES_BY_CODE
+        assert lint_source(source, "m.py", [RULES_BY_CODE["TDL005"]], prefilter=False).findings == []
+
+
+@pytest.mark.parametrize("code, source, kept", [
+    ("TDL002", "import torch\nx = torch.ones(2).to('cuda')\n", True),
+    ("TDL002", "import torch\nm = torch.nn.Linear(2, 2)\nm.cuda()\n", True),
+    ("TDL002", "import torch\nt = torch.cuda.FloatTensor(2)\n", True),
+    ("TDL002", "def f(device='cuda:1'):\n    return x.to(device)\n", True),
+    # "cuda" only in a docstring, a comparison or a membership test
+    ("TDL002", 'def f(t):\n    """Moves t, e.g. ``t.to("cuda")``."""\n'
+               '    return t.device.type == "cuda" or t.device.type in ("cuda", "xpu")\n', False),
+    ("TDL003", "import torch\nstate = torch.load('w.pt')\n", True),
+    ("TDL003", "from torch import load as read\nimport torch\nstate = read('w.pt')\n", True),
+    ("TDL003", 'import torch\ndef f():\n    """Call torch.load(path) to load it."""\n', False),
+    ("TDL012", "import torch\nd = torch.accelerator.current_accelerator().type\n", True),
+    ("TDL012", "import torch\nacc = torch.accelerator.current_accelerator()\nd = acc.type\n", True),
+    ("TDL012", "import torch\nif (a := torch.accelerator.current_accelerator()).type: pass\n", True),
+    ("TDL012", "import torch\n# torch.accelerator.current_accelerator() may be None\n"
+               "d = 'cpu'\n", False),
+    # called, never dereferenced: ``device = torch.accelerator.current_accelerator()``
+    ("TDL012", "import torch\nd = torch.accelerator.current_accelerator() or 'cpu'\n", False),
+])
+def test_single_node_rules_ast_prefilters(code, source, kept):
+    assert _kept(code, source) is kept

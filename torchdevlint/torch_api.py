@@ -8,6 +8,7 @@ absent: the analysis stays silent on what it cannot tell.
 from __future__ import annotations
 
 import re
+from typing import Optional
 
 # torch.* functions that return a tensor.
 TENSOR_FUNCTIONS = frozenset(
@@ -141,6 +142,29 @@ LIGHTNING_BASES = frozenset(q for q in MODULE_BASES if "ightning" in q)
 MODULE_NAMESPACES = ("torch.nn.", "torchvision.models.", "torchmetrics.", "torchaudio.models.",
                      "timm.models.", "torch_geometric.nn.")
 # Factory functions that build models.
+# Standard-library namespaces whose classes are never nn.Modules.
+NON_TORCH_STDLIB = ("abc.", "enum.", "typing.", "collections.", "dataclasses.", "argparse.",
+                    "typing_extensions.", "numbers.", "json.", "pathlib.", "logging.")
+
+
+def module_base(qualified: str) -> Optional[bool]:
+    """Whether a class named ``qualified`` (the import path of a base class) makes its
+    subclasses ``nn.Module``s: True, False, or None (unknown). The one answer the analysis
+    (``KindInference.class_is_module``) and the ast prefilter (``classfacts``) both use."""
+    tail = qualified.rpartition(".")[2]
+    if qualified in MODULE_BASES:
+        return True
+    if qualified in TENSOR_CLASSES:
+        return None
+    if tail[:1].isupper() and qualified.startswith(MODULE_NAMESPACES):
+        return True
+    if qualified.startswith("transformers.") and tail.endswith(("PreTrainedModel", "Model")):
+        return True
+    if qualified.startswith(NON_TORCH_STDLIB):
+        return False
+    return None
+
+
 MODULE_FACTORIES = frozenset(
     "timm.create_model torchvision.models.get_model torch.hub.load torch.jit.script "
     "torch.jit.trace torch.jit.load".split()
@@ -184,6 +208,8 @@ TRANSPARENT_ITER_WRAPPERS = frozenset(
     "tqdm iter trange_ track progress_bar islice auto_tqdm log_every".split())
 
 # Functions that load a serialized object and accept map_location, with its positional index.
+# The last names of MAP_LOCATION_FUNCTIONS: what a call must be named to be one of them.
+LOAD_CALL_NAMES = ("load", "load_state_dict_from_url", "load_url")
 MAP_LOCATION_FUNCTIONS = {
     "torch.load": 1,
     "torch.serialization.load": 1,

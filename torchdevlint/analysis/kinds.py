@@ -142,10 +142,6 @@ def combine(kinds) -> Kind:
     return result if result is not None else UNKNOWN
 
 
-_STDLIB_NON_TORCH = ("abc.", "enum.", "typing.", "collections.", "dataclasses.", "argparse.",
-                     "typing_extensions.", "numbers.", "json.", "pathlib.", "logging.")
-
-
 class KindInference:
     def __init__(self) -> None:
         self._expr_memo: Dict[int, Kind] = {}
@@ -617,18 +613,7 @@ class KindInference:
             base = base.value
         qualified = self.qualname(base, scope)
         if qualified is not None:
-            tail = qualified.rpartition(".")[2]
-            if qualified in api.MODULE_BASES:
-                return True
-            if qualified in api.TENSOR_CLASSES:
-                return None
-            if tail[:1].isupper() and qualified.startswith(api.MODULE_NAMESPACES):
-                return True
-            if qualified.startswith("transformers.") and tail.endswith(("PreTrainedModel", "Model")):
-                return True
-            if qualified.startswith(_STDLIB_NON_TORCH):
-                return False
-            return None
+            return api.module_base(qualified)
         kind = self.kind_of(base, scope)
         if isinstance(kind, ClassRef):
             return self.class_is_module(kind.info)

@@ -17,7 +17,7 @@ CATALOG = (
         'default_enabled': True,
         'fixable': True,
         'required_text': '[\\"\']cuda\\b|\\.(?:[\\s\\\\]|#[^\\r\\n]*[\\r\\n])*(?:cuda)\\b(?:[\\s\\\\]|#[^\\r\\n]*[\\r\\n])*\\(|\\bcuda(?:[\\s\\\\]|#[^\\r\\n]*[\\r\\n])*\\.(?:[\\s\\\\]|#[^\\r\\n]*[\\r\\n])*[A-Z][A-Za-z]*Tensor\\b',
-        'could_report_in': None,
+        'could_report_in': 'torchdevlint.rules.prefilter:hardcoded_cuda_in',
     },
     {
         'code': 'TDL003',
@@ -26,7 +26,7 @@ CATALOG = (
         'default_enabled': True,
         'fixable': True,
         'required_text': ('\\bload(?:_url|_state_dict_from_url)?\\b', '\\btorch\\b'),
-        'could_report_in': None,
+        'could_report_in': 'torchdevlint.rules.prefilter:load_call_in',
     },
     {
         'code': 'TDL004',
@@ -107,6 +107,6 @@ CATALOG = (
         'default_enabled': True,
         'fixable': True,
         'required_text': '\\bcurrent_accelerator\\b',
-        'could_report_in': None,
+        'could_report_in': 'torchdevlint.rules.prefilter:current_accelerator_read_in',
     },
 )

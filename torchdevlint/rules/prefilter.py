@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import ast
 import re
-from typing import Iterator, List, Optional
+from typing import Iterator, List, Optional, Sequence
 
 from torchdevlint import torch_api as api
 
@@ -550,3 +550,88 @@ def _last_name(expr) -> Optional[str]:
 
 def _cpu_constant(expr) -> bool:
     return isinstance(expr, ast.Constant) and isinstance(expr.value, str) and "cpu" in expr.value
+
+
+# -- the rules whose findings sit on one kind of node (TDL002, TDL003, TDL012) -------------
+# Before these, a file that only they could report in was parsed by LibCST whenever its text
+# named "cuda", "load" or the accelerator, docstrings included; on torch's nn, optim,
+# utils/data and distributions that was 26 of 69 parsed files and none reported (see
+# benchmarks/prefilter_check.py, which proves on real code that they lose nothing).
+
+
+def _string_constants_used(tree: ast.AST) -> Iterator[str]:
+    """String constants of ``tree`` that can be a value the code uses: not a docstring or
+    other bare string statement, not an operand of a comparison (``x.type == "cuda"``,
+    ``t in ("cuda", "xpu")``), which only inspects a device."""
+    walk = _walked(tree)
+    skipped = {id(node.value) for node in walk.by_type.get(ast.Expr, ())}
+    for compare in walk.by_type.get(ast.Compare, ()):
+        for operand in (compare.left, *compare.comparators):
+            skipped.add(id(operand))
+            if type(operand) in (ast.Tuple, ast.List, ast.Set):
+                skipped.update(id(item) for item in operand.elts)
+    for node in walk.by_type.get(ast.Constant, ()):
+        if type(node.value) is str and id(node) not in skipped:
+            yield node.value
+
+
+def hardcoded_cuda_in(tree: ast.AST, source: str) -> bool:
+    """TDL002's ast prefilter. Every finding is a string ``"cuda"``/``"cuda:N"`` the code
+    uses (never a docstring, never a comparison's operand), a ``.cuda(`` call, or a
+    ``cuda.XTensor`` type."""
+    walk = _walked(tree)
+    if any(type(call.func) is ast.Attribute for call, _ in walk.calls_by_name.get("cuda", ())):
+        return True
+    for node in walk.by_type.get(ast.Attribute, ()):
+        value = node.value
+        if node.attr.endswith("Tensor") and node.attr[:1].isupper() and (
+                (type(value) is ast.Attribute and value.attr == "cuda")
+                or (type(value) is ast.Name and value.id == "cuda")):
+            return True
+    match = api.CUDA_DEVICE_RE.match
+    return any(match(text) for text in _string_constants_used(tree))
+
+
+def _calls_named(tree: ast.AST, names: Sequence[str]) -> bool:
+    """A call whose callee's last name is one of ``names`` or an import alias of one
+    (``from torch import load as torch_load``): ``Analysis.call_sites``'s candidates."""
+    walk = _walked(tree)
+    wanted = set(names)
+    for node in walk.by_type.get(ast.ImportFrom, ()):
+        wanted.update(alias.asname for alias in node.names
+                      if alias.asname and alias.name in names)
+    by_name = walk.calls_by_name
+    return any(name in by_name for name in wanted)
+
+
+def load_call_in(tree: ast.AST, source: str) -> bool:
+    """TDL003's ast prefilter: every finding is a call of ``load``, ``load_url`` or
+    ``load_state_dict_from_url`` (or an import alias of one)."""
+    return _calls_named(tree, api.LOAD_CALL_NAMES)
+
+
+def _is_current_accelerator_call(node) -> bool:
+    if type(node) is ast.NamedExpr:
+        node = node.value
+    return type(node) is ast.Call and _last_name(node.func) == "current_accelerator"
+
+
+def current_accelerator_read_in(tree: ast.AST, source: str) -> bool:
+    """TDL012's ast prefilter: every finding is an attribute read of a
+    ``current_accelerator()`` call's value: of the call itself (also through ``:=``), or of
+    a name some assignment binds to such a call (the analysis's ``accelerator_reads``)."""
+    walk = _walked(tree)
+    if "current_accelerator" not in walk.calls_by_name:
+        return False
+    names = set()
+    for node in walk.by_type.get(ast.Assign, ()):
+        if _is_current_accelerator_call(node.value):
+            names.update(t.id for t in node.targets if type(t) is ast.Name)
+    for node in walk.by_type.get(ast.NamedExpr, ()):
+        if _is_current_accelerator_call(node.value) and type(node.target) is ast.Name:
+            names.add(node.target.id)
+    for node in walk.by_type.get(ast.Attribute, ()):
+        value = node.value
+        if _is_current_accelerator_call(value) or (type(value) is ast.Name and value.id in names):
+            return True
+    return False

@@ -45,6 +45,7 @@ from torchdevlint.fixes.context import FixContext, accelerator_device, literal_q
 from torchdevlint.fixes.model import Edit, Fix, FixPlan
 from torchdevlint.rules import factories
 from torchdevlint.rules.base import TOKEN_GAP, Rule, Violation, method_call_text, source_of
+from torchdevlint.rules.prefilter import hardcoded_cuda_in
 from torchdevlint.torch_version import has_accelerator_api
 
 # The literals whose fix chooses at runtime; another index need not exist where CUDA does.
@@ -184,6 +185,7 @@ class HardcodedCudaDevice(Rule):
     # A "cuda"/"cuda:N" literal, a .cuda() call or a torch.cuda.XTensor type.
     required_text = (rf"[\"']cuda\b|{method_call_text('cuda')}"
                      rf"|\bcuda{TOKEN_GAP}\.{TOKEN_GAP}[A-Z][A-Za-z]*Tensor\b")
+    could_report_in = staticmethod(hardcoded_cuda_in)  # (in prefilter: no LibCST there)
 
     def check(self, analysis: Analysis) -> Iterator[Violation]:
         self.analysis = analysis

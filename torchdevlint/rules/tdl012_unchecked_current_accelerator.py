@@ -31,6 +31,7 @@ from torchdevlint.findings import Finding
 from torchdevlint.fixes.context import FixContext, file_quote
 from torchdevlint.fixes.model import Edit, Fix, FixPlan
 from torchdevlint.rules.base import Rule, Violation, source_of
+from torchdevlint.rules.prefilter import current_accelerator_read_in
 
 
 @dataclass(frozen=True)
@@ -88,6 +89,7 @@ class UncheckedCurrentAccelerator(Rule):
     fixable = True
     facts = frozenset(("kinds", "guards"))
     required_text = r"\bcurrent_accelerator\b"
+    could_report_in = staticmethod(current_accelerator_read_in)  # (in prefilter)
     valid = (
         # PyTorch's tutorials: the accelerator only where there is one
         "import torch\ndevice = torch.accelerator.current_accelerator().type "
