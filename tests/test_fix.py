@@ -12,8 +12,9 @@ import textwrap
 import pytest
 
 from conftest import FIXTURES, fixture_files, fixture_rules, opt_in_fixture_code, run_cli
+from torchdevlint.applier import fix_bytes, fix_source
 from torchdevlint.engine import lint_source
-from torchdevlint.fixes import FixOptions, fix_bytes, fix_source
+from torchdevlint.fixes import FixOptions
 from torchdevlint.fixes.model import Edit, Fix
 from torchdevlint.rules import ALL_RULES, DEFAULT_RULES
 from torchdevlint.rules.tdl001_discarded_move import DiscardedMove

@@ -524,7 +524,8 @@ def _lint(args: argparse.Namespace, resolver: Resolver, plan: _Plan, make_cache,
             apply_noqa=not args.ignore_noqa)
     for result in results:
         if plan.stdin and any(f.fix is not None for f in result.findings):
-            from torchdevlint.fixes.locate import attach_located_fixes, resolve
+            from torchdevlint.engine import attach_located_fixes
+            from torchdevlint.fixes.locate import resolve
             attach_located_fixes(result)
             result.findings = resolve(result.findings, resolver.for_directory(
                 absolute(Path(result.path)).parent).fix_options())
