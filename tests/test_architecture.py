@@ -174,3 +174,29 @@ def test_the_graph_is_read_at_all():
     assert "torchdevlint.engine" in GRAPH["torchdevlint.applier"]
     assert "torchdevlint.fixes.model" in GRAPH["torchdevlint.engine"]  # (a function's import)
     assert len(MODULES) > 30
+
+
+def _branches(function: ast.AST) -> int:
+    """Decision points: ``if``/``for``/``while``/``except``, conditional expressions,
+    comprehension loops, and each extra operand of ``and``/``or``."""
+    count = 0
+    for node in ast.walk(function):
+        if isinstance(node, (ast.If, ast.For, ast.While, ast.ExceptHandler, ast.IfExp,
+                             ast.comprehension)):
+            count += 1
+        elif isinstance(node, ast.BoolOp):
+            count += len(node.values) - 1
+    return count
+
+
+def test_the_command_line_is_small_functions_by_concern():
+    """``cli`` reads the command line in steps (the command word, the arguments, the settings,
+    the files, the run: lint, fix or --add-noqa, then the report and the exit code), each a
+    function one can read at once. The parser's declarations are a list, not a path."""
+    tree = ast.parse((PACKAGE / "cli.py").read_text(encoding="utf-8"))
+    declarations = {"build_parser", "_add_configuration_arguments", "_add_output_arguments"}
+    large = [f"{node.name}: {node.end_lineno - node.lineno + 1} lines, {_branches(node)} branches"
+             for node in tree.body if isinstance(node, ast.FunctionDef)
+             and node.name not in declarations
+             and (node.end_lineno - node.lineno + 1 > 30 or _branches(node) > 10)]
+    assert large == [], "split these by concern: " + "; ".join(large)
