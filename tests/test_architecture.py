@@ -200,3 +200,17 @@ def test_the_command_line_is_small_functions_by_concern():
              and node.name not in declarations
              and (node.end_lineno - node.lineno + 1 > 30 or _branches(node) > 10)]
     assert large == [], "split these by concern: " + "; ".join(large)
+
+
+def test_the_architecture_page_shows_these_floors():
+    """docs/architecture.md's table of floors is the one this test checks."""
+    import re
+    page = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+    shown = []
+    for row in re.findall(r"^\| ([a-z ]+) \| (`.*?) \| .* \|$", page, re.MULTILINE):
+        names = [name.removesuffix("/").removesuffix(".py").replace("/", ".")
+                 for name in re.findall(r"`([^`]+)`", row[1])]
+        shown.append((row[0], tuple(sorted(names))))
+    declared = [(name, tuple(sorted(e for e in entries if e != "torchdevlint")))
+                for name, entries in LAYERS]
+    assert shown == declared
