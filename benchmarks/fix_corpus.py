@@ -40,7 +40,7 @@ from torchdevlint.engine import lint_source  # noqa: E402
 from torchdevlint.fixer import fix_file  # noqa: E402
 from torchdevlint.fixes import FixOptions  # noqa: E402
 from torchdevlint.analysis import Analysis  # noqa: E402
-from torchdevlint.fixes.applier import MAX_PASSES, apply_edits, choose_fixes, fixes_for  # noqa: E402
+from torchdevlint.applier import MAX_PASSES, apply_edits, choose_fixes, fixes_for  # noqa: E402
 from torchdevlint.rules import ALL_RULES  # noqa: E402
 from torchdevlint.source import SourceError, decode_source  # noqa: E402
 

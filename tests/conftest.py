@@ -36,18 +36,11 @@ def fixture_files(kind: str = "*") -> list:
 
 
 def fixture_rules(path: Path) -> tuple:
-    """The rules a fixture is linted with: those on by default, and the rule of its directory
-    where that one is opt-in (``fixtures/TDL009/...`` runs TDL009 too, as
-    ``--extend-select TDL009`` would)."""
-    from torchdevlint.rules import DEFAULT_RULES, RULES_BY_CODE
-    own = RULES_BY_CODE.get(path.parts[-3])
-    return tuple(DEFAULT_RULES) + ((own,) if own is not None and own not in DEFAULT_RULES else ())
-
-
-def opt_in_fixture_code(path: Path):
-    """The code of a fixture's opt-in rule (its directory's), or None."""
-    from torchdevlint.rules import OPT_IN_CODES
-    return path.parts[-3] if path.parts[-3] in OPT_IN_CODES else None
+    """The rules a fixture is linted with: the rule of its directory only
+    (``fixtures/TDL004/...`` runs TDL004, as ``--select TDL004`` would), so that a fixture's
+    markers, snapshot and fixed version say what its own rule does and no other's."""
+    from torchdevlint.rules import RULES_BY_CODE
+    return (RULES_BY_CODE[path.parts[-3]],)
 
 
 def run_cli(*args, cwd=None, input=None):

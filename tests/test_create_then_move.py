@@ -6,8 +6,9 @@ import textwrap
 import pytest
 
 from torchdevlint.engine import lint_source
-from torchdevlint.fixes import FixOptions, fix_source
-from torchdevlint.fixes.applier import attach_fixes
+from torchdevlint.applier import fix_source
+from torchdevlint.engine import attach_fixes
+from torchdevlint.fixes import FixOptions
 from torchdevlint.rules import DEFAULT_RULES, OPT_IN_CODES, RULES_BY_CODE
 
 TDL009 = [RULES_BY_CODE["TDL009"]]

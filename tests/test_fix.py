@@ -11,9 +11,10 @@ import textwrap
 
 import pytest
 
-from conftest import FIXTURES, fixture_files, fixture_rules, opt_in_fixture_code, run_cli
+from conftest import FIXTURES, fixture_files, fixture_rules, run_cli
+from torchdevlint.applier import fix_bytes, fix_source
 from torchdevlint.engine import lint_source
-from torchdevlint.fixes import FixOptions, fix_bytes, fix_source
+from torchdevlint.fixes import FixOptions
 from torchdevlint.fixes.model import Edit, Fix
 from torchdevlint.rules import ALL_RULES, DEFAULT_RULES
 from torchdevlint.rules.tdl001_discarded_move import DiscardedMove
@@ -48,17 +49,16 @@ def test_every_positive_fixture_has_a_fixed_version():
 
 @pytest.fixture
 def fixture_copies(tmp_path):
-    """Copies of the positive fixtures; those of an opt-in rule go to a folder of their own
-    whose pyproject.toml selects that rule (``extend-select``), as a project would."""
+    """Copies of the positive fixtures, each rule's in a folder of its own whose
+    pyproject.toml selects that rule alone, as ``fixture_rules`` lints them."""
     copies = {}
     for path in POSITIVES:
-        folder = tmp_path
-        code = opt_in_fixture_code(path)
-        if code is not None:
-            folder = tmp_path / code
-            folder.mkdir(exist_ok=True)
-            (folder / "pyproject.toml").write_text(f'[tool.torchdevlint]\nextend-select = ["{code}"]\n')
-        copy = folder / f"{path.parts[-3]}_{path.name}"
+        code = path.parts[-3]
+        folder = tmp_path / code
+        if not folder.is_dir():
+            folder.mkdir()
+            (folder / "pyproject.toml").write_text(f'[tool.torchdevlint]\nselect = ["{code}"]\n')
+        copy = folder / f"{code}_{path.name}"
         shutil.copyfile(path, copy)
         copies[path] = copy
     return copies
@@ -74,7 +74,8 @@ def test_fix_output_matches_fixed_fixtures_then_converges(tmp_path, fixture_copi
     for original, copy in fixture_copies.items():
         assert copy.read_bytes() == expected_fixed(original).read_bytes(), original.name
         # nothing the fix was meant to remove is found again
-        assert codes(copy.read_text(encoding="utf-8")) == [], original.name
+        assert [f.code for f in lint_source(copy.read_text(encoding="utf-8"), copy.name,
+                                            fixture_rules(original)).findings] == [], original.name
     second = run_cli("--fix", "--unsafe-fixes", tmp_path)
     assert second.returncode == 0
     # nothing to fix, nothing said about fixing (as ruff; issue 30, point 13)
@@ -99,10 +100,10 @@ def test_safe_only_fix_leaves_unsafe_findings_reported(tmp_path, fixture_copies)
     by_name = {copy.name: original for original, copy in fixture_copies.items()}
     for name in ("TDL006_list_comprehension.py", "TDL003_aliased_import.py", "TDL004_dict_batch.py"):
         assert any(r.endswith(name) for r in remaining), name
-        assert (tmp_path / name).read_bytes() == by_name[name].read_bytes()  # untouched
+        assert fixture_copies[by_name[name]].read_bytes() == by_name[name].read_bytes()  # untouched
     for name in ("TDL001_factory_tensor.py", "TDL003_load_state_dict.py",
                  "TDL002_module_cuda.py", "TDL004_train_loop.py"):
-        assert (tmp_path / name).read_bytes() == expected_fixed(by_name[name]).read_bytes()
+        assert fixture_copies[by_name[name]].read_bytes() == expected_fixed(by_name[name]).read_bytes()
 
 
 # -- what each fix does and does not do ---------------------------------------------------

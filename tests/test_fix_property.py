@@ -9,7 +9,8 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from torchdevlint.engine import lint_source
-from torchdevlint.fixes import FixOptions, fix_source
+from torchdevlint.applier import fix_source
+from torchdevlint.fixes import FixOptions
 from torchdevlint.rules import ALL_RULES
 
 # Code every rule fixes, appended so that the fixes run next to arbitrary generated code.

@@ -13,7 +13,8 @@ import pytest
 
 from conftest import fixture_files
 from torchdevlint.engine import lint_source
-from torchdevlint.fixes import FixOptions, fix_source
+from torchdevlint.applier import fix_source
+from torchdevlint.fixes import FixOptions
 from torchdevlint.rules import ALL_RULES
 
 UNSAFE = FixOptions(unsafe=True)

@@ -28,3 +28,12 @@ def test_every_rule_has_positive_and_negative_fixtures(rule):
             assert rule.code in codes, f"{path.name} has no {rule.code} marker"
     for path in negatives:
         assert not expected_findings(path), f"negative fixture {path.name} expects findings"
+
+
+@pytest.mark.parametrize("path", fixture_files(), ids=lambda p: f"{p.parts[-3]}-{p.parts[-2]}-{p.stem}")
+def test_a_fixture_is_linted_with_its_own_rule_only(path):
+    """A fixture says what its own rule does: another rule's finding in it would be tested
+    (and snapshotted) as if it were this rule's."""
+    assert [rule.code for rule in fixture_rules(path)] == [path.parts[-3]]
+    others = {code for _, _, code in expected_findings(path)} - {path.parts[-3]}
+    assert not others, f"{path.name} expects {sorted(others)}: that belongs in their fixtures"

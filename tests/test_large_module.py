@@ -12,7 +12,7 @@ import pytest
 from benchmarks.generate_large import generate
 from torchdevlint import chunks
 from torchdevlint.engine import lint_source
-from torchdevlint.fixes import fix_source
+from torchdevlint.applier import fix_source
 
 
 @pytest.fixture
@@ -75,7 +75,7 @@ def test_parts_find_what_the_whole_module_finds_and_fix_it_the_same(small_parts)
     assert len(chunks.plan_parts(source)) > 5
     assert parts.error is None and whole.error is None
     assert _found(parts) == _found(whole) and len(whole.findings) > 100
-    from torchdevlint.fixes.locate import attach_located_fixes
+    from torchdevlint.engine import attach_located_fixes
     attach_located_fixes(whole, source)
     located = [(f.line, f.code, f.available_fix and f.available_fix.located) for f in whole.findings]
     assert [(f.line, f.code, f.available_fix and f.available_fix.located)

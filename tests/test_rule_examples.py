@@ -9,8 +9,9 @@ import ast
 
 import pytest
 
+from torchdevlint.applier import fix_source
 from torchdevlint.engine import lint_source
-from torchdevlint.fixes import FixOptions, fix_source
+from torchdevlint.fixes import FixOptions
 from torchdevlint.rules import ALL_RULES
 
 VALID = [(rule, code) for rule in ALL_RULES for code in rule.valid]

@@ -12,7 +12,7 @@ import pytest
 
 from torchdevlint import split
 from torchdevlint.engine import lint_source
-from torchdevlint.fixes import fix_source
+from torchdevlint.applier import fix_source
 from torchdevlint.flake8_plugin import TorchDevLintChecker
 
 TABLE = textwrap.dedent('''\
@@ -175,7 +175,7 @@ def test_fixes_and_fix_reports_on_a_split_file(split_everything):
     whole_fixed = fix_source(TABLE, "t.py")  # --fix always parses the whole file
     assert fixed.fixed == whole_fixed.fixed and fixed.fixed != TABLE
 
-    from torchdevlint.fixer import attach_fixes
+    from torchdevlint.engine import attach_fixes
     from torchdevlint.fixes.model import BuiltFix
     parts, whole = lint_source(TABLE, "t.py"), lint_source(TABLE, "t.py", split_large=False)
     # the elements' fixes were built while their trees were alive, none reaching outside its

@@ -199,7 +199,7 @@ def test_a_deep_statement_is_left_out_and_the_rest_of_the_file_analysed(kind):
 
 
 def test_a_file_with_a_deep_statement_is_fixed_around_it(tmp_path):
-    from torchdevlint.fixes.applier import fix_source
+    from torchdevlint.applier import fix_source
     deep = DEEP_STATEMENTS["and-chain"] + "  # generated\n"
     fixed = fix_source(PREFIX + deep + "z = torch.zeros(2)\nz.to('cpu')\n", "p.py")
     assert fixed.error is None, fixed.error

@@ -9,7 +9,8 @@ import textwrap
 import pytest
 
 from torchdevlint.engine import lint_source
-from torchdevlint.fixes import FixOptions, fix_source
+from torchdevlint.applier import fix_source
+from torchdevlint.fixes import FixOptions
 from torchdevlint.rules import DEFAULT_RULES, RULES_BY_CODE
 
 TDL012 = RULES_BY_CODE["TDL012"]

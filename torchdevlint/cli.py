@@ -13,7 +13,7 @@ import sys
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, List, Optional, Sequence, TextIO
+from typing import TYPE_CHECKING, List, Optional, Sequence, TextIO, Tuple, Union
 
 from torchdevlint import __version__, syntax
 from torchdevlint.docs import rule_doc
@@ -259,16 +259,26 @@ def _reads_stdin(args: argparse.Namespace) -> bool:
     return not args.paths and args.stdin_filename is not None
 
 
+def _stdin_settings(args: argparse.Namespace, resolver: Resolver):
+    """Standard input's name, path and settings (those of the file --stdin-filename names),
+    and whether --force-exclude excludes that file."""
+    from torchdevlint.config import absolute
+    from torchdevlint.runner import force_excluded
+    name = args.stdin_filename or "-"
+    path = Path(name)
+    settings = resolver.for_directory(absolute(path).parent)
+    excluded = bool(args.stdin_filename and settings.force_exclude
+                    and force_excluded(settings, absolute(path)))
+    return name, path, settings, excluded
+
+
 def _lint_stdin(args: argparse.Namespace, resolver: Resolver,
                 sources: Optional[dict] = None) -> List[FileResult]:
     """Standard input, linted as if it were the file --stdin-filename names; its contents go
     in ``sources`` under the name shown (for --output-format full)."""
-    from torchdevlint.config import absolute
-    from torchdevlint.runner import display_path, force_excluded, guarded, lint_data
-    name = args.stdin_filename or "-"
-    path = Path(name)
-    settings = resolver.for_directory(absolute(path).parent)
-    if args.stdin_filename and settings.force_exclude and force_excluded(settings, absolute(path)):
+    from torchdevlint.runner import display_path, guarded, lint_data
+    _, path, settings, excluded = _stdin_settings(args, resolver)
+    if excluded:
         return []
     data = sys.stdin.buffer.read()
     shown = display_path(path)
@@ -291,18 +301,21 @@ def _fix_plan(resolver: Resolver, apply_noqa: bool = True):
 
 def _fix_stdin(args: argparse.Namespace, resolver: Resolver) -> int:
     """--fix with `-`: the fixed source goes to standard output, findings left to stderr."""
-    from torchdevlint.config import absolute
     from torchdevlint.fixer import fix_data
-    from torchdevlint.runner import display_path, force_excluded
-    name = args.stdin_filename or "-"
-    path = Path(name)
-    settings = resolver.for_directory(absolute(path).parent)
+    from torchdevlint.runner import display_path
+    name, path, settings, excluded = _stdin_settings(args, resolver)
     data = sys.stdin.buffer.read()
-    if args.stdin_filename and settings.force_exclude and force_excluded(settings, absolute(path)):
+    if excluded:
         sys.stdout.buffer.write(data)
         return ExitCode.CLEAN
     result = fix_data(data, display_path(path), settings.rules_for(path),
                       replace(settings.fix_options(), apply_noqa=not args.ignore_noqa))
+    _write_fixed_stdin(args, name, data, result)
+    return _fixed_stdin_exit(args, result)
+
+
+def _write_fixed_stdin(args: argparse.Namespace, name: str, data: bytes, result) -> None:
+    """The fixed source (or with --diff, the change) on standard output."""
     if args.diff:
         from torchdevlint.fixer import unified_diff
         sys.stdout.buffer.write(unified_diff(data, result.fixed.encode(result.encoding), name)
@@ -310,6 +323,10 @@ def _fix_stdin(args: argparse.Namespace, resolver: Resolver) -> int:
     else:
         sys.stdout.buffer.write(result.fixed.encode(result.encoding) if result.changed else data)
     sys.stdout.flush()
+
+
+def _fixed_stdin_exit(args: argparse.Namespace, result) -> int:
+    """The findings a fix of standard input leaves, on standard error, and the exit code."""
     errors = [result.error] if result.error else []
     remaining = [] if args.fix_only else result.findings
     if not args.silent:
@@ -397,16 +414,29 @@ class _Plan:
 
 
 def _plan(args: argparse.Namespace, resolver: Resolver) -> _Plan:
-    from torchdevlint.runner import UsageError, iter_python_files
+    from torchdevlint.runner import iter_python_files
     fixing = args.fix_only or (args.fix if args.fix is not None else resolver.default().fix)
     stdin = _reads_stdin(args)
     files = [] if stdin else list(iter_python_files(args.paths or ["."], resolver))
+    _check_combinations(args, fixing, stdin)
+    return _Plan(files, stdin, fixing, _report_stream(args))
+
+
+def _check_combinations(args: argparse.Namespace, fixing: bool, stdin: bool) -> None:
+    """The options that cannot go together (a ``UsageError``); --output-format's canonical
+    name."""
+    from torchdevlint.runner import UsageError
     if args.add_noqa and (fixing or args.diff or stdin):
         raise UsageError("--add-noqa rewrites files: it cannot be combined with "
                          f"{'--fix' if fixing else '--diff' if args.diff else 'standard input'}")
     args.output_format = canonical_format(args.output_format)
     if args.statistics and args.output_format not in (*TEXT_FORMATS, "json"):
         raise UsageError("--statistics works with --output-format concise, full or json")
+
+
+def _report_stream(args: argparse.Namespace) -> TextIO:
+    """Where the report goes: standard output, --output-file, or nowhere (--silent)."""
+    from torchdevlint.runner import UsageError
     out: TextIO = sys.stdout
     if args.silent:
         out = open(os.devnull, "w", encoding="utf-8")
@@ -415,49 +445,24 @@ def _plan(args: argparse.Namespace, resolver: Resolver) -> _Plan:
             out = open(args.output_file, "w", encoding="utf-8")
         except OSError as exc:
             raise UsageError(f"{args.output_file}: {exc.strerror or exc}") from exc
-    return _Plan(files, stdin, fixing, out)
+    return out
 
 
 def _run(argv: Optional[Sequence[str]]) -> int:
-    arguments = list(sys.argv[1:] if argv is None else argv)
-    if arguments[:1] == ["server"]:  # the language server (docs/editors.md); needs pygls
-        from torchdevlint.server import main as serve
-        return serve(arguments[1:])
-    if arguments[:1] == ["rule"]:  # ruff's `rule`: a rule's documentation
-        from torchdevlint.commands import rule_command
-        return rule_command(arguments[1:], sys.stdout)
-    if arguments[:1] == ["check"]:  # ruff's name for what a bare `torchdevlint` does
-        arguments = arguments[1:]
-    else:
-        meant = _misspelt_command(arguments)
-        if meant is not None:  # as ruff says it, where a misspelt command is never a path
-            print(f"torchdevlint: error: unknown command {arguments[0]!r}: did you mean "
-                  f"{meant!r}? (no file or folder of that name exists to lint)",
-                  file=sys.stderr)
-            return ExitCode.ERROR
-    parser = build_parser()
-    try:
-        args = parser.parse_args(arguments)
-    except SystemExit as exc:  # argparse exits 2 on usage errors and 0 on --help/--version
-        return int(exc.code or 0)
-    args.quiet = args.quiet or args.silent
-    from torchdevlint.config import ConfigError, Resolver
-    from torchdevlint.runner import UsageError
+    """The command's steps: the command word, the arguments, the settings and the files they
+    name (``_prepare``), then the run (``_run_planned``), whose result is the exit code."""
+    arguments = _command(list(sys.argv[1:] if argv is None else argv))
+    if not isinstance(arguments, list):
+        return arguments  # another command ran (or a misspelt one was refused)
+    args = _parse_arguments(arguments)
+    if not isinstance(args, argparse.Namespace):
+        return args  # --help, --version or a usage error
     log = _verbose_log(args.verbose)
     started = time.perf_counter()
-    try:
-        answered = _answer(args, arguments)
-        if answered is not None:
-            return answered
-        resolver = Resolver(_overrides(args), config=args.config, isolated=args.isolated)
-        log(f"configuration: {resolver.default().config_path or 'none (the defaults)'}")
-        answered = _answer_with(args, resolver)
-        if answered is not None:
-            return answered
-        plan = _plan(args, resolver)
-    except (UsageError, ConfigError) as exc:
-        print(f"torchdevlint: error: {exc}", file=sys.stderr)
-        return ExitCode.ERROR
+    prepared = _prepare(args, arguments, log)
+    if not isinstance(prepared, tuple):
+        return prepared  # answered (--list-rules, --show-settings, ...) or a usage error
+    resolver, plan = prepared
     count = len(plan.files)
     log(f"{'standard input' if plan.stdin else f'{count} file' + 's' * (count != 1)} to "
         f"{'fix' if plan.fixing else 'diff' if args.diff else 'lint'}")
@@ -469,40 +474,101 @@ def _run(argv: Optional[Sequence[str]]) -> int:
         log(f"done in {time.perf_counter() - started:.2f} s")
 
 
+def _command(arguments: List[str]) -> Union[List[str], int]:
+    """The arguments of the lint command (``check``, or none named), or the exit code of
+    another command that ran (``server``, ``rule``) or of a misspelt one."""
+    if arguments[:1] == ["server"]:  # the language server (docs/editors.md); needs pygls
+        from torchdevlint.server import main as serve
+        return serve(arguments[1:])
+    if arguments[:1] == ["rule"]:  # ruff's `rule`: a rule's documentation
+        from torchdevlint.commands import rule_command
+        return rule_command(arguments[1:], sys.stdout)
+    if arguments[:1] == ["check"]:  # ruff's name for what a bare `torchdevlint` does
+        return arguments[1:]
+    meant = _misspelt_command(arguments)
+    if meant is not None:  # as ruff says it, where a misspelt command is never a path
+        print(f"torchdevlint: error: unknown command {arguments[0]!r}: did you mean "
+              f"{meant!r}? (no file or folder of that name exists to lint)",
+              file=sys.stderr)
+        return ExitCode.ERROR
+    return arguments
+
+
+def _parse_arguments(arguments: List[str]) -> Union[argparse.Namespace, int]:
+    """The parsed arguments, or argparse's exit code (2 on usage errors, 0 on --help or
+    --version)."""
+    try:
+        args = build_parser().parse_args(arguments)
+    except SystemExit as exc:
+        return int(exc.code or 0)
+    args.quiet = args.quiet or args.silent
+    return args
+
+
+def _prepare(args: argparse.Namespace, arguments: Sequence[str],
+             log) -> Union[Tuple[Resolver, _Plan], int]:
+    """The settings (the configuration under the arguments' overrides) and the run's plan
+    (its files, where its report goes), or the exit code of an option answered without a
+    run, or of a usage or configuration error."""
+    from torchdevlint.config import ConfigError, Resolver
+    from torchdevlint.runner import UsageError
+    try:
+        answered = _answer(args, arguments)
+        if answered is not None:
+            return answered
+        resolver = Resolver(_overrides(args), config=args.config, isolated=args.isolated)
+        log(f"configuration: {resolver.default().config_path or 'none (the defaults)'}")
+        answered = _answer_with(args, resolver)
+        if answered is not None:
+            return answered
+        return resolver, _plan(args, resolver)
+    except (UsageError, ConfigError) as exc:
+        print(f"torchdevlint: error: {exc}", file=sys.stderr)
+        return ExitCode.ERROR
+
+
 def _run_planned(args: argparse.Namespace, resolver: Resolver, plan: _Plan, log) -> int:
     """--add-noqa, --fix / --diff, or a lint run, as ``plan`` says."""
-    from torchdevlint.cache import CACHE_DIR_NAME, cache_maker, project_root
     jobs = args.jobs or default_jobs()
-    use_cache = not args.no_cache and not plan.stdin
-    root = project_root(args.paths or ["."]) if use_cache else None
-    if not plan.fixing and not args.diff:
-        log(f"cache: {args.cache_dir or root / CACHE_DIR_NAME}" if use_cache else "cache: off")
-    make_cache = cache_maker(root, args.cache_dir) if use_cache else None
-
+    root, make_cache = _cache(args, plan, log)
     if args.add_noqa:
         from torchdevlint.add_noqa import run_add_noqa
         return run_add_noqa(plan.files, resolver, jobs=jobs, cache_root=root,
                             cache_dir=args.cache_dir, quiet=args.quiet,
                             exit_zero=args.exit_zero)
-
     if plan.fixing or args.diff:
-        if plan.stdin:
-            return _fix_stdin(args, resolver)
-        from torchdevlint.fixer import run_fix
-        reporter = make_reporter(args.output_format, plan.out, quiet=args.quiet,
-                                 show_statistics=args.statistics)
-        return run_fix(plan.files, _fix_plan(resolver, apply_noqa=not args.ignore_noqa),
-                       diff=args.diff, show_fixes=args.show_fixes, quiet=args.quiet,
-                       out=plan.out, err=plan.out if args.silent else sys.stderr, jobs=jobs,
-                       reporter=reporter, exit_zero=args.exit_zero,
-                       exit_non_zero_on_fix=args.exit_non_zero_on_fix, fix_only=args.fix_only)
+        return _fix(args, resolver, plan, jobs)
     return _lint(args, resolver, plan, make_cache, jobs)
+
+
+def _cache(args: argparse.Namespace, plan: _Plan, log):
+    """The project root the cache belongs to and what makes the cache (None, None without
+    one: --no-cache, or standard input)."""
+    from torchdevlint.cache import CACHE_DIR_NAME, cache_maker, project_root
+    use_cache = not args.no_cache and not plan.stdin
+    root = project_root(args.paths or ["."]) if use_cache else None
+    if not plan.fixing and not args.diff:
+        log(f"cache: {args.cache_dir or root / CACHE_DIR_NAME}" if use_cache else "cache: off")
+    return root, cache_maker(root, args.cache_dir) if use_cache else None
+
+
+def _fix(args: argparse.Namespace, resolver: Resolver, plan: _Plan, jobs: int) -> int:
+    """--fix or --diff, of standard input or of the plan's files."""
+    if plan.stdin:
+        return _fix_stdin(args, resolver)
+    from torchdevlint.fixer import run_fix
+    reporter = make_reporter(args.output_format, plan.out, quiet=args.quiet,
+                             show_statistics=args.statistics)
+    return run_fix(plan.files, _fix_plan(resolver, apply_noqa=not args.ignore_noqa),
+                   diff=args.diff, show_fixes=args.show_fixes, quiet=args.quiet,
+                   out=plan.out, err=plan.out if args.silent else sys.stderr, jobs=jobs,
+                   reporter=reporter, exit_zero=args.exit_zero,
+                   exit_non_zero_on_fix=args.exit_non_zero_on_fix, fix_only=args.fix_only)
 
 
 def _lint(args: argparse.Namespace, resolver: Resolver, plan: _Plan, make_cache,
           jobs: int) -> int:
     """A lint run: every file's findings reported as they come, then the summary."""
-    from torchdevlint.config import absolute
     from torchdevlint.runner import lint_with_settings
     # Never mixed into machine-readable output; only the text format on a terminal shows it.
     progress = Progress.for_stream(sys.stderr, len(plan.files),
@@ -523,15 +589,25 @@ def _lint(args: argparse.Namespace, resolver: Resolver, plan: _Plan, make_cache,
                                                      apply_noqa=not args.ignore_noqa),
             apply_noqa=not args.ignore_noqa)
     for result in results:
-        if plan.stdin and any(f.fix is not None for f in result.findings):
-            from torchdevlint.fixes.locate import attach_located_fixes, resolve
-            attach_located_fixes(result)
-            result.findings = resolve(result.findings, resolver.for_directory(
-                absolute(Path(result.path)).parent).fix_options())
+        if plan.stdin:
+            _attach_stdin_fixes(result, resolver)
         run.file_done(result.findings, [result.error] if result.error is not None else [],
                       result.error is not None and result.internal_error)
     run.finish()
     return run.exit_code(args.exit_zero)
+
+
+def _attach_stdin_fixes(result: FileResult, resolver: Resolver) -> None:
+    """Standard input's findings with the fixes its configuration allows (the files' come
+    so from the runner)."""
+    if not any(f.fix is not None for f in result.findings):
+        return
+    from torchdevlint.config import absolute
+    from torchdevlint.engine import attach_located_fixes
+    from torchdevlint.fixes.locate import resolve
+    attach_located_fixes(result)
+    result.findings = resolve(result.findings, resolver.for_directory(
+        absolute(Path(result.path)).parent).fix_options())
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:

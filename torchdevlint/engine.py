@@ -7,7 +7,7 @@ import gc
 import re
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Callable, List, Optional, Sequence
+from typing import TYPE_CHECKING, Callable, Collection, List, Optional, Sequence, Set, Tuple
 
 from torchdevlint import noqa, syntax, torch_version as torch_versions
 from torchdevlint.findings import PARSER_ERROR, READ_ERROR, SYNTAX_ERROR, Finding
@@ -471,11 +471,92 @@ def declared_facts(rules: Sequence[type]) -> frozenset:
     return frozenset().union(*(rule.facts for rule in rules))
 
 
-def run_rules(module: cst.Module, rules: Sequence[type], analysis: Analysis) -> List[tuple]:
+def run_rules(module: cst.Module, rules: Sequence[type], analysis: Analysis,
+              deferences: Optional[Sequence["Deference"]] = None) -> List[tuple]:
+    """``(code, violation)`` for every violation the rules find, less those a rule leaves to
+    another (``DEFERENCES``)."""
     violations = []
     for rule_class in rules:
         for violation in rule_class().check(analysis):
             violations.append((rule_class.code, violation))
+    return _without_deferred(module, violations, analysis,
+                             DEFERENCES if deferences is None else deferences)
+
+
+# -- where one rule leaves a finding to another ------------------------------------------------
+
+@dataclass(frozen=True)
+class Deference:
+    """``rule`` stays silent in ``region``, which is what the rules ``to`` are about: one bug,
+    one report, from the rule whose message and fix fit it. ``holds(module, analysis, nodes)``
+    gives the ids of those of the rule's violation nodes that lie in the region; ``example``
+    is code where ``rule`` would report in the region (``tests/test_deference.py`` runs it
+    with and without the entry). The rule stays silent whether or not the rules ``to`` run:
+    the region is theirs."""
+
+    rule: str
+    to: Tuple[str, ...]
+    region: str
+    holds: Callable[["cst.Module", "Analysis", Collection["cst.CSTNode"]], Set[int]]
+    example: str
+
+
+def _in_loader_loops(module: cst.Module, analysis: Analysis,
+                     nodes: Collection[cst.CSTNode]) -> Set[int]:
+    """The ids of ``nodes`` inside a ``for`` loop (its iterable and target included) over a
+    data loader, in their own function: a loop whose iterable names a ``loader`` or is one
+    (``K.LOADER``), in the scope of the function (or module) that holds the node."""
+    import libcst as cst
+
+    from torchdevlint.analysis import K, iter_children, walk_code
+
+    def iterates_loader(iterable, scope) -> bool:
+        for node in walk_code(iterable):
+            if isinstance(node, cst.Name) and "loader" in node.value.lower():
+                return True
+            if isinstance(node, (cst.Name, cst.Attribute, cst.Call)) \
+                    and analysis.kind_of(node, scope) is K.LOADER:
+                return True
+        return False
+
+    wanted = {id(node) for node in nodes}
+    scopes = {id(info.node): info.scope for info in analysis.collected.functions}
+    found: Set[int] = set()
+    stack = [(module, analysis.collected.module_scope, ())]
+    while stack:
+        node, scope, loops = stack.pop()
+        if id(node) in wanted and loops \
+                and any(iterates_loader(iterable, scope) for iterable in loops):
+            found.add(id(node))
+        kind = type(node)
+        if kind is cst.FunctionDef:  # a function's code is its own: its loops start here
+            scope, loops = scopes.get(id(node), scope), ()
+        elif kind is cst.For:
+            loops = loops + (node.iter,)
+        stack.extend((child, scope, loops) for child in iter_children(node))
+    return found
+
+
+# Every place where one rule defers to another. A rule does not test for another rule's
+# region itself: it reports, and the engine drops what this table leaves to the other rule.
+DEFERENCES: Tuple[Deference, ...] = (
+    Deference("TDL011", ("TDL004",), "a `for` loop over a data loader", _in_loader_loops,
+              "import torch\n\n\ndef f(model, loader, device):\n"
+              "    w = torch.randn(3, device=device)\n"
+              "    for batch in loader:\n"
+              "        print(w + torch.randn(3))\n"),
+)
+
+
+def _without_deferred(module: cst.Module, violations: List[tuple], analysis: Analysis,
+                      deferences: Sequence[Deference]) -> List[tuple]:
+    for deference in deferences:
+        nodes = [v.node for code, v in violations if code == deference.rule]
+        if nodes:
+            deferred = deference.holds(module, analysis, nodes)
+            if deferred:
+                violations = [(code, v) for code, v in violations
+                              if code != deference.rule or id(v.node) not in deferred]
     return violations
 
 

@@ -23,7 +23,7 @@ class Finding:
     # dropped before a result leaves a worker) ...
     fix: Optional["FixPlan"] = field(default=None, compare=False, repr=False)
     # ... and the ``Fix`` it gave, for reports that say whether a fix is available and safe
-    # (``fixes.applier.attach_fixes``): plain data.
+    # (``engine.attach_fixes``): plain data.
     available_fix: Optional["Fix"] = field(default=None, compare=False, repr=False)
     # Notebooks: the 1-based cell (position among all cells); line and end_line count in it.
     cell: Optional[int] = None

@@ -16,11 +16,11 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable, Dict, Iterable, List, Optional, Sequence, TextIO, Tuple
 
+from torchdevlint.applier import fix_bytes, fix_source
 from torchdevlint.atomicio import replace_file
 from torchdevlint.findings import (PARSER_ERROR, READ_ERROR, ExitCode, Finding, internal_error,
                                    unreadable)
-from torchdevlint.fixes import FixOptions, FixResult, fix_bytes
-from torchdevlint.fixes.applier import attach_fixes, fix_source  # noqa: F401 (attach_fixes: API)
+from torchdevlint.fixes import FixOptions, FixResult
 from torchdevlint.notebook import SUFFIX as NOTEBOOK_SUFFIX, NotebookError, displayed_filter, \
     is_python_notebook, parse_notebook
 from torchdevlint.output import Reporter, RunReport, TextReporter

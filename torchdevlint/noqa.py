@@ -16,6 +16,8 @@ import re
 import tokenize
 from typing import Dict, Iterable, Iterator, List, Optional, Tuple
 
+from torchdevlint.syntax import BLOCK_FIELDS
+
 # Same patterns as flake8.defaults.
 NOQA_INLINE = re.compile(r"# noqa(?::[\s]?(?P<codes>([A-Z]+[0-9]+(?:[,\s]+)?)+))?", re.IGNORECASE)
 NOQA_FILE = re.compile(r"\s*# flake8[:=]\s*noqa", re.IGNORECASE)
@@ -138,8 +140,6 @@ def _start(node: ast.AST) -> int:
 def _children(node: ast.AST) -> Iterator[ast.AST]:
     """The statements (and ``except`` clauses) of ``node``'s blocks; a ``case`` clause, which
     has no position, gives its own statements."""
-    # (imported here: a warm run, every file cached, never needs the prefilters)
-    from torchdevlint.rules.prefilter import BLOCK_FIELDS
     for name in BLOCK_FIELDS:
         for child in getattr(node, name, None) or ():
             if hasattr(child, "lineno"):

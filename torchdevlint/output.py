@@ -45,7 +45,7 @@ def rule_name(code: str) -> Optional[str]:
 
 def fix_safety(finding: Finding) -> Optional[str]:
     """``"safe"``, ``"unsafe"`` or None (no fix) for a finding, from the ``Fix`` its rule's plan
-    built (``fixes.applier.attach_fixes``)."""
+    built (``engine.attach_fixes``)."""
     fix = finding.available_fix
     if fix is None:
         return None

@@ -193,7 +193,7 @@ def lint_path(path: Path, rules, cache: Optional[Cache] = None, target=None,
     result = guarded(lambda: lint_data(data, shown, rules, target, torch_version,
                                        apply_noqa=apply_noqa), shown)
     if (fixes or key is not None) and any(f.fix is not None for f in result.findings):
-        from torchdevlint.fixes.locate import attach_located_fixes
+        from torchdevlint.engine import attach_located_fixes
         attach_located_fixes(result, _parsed_text(data, result))
     if key is not None and not result.internal_error:  # an internal error is retried next run
         cache.put(key, result.findings, result.error)

@@ -32,6 +32,11 @@ if TYPE_CHECKING:
 
 Version = Tuple[int, int]
 
+# Fields of Python's ast that hold blocks of statements (``handlers`` and ``cases`` hold the
+# ``except`` and ``case`` clauses, whose own ``body`` is such a block): what the walks of
+# statements use (the rules' prefilters, ``noqa``'s groups of lines).
+BLOCK_FIELDS = ("body", "orelse", "finalbody", "handlers", "cases")
+
 OLDEST: Version = (3, 9)
 TARGET_NAMES = tuple(f"py3{minor}" for minor in range(OLDEST[1], 15))
 RUNNING: Version = sys.version_info[:2]

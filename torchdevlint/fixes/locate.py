@@ -1,5 +1,5 @@
 """Fixes as reports and the cache keep them: built once per file whatever the configuration
-says (``EVERY_FIX``), placed in the file's rows and columns, and narrowed to the configuration
+says (``EVERY_FIX``, by ``engine.attach_located_fixes``), placed in the file's rows and columns, and narrowed to the configuration
 when reported (``resolve``). So a cached result answers every output format and every
 fixable / unfixable / unsafe-fixes setting without parsing the file again.
 
@@ -12,9 +12,8 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import List, Optional
 
-from torchdevlint.engine import attach_located_fixes  # noqa: F401 (API: where fixes are built)
 from torchdevlint.findings import Finding
-from torchdevlint.fixes.model import EVERY_FIX, Fix, FixOptions  # noqa: F401 (API)
+from torchdevlint.fixes.model import Fix, FixOptions
 
 
 def resolve(findings: List[Finding], options: FixOptions) -> List[Finding]:

@@ -13,10 +13,7 @@ import re
 from typing import Iterator, List, Optional, Sequence
 
 from torchdevlint import torch_api as api
-
-# Fields of Python's ast that hold blocks of statements (``handlers`` and ``cases`` hold the
-# ``except`` and ``case`` clauses, whose own ``body`` is such a block).
-BLOCK_FIELDS = ("body", "orelse", "finalbody", "handlers", "cases")
+from torchdevlint.syntax import BLOCK_FIELDS
 
 
 def ast_statements(root: ast.AST):

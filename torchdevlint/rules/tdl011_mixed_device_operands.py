@@ -13,7 +13,7 @@ first takes ``x`` off the CPU).
 Silent: when either placement is unknown or the evidence conflicts; when the CPU tensor may be
 0-dim (``torch.tensor(3.0)``, a reduction such as ``x.sum()``, an element ``x[0]``: a 0-dim
 CPU tensor combines with any device); for indexing (``gpu[cpu_index]`` is no operation here);
-inside a ``for`` loop over a data loader (TDL004 reports those); in the methods of
+inside a ``for`` loop over a data loader (TDL004 reports those: ``engine.DEFERENCES``); in the methods of
 ``nn.Module`` classes (their state is TDL005/TDL007's); under ``pytest.raises`` /
 ``assertRaises`` and in ``try`` bodies (the failure may be the point); where the model is
 called (or its output made) before the code moves it, in the order the code runs (a notebook
@@ -32,7 +32,7 @@ it is another expression whose names are in scope; no fix otherwise.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterator, List, Optional, Tuple
+from typing import Iterator, List, Optional
 
 import libcst as cst
 
@@ -159,18 +159,17 @@ class MixedDeviceOperands(Rule):
     # -- finding the operations -------------------------------------------------------
 
     def _check_block(self, statements, scope: Scope, owner) -> Iterator[Violation]:
-        for node, loops in self._operations(statements):
-            for violation in self._check_operation(node, scope, owner):
-                # asked only here: most operations meet no violation, and this costs kinds
-                if not any(self._iterates_loader(iterable, scope) for iterable in loops):
-                    yield violation
+        # (those in a loop over a data loader are TDL004's: the engine drops them,
+        # ``engine.DEFERENCES``)
+        for node in self._operations(statements):
+            yield from self._check_operation(node, scope, owner)
 
-    def _operations(self, statements) -> List[Tuple[cst.CSTNode, tuple]]:
-        """The operations of a block with the iterables of the ``for`` loops around each."""
-        found: List[Tuple[cst.CSTNode, tuple]] = []
-        stack = [(statement, ()) for statement in reversed(statements)]
+    def _operations(self, statements) -> List[cst.CSTNode]:
+        """The operations of a block."""
+        found: List[cst.CSTNode] = []
+        stack = list(reversed(statements))
         while stack:
-            node, loops = stack.pop()
+            node = stack.pop()
             kind = type(node)  # exact types: isinstance of libcst's ABCs is slow here
             if kind in _NOT_ENTERED:
                 continue  # runs later, or binds its own names: no evidence there
@@ -181,23 +180,13 @@ class MixedDeviceOperands(Rule):
                 continue  # the failure is expected
             if kind is cst.Try:
                 children = list(node.handlers) + [s for s in (node.orelse, node.finalbody) if s]
-                stack.extend((child, loops) for child in reversed(children))
+                stack.extend(reversed(children))
                 continue  # the failure may be caught on purpose
             if (kind is cst.BinaryOperation and type(node.operator) in _ARITHMETIC) \
                     or kind is cst.Call:
-                found.append((node, loops))
-            inner = loops + (node.iter,) if kind is cst.For else loops
-            stack.extend((child, inner) for child in reversed(list(iter_children(node))))
+                found.append(node)
+            stack.extend(reversed(list(iter_children(node))))
         return found
-
-    def _iterates_loader(self, iterable, scope: Scope) -> bool:
-        for node in walk_code(iterable):
-            if isinstance(node, cst.Name) and "loader" in node.value.lower():
-                return True
-            if isinstance(node, (cst.Name, cst.Attribute, cst.Call)) \
-                    and self.analysis.kind_of(node, scope) is K.LOADER:
-                return True
-        return False
 
     # -- one operation ----------------------------------------------------------------
 

@@ -7,7 +7,7 @@ pygls: jobs and results are plain data (pickled over the worker's standard input
 
 Jobs take a document's text as the editor holds it and go through the CLI's own entry points
 (``Resolver`` for the document's configuration, ``engine.lint_source`` / ``runner.lint_data``,
-``fixer.fix_data``, ``fixes.applier.attach_fixes``, ``add_noqa.add_noqa_to_line``), so the
+``fixer.fix_data``, ``engine.attach_fixes``, ``add_noqa.add_noqa_to_line``), so the
 findings, ranges, messages and fixes are the CLI's. Positions come back in the client's
 position encoding (LSP: 0-based lines, columns in UTF-16 code units unless negotiated).
 """
@@ -336,7 +336,8 @@ class Worker:
     def actions(self, document: Document, settings: Settings) -> Dict[str, Any]:
         """For each finding: its fix (as the edits of the file, or of each changed cell) and
         the edits of its "Disable ... for this line" comment."""
-        from torchdevlint.fixes.applier import apply_edits, attach_fixes
+        from torchdevlint.applier import apply_edits
+        from torchdevlint.engine import attach_fixes
         result = _lint(document, settings)
         if result.error is not None:
             result.drop_tree()

@@ -1,6 +1,11 @@
 """Fixing one file: lint, build the fixes, apply those that do not overlap, repeat until
 nothing changes. Works on text so that everything outside the edited spans stays byte for
 byte; every intermediate result is parsed again (by the next lint), the final one by Python.
+
+It sits above the engine, beside the fix command (``fixer``) and the language server that
+call it: it lints with the engine and applies the fixes the engine builds
+(``engine.build_fix``). The entry points take plain data and return plain data (a
+``FixResult``), so that a parallel runner can call them in worker processes.
 """
 
 from __future__ import annotations
@@ -9,7 +14,7 @@ import dataclasses
 from typing import Callable, List, Optional, Sequence, Tuple
 
 from torchdevlint import chunks, syntax
-from torchdevlint.engine import attach_fixes, build_fix, lint_source  # noqa: F401 (API)
+from torchdevlint.engine import build_fix, lint_source
 from torchdevlint.findings import PARSER_ERROR, READ_ERROR, Finding
 from torchdevlint.fixes.context import FixContext
 from torchdevlint.fixes.model import AppliedFix, BuiltFix, Edit, Fix, FixOptions, FixResult
