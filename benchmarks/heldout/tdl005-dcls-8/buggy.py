@@ -17,7 +17,7 @@ class ConstructKernel2d(nn.Module):
         I = I.expand(self.dilated_kernel_size[0], -1)
         J = J.expand(self.dilated_kernel_size[1], -1).t()
         self.IDX = torch.stack((I, J))
-        self.lim = torch.tensor(self.dilated_kernel_size).view(2, 1, 1, 1, 1)
+        self.lim = torch.tensor(self.dilated_kernel_size).view(2, 1, 1, 1)
 
     def forward(self, W, P):
         P = P + self.lim // 2

@@ -23,7 +23,7 @@ class LabelModel(nn.Module):
                 optimizer.step()
                 running_loss += loss
             epoch_loss = running_loss / len(batches)
-            print('Epoch {}: loss {}'.format(epoch, epoch_loss))
+            print('Epoch', epoch, 'loss', epoch_loss)
 
 
 device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
