@@ -49,8 +49,8 @@ sys.path.insert(0, str(ROOT))
 
 from benchmarks.history import parse_lines  # noqa: E402
 from benchmarks.precision import (  # noqa: E402
-    DIAGNOSTIC_CODES, EXIT_FAIL, EXIT_PASS, DataError, _linter_env, _rows, _table,
-    display, find_linter, script_main,
+    DIAGNOSTIC_CODES, DataError, _linter_env, _rows, _table, display, find_linter, finish,
+    script_main,
 )
 
 DATA = Path(__file__).resolve().parent / "heldout"
@@ -455,18 +455,13 @@ def run(args: argparse.Namespace) -> int:
             write_validated(args.cases, {o.case.id: o.validation for o in outcomes})
     print_report(outcomes, version, args.validate)
     reasons = gate(outcomes, args.min_recall, args.min_rule_recall, args.validate)
-    print()
-    print("FAIL: " + "\n      ".join(reasons) if reasons else
-          "PASS: recall within the limits, no finding on a correct twin")
-    if args.json_out:
-        rules = summarize(outcomes)
-        args.json_out.write_text(json.dumps({
-            "version": version, "passed": not reasons, "failures": reasons,
-            "rules": {code: {**row, "recall": recall(row)} for code, row in rules.items()},
-            "cases": [outcome_json(o) for o in outcomes]}, indent=2) + "\n", encoding="utf-8")
-    if args.report_only:
-        return EXIT_PASS
-    return EXIT_FAIL if reasons else EXIT_PASS
+    rules = summarize(outcomes)
+    return finish(reasons,
+                  "recall within the limits, no finding on a correct twin",
+                  args.json_out,
+                  {"version": version,
+                   "rules": {code: {**row, "recall": recall(row)} for code, row in rules.items()},
+                   "cases": [outcome_json(o) for o in outcomes]}, args.report_only)
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
