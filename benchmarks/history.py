@@ -49,8 +49,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from benchmarks.precision import (  # noqa: E402
-    DIAGNOSTIC_CODES, EXIT_FAIL, EXIT_PASS, DataError, _linter_env, _rows, _table,
-    display, find_linter, script_main,
+    DIAGNOSTIC_CODES, DataError, _linter_env, _rows, _table, display, find_linter, finish,
+    script_main,
 )
 
 DEFAULT_CASES = Path(__file__).resolve().parent / "history" / "cases.tsv"
@@ -453,18 +453,13 @@ def run(args: argparse.Namespace) -> int:
         outcomes = list(pool.map(lambda c: check_case(command, mirrors, c, args.timeout), cases))
     print_report(outcomes, version)
     reasons = gate(outcomes, args.min_recall, args.min_rule_recall)
-    print()
-    print("FAIL: " + "\n      ".join(reasons) if reasons else
-          "PASS: recall within the limits, no finding on a fixed line, every case checked")
-    if args.json_out:
-        rules = summarize(outcomes)
-        args.json_out.write_text(json.dumps({
-            "version": version, "passed": not reasons, "failures": reasons,
-            "rules": {code: {**row, "recall": recall(row)} for code, row in rules.items()},
-            "cases": [outcome_json(o) for o in outcomes]}, indent=2) + "\n", encoding="utf-8")
-    if args.report_only:
-        return EXIT_PASS
-    return EXIT_FAIL if reasons else EXIT_PASS
+    rules = summarize(outcomes)
+    return finish(reasons,
+                  "recall within the limits, no finding on a fixed line, every case checked",
+                  args.json_out,
+                  {"version": version,
+                   "rules": {code: {**row, "recall": recall(row)} for code, row in rules.items()},
+                   "cases": [outcome_json(o) for o in outcomes]}, args.report_only)
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
