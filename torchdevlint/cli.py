@@ -478,6 +478,8 @@ def _run_planned(args: argparse.Namespace, resolver: Resolver, plan: _Plan, log)
     if not plan.fixing and not args.diff:
         log(f"cache: {args.cache_dir or root / CACHE_DIR_NAME}" if use_cache else "cache: off")
     make_cache = cache_maker(root, args.cache_dir) if use_cache else None
+    from torchdevlint import project_index
+    project_index.configure(cache_dir=args.cache_dir, use_cache=use_cache)
 
     if args.add_noqa:
         from torchdevlint.add_noqa import run_add_noqa
