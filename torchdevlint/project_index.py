@@ -338,18 +338,29 @@ def _source_of(path: str, data: bytes) -> str:
 
 # -- the project ----------------------------------------------------------------------------
 
-def project_root(path: Path) -> Path:
+def project_root(path) -> Path:
     """The nearest parent of ``path`` with a project marker, else its directory."""
-    path = Path(os.path.abspath(path))
-    return _root_of(path if path.is_dir() else path.parent)
+    return Path(root_of_path(str(path)))
+
+
+def root_of_path(path: str) -> str:
+    """``project_root`` as text, cheap to ask once per file."""
+    full = os.path.abspath(path)
+    if not full.endswith((".py", ".pyi", ".ipynb")) or os.path.isdir(full):
+        return _root_of(full) if os.path.isdir(full) else _root_of(os.path.dirname(full))
+    return _root_of(os.path.dirname(full))
 
 
 @lru_cache(maxsize=4096)
-def _root_of(start: Path) -> Path:
-    for directory in (start, *start.parents):
-        if has_marker(directory):
+def _root_of(start: str) -> str:
+    directory = start
+    while True:
+        if has_marker(Path(directory)):
             return directory
-    return start
+        parent = os.path.dirname(directory)
+        if parent == directory:
+            return start
+        directory = parent
 
 
 def has_marker(directory: Path) -> bool:
@@ -395,6 +406,7 @@ class ProjectIndex:
 
     def __init__(self, root: Path, cache_dir: Optional[Path] = None) -> None:
         self.root = Path(root)
+        self.root_text = os.path.join(str(self.root), "")  # (with its separator)
         self.files: Dict[str, list] = {}  # relpath -> [size, mtime_ns, content hash]
         self.summaries: Dict[str, dict] = {}  # content hash -> summary
         self.modules: Dict[str, str] = {}  # module name -> relpath
@@ -786,7 +798,7 @@ def index_for(path: str, refresh: bool = True) -> Optional[ProjectIndex]:
     process), None when it is turned off or, in the background mode, not ready yet."""
     if not enabled() or not path or path in ("-", "stdin"):
         return None
-    root = str(project_root(Path(path)))
+    root = root_of_path(path)
     with _LOCK:
         index = _INDEXES.get(root)
         if index is None and _settings["background"]:
@@ -825,7 +837,7 @@ def _build_into(root: str) -> None:
 
 
 def ready(path: str) -> bool:
-    return str(project_root(Path(path))) in _INDEXES
+    return root_of_path(path) in _INDEXES
 
 
 def files_changed(paths: Sequence[str]) -> None:
@@ -833,7 +845,7 @@ def files_changed(paths: Sequence[str]) -> None:
     on the next question (the language server's ``didSave``/``didChangeWatchedFiles``)."""
     with _LOCK:
         for path in paths:
-            root = str(project_root(Path(path)))
+            root = root_of_path(path)
             index = _INDEXES.get(root)
             if index is not None:
                 relpath = os.path.relpath(os.path.abspath(path), root)
@@ -857,10 +869,11 @@ def view_for(path: str) -> Optional[ProjectView]:
         return None
     if index is None:
         return None
-    relpath = os.path.relpath(os.path.abspath(path), index.root)
-    if relpath.startswith(".."):
+    full = os.path.abspath(path)
+    root = index.root_text
+    if not full.startswith(root):
         return None
-    return ProjectView(index, relpath)
+    return ProjectView(index, full[len(root):].lstrip(os.sep))
 
 
 def forget() -> None:

@@ -313,7 +313,7 @@ def lint_with_settings(files: Sequence[Path], resolver: Resolver, jobs: int = 1,
     project_index.configure(jobs=jobs)
     roots = set()
     for path in files:  # each project's index, built (or read) once, before any worker
-        root = project_index.project_root(path)
+        root = project_index.root_of_path(str(path))
         if root not in roots:
             roots.add(root)
             project_index.index_for(str(path))
