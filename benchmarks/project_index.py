@@ -105,8 +105,27 @@ def generated_project(files: int, into: Path) -> Path:
     return root
 
 
-def compare(label: str, project: Path, jobs: int, rounds: int, results: Dict) -> None:
-    """Cold with and without the index (each with an empty cache), then warm."""
+def parse_floor(project: Path) -> Dict[str, float]:
+    """LibCST's parse of every file of ``project`` in one process (bench.py's floor)."""
+    sys.path.insert(0, str(ROOT))
+    from benchmarks.bench import _FLOOR
+    names = "\n".join(str(p) for p in sorted(project.rglob("*.py")))
+    out = subprocess.run([sys.executable, "-c", _MEASURE, json.dumps(dict(os.environ)),
+                          "/bin/sh", "-c", f'{sys.executable} -c "$0" < "$1"', _FLOOR,
+                          str(_write(project.parent / "floor-files.txt", names))],
+                         capture_output=True, text=True, check=True)
+    return json.loads(out.stdout)
+
+
+def _write(path: Path, text: str) -> Path:
+    path.write_text(text)
+    return path
+
+
+def compare(label: str, project: Path, jobs: int, rounds: int, results: Dict,
+            floor: bool = False) -> None:
+    """Cold with and without the index (each with an empty cache), then warm; with
+    ``floor``, LibCST's parse of the same files too."""
     rows: Dict[str, List[Dict[str, float]]] = {"cold_index": [], "cold_no_index": [],
                                                "warm_index": [], "warm_no_index": []}
     for _ in range(rounds):
@@ -118,6 +137,8 @@ def compare(label: str, project: Path, jobs: int, rounds: int, results: Dict) ->
             rows[f"cold_{name}"].append(measure(args, project, index))
             rows[f"warm_{name}"].append(measure(args, project, index))
             shutil.rmtree(cache, ignore_errors=True)
+    if floor:
+        rows["parse_floor"] = [parse_floor(project) for _ in range(rounds)]
     best = {key: min(values, key=lambda f: f["cpu"]) for key, values in rows.items()}
     results[label] = best
     cold, base = best["cold_index"], best["cold_no_index"]
@@ -128,6 +149,10 @@ def compare(label: str, project: Path, jobs: int, rounds: int, results: Dict) ->
               f"peak {figures['peak_mb']:7.1f} MB")
     print(f"  cold with index / without: cpu x{cold['cpu'] / base['cpu']:.3f}, "
           f"wall x{cold['wall'] / base['wall']:.3f}, peak {cold['peak_mb'] - base['peak_mb']:+.1f} MB")
+    if floor:
+        print(f"  cold with index / LibCST parse floor: cpu "
+              f"x{cold['cpu'] / best['parse_floor']['cpu']:.3f} (without the index "
+              f"x{base['cpu'] / best['parse_floor']['cpu']:.3f})")
     print(f"  warm / cold (with index): wall {warm['wall'] / cold['wall']:.1%}, "
           f"cpu {warm['cpu'] / cold['cpu']:.1%}")
 
@@ -170,7 +195,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                 print("no corpus: torch is not installed (pass --corpus PATH)")
             else:
                 project = corpus_copy(source, options.limit, Path(scratch))
-                compare(f"corpus {source}", project, options.jobs, options.rounds, results)
+                compare(f"corpus {source}", project, options.jobs, options.rounds, results,
+                        floor=True)
         if options.generated:
             project = generated_project(options.generated, Path(scratch))
             compare(f"generated {options.generated} files", project, options.jobs,

@@ -105,22 +105,80 @@ def _strings(expr: ast.AST, constants: Dict[str, List[str]]) -> List[str]:
     return found
 
 
+# Words without which a file has nothing for the walk below (moves, saves, loads, tests in a
+# function's returns, classes built inside classes): its top-level statements suffice.
+_WALK_WORDS = ("cuda", "save", "load", ".to(", "Module", "nn.", "is_available",
+               "is_initialized", "device_count", "get_world_size")
+
+
+class _ScopeState:
+    """What one function (or the module's own statements) has bound so far, in order."""
+    __slots__ = ("created", "moved", "cpu")
+
+    def __init__(self) -> None:
+        self.created: Dict[str, str] = {}  # name -> class constructed into it
+        self.moved: set = set()  # names bound to a value moved to an accelerator
+        self.cpu: set = set()  # names bound to CPU data
+
+
 class _Summariser:
     def __init__(self) -> None:
         self.out: Dict[str, object] = {"imports": [], "names": {}, "classes": {}, "moves": [],
                                        "saves": [], "loads": []}
         self.constants: Dict[str, List[str]] = {}
 
-    def run(self, tree: ast.Module) -> dict:
+    def run(self, tree: ast.Module, source: Optional[str] = None) -> dict:
         for statement in tree.body:
             self._top(statement)
-        for scope in [tree] + [n for n in ast.walk(tree)
-                               if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]:
-            self._scope(scope)
-        for node in ast.walk(tree):
-            if isinstance(node, (ast.Import, ast.ImportFrom)) and node not in tree.body:
-                self._import(node)
+        if source is None or any(word in source for word in _WALK_WORDS):
+            self._walk(tree)
         return self.out
+
+    def _walk(self, tree: ast.Module) -> None:
+        """One pass over the tree, in source order: each node with the state of the function
+        it runs in, the top-level class and the top-level function it lies in."""
+        states: Dict[int, _ScopeState] = {}
+        functions = {name: entry for name, entry in self.out["names"].items()
+                     if entry["kind"] == "function"}
+        returns: Dict[str, Tuple[set, set]] = {}
+        stack = [(node, 0, None, None) for node in reversed(tree.body)]
+        top_body = set(map(id, tree.body))
+        while stack:
+            node, scope, cls, func = stack.pop()
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                if id(node) not in top_body:
+                    self._import(node)
+                continue
+            state = states.get(scope)
+            if state is None:
+                state = states[scope] = _ScopeState()
+            if isinstance(node, ast.Assign):
+                self._assign(node, state)
+            elif isinstance(node, ast.Call):
+                self._call(node, state, cls)
+            elif isinstance(node, ast.Return) and func is not None and node.value is not None:
+                tests, refs = _tests_of(node.value)
+                found = returns.setdefault(func, (set(), set()))
+                found[0].update(tests)
+                found[1].update(refs)
+            inner_scope, inner_cls, inner_func = scope, cls, func
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+                inner_scope = id(node)
+                if func is None and cls is None and id(node) in top_body:
+                    inner_func = node.name
+            elif isinstance(node, ast.ClassDef):
+                inner_scope = id(node)
+                if cls is None and id(node) in top_body:
+                    inner_cls = node.name
+            stack.extend((child, inner_scope, inner_cls, inner_func)
+                         for child in reversed(list(ast.iter_child_nodes(node))))
+        names = self.out["names"]
+        for name, (tests, refs) in returns.items():
+            if tests or refs:
+                line = functions[name]["line"] if name in functions else next(
+                    (s.lineno for s in tree.body if getattr(s, "name", None) == name), 1)
+                names[name] = {"line": line, "tests": sorted(tests), "refs": sorted(refs),
+                               "kind": "function"}
 
     def _top(self, statement: ast.stmt) -> None:
         names = self.out["names"]
@@ -137,28 +195,10 @@ class _Summariser:
                     if tests or refs:
                         names[target.id] = {"line": statement.lineno, "tests": tests,
                                             "refs": refs, "kind": "name"}
-        elif isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            returned = [n.value for n in ast.walk(statement)
-                        if isinstance(n, ast.Return) and n.value is not None]
-            tests, refs = set(), set()
-            for value in returned:
-                found, read = _tests_of(value)
-                tests.update(found)
-                refs.update(read)
-            if tests or refs:
-                names[statement.name] = {"line": statement.lineno, "tests": sorted(tests),
-                                         "refs": sorted(refs), "kind": "function"}
         elif isinstance(statement, ast.ClassDef):
-            uses = sorted({_constructed_class(node) for node in ast.walk(statement)
-                           if isinstance(node, ast.Call) and _constructed_class(node)})
             self.out["classes"][statement.name] = {
                 "line": statement.lineno, "bases": [_dotted(b) for b in statement.bases],
-                "uses": [name for name in uses if name != statement.name]}
-        elif isinstance(statement, (ast.If, ast.Try)):
-            for block in (getattr(statement, "body", []), getattr(statement, "orelse", [])):
-                for inner in block:
-                    if isinstance(inner, (ast.Import, ast.ImportFrom)):
-                        self._import(inner)
+                "uses": []}
 
     def _import(self, node) -> None:
         imports = self.out["imports"]
@@ -171,70 +211,56 @@ class _Summariser:
                 if entry not in imports:
                     imports.append(entry)
 
-    def _scope(self, scope) -> None:
-        """Moves, saves and loads of one function (or the module's own statements)."""
-        body = scope.body
-        created: Dict[str, str] = {}  # name -> class constructed into it
-        moved_names: set = set()
-        cpu_names: set = set()
-        statements = [n for n in _own_nodes(body)]
-        for node in statements:
-            if isinstance(node, ast.Assign) and len(node.targets) == 1 and \
-                    isinstance(node.targets[0], ast.Name):
-                name, value = node.targets[0].id, node.value
-                constructed = _constructed_class(value)
-                if constructed is not None:
-                    created[name] = constructed
-                move = _move_of(value)
-                if move is not None:
-                    inner = move[0]
-                    receiver = _constructed_class(inner) if _constructed_class(inner) else None
-                    if isinstance(inner, ast.Name) and inner.id in created:
-                        receiver = created[inner.id]
-                    if receiver is not None:
-                        self.out["moves"].append([receiver, node.lineno, move[1]])
-                        if move[1]:
-                            moved_names.add(name)
-                        created[name] = receiver
-                    elif isinstance(inner, ast.Name) and move[1]:
-                        moved_names.add(name)
-                if _is_cpu_value(value, cpu_names):
-                    cpu_names.add(name)
-            elif isinstance(node, ast.Call):
-                move = _move_of(node)
-                if move is not None:
-                    inner = move[0]
-                    receiver = _constructed_class(inner)
-                    if isinstance(inner, ast.Name):
-                        receiver = created.get(inner.id)
-                        if move[1]:
-                            moved_names.add(inner.id)
-                    if receiver is not None:
-                        self.out["moves"].append([receiver, node.lineno, move[1]])
-                func = _dotted(node.func)
-                if func.rpartition(".")[2] == "save" and func.startswith(("torch", "save")) \
-                        and node.args:
-                    value = node.args[0]
-                    target = node.args[1] if len(node.args) > 1 else next(
-                        (k.value for k in node.keywords if k.arg == "f"), None)
-                    if target is not None:
-                        names = file_names(_strings(target, self.constants))
-                        if names:
-                            self.out["saves"].append(
-                                [node.lineno, names, _value_kind(value, moved_names, cpu_names)])
-                elif func.rpartition(".")[2] == "load" and func.startswith("torch") and node.args:
-                    self.out["loads"].extend(file_names(_strings(node.args[0], self.constants)))
+    def _assign(self, node: ast.Assign, state: _ScopeState) -> None:
+        if len(node.targets) != 1 or not isinstance(node.targets[0], ast.Name):
+            return
+        name, value = node.targets[0].id, node.value
+        constructed = _constructed_class(value)
+        if constructed is not None:
+            state.created[name] = constructed
+        move = _move_of(value)
+        if move is not None:
+            inner, accelerator = move
+            receiver = _constructed_class(inner)
+            if isinstance(inner, ast.Name) and inner.id in state.created:
+                receiver = state.created[inner.id]
+            if receiver is not None:
+                state.created[name] = receiver
+            if accelerator and (receiver is not None or isinstance(inner, ast.Name)):
+                state.moved.add(name)
+        if _is_cpu_value(value, state.cpu):
+            state.cpu.add(name)
 
-
-def _own_nodes(body):
-    """The nodes of a block in source order, not entering nested functions and classes."""
-    stack = list(reversed(body))
-    while stack:
-        node = stack.pop()
-        yield node
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
-            continue
-        stack.extend(reversed(list(ast.iter_child_nodes(node))))
+    def _call(self, node: ast.Call, state: _ScopeState, cls: Optional[str]) -> None:
+        if cls is not None:
+            built = _constructed_class(node)
+            info = self.out["classes"].get(cls)
+            if built is not None and info is not None and built != cls and \
+                    built not in info["uses"]:
+                info["uses"].append(built)
+        move = _move_of(node)
+        if move is not None:
+            inner, accelerator = move
+            receiver = _constructed_class(inner)
+            if isinstance(inner, ast.Name):
+                receiver = state.created.get(inner.id)
+                if accelerator:
+                    state.moved.add(inner.id)
+            if receiver is not None:
+                self.out["moves"].append([receiver, node.lineno, accelerator])
+            return
+        func = _dotted(node.func)
+        tail = func.rpartition(".")[2]
+        if tail == "save" and func.startswith(("torch", "save")) and node.args:
+            target = node.args[1] if len(node.args) > 1 else next(
+                (k.value for k in node.keywords if k.arg == "f"), None)
+            if target is not None:
+                names = file_names(_strings(target, self.constants))
+                if names:
+                    self.out["saves"].append(
+                        [node.lineno, names, _value_kind(node.args[0], state.moved, state.cpu)])
+        elif tail == "load" and func.startswith("torch") and node.args:
+            self.out["loads"].extend(file_names(_strings(node.args[0], self.constants)))
 
 
 def _constructed_class(value: ast.AST) -> Optional[str]:
@@ -317,7 +343,7 @@ def summarize(source: str) -> dict:
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return _Summariser().out
     try:
-        return _Summariser().run(tree)
+        return _Summariser().run(tree, source)
     except RecursionError:
         return _Summariser().out
 
