@@ -188,7 +188,7 @@ def test_hook_on_a_changed_file_sees_the_rest_of_the_project(tmp_path, hook_repo
     """Issue 27: pre-commit names only the changed file; the facts of the project's other
     files (a guard flag in config/flags.py) still apply, as on the whole project."""
     project = make_project(tmp_path / "project", hook_repo)
-    for item in (ROOT / "fixtures" / "projects" / "guard_across_imports").iterdir():
+    for item in (ROOT / "fixtures" / "projects" / "guard_across_imports").glob("[!.]*"):
         (shutil.copytree if item.is_dir() else shutil.copy)(item, project / item.name)
     guarded = pre_commit(project, pre_commit_home, "--files", "train.py")
     assert guarded.returncode == 0, guarded.stdout + guarded.stderr

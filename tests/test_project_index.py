@@ -44,7 +44,7 @@ def fresh_indexes():
 
 def copy_project(name: str, tmp_path: Path) -> Path:
     target = tmp_path / name
-    shutil.copytree(PROJECTS / name, target)
+    shutil.copytree(PROJECTS / name, target, ignore=shutil.ignore_patterns(".torchdevlint_cache"))
     return target
 
 

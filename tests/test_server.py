@@ -600,7 +600,8 @@ async def test_the_project_index_gives_the_cli_findings(client: LanguageClient, 
     """Issue 27: the facts of the project's other files, as the CLI on the whole project has
     them; after a file they come from changes on disk, the open document follows."""
     root = tmp_path / name
-    shutil.copytree(ROOT / "fixtures" / "projects" / name, root)
+    shutil.copytree(ROOT / "fixtures" / "projects" / name, root,
+                    ignore=shutil.ignore_patterns(".torchdevlint_cache"))
     await start(client, root)
     for path in sorted(root.glob("*.py")):
         expected = expected_ranges(path.read_text(), cli_findings(path))

@@ -731,7 +731,7 @@ class ProjectIndex:
         summary = self.summary(relpath)
         if summary is None:
             return ""
-        digest = hashlib.sha256()
+        parts = []
         for level, module, imported, bound in summary["imports"]:
             qualified = "." * level + (f"{module}.{imported}" if module and imported else
                                        (imported or module))
@@ -739,11 +739,16 @@ class ProjectIndex:
                 resolved = self.resolve_import(relpath, candidate)
                 if resolved is not None:
                     entry = self.files.get(resolved[0])
-                    digest.update(f"{resolved[0]}:{entry[2] if entry else ''};".encode())
-        digest.update(repr(self.writes(summary["loads"], exclude=relpath)).encode())
+                    parts.append(f"{resolved[0]}:{entry[2] if entry else ''}")
+        writes = self.writes(summary["loads"], exclude=relpath)
+        if writes:
+            parts.append(repr(writes))
         for name in summary["classes"]:
-            digest.update(repr(self.moved_to_accelerator(relpath, name)).encode())
-        return digest.hexdigest()[:16]
+            moved = self.moved_to_accelerator(relpath, name)
+            if moved is not None:
+                parts.append(f"{name}:{moved}")
+        # (a file that depends on nothing else keeps the key of its bytes alone)
+        return hashlib.sha256(";".join(parts).encode()).hexdigest()[:16] if parts else ""
 
 
 def _summarise_data(item) -> dict:
@@ -899,7 +904,11 @@ def view_for(path: str) -> Optional[ProjectView]:
     root = index.root_text
     if not full.startswith(root):
         return None
-    return ProjectView(index, full[len(root):].lstrip(os.sep))
+    relpath = full[len(root):].lstrip(os.sep)
+    if relpath not in index.files and relpath.endswith(_SUFFIXES) and os.path.isfile(full):
+        with _LOCK:  # a file new since the index was last refreshed
+            index.refresh(_settings["jobs"], paths=(relpath,))
+    return ProjectView(index, relpath)
 
 
 def forget() -> None:
