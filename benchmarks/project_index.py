@@ -171,9 +171,11 @@ def one_changed_file(project: Path, jobs: int, results: Dict) -> None:
     shutil.rmtree(cache, ignore_errors=True)
     results["changed"] = {"warm": warm, "one_leaf": one, "flags": many}
     print(f"\none changed file, warm ({len(list(project.rglob('*.py')))} files, -j {jobs})")
-    print(f"  warm, nothing changed      wall {warm['wall']:.2f} s")
-    print(f"  a leaf module changed      wall {one['wall']:.2f} s")
-    print(f"  the flags module changed   wall {many['wall']:.2f} s (its dependents lint again)")
+    for label, figures in (("warm, nothing changed", warm), ("a leaf module changed", one),
+                           ("the flags module changed", many)):
+        print(f"  {label:26} wall {figures['wall']:6.2f} s  cpu {figures['cpu']:6.2f} s  "
+              f"peak {figures['peak_mb']:6.1f} MB")
+    print("  (changing the flags module lints its dependents again, as it must)")
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
