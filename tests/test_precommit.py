@@ -182,3 +182,15 @@ def test_readme_install_line_installs_from_a_clone_without_tags(tmp_path, hook_r
     from torchdevlint import __version__
     assert (target / "torchdevlint" / "cli.py").is_file()
     assert (target / f"torchdevlint-{__version__}.dist-info").is_dir()
+
+
+def test_hook_on_a_changed_file_sees_the_rest_of_the_project(tmp_path, hook_repo, pre_commit_home):
+    """Issue 27: pre-commit names only the changed file; the facts of the project's other
+    files (a guard flag in config/flags.py) still apply, as on the whole project."""
+    project = make_project(tmp_path / "project", hook_repo)
+    for item in (ROOT / "fixtures" / "projects" / "guard_across_imports").glob("[!.]*"):
+        (shutil.copytree if item.is_dir() else shutil.copy)(item, project / item.name)
+    guarded = pre_commit(project, pre_commit_home, "--files", "train.py")
+    assert guarded.returncode == 0, guarded.stdout + guarded.stderr
+    unguarded = pre_commit(project, pre_commit_home, "--files", "report.py")
+    assert unguarded.returncode == 1 and "report.py:8:18: TDL002" in unguarded.stdout

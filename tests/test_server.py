@@ -581,3 +581,41 @@ def run_python(code: str, *args: str):
     import subprocess
     return subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True,
                           cwd=ROOT, timeout=120)
+
+
+async def wait_for(client: LanguageClient, uri: str, wanted, after: int = 0):
+    """The first publishDiagnostics for ``uri`` from index ``after`` on whose diagnostics
+    ``wanted`` accepts (an index built in the background makes a second one)."""
+    for _ in range(TIMEOUT * 100):
+        for params in client.published[after:]:
+            if params.uri == uri and wanted(params.diagnostics):
+                return params
+        await asyncio.sleep(0.01)
+    raise AssertionError(f"never published as wanted for {uri}: {client.published}")
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("name", ["guard_across_imports", "writer_provenance"])
+async def test_the_project_index_gives_the_cli_findings(client: LanguageClient, tmp_path, name):
+    """Issue 27: the facts of the project's other files, as the CLI on the whole project has
+    them; after a file they come from changes on disk, the open document follows."""
+    root = tmp_path / name
+    shutil.copytree(ROOT / "fixtures" / "projects" / name, root,
+                    ignore=shutil.ignore_patterns(".torchdevlint_cache"))
+    await start(client, root)
+    for path in sorted(root.glob("*.py")):
+        expected = expected_ranges(path.read_text(), cli_findings(path))
+        uri = open_file(client, path)
+        await wait_for(client, uri, lambda diagnostics: actual_ranges(diagnostics) == expected)
+    if name != "guard_across_imports":
+        return
+    flags = root / "config" / "flags.py"
+    flags.write_text(flags.read_text().replace("torch.cuda.is_available() and ", ""))
+    train = root / "train.py"
+    expected = expected_ranges(train.read_text(), cli_findings(train))
+    assert [code for code, *_ in expected] == ["TDL002"]  # the flag is no guard any more
+    after = len(client.published)
+    client.workspace_did_change_watched_files(types.DidChangeWatchedFilesParams(
+        [types.FileEvent(from_fs_path(str(flags)), types.FileChangeType.Changed)]))
+    await wait_for(client, from_fs_path(str(train)),
+                   lambda diagnostics: actual_ranges(diagnostics) == expected, after)

@@ -549,6 +549,8 @@ def _cache(args: argparse.Namespace, plan: _Plan, log):
     root = project_root(args.paths or ["."]) if use_cache else None
     if not plan.fixing and not args.diff:
         log(f"cache: {args.cache_dir or root / CACHE_DIR_NAME}" if use_cache else "cache: off")
+    from torchdevlint import project_index
+    project_index.configure(cache_dir=args.cache_dir, use_cache=use_cache)
     return root, cache_maker(root, args.cache_dir) if use_cache else None
 
 

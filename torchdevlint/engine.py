@@ -305,6 +305,7 @@ def _analyse(source: str, path: str, rules: Sequence[type],
         result.analysis.collected.unseen_call_names.update(unseen_calls)
         result.analysis.torch_version = torch_version
         result.analysis.source = source
+        result.analysis.path = path
         violations = run_rules(module, rules, result.analysis)
         result.findings = place(module, source, path, violations)
     except RecursionError:
@@ -336,6 +337,7 @@ def _analyse_split(source: str, path: str, rules: Sequence[type],
         analysis.collected.unseen_call_names.update(unseen_calls)
         analysis.torch_version = torch_version
         analysis.source = plan.skeleton
+        analysis.path = path
         statements = [small for statement in module.body
                       for small in (statement.body if isinstance(statement, cst.SimpleStatementLine)
                                     else (statement,))]

@@ -184,7 +184,8 @@ def lint_path(path: Path, rules, cache: Optional[Cache] = None, target=None,
         # So does whether ``# noqa`` comments count (--ignore-noqa).
         key = cache.key(data + b"\0" + path.suffix.encode() + b"\0" + repr(target).encode()
                         + b"\0" + repr(torch_version).encode()
-                        + (b"" if apply_noqa else b"\0ignore-noqa"))
+                        + (b"" if apply_noqa else b"\0ignore-noqa")
+                        + b"\0" + _project_key(path).encode())
         hit = cache.get(key, shown)
         if hit is not None:
             return FileResult(shown, findings=hit[0], error=hit[1])
@@ -198,6 +199,14 @@ def lint_path(path: Path, rules, cache: Optional[Cache] = None, target=None,
     if key is not None and not result.internal_error:  # an internal error is retried next run
         cache.put(key, result.findings, result.error)
     return result
+
+
+def _project_key(path: Path) -> str:
+    """What the file's findings depend on in the project's other files (a flag imported from
+    there, a checkpoint written there): a finding cached with one is stale once they change."""
+    from torchdevlint.project_index import view_for
+    view = view_for(str(path))
+    return view.dependency_key() if view is not None else ""
 
 
 def _parsed_text(data: bytes, result: FileResult) -> Optional[str]:
@@ -300,6 +309,14 @@ def lint_with_settings(files: Sequence[Path], resolver: Resolver, jobs: int = 1,
     configuration makes unfixable lose their fix, as in ruff. Each rule set gets its own
     cache (the rules are part of what a cached result means).
     """
+    from torchdevlint import project_index
+    project_index.configure(jobs=jobs)
+    roots = set()
+    for path in files:  # each project's index, built (or read) once, before any worker
+        root = project_index.root_of_path(str(path))
+        if root not in roots:
+            roots.add(root)
+            project_index.index_for(str(path))
     groups: Dict[tuple, list] = {}
     settings_of: Dict[tuple, Settings] = {}
     for path in files:

@@ -46,7 +46,7 @@ __all__ = [
 # The facts a rule can declare (``Rule.facts``), one per provider behind this facade. The
 # scopes, bindings and call sites of the one traversal (``collected``) need no declaration.
 FACTS: FrozenSet[str] = frozenset(
-    ("kinds", "placement", "guards", "devices", "targets", "grad", "modules"))
+    ("kinds", "placement", "guards", "devices", "targets", "grad", "modules", "project"))
 
 
 class UndeclaredFact(RuntimeError):
@@ -71,6 +71,10 @@ class Analysis:
         # The text the module was parsed from, when the front end has it: ``module.code``
         # regenerates it from the tree (0.65 s for a 5,000-line file).
         self.source: Optional[str] = None
+        # The file's path, when the front end has one: what the project index (the facts of
+        # the project's other files, ``torchdevlint.project_index``) is found by.
+        self.path: Optional[str] = None
+        self._project = None  # the ProjectView, looked up on first use (False: none)
         self._kinds = KindInference()  # lazy inside: a file nobody asks pays nothing
         # The fact providers behind this facade, each built on first use: a file whose
         # selected rules never ask a question never pays for its answers.
@@ -100,7 +104,7 @@ class Analysis:
         it and the tree it points into at once, without waiting for (and paying for) the
         cyclic garbage collector. The analysis cannot be used afterwards."""
         collected = self.collected
-        self._targets = self._guards = self._placement = self._devices = None
+        self._targets = self._guards = self._placement = self._devices = self._project = None
         self._grad = self._modules = None
         for scope in collected.scopes:
             scope.bindings = {}
@@ -191,8 +195,29 @@ class Analysis:
     def guards(self) -> Guards:
         self._declared("guards")
         if self._guards is None:
-            self._guards = Guards(self.module, self.collected, self._kinds, self.torch_version)
+            self._guards = Guards(self.module, self.collected, self._kinds, self.torch_version,
+                                  project=self._project_view())
         return self._guards
+
+    @property
+    def project(self):
+        """What the project's other files say (``project_index.ProjectView``), or None for
+        a file outside a project, read from standard input, or with the index turned off."""
+        self._declared("project")
+        return self._project_view()
+
+    def _project_view(self):
+        if self._project is None:
+            from torchdevlint.project_index import view_for
+            self._project = (view_for(self.path) if self.path else None) or False
+        return self._project or None
+
+    def class_moved_in_project(self, name: str) -> Optional[str]:
+        """``file:line`` where the project moves an instance of this file's ``nn.Module``
+        class ``name`` to an accelerator (``.to(device)``, ``.cuda()``), or None: no code of
+        the project does (TDL005, TDL007 ask)."""
+        project = self.project
+        return project.class_moved(name) if project is not None else None
 
     @property
     def placement(self) -> Placement:

@@ -27,7 +27,7 @@ from torchdevlint.analysis.builder import (
 )
 from torchdevlint.analysis.kinds import KindInference
 from torchdevlint.analysis.model import (
-    ASSIGN, EXPECTS_FAILURE, HANDLES_FAILURE, HANDLES_NONE_DEREFERENCE, AfterExit, Ctx, DefaultOf, FunctionInfo, Scope, last_name,
+    ASSIGN, EXPECTS_FAILURE, IMPORT, HANDLES_FAILURE, HANDLES_NONE_DEREFERENCE, AfterExit, Ctx, DefaultOf, FunctionInfo, Scope, last_name,
     string_value,
 )
 
@@ -36,8 +36,11 @@ class Guards:
     """Asked through ``Analysis.is_guarded`` and its neighbours; built on first use."""
 
     def __init__(self, module: cst.Module, collected: Collected, kinds: KindInference,
-                 torch_version: versions.Version = versions.DEFAULT) -> None:
+                 torch_version: versions.Version = versions.DEFAULT, project=None) -> None:
         self.module = module
+        # The project's other files (``project_index.ProjectView``), or None: a flag imported
+        # from a module of the project that tests CUDA availability is a guard here too.
+        self.project = project
         self.collected = collected
         self.kinds = kinds
         # The torch the project targets: from 2.6 on, ``hasattr(torch, "accelerator")`` holds.
@@ -331,6 +334,9 @@ class Guards:
             if binding.how == ASSIGN and isinstance(binding.value, cst.BaseExpression):
                 if self.is_guard_test(binding.value, binding.ctx.scope, depth + 1):
                     return True
+            elif binding.how == IMPORT and self.project is not None and \
+                    isinstance(binding.value, str) and self.project.guard(binding.value):
+                return True  # ``from config.flags import USE_FUSED`` (a test there)
         return False
 
     def is_script(self) -> bool:

@@ -51,7 +51,7 @@ class MapLocationFix(FixPlan):
 class LoadWithoutMapLocation(Rule):
     code = "TDL003"
     fixable = True
-    facts = frozenset(("kinds", "devices", "targets"))
+    facts = frozenset(("kinds", "devices", "targets", "project"))
     valid = (
         "import torch\nstate = torch.load('model.pt', map_location='cpu')\n",
         # a round trip: the file was just written by this function
@@ -87,12 +87,17 @@ class LoadWithoutMapLocation(Rule):
                 continue  # map_location passed positionally
             if self._reads_what_this_file_wrote(analysis, site):
                 continue
+            writers = _project_writers(analysis, site)
+            if writers and all(kind == "cpu" for kind, _ in writers):
+                continue  # every save of the project to that file writes CPU data
+            written = [where for kind, where in writers if kind == "device"]
             short = qualified.replace("torch.serialization.", "torch.")
             yield Violation(
                 call,
                 f"`{short}()` without `map_location`: a checkpoint saved on a GPU fails to load on "
                 f"a machine without CUDA (RuntimeError: Attempting to deserialize object on a CUDA "
-                f"device); pass `map_location=` (for example \"cpu\" or the target device)",
+                f"device); pass `map_location=` (for example \"cpu\" or the target device)"
+                + (f" (written from device state in {written[0]})" if written else ""),
                 fix=MapLocationFix(site),  # --fix adds map_location=
             )
 
@@ -229,6 +234,19 @@ class LoadWithoutMapLocation(Rule):
                 found.append(_Save(analysis.targets.canonical(passed, scope), None, scope,
                                    call_site.ctx.func, call_site.order, _owner_id(passed, scope)))
         return found
+
+
+def _project_writers(analysis: Analysis, load: CallSite) -> list:
+    """(kind, ``file:line``) of the saves in the project's other files to the file this load
+    reads (by its file name): ``cpu`` (``.cpu()`` tensors, NumPy, numbers), ``device`` (a
+    moved model's state, ``.cuda()`` tensors) or ``unknown``."""
+    project = analysis.project
+    target = _argument(load.call, 0, "f")
+    if project is None or target is None:
+        return []
+    from torchdevlint.project_index import file_names
+    canonical = analysis.targets.canonical(target, load.ctx.scope)
+    return project.writes(file_names(canonical.split("'")[1::2]))
 
 
 @dataclass

@@ -77,7 +77,7 @@ class TensorCreatedOffDevice(Rule):
     name = "tensor-created-off-device"
     summary = "A tensor created without `device=` in `forward` meets the module's device tensors"
     fixable = True
-    facts = frozenset(("kinds", "placement", "devices", "modules"))
+    facts = frozenset(("kinds", "placement", "devices", "modules", "project"))
     # A module class (its base named through torch or a library of modules) calling a factory.
     # (``forward`` is a method defined there; the factory is named or imported by its name.
     # No ``\b`` before ``def``: a pattern that starts with a literal is searched for that
@@ -151,6 +151,10 @@ class TensorCreatedOffDevice(Rule):
                 fix = AddDevice(factory, device, safe) if device is not None else None
                 advice = f"create it there (`device={device}`)" if device is not None \
                     else "create it on the module's device"
+                moved = self.analysis.class_moved_in_project(state.info.name) \
+                    if state.info.ctx.scope.kind == "module" else None
+                if moved is not None:  # the evidence is in another file: name it
+                    advice += f" (the module is moved to an accelerator in {moved})"
                 yield Violation(
                     factory,
                     f"`{shown}(...)` without `device=` creates a tensor on the CPU in "

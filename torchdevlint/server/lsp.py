@@ -12,6 +12,7 @@ dropped, never shown.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import os
 import re
@@ -42,6 +43,8 @@ DEBOUNCE_S = 0.025
 # A superseded lint that has run this long is cancelled (its worker killed and replaced);
 # a shorter one is left to finish, which costs less than starting a worker.
 CANCEL_AFTER_S = 0.5
+# How soon a document linted before its project's index was ready is linted again.
+INDEX_POLL_S = 0.5
 FIX_ALL = f"{types.CodeActionKind.SourceFixAll.value}.{NAME}"
 NOTEBOOK_FIX_ALL = f"notebook.{FIX_ALL}"
 RUN_ON_TYPE, RUN_ON_SAVE = "onType", "onSave"
@@ -159,6 +162,7 @@ class TorchdevlintServer(LanguageServer):
                 save=True))
         self.options = Options()
         self.generation = 0  # bumped when settings or configuration files change
+        self.project_files = 0  # Python files seen saved or changed (``project_changed``)
         self.pool = Pool()
         self.states: Dict[str, _State] = {}
         self._reported: set = set()  # configuration problems already shown
@@ -186,6 +190,19 @@ class TorchdevlintServer(LanguageServer):
         if options != self.options:
             self.options = options
             self.configuration_changed()
+
+    def client_settings(self):
+        """The editor's settings as a job carries them, with the count of project files seen
+        changing (so that a worker refreshes its project index)."""
+        return dataclasses.replace(self.options.client, project_files=self.project_files)
+
+    def project_changed(self) -> None:
+        """A Python file was saved or changed on disk: what other files say of it may have
+        changed, so every open document is linted again with the refreshed index."""
+        self.project_files += 1
+        self.generation += 1
+        for key in list(self.states):
+            self.schedule(key, 0)
 
     def configuration_changed(self) -> None:
         self.generation += 1
@@ -286,7 +303,7 @@ class TorchdevlintServer(LanguageServer):
             state.dirty, state.linted = False, snapshot.signature
             try:
                 reply = await self.pool.run(key, ("lint", snapshot.document,
-                                                  self.options.client))
+                                                  self.client_settings()))
             except Cancelled:
                 state.linted = None
                 continue
@@ -302,6 +319,11 @@ class TorchdevlintServer(LanguageServer):
                 return
             if self.current(snapshot):
                 self.publish(snapshot, reply)
+                if reply.get("index_pending"):
+                    # linted without the project's index, which a worker is building: again
+                    # once it may be ready, with the facts of the project's other files
+                    state.linted = None
+                    self.schedule(key, INDEX_POLL_S)
             if not state.dirty and self.current(snapshot):
                 return
 
@@ -346,7 +368,7 @@ class TorchdevlintServer(LanguageServer):
         if not stale and state.actions[1].done() and state.actions[1].exception() is not None:
             stale = True  # a job that failed (a worker that died) is tried again
         if stale:
-            job = ("actions", snapshot.document, self.options.client)
+            job = ("actions", snapshot.document, self.client_settings())
             state.actions = (snapshot.signature,
                              asyncio.ensure_future(self.pool.run(f"{snapshot.key}#actions", job)))
         reply = await asyncio.shield(state.actions[1])
@@ -354,7 +376,7 @@ class TorchdevlintServer(LanguageServer):
 
     async def fix_all(self, snapshot: Snapshot) -> Dict[Optional[int], list]:
         reply = await self.pool.run(f"{snapshot.key}#fix", ("fix_all", snapshot.document,
-                                                           self.options.client))
+                                                           self.client_settings()))
         return {} if reply.get("excluded") else reply.get("changes", {})
 
     def workspace_edit(self, snapshot: Snapshot, changes: Dict[Optional[int], list],
@@ -447,7 +469,8 @@ def create_server() -> TorchdevlintServer:
                 await ls.client_register_capability_async(types.RegistrationParams([
                     types.Registration(f"{NAME}-pyproject", types.WORKSPACE_DID_CHANGE_WATCHED_FILES,
                                        types.DidChangeWatchedFilesRegistrationOptions([
-                                           types.FileSystemWatcher("**/pyproject.toml")]))]))
+                                           types.FileSystemWatcher("**/pyproject.toml"),
+                                           types.FileSystemWatcher("**/*.py")]))]))
             except Exception as exc:  # then an edited pyproject.toml applies from the next edit
                 ls.log(f"could not watch pyproject.toml files: {exc}", types.MessageType.Warning)
         if capabilities and capabilities.configuration:
@@ -475,6 +498,8 @@ def create_server() -> TorchdevlintServer:
     def did_save(ls: TorchdevlintServer, params: types.DidSaveTextDocumentParams) -> None:
         if params.text_document.uri.endswith("pyproject.toml"):
             ls.configuration_changed()
+        elif params.text_document.uri.endswith((".py", ".ipynb")):
+            ls.project_changed()
         ls.schedule(params.text_document.uri, 0)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
@@ -515,6 +540,8 @@ def create_server() -> TorchdevlintServer:
                                  params: types.DidChangeWatchedFilesParams) -> None:
         if any(change.uri.endswith("pyproject.toml") for change in params.changes):
             ls.configuration_changed()
+        elif any(change.uri.endswith((".py", ".ipynb")) for change in params.changes):
+            ls.project_changed()
 
     @server.feature(types.TEXT_DOCUMENT_CODE_ACTION, types.CodeActionOptions(
         code_action_kinds=[types.CodeActionKind.QuickFix, FIX_ALL, NOTEBOOK_FIX_ALL]))

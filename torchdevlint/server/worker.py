@@ -136,6 +136,9 @@ class ClientSettings:
     select: Optional[Tuple[str, ...]] = None
     ignore: Tuple[str, ...] = ()
     unsafe_fixes: Optional[bool] = None
+    # How many times the editor saw a project file saved or changed on disk: a worker that
+    # saw fewer stats its project indexes again (``project_index.refresh_all``).
+    project_files: int = 0
 
     def overrides(self) -> "Overrides":
         from torchdevlint.config import Overrides
@@ -268,6 +271,7 @@ class Worker:
     before the next one starts."""
 
     def __init__(self) -> None:
+        self.project_files = 0  # ClientSettings.project_files last seen
         self.configurations = Configurations()
         self.reparsers: "OrderedDict[str, Any]" = OrderedDict()
 
@@ -285,6 +289,10 @@ class Worker:
         return parser
 
     def run(self, kind: str, document: Document, client: ClientSettings) -> Dict[str, Any]:
+        from torchdevlint import project_index
+        if client.project_files != self.project_files:
+            self.project_files = client.project_files
+            project_index.refresh_all()
         path = Path(document.path) if document.path else None
         settings, problem = self.configurations.settings(client, path)
         reply: Dict[str, Any] = {"config_error": problem}
@@ -307,13 +315,18 @@ class Worker:
     # -- diagnostics ---------------------------------------------------------------------
 
     def lint(self, document: Document, settings: Settings) -> Dict[str, Any]:
+        from torchdevlint import project_index
+        asked = project_index.pending_asks()
         parser = self.reparser(document)
         result = _lint(document, settings, parser.parse if parser is not None else None)
         result.drop_tree()
         found = list(result.findings) + ([result.error] if result.error is not None else [])
         lines: Dict[Optional[int], Lines] = {}
         return {"diagnostics": [self._diagnostic(f, document, lines) for f in found],
-                "internal_error": result.error.message if result.internal_error else None}
+                "internal_error": result.error.message if result.internal_error else None,
+                # the lint asked for the project's index while it was being built: the
+                # editor asks again soon
+                "index_pending": project_index.pending_asks() != asked}
 
     def _diagnostic(self, finding: Finding, document: Document,
                     split: Dict[Optional[int], Lines]) -> Dict[str, Any]:
@@ -452,6 +465,8 @@ def main() -> int:
     in, ``(True, reply)`` or ``(False, error message)`` out."""
     channel_in, channel_out = sys.stdin.buffer, sys.stdout.buffer
     sys.stdout = sys.stderr  # a stray print must not corrupt the channel
+    from torchdevlint import project_index
+    project_index.configure(background=True)  # an editor never waits for the index
     worker = Worker()
     while True:
         job = receive(channel_in)

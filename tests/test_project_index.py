@@ -1,0 +1,229 @@
+"""The project index (issue 27): facts that cross files, the same in every front end.
+
+Each project under fixtures/projects/ holds the cross-file false case (silent only with the
+index: the test runs it without the index too) and a nearby real bug in another file
+(reported, naming the file that proves it where the message depends on one).
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import FIXTURES, run_cli
+from torchdevlint import project_index
+from torchdevlint.project_index import ProjectIndex, summarize
+
+PROJECTS = FIXTURES / "projects"
+
+# What each fixture project reports with the index, and, without it, what it reports besides.
+EXPECTED = {
+    "guard_across_imports": {("report.py", 8, "TDL002", None)},
+    "writer_provenance": {("evaluate.py", 9, "TDL003", "written from device state in train.py:9")},
+    "module_moved": {("models.py", 20, "TDL007", "moved to an accelerator in main.py:8")},
+}
+WITHOUT_INDEX = {
+    "guard_across_imports": {("train.py", 8, "TDL002"), ("train.py", 14, "TDL002")},
+    "writer_provenance": {("evaluate.py", 8, "TDL003")},
+    "module_moved": set(),
+}
+
+
+@pytest.fixture(autouse=True)
+def fresh_indexes():
+    project_index.forget()
+    yield
+    project_index.forget()
+
+
+def copy_project(name: str, tmp_path: Path) -> Path:
+    target = tmp_path / name
+    shutil.copytree(PROJECTS / name, target, ignore=shutil.ignore_patterns(".torchdevlint_cache"))
+    return target
+
+
+def cli_json(*args, cwd, env=None):
+    result = subprocess.run([sys.executable, "-m", "torchdevlint", "--output-format", "json",
+                             *map(str, args)], cwd=cwd, capture_output=True, text=True,
+                            env={**os.environ, **(env or {})})
+    assert "Traceback" not in result.stderr, result.stderr
+    return {(Path(f["path"]).name, f["line"], f["code"], f["message"])
+            for f in json.loads(result.stdout)}
+
+
+def matches(found: set, expected: set) -> bool:
+    """Each expected (file, line, code, words in the message) found, and nothing else."""
+    if len(found) != len(expected):
+        return False
+    return all(any((name, line, code) == item[:3] and (words is None or words in item[3])
+                   for item in found) for name, line, code, words in expected)
+
+
+# -- summaries --------------------------------------------------------------------------
+
+
+def test_summary_records_guards_classes_moves_saves_and_imports():
+    summary = summarize(
+        "import os\nimport torch\nfrom . import flags\nfrom .flags import FAST as F\n"
+        "ON = torch.cuda.is_available() and os.environ.get('X')\n"
+        "BOTH = ON and F\nNAME = 'w.pt'\n"
+        "def enabled():\n    return torch.distributed.is_initialized()\n"
+        "class Net(torch.nn.Module):\n    def __init__(self):\n        self.head = Head()\n"
+        "def main(device):\n    model = Net().to(device)\n    cpu = Net().to('cpu')\n"
+        "    torch.save(model.state_dict(), 'ckpt.pt')\n"
+        "    torch.save({k: v.cpu() for k, v in model.state_dict().items()}, NAME)\n"
+        "    torch.save(model, os.path.join('out', 'x.pth'))\n"
+        "    other = torch.load('ckpt.pt')\n")
+    assert summary["names"]["ON"]["tests"] == ["cuda"]
+    assert summary["names"]["BOTH"] == {"line": 6, "tests": [], "refs": ["F", "ON"],
+                                        "kind": "name"}
+    assert summary["names"]["enabled"]["tests"] == ["dist"]
+    assert summary["classes"]["Net"]["bases"] == ["torch.nn.Module"]
+    assert summary["classes"]["Net"]["uses"] == ["Head"]
+    assert ["Net", 14, True] in summary["moves"] and ["Net", 15, False] in summary["moves"]
+    assert summary["saves"] == [[16, ["ckpt.pt"], "device"], [17, ["w.pt"], "cpu"],
+                                [18, ["x.pth"], "device"]]
+    assert summary["loads"] == ["ckpt.pt"]
+    assert [1, "", "flags", "flags"] in summary["imports"]
+    assert [1, "flags", "FAST", "F"] in summary["imports"]
+
+
+def test_a_file_python_cannot_parse_has_an_empty_summary():
+    assert summarize("def (:\n") == {"imports": [], "names": {}, "classes": {}, "moves": [],
+                                     "saves": [], "loads": []}
+
+
+# -- the index and its cache ----------------------------------------------------------------
+
+
+def test_cross_file_questions_on_the_fixture_projects(tmp_path):
+    guard = ProjectIndex(copy_project("guard_across_imports", tmp_path)).build()
+    assert guard.guard("train.py", "config.flags.USE_FUSED") == ("USE_FUSED", "config/flags.py", 6)
+    assert guard.guard("train.py", "config.flags.multi_process")[0] == "multi_process"
+    assert guard.guard("report.py", "config.flags.VERBOSE") is None
+    assert guard.guard("report.py", "os.environ") is None  # outside the project
+    writers = ProjectIndex(copy_project("writer_provenance", tmp_path)).build()
+    assert writers.writes(["weights_cpu.pt"]) == [("export.py", 9, "cpu")]
+    assert writers.writes(["checkpoint.pt"]) == [("train.py", 9, "device")]
+    moved = ProjectIndex(copy_project("module_moved", tmp_path)).build()
+    assert moved.is_module_class("models.py", "Head")
+    assert moved.moved_to_accelerator("models.py", "Net") == ("main.py", 8)
+    assert moved.moved_to_accelerator("models.py", "Head") == ("main.py", 8)  # inside Net
+    assert moved.moved_to_accelerator("models.py", "Unused") is None
+
+
+def test_relative_imports_resolve_inside_packages(tmp_path):
+    root = tmp_path / "proj"
+    (root / "pkg" / "sub").mkdir(parents=True)
+    (root / ".git").mkdir()
+    (root / "pkg" / "__init__.py").write_text("")
+    (root / "pkg" / "flags.py").write_text("import torch\nGPU_OK = torch.cuda.is_available()\n")
+    (root / "pkg" / "sub" / "__init__.py").write_text("")
+    (root / "pkg" / "sub" / "run.py").write_text("from ..flags import GPU_OK\n")
+    index = ProjectIndex(root).build()
+    assert index.guard("pkg/sub/run.py", "..flags.GPU_OK") == ("GPU_OK", "pkg/flags.py", 2)
+    assert index.guard("pkg/sub/run.py", ".flags.GPU_OK") is None  # pkg.sub.flags: no such
+
+
+def test_a_warm_index_summarises_nothing_and_a_change_only_that_file(tmp_path):
+    root = copy_project("writer_provenance", tmp_path)
+    cold = ProjectIndex(root).build()
+    assert cold.summarised == 4  # every .py file of the project
+    keys = {relpath: cold.dependency_key(relpath) for relpath in cold.files}
+    warm = ProjectIndex(root).build()
+    assert warm.summarised == 0
+    assert {relpath: warm.dependency_key(relpath) for relpath in warm.files} == keys
+    train = root / "train.py"
+    train.write_text(train.read_text().replace("model.state_dict()", "model.cpu().state_dict()"))
+    changed = ProjectIndex(root).build()
+    assert changed.summarised == 1
+    after = {relpath: changed.dependency_key(relpath) for relpath in changed.files}
+    # only the file that loads what train.py writes depends on it
+    assert {relpath for relpath in after if after[relpath] != keys[relpath]} == {"evaluate.py"}
+
+
+def test_a_loose_script_directory_is_not_walked(tmp_path):
+    (tmp_path / "a.py").write_text("x = 1\n")
+    (tmp_path / "deep").mkdir()
+    (tmp_path / "deep" / "b.py").write_text("y = 2\n")
+    index = project_index.index_for(str(tmp_path / "a.py"))
+    assert sorted(index.files) == ["a.py"]
+
+
+def test_background_mode_answers_none_until_ready(tmp_path, monkeypatch):
+    root = copy_project("guard_across_imports", tmp_path)
+    monkeypatch.setitem(project_index._settings, "background", True)
+    monkeypatch.setitem(project_index._settings, "background_above", 0)
+    asked = project_index.pending_asks()
+    assert project_index.view_for(str(root / "train.py")) is None
+    assert project_index.pending_asks() == asked + 1
+    for _ in range(500):
+        if project_index.ready(str(root / "train.py")):
+            break
+        time.sleep(0.01)
+    view = project_index.view_for(str(root / "train.py"))
+    assert view is not None and view.guard("config.flags.USE_FUSED")[1] == "config/flags.py:6"
+
+
+# -- every front end ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_cli_on_the_whole_project_and_without_the_index(name, tmp_path):
+    root = copy_project(name, tmp_path)
+    found = cli_json(".", cwd=root)
+    assert matches(found, EXPECTED[name]), found
+    without = cli_json(".", "--no-cache", cwd=root, env={"TORCHDEVLINT_NO_INDEX": "1"})
+    assert {item[:3] for item in without} == \
+        {item[:3] for item in EXPECTED[name]} | WITHOUT_INDEX[name]
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_cli_on_one_file_and_flake8_agree_with_the_whole_project(name, tmp_path):
+    root = copy_project(name, tmp_path)
+    whole = cli_json(".", "--no-cache", cwd=root)
+    for file in sorted({item[0] for item in EXPECTED[name] | WITHOUT_INDEX[name]}):
+        alone = cli_json(file, "--no-cache", cwd=root)
+        assert alone == {item for item in whole if item[0] == file}
+        flake8 = subprocess.run([sys.executable, "-m", "flake8", "--select", "TDL",
+                                 "--format", "%(path)s|%(row)d|%(code)s|%(text)s", file],
+                                cwd=root, capture_output=True, text=True)
+        rows = {tuple(line.split("|", 3)) for line in flake8.stdout.splitlines()}
+        assert {(Path(p).name, int(line), code, text) for p, line, code, text in rows} == alone
+
+
+def test_the_cache_drops_a_finding_when_the_file_it_depends_on_changes(tmp_path):
+    root = copy_project("writer_provenance", tmp_path)
+    assert matches(cli_json(".", cwd=root), EXPECTED["writer_provenance"])
+    train = root / "train.py"
+    train.write_text(train.read_text().replace("model.state_dict()", "model.cpu().state_dict()"))
+    assert cli_json(".", cwd=root) == set()  # evaluate.py unchanged, its cached finding gone
+    flags = copy_project("guard_across_imports", tmp_path) / "config" / "flags.py"
+    assert {i[:3] for i in cli_json(".", cwd=flags.parent.parent)} == {("report.py", 8, "TDL002")}
+    flags.write_text(flags.read_text().replace("torch.cuda.is_available() and ", ""))
+    assert {i[:3] for i in cli_json(".", cwd=flags.parent.parent)} == \
+        {("report.py", 8, "TDL002"), ("train.py", 8, "TDL002")}
+
+
+def test_jobs_give_the_same_findings(tmp_path):
+    root = copy_project("guard_across_imports", tmp_path)
+    for name in ("a", "b", "c"):  # enough files for a pool
+        shutil.copy(root / "train.py", root / f"{name}.py")
+    serial = cli_json(".", "--no-cache", "-j", "1", cwd=root)
+    assert cli_json(".", "--no-cache", "-j", "2", cwd=root) == serial
+    assert {i[0] for i in serial} == {"report.py"}
+
+
+def test_bad_files_in_the_project_cost_nothing_but_their_facts(tmp_path):
+    root = copy_project("guard_across_imports", tmp_path)
+    (root / "broken.py").write_text("def (:\n")
+    (root / "latin.py").write_bytes(b"x = '\xff'\n")
+    (root / "bad.ipynb").write_text("{not json")
+    result = run_cli("--output-format", "json", "--no-cache", "train.py", cwd=root)
+    assert "Traceback" not in result.stderr and json.loads(result.stdout) == []

@@ -1,0 +1,918 @@
+"""The project index: a small summary of every Python file and notebook of a project, so that
+a fact of one file can be read from another (issue 27).
+
+A summary is plain data (JSON), built from Python's ``ast`` (never LibCST: a file's summary
+costs a fraction of its lint), and holds only what another file may ask:
+
+- ``imports``: the import edges, ``[level, module, name, bound]`` (resolved when asked: the
+  summary does not depend on where the file lies, so one entry serves every copy);
+- ``names``: module-level names and functions that test something about devices, with what
+  they test (``cuda``: an availability or device-count check, ``dist``: a distributed check),
+  where, and which other names they read (a flag built from another flag);
+- ``classes``: classes with their bases (``nn.Module`` subclasses are found through them,
+  also across files);
+- ``moves``: where an instance of a class is moved (``Net().to(device)``, ``model =
+  Net(); model.cuda()``) and whether to an accelerator;
+- ``saves``: what ``torch.save`` writes (the file names in its target) and from what kind of
+  value (``cpu``: ``.cpu()``, NumPy, plain numbers; ``device``: the state of a moved model,
+  ``.cuda()`` tensors; ``unknown``);
+- ``loads``: the file names ``torch.load`` reads (what makes a file depend on the saves).
+
+Summaries are cached by file content (``index-<salt>/`` under the result cache's directory,
+salted as the result cache is); the project's table of files (path, size, mtime, content
+hash) is one more file, so that a warm run stats the files and reads two files. A changed
+file is summarised again alone; the findings that depend on it are invalidated through
+``ProjectView.dependency_key``, which the result cache adds to each file's key.
+
+The project root of a path is the nearest parent with pyproject.toml, setup.py, setup.cfg or
+.git, else the path's directory. ``TORCHDEVLINT_NO_INDEX=1`` turns the index off (the
+benchmarks' baseline).
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import json
+import os
+import sys
+import threading
+import time
+from functools import lru_cache
+from pathlib import Path
+from typing import Dict, Iterable, List, Optional, Sequence, Tuple
+
+_FORMAT = 1
+ROOT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
+_SUFFIXES = (".py", ".ipynb")
+# Directories no project file lives in (virtual environments, caches, build output).
+_SKIPPED_DIRS = frozenset((".git", ".hg", ".svn", ".tox", ".nox", ".venv", "venv", "env",
+                           "__pycache__", "node_modules", "build", "dist", ".eggs",
+                           ".mypy_cache", ".pytest_cache", ".ruff_cache", "site-packages"))
+_MAX_FILE_BYTES = 2_000_000  # bigger files (generated tables) are summarised as empty
+_AVAILABILITY = ("cuda.is_available", "cuda.device_count", "cuda.is_initialized")
+_DISTRIBUTED = ("is_initialized", "is_nccl_available", "get_world_size")
+_STAMP_SECONDS = 2.0  # how long a process trusts its stat of the project's files
+
+
+# -- summaries (ast only) -----------------------------------------------------------------
+
+def _dotted(node: ast.AST) -> str:
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+        return ".".join(reversed(parts))
+    return ""
+
+
+def _tests_of(expr: ast.AST) -> Tuple[List[str], List[str]]:
+    """(what ``expr`` tests: ``cuda`` / ``dist``, the names it reads)."""
+    tests, refs = set(), set()
+    for node in ast.walk(expr):
+        if isinstance(node, ast.Call):
+            name = _dotted(node.func)
+            if name.endswith(_AVAILABILITY):
+                tests.add("cuda")
+            elif name.rpartition(".")[2] in _DISTRIBUTED and \
+                    ("dist" in name or name.rpartition(".")[0] == ""):
+                tests.add("dist")
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+            refs.add(node.id)
+    return sorted(tests), sorted(refs)
+
+
+def file_names(strings: Iterable[str]) -> List[str]:
+    """The file names (a dot, no slash: ``model.pt``) among the strings of a path expression:
+    what a save and a load are matched by, in every file of the project."""
+    names = []
+    for text in strings:
+        part = text.strip("/").rpartition("/")[2]
+        if "." in part and len(part) > 2 and not part.startswith("."):
+            names.append(part)
+    return names
+
+
+def _strings(expr: ast.AST, constants: Dict[str, List[str]]) -> List[str]:
+    found = []
+    for node in ast.walk(expr):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            found.append(node.value)
+        elif isinstance(node, ast.Name) and node.id in constants:
+            found.extend(constants[node.id])
+    return found
+
+
+# Words without which a file has nothing for the walk below (moves, saves, loads, tests in a
+# function's returns, classes built inside classes): its top-level statements suffice.
+_WALK_WORDS = ("cuda", "save", "load", ".to(", "Module", "nn.", "is_available",
+               "is_initialized", "device_count", "get_world_size")
+
+
+class _ScopeState:
+    """What one function (or the module's own statements) has bound so far, in order."""
+    __slots__ = ("created", "moved", "cpu")
+
+    def __init__(self) -> None:
+        self.created: Dict[str, str] = {}  # name -> class constructed into it
+        self.moved: set = set()  # names bound to a value moved to an accelerator
+        self.cpu: set = set()  # names bound to CPU data
+
+
+class _Summariser:
+    def __init__(self) -> None:
+        self.out: Dict[str, object] = {"imports": [], "names": {}, "classes": {}, "moves": [],
+                                       "saves": [], "loads": []}
+        self.constants: Dict[str, List[str]] = {}
+
+    def run(self, tree: ast.Module, source: Optional[str] = None) -> dict:
+        for statement in tree.body:
+            self._top(statement)
+        if source is None or any(word in source for word in _WALK_WORDS):
+            self._walk(tree)
+        return self.out
+
+    def _walk(self, tree: ast.Module) -> None:
+        """One pass over the tree, in source order: each node with the state of the function
+        it runs in, the top-level class and the top-level function it lies in."""
+        states: Dict[int, _ScopeState] = {}
+        functions = {name: entry for name, entry in self.out["names"].items()
+                     if entry["kind"] == "function"}
+        returns: Dict[str, Tuple[set, set]] = {}
+        stack = [(node, 0, None, None) for node in reversed(tree.body)]
+        top_body = set(map(id, tree.body))
+        while stack:
+            node, scope, cls, func = stack.pop()
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                if id(node) not in top_body:
+                    self._import(node)
+                continue
+            state = states.get(scope)
+            if state is None:
+                state = states[scope] = _ScopeState()
+            if isinstance(node, ast.Assign):
+                self._assign(node, state)
+            elif isinstance(node, ast.Call):
+                self._call(node, state, cls)
+            elif isinstance(node, ast.Return) and func is not None and node.value is not None:
+                tests, refs = _tests_of(node.value)
+                found = returns.setdefault(func, (set(), set()))
+                found[0].update(tests)
+                found[1].update(refs)
+            inner_scope, inner_cls, inner_func = scope, cls, func
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+                inner_scope = id(node)
+                if func is None and cls is None and id(node) in top_body:
+                    inner_func = node.name
+            elif isinstance(node, ast.ClassDef):
+                inner_scope = id(node)
+                if cls is None and id(node) in top_body:
+                    inner_cls = node.name
+            stack.extend((child, inner_scope, inner_cls, inner_func)
+                         for child in reversed(list(ast.iter_child_nodes(node))))
+        names = self.out["names"]
+        for name, (tests, refs) in returns.items():
+            if tests or refs:
+                line = functions[name]["line"] if name in functions else next(
+                    (s.lineno for s in tree.body if getattr(s, "name", None) == name), 1)
+                names[name] = {"line": line, "tests": sorted(tests), "refs": sorted(refs),
+                               "kind": "function"}
+
+    def _top(self, statement: ast.stmt) -> None:
+        names = self.out["names"]
+        if isinstance(statement, (ast.Import, ast.ImportFrom)):
+            self._import(statement)
+        elif isinstance(statement, (ast.Assign, ast.AnnAssign)) and statement.value is not None:
+            targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
+            for target in targets:
+                if isinstance(target, ast.Name):
+                    if isinstance(statement.value, ast.Constant) and \
+                            isinstance(statement.value.value, str):
+                        self.constants[target.id] = [statement.value.value]
+                    tests, refs = _tests_of(statement.value)
+                    if tests or refs:
+                        names[target.id] = {"line": statement.lineno, "tests": tests,
+                                            "refs": refs, "kind": "name"}
+        elif isinstance(statement, ast.ClassDef):
+            self.out["classes"][statement.name] = {
+                "line": statement.lineno, "bases": [_dotted(b) for b in statement.bases],
+                "uses": []}
+
+    def _import(self, node) -> None:
+        imports = self.out["imports"]
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                imports.append([0, alias.name, None, alias.asname or alias.name.split(".")[0]])
+        else:
+            for alias in node.names:
+                entry = [node.level, node.module or "", alias.name, alias.asname or alias.name]
+                if entry not in imports:
+                    imports.append(entry)
+
+    def _assign(self, node: ast.Assign, state: _ScopeState) -> None:
+        if len(node.targets) != 1 or not isinstance(node.targets[0], ast.Name):
+            return
+        name, value = node.targets[0].id, node.value
+        constructed = _constructed_class(value)
+        if constructed is not None:
+            state.created[name] = constructed
+        move = _move_of(value)
+        if move is not None:
+            inner, accelerator = move
+            receiver = _constructed_class(inner)
+            if isinstance(inner, ast.Name) and inner.id in state.created:
+                receiver = state.created[inner.id]
+            if receiver is not None:
+                state.created[name] = receiver
+            if accelerator and (receiver is not None or isinstance(inner, ast.Name)):
+                state.moved.add(name)
+        if _is_cpu_value(value, state.cpu):
+            state.cpu.add(name)
+
+    def _call(self, node: ast.Call, state: _ScopeState, cls: Optional[str]) -> None:
+        if cls is not None:
+            built = _constructed_class(node)
+            info = self.out["classes"].get(cls)
+            if built is not None and info is not None and built != cls and \
+                    built not in info["uses"]:
+                info["uses"].append(built)
+        move = _move_of(node)
+        if move is not None:
+            inner, accelerator = move
+            receiver = _constructed_class(inner)
+            if isinstance(inner, ast.Name):
+                receiver = state.created.get(inner.id)
+                if accelerator:
+                    state.moved.add(inner.id)
+            if receiver is not None:
+                self.out["moves"].append([receiver, node.lineno, accelerator])
+            return
+        func = _dotted(node.func)
+        tail = func.rpartition(".")[2]
+        if tail == "save" and func.startswith(("torch", "save")) and node.args:
+            target = node.args[1] if len(node.args) > 1 else next(
+                (k.value for k in node.keywords if k.arg == "f"), None)
+            if target is not None:
+                names = file_names(_strings(target, self.constants))
+                if names:
+                    self.out["saves"].append(
+                        [node.lineno, names, _value_kind(node.args[0], state.moved, state.cpu)])
+        elif tail == "load" and func.startswith("torch") and node.args:
+            self.out["loads"].extend(file_names(_strings(node.args[0], self.constants)))
+
+
+def _constructed_class(value: ast.AST) -> Optional[str]:
+    """``Net(...)`` / ``models.Net(...)`` / ``DataParallel(Net(...))``: the class built."""
+    if isinstance(value, ast.Call):
+        name = _dotted(value.func)
+        tail = name.rpartition(".")[2]
+        if tail in ("DataParallel", "DistributedDataParallel") and value.args:
+            return _constructed_class(value.args[0])
+        if tail[:1].isupper():
+            return name
+    return None
+
+
+def _move_of(value: ast.AST) -> Optional[Tuple[ast.AST, bool]]:
+    """``x.to(d)`` / ``x.cuda()``: (x, whether to an accelerator); None for anything else."""
+    if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute):
+        method = value.func.attr
+        if method == "cuda":
+            return value.func.value, True
+        if method == "to" and (value.args or value.keywords):
+            first = value.args[0] if value.args else value.keywords[0].value
+            cpu = isinstance(first, ast.Constant) and first.value == "cpu"
+            return value.func.value, not cpu
+    return None
+
+
+def _is_cpu_value(value: ast.AST, cpu_names: set) -> bool:
+    """A value with no device tensor in it: ``.cpu()`` / ``.numpy()`` / ``.tolist()`` /
+    ``.item()`` results, NumPy arrays, numbers and strings, containers of these."""
+    if isinstance(value, ast.Constant):
+        return True
+    if isinstance(value, ast.Name):
+        return value.id in cpu_names
+    if isinstance(value, ast.Call):
+        func = value.func
+        if isinstance(func, ast.Attribute) and func.attr in ("cpu", "numpy", "tolist", "item"):
+            return True
+        if isinstance(func, ast.Attribute) and func.attr == "state_dict":
+            # the state of a model on the CPU: ``model.cpu().state_dict()``, a name bound so
+            return _is_cpu_value(func.value, cpu_names) or (
+                _move_of(func.value) is not None and not _move_of(func.value)[1])
+        name = _dotted(func)
+        if name.startswith(("np.", "numpy.")) or name in ("int", "float", "str", "len"):
+            return True
+        return False
+    if isinstance(value, (ast.List, ast.Tuple, ast.Set)):
+        return all(_is_cpu_value(e, cpu_names) for e in value.elts)
+    if isinstance(value, ast.Dict):
+        return all(_is_cpu_value(v, cpu_names) for v in value.values)
+    if isinstance(value, ast.DictComp):
+        return _is_cpu_value(value.value, cpu_names)
+    if isinstance(value, (ast.ListComp, ast.SetComp, ast.GeneratorExp)):
+        return _is_cpu_value(value.elt, cpu_names)
+    if isinstance(value, ast.BinOp):
+        return _is_cpu_value(value.left, cpu_names) and _is_cpu_value(value.right, cpu_names)
+    return False
+
+
+def _value_kind(value: ast.AST, moved: set, cpu_names: set) -> str:
+    """``cpu``, ``device`` (a moved model's state, ``.cuda()`` tensors) or ``unknown``."""
+    if _is_cpu_value(value, cpu_names):
+        return "cpu"
+    for node in ast.walk(value):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            if node.func.attr == "cuda":
+                return "device"
+            if node.func.attr == "state_dict" and isinstance(node.func.value, ast.Name) \
+                    and node.func.value.id in moved:
+                return "device"
+        elif isinstance(node, ast.Name) and node.id in moved:
+            return "device"
+    return "unknown"
+
+
+def summarize(source: str) -> dict:
+    """The summary of one file's text (an empty one for a file Python cannot parse)."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return _Summariser().out
+    try:
+        return _Summariser().run(tree, source)
+    except RecursionError:
+        return _Summariser().out
+
+
+def _source_of(path: str, data: bytes) -> str:
+    if path.endswith(".ipynb"):
+        try:
+            from torchdevlint.notebook import NotebookError, parse_notebook
+            return parse_notebook(data).program
+        except (NotebookError, Exception):  # noqa: BLE001 (a bad notebook has no facts)
+            return ""
+    try:
+        from torchdevlint.source import SourceError, decode_source
+        return decode_source(data).text
+    except SourceError:
+        return ""
+
+
+# -- the project ----------------------------------------------------------------------------
+
+def project_root(path) -> Path:
+    """The nearest parent of ``path`` with a project marker, else its directory."""
+    return Path(root_of_path(str(path)))
+
+
+def root_of_path(path: str) -> str:
+    """``project_root`` as text, cheap to ask once per file."""
+    full = os.path.abspath(path)
+    if not full.endswith((".py", ".pyi", ".ipynb")) or os.path.isdir(full):
+        return _root_of(full) if os.path.isdir(full) else _root_of(os.path.dirname(full))
+    return _root_of(os.path.dirname(full))
+
+
+@lru_cache(maxsize=4096)
+def _root_of(start: str) -> str:
+    directory = start
+    while True:
+        if has_marker(Path(directory)):
+            return directory
+        parent = os.path.dirname(directory)
+        if parent == directory:
+            return start
+        directory = parent
+
+
+def has_marker(directory: Path) -> bool:
+    return any((directory / marker).exists() for marker in ROOT_MARKERS)
+
+
+def module_name(relpath: str) -> str:
+    """``pkg/sub/mod.py`` -> ``pkg.sub.mod``; ``pkg/__init__.py`` -> ``pkg``."""
+    parts = relpath.replace(os.sep, "/").rsplit(".", 1)[0].split("/")
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    return ".".join(parts)
+
+
+def _salt() -> str:
+    from torchdevlint import __version__
+    from torchdevlint.cache import _code_fingerprint
+    return hashlib.sha256(json.dumps(
+        [_FORMAT, __version__, _code_fingerprint(), sys.version]).encode()).hexdigest()[:16]
+
+
+def _project_files(root: Path) -> List[str]:
+    """The project's Python files and notebooks; where no marker makes ``root`` a project
+    (a loose script's directory, which may be a home directory), only its own files."""
+    found = []
+    if not has_marker(root):
+        try:
+            return sorted(entry.name for entry in os.scandir(root)
+                          if entry.name.endswith(_SUFFIXES) and entry.is_file())
+        except OSError:
+            return []
+    for directory, dirs, files in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if d not in _SKIPPED_DIRS and not d.startswith(".")
+                         and not os.path.exists(os.path.join(directory, d, "pyvenv.cfg")))
+        for name in sorted(files):
+            if name.endswith(_SUFFIXES):
+                found.append(os.path.relpath(os.path.join(directory, name), root))
+    return found
+
+
+class ProjectIndex:
+    """Every file's summary, by path relative to ``root``."""
+
+    def __init__(self, root: Path, cache_dir: Optional[Path] = None) -> None:
+        self.root = Path(root)
+        self.root_text = os.path.join(str(self.root), "")  # (with its separator)
+        self.files: Dict[str, list] = {}  # relpath -> [size, mtime_ns, content hash]
+        self.summaries: Dict[str, dict] = {}  # content hash -> summary
+        self.modules: Dict[str, str] = {}  # module name -> relpath
+        self._suffixes: Dict[str, List[str]] = {}  # ``b.c`` -> [``a.b.c``, ...]
+        self.checked = 0.0
+        base = Path(cache_dir) if cache_dir is not None else self.root / _cache_dir_name()
+        self.directory: Optional[str] = str(base / f"index-{_salt()}")
+        self.summarised = 0  # files summarised (not read from the cache) by this process
+        # last name -> where it is moved / saved to / built inside a class (``_lookups``)
+        self._by_name: Optional[Dict[str, Dict[str, list]]] = None
+
+    def _lookups(self) -> Dict[str, Dict[str, list]]:
+        """The project's moves, saves and class compositions by last name, made once per
+        change of the project, so that every question is a lookup (linear in the project)."""
+        if self._by_name is None:
+            moves: Dict[str, list] = {}
+            saves: Dict[str, list] = {}
+            uses: Dict[str, list] = {}
+            for relpath in sorted(self.files):
+                summary = self.summary(relpath)
+                if summary is None:
+                    continue
+                for receiver, line, accelerator in summary["moves"]:
+                    if accelerator:
+                        moves.setdefault(receiver.rpartition(".")[2], []).append(
+                            (relpath, receiver, line))
+                for line, names, kind in summary["saves"]:
+                    for name in set(names):
+                        saves.setdefault(name, []).append((relpath, line, kind))
+                for owner, info in summary["classes"].items():
+                    for used in info.get("uses", ()):
+                        uses.setdefault(used.rpartition(".")[2], []).append(
+                            (relpath, owner, used))
+            self._by_name = {"moves": moves, "saves": saves, "uses": uses}
+        return self._by_name
+
+    # building and refreshing
+    def build(self, jobs: int = 1) -> "ProjectIndex":
+        table = self._read_json(self._table_path()) if self.directory else None
+        if isinstance(table, dict) and isinstance(table.get("files"), dict):
+            self.files = {k: v for k, v in table["files"].items()
+                          if isinstance(v, list) and len(v) == 3}
+            self.summaries = {k: v for k, v in table.get("summaries", {}).items()
+                              if isinstance(v, dict)}
+        self.refresh(jobs=jobs, force=True)
+        return self
+
+    def refresh(self, jobs: int = 1, force: bool = False, paths: Sequence[str] = ()) -> bool:
+        """Stat the project's files again; summarise those whose size or mtime changed (from
+        the cache when their content was seen). True when anything changed."""
+        now = time.monotonic()
+        if not force and not paths and now - self.checked < _STAMP_SECONDS:
+            return False
+        self.checked = now
+        current = _project_files(self.root)
+        stale = []
+        for relpath in current:
+            try:
+                stat = os.stat(self.root / relpath)
+            except OSError:
+                continue
+            entry = self.files.get(relpath)
+            if entry is None or entry[0] != stat.st_size or entry[1] != stat.st_mtime_ns \
+                    or entry[2] not in self.summaries or relpath in paths:
+                stale.append((relpath, stat.st_size, stat.st_mtime_ns))
+        gone = set(self.files) - set(current)
+        for relpath in gone:
+            del self.files[relpath]
+        for relpath, summary, digest, size, mtime in self._summarise(stale, jobs):
+            self.files[relpath] = [size, mtime, digest]
+            self.summaries[digest] = summary
+        live = {entry[2] for entry in self.files.values()}
+        for digest in set(self.summaries) - live:
+            del self.summaries[digest]
+        self.modules = {module_name(relpath): relpath for relpath in self.files}
+        self._suffixes: Dict[str, List[str]] = {}
+        for name in self.modules:
+            parts = name.split(".")
+            for start in range(1, len(parts)):
+                self._suffixes.setdefault(".".join(parts[start:]), []).append(name)
+        if stale or gone or self._by_name is None:
+            self._by_name = None
+        if stale or gone:
+            self._write_table()
+        return bool(stale or gone)
+
+    def _summarise(self, stale, jobs: int):
+        todo = []
+        for relpath, size, mtime in stale:
+            try:
+                data = (self.root / relpath).read_bytes()
+            except OSError:
+                continue
+            digest = hashlib.sha256(data).hexdigest()
+            cached = self.summaries.get(digest) or (
+                self._read_json(self._entry(digest)) if self.directory else None)
+            if isinstance(cached, dict):
+                yield relpath, cached, digest, size, mtime
+            else:
+                todo.append((relpath, data if size <= _MAX_FILE_BYTES else b"", digest, size, mtime))
+        if jobs > 1 and len(todo) > 32:
+            from concurrent.futures import ProcessPoolExecutor
+            with ProcessPoolExecutor(max_workers=jobs) as pool:
+                made = list(pool.map(_summarise_data, [(r, d) for r, d, *_ in todo],
+                                     chunksize=16))
+        else:
+            made = [_summarise_data((relpath, data)) for relpath, data, *_ in todo]
+        for (relpath, _, digest, size, mtime), summary in zip(todo, made):
+            self.summarised += 1
+            if self.directory is not None:
+                self._write_json(self._entry(digest), summary)
+            yield relpath, summary, digest, size, mtime
+
+    # the cache
+    def _table_path(self) -> str:
+        key = hashlib.sha256(str(self.root.resolve()).encode()).hexdigest()[:20]
+        return os.path.join(self.directory, f"project-{key}.json")
+
+    def _entry(self, digest: str) -> str:
+        return os.path.join(self.directory, digest[:2], digest)
+
+    @staticmethod
+    def _read_json(path: str):
+        try:
+            with open(path, encoding="utf-8") as handle:
+                return json.load(handle)
+        except (OSError, ValueError):
+            return None
+
+    def _write_json(self, path: str, data) -> None:
+        if self.directory is None:
+            return
+        try:
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            from torchdevlint.atomicio import replace_file
+            replace_file(path, json.dumps(data, separators=(",", ":")).encode())
+        except OSError:
+            self.directory = None  # a read-only project: the index lives in memory only
+
+    def _write_table(self) -> None:
+        if self.directory is None:
+            return
+        base = os.path.dirname(self.directory)
+        try:  # the result cache's markers where the cache lives (``Cache.prepare``)
+            os.makedirs(base, exist_ok=True)
+            from torchdevlint.cache import _CACHEDIR_TAG
+            for name, text in (("CACHEDIR.TAG", _CACHEDIR_TAG), (".gitignore", "*\n")):
+                if not os.path.exists(os.path.join(base, name)):
+                    self._write_json_text(os.path.join(base, name), text)
+        except OSError:
+            pass
+        self._write_json(self._table_path(), {"files": self.files, "summaries": self.summaries})
+
+    @staticmethod
+    def _write_json_text(path: str, text: str) -> None:
+        from torchdevlint.atomicio import replace_file
+        replace_file(path, text.encode("utf-8"))
+
+    # questions
+    def summary(self, relpath: str) -> Optional[dict]:
+        entry = self.files.get(relpath)
+        return self.summaries.get(entry[2]) if entry is not None else None
+
+    def resolve_import(self, relpath: str, qualified: str) -> Optional[Tuple[str, str]]:
+        """(relpath of the project module, name in it) that ``qualified`` (an import
+        binding's dotted value, ``..flags.USE_FUSED``) refers to, or None outside the
+        project."""
+        level = len(qualified) - len(qualified.lstrip("."))
+        qualified = qualified[level:]
+        if level:
+            package = module_name(relpath).split(".")
+            if not relpath.replace(os.sep, "/").endswith("__init__.py"):
+                package = package[:-1]
+            if level > 1:
+                package = package[:len(package) - (level - 1)]
+            qualified = ".".join(package + ([qualified] if qualified else []))
+        module, _, name = qualified.rpartition(".")
+        candidates = [(module, name)]
+        # a module of the project found by a shorter name (a ``src/`` layout, a script run
+        # from its own directory): the longest project module whose name ends with it
+        for owner, name in candidates:
+            found = self.modules.get(owner)
+            if found is None and owner:
+                matches = self._suffixes.get(owner, ())
+                here = module_name(relpath).rpartition(".")[0]
+                sibling = f"{here}.{owner}" if here else owner
+                found = self.modules.get(sibling) or (
+                    self.modules[matches[0]] if len(matches) == 1 else None)
+            if found is not None:
+                return found, name
+        return None
+
+    def guard(self, relpath: str, qualified: str, depth: int = 0) -> Optional[Tuple[str, str, int]]:
+        """Where an imported name tests CUDA availability or distributed training: (the
+        name, relpath, line) of the definition that proves it, or None."""
+        resolved = self.resolve_import(relpath, qualified)
+        if resolved is None or depth > 4:
+            return None
+        owner, name = resolved
+        return self._local_guard(owner, name, depth)
+
+    def _local_guard(self, relpath: str, name: str, depth: int) -> Optional[Tuple[str, str, int]]:
+        summary = self.summary(relpath)
+        if summary is None:
+            return None
+        entry = summary["names"].get(name)
+        if entry is not None:
+            if entry["tests"]:
+                return name, relpath, entry["line"]
+            for ref in entry["refs"]:
+                if ref != name and (self._local_guard(relpath, ref, depth + 1)
+                                    or self._imported_guard(relpath, ref, depth + 1)):
+                    return name, relpath, entry["line"]
+            return None
+        return self._imported_guard(relpath, name, depth + 1)
+
+    def _imported_guard(self, relpath: str, name: str, depth: int):
+        summary = self.summary(relpath)
+        for level, module, imported, bound in summary["imports"]:
+            if bound == name and imported is not None:
+                qualified = "." * level + (f"{module}.{imported}" if module else imported)
+                return self.guard(relpath, qualified, depth)
+        return None
+
+    def writes(self, names: Iterable[str], exclude: str = "") -> List[Tuple[str, int, str]]:
+        """(relpath, line, kind) of every ``torch.save`` of the project, outside ``exclude``,
+        to a file named one of ``names``."""
+        saves = self._lookups()["saves"]
+        found = {entry for name in set(names) for entry in saves.get(name, ())
+                 if entry[0] != exclude}
+        return sorted(found)
+
+    def is_module_class(self, relpath: str, name: str, depth: int = 0) -> bool:
+        summary = self.summary(relpath)
+        info = summary["classes"].get(name) if summary else None
+        if info is None or depth > 6:
+            return False
+        for base in info["bases"]:
+            if base.rpartition(".")[2] == "Module" and base in ("Module", "nn.Module",
+                                                                 "torch.nn.Module"):
+                return True
+            found = self._class_location(relpath, base)
+            if found is not None and self.is_module_class(*found, depth + 1):
+                return True
+        return False
+
+    def _class_location(self, relpath: str, dotted: str) -> Optional[Tuple[str, str]]:
+        """Where the class ``dotted`` (as written in ``relpath``) is defined in the project."""
+        summary = self.summary(relpath)
+        if summary is None:
+            return None
+        if "." not in dotted:
+            if dotted in summary["classes"]:
+                return relpath, dotted
+            for level, module, imported, bound in summary["imports"]:
+                if bound == dotted and imported is not None:
+                    resolved = self.resolve_import(
+                        relpath, "." * level + (f"{module}.{imported}" if module else imported))
+                    if resolved is not None:
+                        return resolved
+            return None
+        head, _, tail = dotted.partition(".")
+        for level, module, imported, bound in summary["imports"]:
+            if bound == head:
+                base = f"{module}.{imported}" if imported is not None and module else \
+                    (imported or module)
+                resolved = self.resolve_import(relpath, "." * level + f"{base}.{tail}")
+                if resolved is not None:
+                    return resolved
+        return None
+
+    def moved_to_accelerator(self, relpath: str, name: str,
+                             seen: Optional[set] = None) -> Optional[Tuple[str, int]]:
+        """(relpath, line) of a place in the project that moves an instance of class
+        ``name`` of ``relpath`` to an accelerator, or of a class that builds one (a
+        submodule moves with its parent), or None."""
+        seen = set() if seen is None else seen
+        if (relpath, name) in seen or len(seen) > 16:
+            return None
+        seen.add((relpath, name))
+        lookups = self._lookups()
+        for other, receiver, line in lookups["moves"].get(name, ()):
+            if self._class_location(other, receiver) == (relpath, name):
+                return other, line
+        for other, owner, used in lookups["uses"].get(name, ()):
+            if self._class_location(other, used) == (relpath, name):
+                found = self.moved_to_accelerator(other, owner, seen)
+                if found is not None:
+                    return found
+        return None
+
+    def dependency_key(self, relpath: str) -> str:
+        """A digest of every fact of other files that ``relpath``'s findings may depend on:
+        the summaries of the project modules it imports (guards), the saves of the files it
+        loads, the moves of its classes. The result cache keys the file by it too."""
+        summary = self.summary(relpath)
+        if summary is None:
+            return ""
+        parts = []
+        for level, module, imported, bound in summary["imports"]:
+            qualified = "." * level + (f"{module}.{imported}" if module and imported else
+                                       (imported or module))
+            for candidate in (qualified, qualified + ".x"):
+                resolved = self.resolve_import(relpath, candidate)
+                if resolved is not None:
+                    entry = self.files.get(resolved[0])
+                    parts.append(f"{resolved[0]}:{entry[2] if entry else ''}")
+        writes = self.writes(summary["loads"], exclude=relpath)
+        if writes:
+            parts.append(repr(writes))
+        for name in summary["classes"]:
+            moved = self.moved_to_accelerator(relpath, name)
+            if moved is not None:
+                parts.append(f"{name}:{moved}")
+        # (a file that depends on nothing else keeps the key of its bytes alone)
+        return hashlib.sha256(";".join(parts).encode()).hexdigest()[:16] if parts else ""
+
+
+def _summarise_data(item) -> dict:
+    relpath, data = item
+    return summarize(_source_of(relpath, data))
+
+
+def _cache_dir_name() -> str:
+    from torchdevlint.cache import CACHE_DIR_NAME
+    return CACHE_DIR_NAME
+
+
+# -- what front ends ask --------------------------------------------------------------------
+
+class ProjectView:
+    """The project as one file of it sees it: what the analysis's providers ask."""
+
+    def __init__(self, index: ProjectIndex, relpath: str) -> None:
+        self.index = index
+        self.relpath = relpath
+
+    def shown(self, relpath: str, line: int) -> str:
+        return f"{relpath.replace(os.sep, '/')}:{line}"
+
+    def guard(self, qualified: str) -> Optional[Tuple[str, str]]:
+        """(name, ``file:line``) where imported ``qualified`` is proven a guard, or None."""
+        found = self.index.guard(self.relpath, qualified)
+        return (found[0], self.shown(found[1], found[2])) if found is not None else None
+
+    def writes(self, names: Iterable[str]) -> List[Tuple[str, str]]:
+        """(kind, ``file:line``) of each save of the project to a file of these names."""
+        return [(kind, self.shown(relpath, line))
+                for relpath, line, kind in self.index.writes(names, exclude=self.relpath)]
+
+    def class_moved(self, name: str) -> Optional[str]:
+        """``file:line`` where an instance of this file's class ``name`` is moved to an
+        accelerator, or None (also for a class that is no ``nn.Module``)."""
+        if not self.index.is_module_class(self.relpath, name):
+            return None
+        found = self.index.moved_to_accelerator(self.relpath, name)
+        return self.shown(*found) if found is not None else None
+
+    def dependency_key(self) -> str:
+        return self.index.dependency_key(self.relpath)
+
+
+_INDEXES: Dict[str, ProjectIndex] = {}
+_LOCK = threading.Lock()
+_settings = {"cache_dir": None, "jobs": 1, "background": False, "use_cache": True,
+             "background_above": 100}
+_building: Dict[str, threading.Thread] = {}
+# How many times a file asked for an index still being built (the server asks again later).
+_pending = [0]
+
+
+def pending_asks() -> int:
+    return _pending[0]
+
+
+def enabled() -> bool:
+    return os.environ.get("TORCHDEVLINT_NO_INDEX", "") in ("", "0")
+
+
+def configure(**settings) -> None:
+    """How this process builds indexes: ``cache_dir`` (``--cache-dir``; None: under the
+    project root), ``use_cache`` (``--no-cache``: the index lives in memory only), ``jobs``
+    (processes that summarise), ``background`` (the language server: build the index of a
+    project of more than ``background_above`` files in a thread, and lint files without it
+    until it is ready; a smaller one is built at once). Settings not named are kept."""
+    unknown = set(settings) - set(_settings)
+    if unknown:
+        raise TypeError(f"unknown index settings: {sorted(unknown)}")
+    _settings.update(settings)
+
+
+def index_for(path: str, refresh: bool = True) -> Optional[ProjectIndex]:
+    """The index of the project around ``path`` (built, or read from the cache, once per
+    process), None when it is turned off or, in the background mode, not ready yet."""
+    if not enabled() or not path or path in ("-", "stdin"):
+        return None
+    root = root_of_path(path)
+    with _LOCK:
+        index = _INDEXES.get(root)
+        if index is None and _settings["background"]:
+            if root in _building:
+                _pending[0] += 1
+                return None
+            if len(_project_files(Path(root))) > _settings["background_above"]:
+                thread = threading.Thread(target=_build_into, args=(root,), daemon=True)
+                _building[root] = thread
+                thread.start()
+                _pending[0] += 1
+                return None
+        if index is None:
+            index = _INDEXES[root] = _new_index(root).build(_settings["jobs"])
+            return index
+    if refresh:
+        with _LOCK:
+            index.refresh(_settings["jobs"])
+    return index
+
+
+def _new_index(root: str) -> ProjectIndex:
+    index = ProjectIndex(Path(root), _settings["cache_dir"])
+    if not _settings["use_cache"]:
+        index.directory = None
+    return index
+
+
+def _build_into(root: str) -> None:
+    try:
+        index = _new_index(root).build(_settings["jobs"])
+    except Exception:  # noqa: BLE001 (a failed build leaves files linted alone)
+        return
+    with _LOCK:
+        _INDEXES[root] = index
+
+
+def ready(path: str) -> bool:
+    return root_of_path(path) in _INDEXES
+
+
+def files_changed(paths: Sequence[str]) -> None:
+    """The editor saved or the file system changed these files: their indexes stat them again
+    on the next question (the language server's ``didSave``/``didChangeWatchedFiles``)."""
+    with _LOCK:
+        for path in paths:
+            root = root_of_path(path)
+            index = _INDEXES.get(root)
+            if index is not None:
+                relpath = os.path.relpath(os.path.abspath(path), root)
+                index.refresh(force=True, paths=(relpath,))
+
+
+def refresh_all() -> None:
+    """Stat every loaded index's files again now (the editor saw files change)."""
+    with _LOCK:
+        indexes = list(_INDEXES.values())
+    for index in indexes:
+        with _LOCK:
+            index.refresh(_settings["jobs"], force=True)
+
+
+def view_for(path: str) -> Optional[ProjectView]:
+    """What the analysis of the file at ``path`` asks the project (None: no project facts)."""
+    try:
+        index = index_for(path)
+    except (OSError, RecursionError):
+        return None
+    if index is None:
+        return None
+    full = os.path.abspath(path)
+    root = index.root_text
+    if not full.startswith(root):
+        return None
+    relpath = full[len(root):].lstrip(os.sep)
+    if relpath not in index.files and relpath.endswith(_SUFFIXES) and os.path.isfile(full):
+        with _LOCK:  # a file new since the index was last refreshed
+            index.refresh(_settings["jobs"], paths=(relpath,))
+    return ProjectView(index, relpath)
+
+
+def forget() -> None:
+    """Drop this process's indexes (tests)."""
+    with _LOCK:
+        _INDEXES.clear()
+        _building.clear()
