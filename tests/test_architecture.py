@@ -66,13 +66,16 @@ LAYERS = (
               "progress", "project", "docs")),
     # the forms a file comes in: huge modules in parts, huge literals apart, notebooks
     ("file forms", ("chunks", "split", "notebook")),
+    # what lasts between runs and spans files: the cache, and the project index that the
+    # analysis consults for facts of other files (issue 27)
+    ("cache and project", ("cache", "project_index")),
     ("analysis", ("analysis",)),
     # what a rule builds its fixes with (the fix context reads the analysis)
     ("fix model", ("fixes",)),
     ("rules", ("rules",)),
     # one file: prefilter, parse, analyse, run the rules, place findings, build fixes
     ("engine", ("engine",)),
-    ("settings and reports", ("config", "cache", "output", "render")),
+    ("settings and reports", ("config", "output", "render")),
     ("runner", ("runner",)),
     # what a run does with many files: fix them (the applier's loop), add # noqa, commands
     ("commands", ("applier", "fixer", "add_noqa", "commands")),
