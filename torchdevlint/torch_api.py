@@ -105,6 +105,9 @@ NON_TENSOR_TENSOR_METHODS = frozenset(
     "__len__ equal".split()
 )
 
+# Device types of accelerators (``torch.device("xpu:0").type``): a string naming one is a device.
+ACCELERATOR_DEVICE_TYPES = frozenset("cuda mps xpu hpu npu xla mtia ipu privateuseone".split())
+
 # Tensor attributes that are tensors.
 TENSOR_ATTRIBUTES = frozenset("T mT H mH data grad real imag".split())
 

@@ -217,7 +217,7 @@ class Analysis:
     def modules(self) -> ModuleClasses:
         self._declared("modules")
         if self._modules is None:
-            self._modules = ModuleClasses(self.collected, self._kinds)
+            self._modules = ModuleClasses(self.collected, self._kinds, self._device_provider())
         return self._modules
 
     def grad_recording(self, ctx: Ctx) -> Optional[bool]:

@@ -100,6 +100,10 @@ class DeviceUses:
         # without an accelerator: ``current_accelerator().type``, ``(acc := ...).type``, or
         # ``acc.type`` where ``acc`` was bound to that call earlier in the walk. (Attribute, Ctx)
         self.accelerator_reads: List[tuple] = []
+        # ``with torch.device(X):`` blocks (by the last name; Placement checks the qualified
+        # name and that X is no CPU): torch factories in the body create on X.
+        # (the ``device(...)`` call, Ctx, the body)
+        self.default_device_blocks: List[tuple] = []
 
 
 class Collected:
@@ -523,8 +527,11 @@ class Builder:
                 name = last_name(item.item.func) or ""
                 if name.startswith("assertRaises") or name == "raises":
                     body_ctx = ctx.with_condition(EXPECTS_FAILURE)
-                elif _is_device_call(item.item):
-                    self.out.devices.constructed_used.append((item.item, ctx, None))  # default device
+                else:
+                    if _is_device_call(item.item):
+                        self.out.devices.constructed_used.append((item.item, ctx, None))  # default device
+                    if name == "device" and item.item.args:
+                        self.out.devices.default_device_blocks.append((item.item, ctx, node.body))
             grad = grad_mode_set_by(item.item)
             if grad is not None:
                 body_ctx = body_ctx.with_grad(grad)

@@ -15,6 +15,11 @@ Fix: add ``device=<tensor>.device`` to the factory, naming the input the result 
 none is at hand, another input of the method or a parameter of the module). Safe when that
 tensor is an argument of ``forward`` used in the very expression that creates the tensor;
 unsafe otherwise (the tensor named may live elsewhere than the one it meets).
+
+Only with evidence that the module meets an accelerator (``ModuleClasses.accelerator_evidence``,
+named in the message): the file moves an instance, or uses an accelerator at all, or runs no
+program (a library class, moved by its users). A script or notebook that never names a device
+keeps its model on the CPU: silent.
 """
 
 from __future__ import annotations
@@ -114,14 +119,18 @@ class TensorCreatedOffDevice(Rule):
             state = analysis.module_state(info)
             if state.is_module is not True or state.overrides_moving:
                 continue
+            evidence = analysis.modules.accelerator_evidence(info)
+            if evidence is None:
+                continue  # a program that never uses an accelerator: the module stays on the CPU
             reported: Set[int] = set()
             for name in sorted(state.forward_reaches):
                 method = info.methods[name]
                 if method.scope is None or method.self_name is None:
                     continue
-                yield from self._check_method(state, method, reported)
+                yield from self._check_method(state, method, reported, evidence)
 
-    def _check_method(self, state: ModuleState, method: FunctionInfo, reported: Set[int]):
+    def _check_method(self, state: ModuleState, method: FunctionInfo, reported: Set[int],
+                      evidence: str):
         modules = self.analysis.modules
         devices = modules.on_module_device(state, method)
         found = {}
@@ -154,7 +163,8 @@ class TensorCreatedOffDevice(Rule):
                 yield Violation(
                     factory,
                     f"`{shown}(...)` without `device=` creates a tensor on the CPU in "
-                    f"`{state.info.name}.{method.name}`, which runs on the module's device, "
+                    f"`{state.info.name}.{method.name}`, which runs on the module's device "
+                    f"({evidence}), "
                     f"and `{source_of(node)}` {where}: {SAME_DEVICE}; {advice}",
                     fix)
 
