@@ -18,7 +18,7 @@ from torchdevlint.analysis.model import (
     ASSIGN, AUGMENT, CLASS, DEF, EXPECTS_FAILURE, FOR, HANDLES_FAILURE, HANDLES_NONE_DEREFERENCE, IMPORT, PARAM, UNKNOWN,
     WITH, AfterExit, Binding, CallSite, ClassInfo, Ctx, DefaultOf, FunctionInfo, LoopSpan, Scope, grad_mode_set_by,
     last_name,
-    next_order,
+    next_order, says_it_fails,
     string_value,
 )
 
@@ -291,6 +291,8 @@ class Builder:
         self._block(node.body, Ctx(scope, None, None, None))
 
     def _simple_line(self, node: cst.SimpleStatementLine, ctx: Ctx) -> None:
+        if says_it_fails(node):
+            ctx = ctx.with_condition(EXPECTS_FAILURE)  # "x.numpy()  # this will error"
         for small in node.body:
             handler = _SMALL_STATEMENT_HANDLERS.get(type(small))
             if handler is not None:

@@ -40,7 +40,7 @@ import libcst as cst
 
 from torchdevlint.analysis import (
     ASSIGN, Analysis, K, OnAccelerator, OnCPU, Scope, api, iter_children, last_name,
-    move_device_argument, walk_code,
+    move_device_argument, says_it_fails, walk_code,
 )
 from torchdevlint.findings import Finding
 from torchdevlint.fixes.context import FixContext
@@ -181,6 +181,8 @@ class MixedDeviceOperands(Rule):
                     in ("raises", "assertRaises", "assertRaisesRegex")
                     for item in node.items):
                 continue  # the failure is expected
+            if kind is cst.SimpleStatementLine and says_it_fails(node):
+                continue  # "a + b  # this will error": a deliberate error demo
             if kind is cst.Try:
                 children = list(node.handlers) + [s for s in (node.orelse, node.finalbody) if s]
                 stack.extend((child, loops) for child in reversed(children))
