@@ -204,6 +204,8 @@ DEVICE_TYPE_TOLERANT_CALLS = frozenset(
     torch.is_autocast_enabled torch.set_autocast_enabled torch.set_autocast_dtype
     torch.amp.is_autocast_available torch.amp.GradScaler torch.amp.grad_scaler.GradScaler
     torch.cuda.amp.GradScaler torch.get_device_module
+    torch.cuda.max_memory_allocated torch.cuda.memory_allocated torch.cuda.memory_reserved
+    torch.cuda.max_memory_reserved torch.cuda.memory_stats
     """.split()
 )
 SAVE_FUNCTIONS = frozenset("torch.save torch.serialization.save torch.jit.save".split())

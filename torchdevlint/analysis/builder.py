@@ -130,6 +130,16 @@ def _is_device_call(expr) -> bool:
         if arg.keyword is None or arg.keyword.value == "type")
 
 
+def _off_cuda_test(test) -> bool:
+    """``x.device != torch.device("cuda")``, ``device.type != "cuda"``, ``"cuda" not in
+    str(d)``: a test that holds where something is *not* on CUDA."""
+    if not isinstance(test, cst.Comparison) or not all(
+            isinstance(c.operator, (cst.NotEqual, cst.IsNot, cst.NotIn)) for c in test.comparisons):
+        return False
+    return any(_is_cuda_literal(operand) or _is_device_call(operand)
+               for operand in [test.left] + [c.comparator for c in test.comparisons])
+
+
 _CURRENT_ACCELERATOR = api.CURRENT_ACCELERATOR.rpartition(".")[2]
 
 
@@ -501,7 +511,10 @@ class Builder:
     def _if(self, node: cst.If, ctx: Ctx) -> None:
         self.walk(node.test, ctx)
         guarded = ctx.with_condition(node.test)
-        self.walk(node.body, guarded)
+        # ``if t.device != torch.device("cuda"): t = t.to(torch.device("cuda"))`` runs its body
+        # where the tensor is not on CUDA, a machine without CUDA included: no guard there
+        # (the ``else`` branch, and the code after ``if ...: return``, keep the test).
+        self.walk(node.body, ctx if _off_cuda_test(node.test) else guarded)
         if node.orelse is not None:
             if isinstance(node.orelse, cst.If):
                 self._if(node.orelse, guarded)
