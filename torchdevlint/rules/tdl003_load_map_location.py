@@ -150,7 +150,14 @@ class LoadWithoutMapLocation(Rule):
             if save.value is not None and (same or read_names & set(targets.file_names(save.target))) \
                     and _cpu_only(analysis, save.value, save.scope):
                 return True
-        return False
+        # The same setting, carried by another object (``self.stats_path`` read,
+        # ``trainer.config.stats_path`` written): own data when every write of it is CPU data.
+        setting = targets.setting_name(read)
+        written = [save for save in self._saves(analysis)
+                   if setting is not None and targets.setting_name(save.target) == setting]
+        return bool(written) and all(
+            save.value is not None and _cpu_only(analysis, save.value, save.scope)
+            for save in written)
 
     @staticmethod
     def _callers_reads(analysis: Analysis, func, name: str):
@@ -224,7 +231,12 @@ class LoadWithoutMapLocation(Rule):
             passed = _argument(call_site.call, index, expr.value)
             if passed is not None:
                 scope = call_site.ctx.scope
-                found.append(_Save(analysis.targets.canonical(passed, scope), None, scope,
+                # what the helper saves, when that is a parameter too: what the call passes
+                saved = None
+                if isinstance(value, cst.Name) and value.value in func.param_names:
+                    saved = _argument(call_site.call, func.param_names.index(value.value),
+                                      value.value)
+                found.append(_Save(analysis.targets.canonical(passed, scope), saved, scope,
                                    call_site.ctx.func, call_site.order, _owner_id(passed, scope)))
         return found
 
