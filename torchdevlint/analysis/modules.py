@@ -77,6 +77,7 @@ class ModuleClasses:
         self._states: Dict[int, ModuleState] = {}
         self._methods: Dict[int, "MethodDevices"] = {}  # id(method) ->
         self._moves: Optional[List[cst.Call]] = None
+        self._evidence: Dict[int, Optional[str]] = {}  # id(class) -> accelerator_evidence
 
     def state(self, info: ClassInfo) -> ModuleState:
         known = self._states.get(id(info))
@@ -123,6 +124,13 @@ class ModuleClasses:
           no call of this file's own classes or functions at its top level), ``info`` is a
           library class: it is imported, and its users move it.
         - Else (a script or notebook that moves nothing): None."""
+        known = self._evidence.get(id(info), False)
+        if known is not False:
+            return known
+        self._evidence[id(info)] = known = self._accelerator_evidence(info)
+        return known
+
+    def _accelerator_evidence(self, info: ClassInfo) -> Optional[str]:
         moves = self._device_moves()
         def makes_one(value) -> bool:
             return isinstance(value, cst.Call) and last_name(value.func) == info.name

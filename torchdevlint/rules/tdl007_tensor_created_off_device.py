@@ -119,18 +119,14 @@ class TensorCreatedOffDevice(Rule):
             state = analysis.module_state(info)
             if state.is_module is not True or state.overrides_moving:
                 continue
-            evidence = analysis.modules.accelerator_evidence(info)
-            if evidence is None:
-                continue  # a program that never uses an accelerator: the module stays on the CPU
             reported: Set[int] = set()
             for name in sorted(state.forward_reaches):
                 method = info.methods[name]
                 if method.scope is None or method.self_name is None:
                     continue
-                yield from self._check_method(state, method, reported, evidence)
+                yield from self._check_method(state, method, reported)
 
-    def _check_method(self, state: ModuleState, method: FunctionInfo, reported: Set[int],
-                      evidence: str):
+    def _check_method(self, state: ModuleState, method: FunctionInfo, reported: Set[int]):
         modules = self.analysis.modules
         devices = modules.on_module_device(state, method)
         found = {}
@@ -154,6 +150,10 @@ class TensorCreatedOffDevice(Rule):
                 factory = found[id(operand)]
                 if id(factory) in reported:
                     continue
+                # asked only here, for a class with a finding: what shows it meets a device
+                evidence = self.analysis.modules.accelerator_evidence(state.info)
+                if evidence is None:
+                    return  # a program that never uses an accelerator: the module stays on the CPU
                 reported.add(id(factory))
                 device, safe = self._device_for(node, factory, devices, state, method)
                 shown = source_of(factory.func)
