@@ -76,3 +76,22 @@ def test_a_cell_that_errors_on_purpose(tmp_path):
              "z = x.numpy()"]
     records = findings(tmp_path, cells)
     assert [(r["cell"], r["code"]) for r in records] == [(3, "TDL008")]
+
+
+GATE = MODEL_CELLS[0] + "\n\n\n" + MODEL_CELLS[1] + "\n"
+
+
+def test_tdl007_reports_a_library_class_and_says_why():
+    from torchdevlint.engine import lint_source
+    found = lint_source(GATE, "gate.py").findings
+    assert [(f.line, f.column, f.code) for f in found] == [(11, 16, "TDL007")]
+    assert "(a library class: its users move it)" in found[0].message
+
+
+def test_tdl007_a_script_that_names_no_device_is_silent_until_it_does():
+    from torchdevlint.engine import lint_source
+    script = GATE + '\n\nif __name__ == "__main__":\n    print(Gate(4)(torch.randn(2, 4)))\n'
+    assert lint_source(script, "train.py").findings == []
+    moved = script.replace("Gate(4)(", "Gate(4).cuda()(")
+    found = [f for f in lint_source(moved, "train.py").findings if f.code == "TDL007"]
+    assert len(found) == 1 and "(this file moves it: `Gate(4).cuda()`)" in found[0].message
