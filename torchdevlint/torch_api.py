@@ -106,6 +106,9 @@ NON_TENSOR_TENSOR_METHODS = frozenset(
     "__len__ equal".split()
 )
 
+# Device types of accelerators (``torch.device("xpu:0").type``): a string naming one is a device.
+ACCELERATOR_DEVICE_TYPES = frozenset("cuda mps xpu hpu npu xla mtia ipu privateuseone".split())
+
 # Tensor attributes that are tensors.
 TENSOR_ATTRIBUTES = frozenset("T mT H mH data grad real imag".split())
 
@@ -227,6 +230,8 @@ DEVICE_TYPE_TOLERANT_CALLS = frozenset(
     torch.is_autocast_enabled torch.set_autocast_enabled torch.set_autocast_dtype
     torch.amp.is_autocast_available torch.amp.GradScaler torch.amp.grad_scaler.GradScaler
     torch.cuda.amp.GradScaler torch.get_device_module
+    torch.cuda.max_memory_allocated torch.cuda.memory_allocated torch.cuda.memory_reserved
+    torch.cuda.max_memory_reserved torch.cuda.memory_stats
     """.split()
 )
 SAVE_FUNCTIONS = frozenset("torch.save torch.serialization.save torch.jit.save".split())

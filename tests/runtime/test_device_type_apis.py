@@ -28,6 +28,12 @@ CALLS = {
     "torch.amp.grad_scaler.GradScaler": lambda: torch.amp.grad_scaler.GradScaler("cuda"),
     "torch.cuda.amp.GradScaler": lambda: torch.cuda.amp.GradScaler(),
     "torch.get_device_module": lambda: torch.get_device_module(device="cuda"),
+    # memory statistics of a device CUDA never initialised: 0 (an empty dict), no error
+    "torch.cuda.max_memory_allocated": lambda: torch.cuda.max_memory_allocated("cuda"),
+    "torch.cuda.memory_allocated": lambda: torch.cuda.memory_allocated(device="cuda:0"),
+    "torch.cuda.memory_reserved": lambda: torch.cuda.memory_reserved("cuda"),
+    "torch.cuda.max_memory_reserved": lambda: torch.cuda.max_memory_reserved(torch.device("cuda")),
+    "torch.cuda.memory_stats": lambda: torch.cuda.memory_stats("cuda"),
 }
 
 

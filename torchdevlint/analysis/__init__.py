@@ -29,7 +29,8 @@ from torchdevlint.analysis.placement import OnAccelerator, OnCPU, Placement  # n
 from torchdevlint.analysis.targets import Targets
 from torchdevlint.analysis.model import (  # noqa: F401 (facade)
     ASSIGN, EXPECTS_FAILURE, HANDLES_FAILURE, IMPORT, PARAM, Binding, CallSite, Ctx, DefaultOf,
-    ClassInfo, FunctionInfo, Scope, dotted_name, last_name, root_name, string_value,
+    ClassInfo, FunctionInfo, Scope, dotted_name, expects_failure, last_name, root_name,
+    says_it_fails, string_value,
 )
 
 # What rules may use, besides ``Analysis`` itself.
@@ -37,7 +38,7 @@ __all__ = [
     "ARITHMETIC_OPERATORS",
     "Analysis", "FACTS", "UndeclaredFact", "K", "api", "walk_code", "iter_children",
     "ASSIGN", "IMPORT", "PARAM", "Binding", "CallSite", "ClassInfo", "Ctx", "FunctionInfo", "Scope",
-    "dotted_name", "last_name", "root_name", "string_value",
+    "dotted_name", "last_name", "root_name", "string_value", "expects_failure", "says_it_fails",
     "is_device_name", "device_names_visible", "move_device_argument", "ModuleState",
     "DeviceTrace", "OrderedWalk", "UNDECIDED", "OnAccelerator", "OnCPU",
 ]
@@ -242,7 +243,7 @@ class Analysis:
     def modules(self) -> ModuleClasses:
         self._declared("modules")
         if self._modules is None:
-            self._modules = ModuleClasses(self.collected, self._kinds)
+            self._modules = ModuleClasses(self.collected, self._kinds, self._device_provider())
         return self._modules
 
     def grad_recording(self, ctx: Ctx) -> Optional[bool]:

@@ -18,7 +18,7 @@ from torchdevlint.analysis.model import (
     ASSIGN, AUGMENT, CLASS, DEF, EXPECTS_FAILURE, FOR, HANDLES_FAILURE, HANDLES_NONE_DEREFERENCE, IMPORT, PARAM, UNKNOWN,
     WITH, AfterExit, Binding, CallSite, ClassInfo, Ctx, DefaultOf, FunctionInfo, LoopSpan, Scope, grad_mode_set_by,
     last_name,
-    next_order,
+    next_order, says_it_fails,
     string_value,
 )
 
@@ -100,6 +100,10 @@ class DeviceUses:
         # without an accelerator: ``current_accelerator().type``, ``(acc := ...).type``, or
         # ``acc.type`` where ``acc`` was bound to that call earlier in the walk. (Attribute, Ctx)
         self.accelerator_reads: List[tuple] = []
+        # ``with torch.device(X):`` blocks (by the last name; Placement checks the qualified
+        # name and that X is no CPU): torch factories in the body create on X.
+        # (the ``device(...)`` call, Ctx, the body)
+        self.default_device_blocks: List[tuple] = []
 
 
 class Collected:
@@ -124,6 +128,16 @@ def _is_device_call(expr) -> bool:
     return isinstance(expr, cst.Call) and last_name(expr.func) == "device" and any(
         _is_cuda_literal(arg.value) for arg in expr.args
         if arg.keyword is None or arg.keyword.value == "type")
+
+
+def _off_cuda_test(test) -> bool:
+    """``x.device != torch.device("cuda")``, ``device.type != "cuda"``, ``"cuda" not in
+    str(d)``: a test that holds where something is *not* on CUDA."""
+    if not isinstance(test, cst.Comparison) or not all(
+            isinstance(c.operator, (cst.NotEqual, cst.IsNot, cst.NotIn)) for c in test.comparisons):
+        return False
+    return any(_is_cuda_literal(operand) or _is_device_call(operand)
+               for operand in [test.left] + [c.comparator for c in test.comparisons])
 
 
 _CURRENT_ACCELERATOR = api.CURRENT_ACCELERATOR.rpartition(".")[2]
@@ -287,6 +301,8 @@ class Builder:
         self._block(node.body, Ctx(scope, None, None, None))
 
     def _simple_line(self, node: cst.SimpleStatementLine, ctx: Ctx) -> None:
+        if says_it_fails(node):
+            ctx = ctx.with_condition(EXPECTS_FAILURE)  # "x.numpy()  # this will error"
         for small in node.body:
             handler = _SMALL_STATEMENT_HANDLERS.get(type(small))
             if handler is not None:
@@ -495,7 +511,10 @@ class Builder:
     def _if(self, node: cst.If, ctx: Ctx) -> None:
         self.walk(node.test, ctx)
         guarded = ctx.with_condition(node.test)
-        self.walk(node.body, guarded)
+        # ``if t.device != torch.device("cuda"): t = t.to(torch.device("cuda"))`` runs its body
+        # where the tensor is not on CUDA, a machine without CUDA included: no guard there
+        # (the ``else`` branch, and the code after ``if ...: return``, keep the test).
+        self.walk(node.body, ctx if _off_cuda_test(node.test) else guarded)
         if node.orelse is not None:
             if isinstance(node.orelse, cst.If):
                 self._if(node.orelse, guarded)
@@ -523,8 +542,11 @@ class Builder:
                 name = last_name(item.item.func) or ""
                 if name.startswith("assertRaises") or name == "raises":
                     body_ctx = ctx.with_condition(EXPECTS_FAILURE)
-                elif _is_device_call(item.item):
-                    self.out.devices.constructed_used.append((item.item, ctx, None))  # default device
+                else:
+                    if _is_device_call(item.item):
+                        self.out.devices.constructed_used.append((item.item, ctx, None))  # default device
+                    if name == "device" and item.item.args:
+                        self.out.devices.default_device_blocks.append((item.item, ctx, node.body))
             grad = grad_mode_set_by(item.item)
             if grad is not None:
                 body_ctx = body_ctx.with_grad(grad)

@@ -346,6 +346,32 @@ class Guards:
                            for n in walk_code(statement.test))
                    for statement in self.module.body)
 
+    def read_only_where_guarded(self, name: str, ctx: Ctx) -> bool:
+        """Whether every read of ``name`` in the function (or module body) of ``ctx`` is in
+        a call that runs only under a guard: ``device = "cuda"`` followed by ``if not
+        torch.cuda.is_available(): return`` and then ``model.to(device)`` (issue 28). Some
+        read outside such a call (returned, stored, passed on unguarded), or none: False."""
+        owner = ctx.func.node if ctx.func is not None else self.module
+        guarded_reads: Set[int] = set()
+        for sites in self.collected.calls_by_name.values():
+            for site in sites:
+                if site.ctx.func is ctx.func and site.ctx.scope is ctx.scope and \
+                        self.is_guarded(site.ctx):
+                    guarded_reads.update(id(n) for n in walk_code(site.call)
+                                         if isinstance(n, cst.Name) and n.value == name)
+        bound: Set[int] = set()
+        reads = 0
+        for node in walk_code(owner.body if ctx.func is not None else owner):
+            if isinstance(node, cst.AssignTarget) or isinstance(node, (cst.AugAssign,
+                                                                      cst.AnnAssign)):
+                target = node.target
+                bound.update(id(n) for n in walk_code(target) if isinstance(n, cst.Name))
+            elif isinstance(node, cst.Name) and node.value == name and id(node) not in bound:
+                if id(node) not in guarded_reads:
+                    return False
+                reads += 1
+        return reads > 0
+
     def default_always_overridden(self, name: str, func: FunctionInfo) -> bool:
         """Whether parameter ``name``'s default of ``func`` can be left unused: every call of
         ``func`` in this file passes the argument (or ``**kwargs`` that may), and no other file

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import re
 from typing import Dict, List, Optional, Tuple, Union
 
 import libcst as cst
@@ -31,6 +32,43 @@ HANDLES_FAILURE = "<inside a small try/except that catches the failure>"
 # ...and one that catches only what dereferencing None raises (``except AttributeError``): no
 # guard of a device, a guard of ``torch.accelerator.current_accelerator().type``.
 HANDLES_NONE_DEREFERENCE = "<inside a small try/except that catches AttributeError>"
+
+# A comment saying that the line it sits on (or the line under it) fails: a deliberate error
+# demo of a teaching notebook ("# this will error", "# raises", "# error!", "# RuntimeError"),
+# which is treated as the body of ``pytest.raises`` is (issue 28, cause 6). Specific words
+# only: "# compute the error" or "# error handling" say nothing of the line failing.
+_FAILS_COMMENT = re.compile(
+    r"""\b(?:will|would|should|must|going\s+to|expected\s+to|is\s+supposed\s+to)\s+
+          (?:error|fail|raise|crash|throw|break|not\s+work)
+      | \#\s*(?:raises|errors|fails|crashes|throws)\b
+      | \b(?:error|fails|oops)\s*!
+      | \b(?:expect(?:ed)?|gives?|throws?|raises?)\s+(?:an?\s+)?(?:\w+Error|error|exception)\b
+      | \#\s*(?:->\s*|=>\s*)?\w+Error\b""",
+    re.IGNORECASE | re.VERBOSE)
+
+
+def says_it_fails(statement: cst.CSTNode) -> bool:
+    """Whether a comment on ``statement``'s line, or on the line right above it, says that the
+    statement fails (``_FAILS_COMMENT``)."""
+    comments = []
+    trailing = getattr(statement, "trailing_whitespace", None)
+    if trailing is not None and trailing.comment is not None:
+        comments.append(trailing.comment.value)
+    leading = getattr(statement, "leading_lines", ())
+    if leading and leading[-1].comment is not None:
+        comments.append(leading[-1].comment.value)
+    return any(_FAILS_COMMENT.search(comment) for comment in comments)
+
+
+def expects_failure(ctx: "Ctx") -> bool:
+    """Whether code in ``ctx`` is expected to fail: inside ``pytest.raises`` /
+    ``assertRaises``, or on a line whose comment says it fails (``says_it_fails``)."""
+    link = ctx.conditions
+    while link is not None:
+        if link[0] == EXPECTS_FAILURE:
+            return True
+        link = link[1]
+    return False
 
 
 class DefaultOf:

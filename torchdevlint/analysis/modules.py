@@ -15,10 +15,12 @@ import libcst as cst
 
 from torchdevlint import torch_api as api
 from torchdevlint.analysis.builder import Collected, walk_code
+from torchdevlint.analysis.devices import Devices, move_device_argument
 from torchdevlint.analysis.flow import UNDECIDED, DeviceTrace
 from torchdevlint.analysis.kinds import TENSOR, ClassRef, KindInference
+from torchdevlint.analysis.placement import short_source
 from torchdevlint.analysis.model import (
-    ASSIGN, Binding, ClassInfo, FunctionInfo, last_name, string_value,
+    ASSIGN, Binding, ClassInfo, FunctionInfo, last_name, root_name, string_value,
 )
 
 # Methods whose override changes what ``.to()`` does to the module's state: such a class may
@@ -67,11 +69,15 @@ class ModuleState:
 class ModuleClasses:
     """Asked through ``Analysis.module_state``; each class is worked out once."""
 
-    def __init__(self, collected: Collected, kinds: KindInference) -> None:
+    def __init__(self, collected: Collected, kinds: KindInference,
+                 devices: Optional[Devices] = None) -> None:
         self.collected = collected
         self.kinds = kinds
+        self.devices = devices if devices is not None else Devices(kinds)
         self._states: Dict[int, ModuleState] = {}
         self._methods: Dict[int, "MethodDevices"] = {}  # id(method) ->
+        self._moves: Optional[List[cst.Call]] = None
+        self._evidence: Dict[int, Optional[str]] = {}  # id(class) -> accelerator_evidence
 
     def state(self, info: ClassInfo) -> ModuleState:
         known = self._states.get(id(info))
@@ -103,6 +109,98 @@ class ModuleClasses:
                 state.module_containers[name] = containers
         state.forward_reaches = self._reached_from(info, "forward")
         return state
+
+    # -- whether the module meets an accelerator at all ----------------------------------
+
+    def accelerator_evidence(self, info: ClassInfo) -> Optional[str]:
+        """Why instances of ``info`` may run on an accelerator, in the words of a message, or
+        None when nothing says they do (issue 28: a program that never uses an accelerator
+        keeps its model on the CPU, where a CPU tensor meets nothing).
+
+        - The file moves something to a device (``.cuda()``; ``.to(X)``, ``device=X``,
+          ``torch.set_default_device(X)``, a DataParallel/DDP wrapper, X neither the CPU nor
+          a dtype): that move is named, a move of an instance of ``info`` first.
+        - Else, when the file runs no program (no ``if __name__ == "__main__":``, no loop and
+          no call of this file's own classes or functions at its top level), ``info`` is a
+          library class: it is imported, and its users move it.
+        - Else (a script or notebook that moves nothing): None."""
+        known = self._evidence.get(id(info), False)
+        if known is not False:
+            return known
+        self._evidence[id(info)] = known = self._accelerator_evidence(info)
+        return known
+
+    def _accelerator_evidence(self, info: ClassInfo) -> Optional[str]:
+        moves = self._device_moves()
+        def makes_one(value) -> bool:
+            return isinstance(value, cst.Call) and last_name(value.func) == info.name
+
+        instances = {name for scope in self.collected.scopes
+                     for name, bindings in scope.bindings.items()
+                     if any(b.how == ASSIGN and makes_one(b.value) for b in bindings)}
+        for call in moves:
+            func = call.func
+            root = root_name(func.value) if isinstance(func, cst.Attribute) else None
+            if isinstance(func, cst.Attribute) and (
+                    makes_one(func.value) or (root is not None and root.value in instances)):
+                return f"this file moves it: `{short_source(call)}`"
+        if moves:
+            return f"this file uses an accelerator: `{short_source(moves[0])}`"
+        if not self._runs_a_program():
+            return "a library class: its users move it"
+        return None
+
+    def _device_moves(self) -> List[cst.Call]:
+        if self._moves is None:
+            moves = []
+            sites = self.collected.calls_by_name
+            for name in ("cuda", "to", "set_default_device", "DataParallel",
+                         "DistributedDataParallel"):
+                for site in sites.get(name, ()):
+                    call = site.call
+                    if name in ("cuda", "DataParallel", "DistributedDataParallel"):
+                        moves.append(call)
+                        continue
+                    argument = move_device_argument(call) if name == "to" else \
+                        (call.args[0].value if call.args else None)
+                    if argument is not None and not self._cpu_or_dtype(argument, site.ctx.scope):
+                        moves.append(call)
+            for site in self.collected.devices.keyword_calls:
+                device = next((a.value for a in site.call.args
+                               if a.keyword is not None and a.keyword.value == "device"), None)
+                if device is not None and not self._cpu_or_dtype(device, site.ctx.scope):
+                    moves.append(site.call)
+            if len(moves) > 1:  # in source order, for the message
+                order = {id(node): position for position, node in enumerate(
+                    walk_code(self.collected.module_scope.node, into_functions=True))}
+                moves.sort(key=lambda call: order.get(id(call), 0))
+            self._moves = moves
+        return self._moves
+
+    def _cpu_or_dtype(self, expr, scope) -> bool:
+        """No accelerator: the CPU, a dtype, or a string naming no device (``.to("fp16")``)."""
+        text = string_value(expr)
+        if text is not None:
+            return text.split(":")[0] not in api.ACCELERATOR_DEVICE_TYPES
+        return self.devices.is_cpu_device(expr, scope) or self.devices.is_dtype(expr, scope)
+
+    def _runs_a_program(self) -> bool:
+        module = self.collected.module_scope.node
+        own = {info.name for info in self.collected.classes} | \
+            {info.name for info in self.collected.functions}
+        for statement in module.body:
+            if isinstance(statement, (cst.For, cst.While)):
+                return True
+            if isinstance(statement, cst.If) and any(
+                    isinstance(n, cst.Name) and n.value == "__name__"
+                    for n in walk_code(statement.test)):
+                return True
+            if isinstance(statement, cst.SimpleStatementLine):
+                for node in walk_code(statement):
+                    if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and \
+                            node.func.value in own:
+                        return True
+        return False
 
     def moved_only_by_to(self) -> Iterator[ModuleState]:
         """The states of this file's classes that are certainly ``nn.Module``s, assign

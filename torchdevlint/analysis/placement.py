@@ -40,10 +40,10 @@ class OnAccelerator:
         `.to(device)`", "created with `device=device`", "the output of `model`, ..."."""
         call, func = self.origin, self.origin.func
         if isinstance(func, cst.Attribute) and func.attr.value in ("to", "cuda"):
-            return f"moved by `.{func.attr.value}({_short(self.device) if self.device else ''})`"
+            return f"moved by `.{func.attr.value}({short_source(self.device) if self.device else ''})`"
         if any(a.keyword is not None and a.keyword.value == "device" for a in call.args):
-            return f"created with `device={_short(self.device)}`"
-        return f"the output of `{_short(func)}`, which was moved to a device"
+            return f"created with `device={short_source(self.device)}`"
+        return f"the output of `{short_source(func)}`, which was moved to a device"
 
 
 class OnCPU:
@@ -115,6 +115,7 @@ class Placement:
         # id(function node or module) -> {id(Name read): evidence}: each body walked once,
         # on the first question about it
         self._walked: Dict[int, Dict[int, object]] = {}
+        self._default_device: Optional[Tuple[bool, set]] = None
 
     @property
     def devices(self) -> Devices:
@@ -235,7 +236,7 @@ class Placement:
                 return OnCPU(call) if self.devices.is_cpu_device(device, scope) else None
             if tail.endswith("_like"):
                 return trace.device_of(call.args[0].value) if call.args else None
-            return OnCPU(call)
+            return None if self.on_default_device(call) else OnCPU(call)
         tensors = [e.value for arg in call.args if arg.keyword is None
                    for e in (arg.value.elements if isinstance(arg.value, (cst.List, cst.Tuple))
                              else [arg])]
@@ -246,6 +247,26 @@ class Placement:
         if any(found) and all(f or _is_number(v) for f, v in zip(found, tensors)):
             return next(f for f in found if f)
         return None
+
+    def on_default_device(self, call: cst.Call) -> bool:
+        """Whether a factory ``call`` without ``device=`` may create on a device other than
+        the CPU: the file calls ``torch.set_default_device(X)`` (anywhere: the default is
+        global, and set once by a program) or ``call`` is in the body of ``with
+        torch.device(X):``, X not the CPU."""
+        if self._default_device is None:
+            anywhere = any(
+                self.kinds.qualname(site.call.func, site.ctx.scope) == "torch.set_default_device"
+                and site.call.args
+                and not self.devices.is_cpu_device(site.call.args[0].value, site.ctx.scope)
+                for site in self.collected.calls_by_name.get("set_default_device", ()))
+            inside = set()
+            for device_call, ctx, body in self.collected.devices.default_device_blocks:
+                if self.kinds.qualname(device_call.func, ctx.scope) == "torch.device" and \
+                        not self.devices.is_cpu_device(device_call.args[0].value, ctx.scope):
+                    inside.update(id(n) for n in walk_code(body) if isinstance(n, cst.Call))
+            self._default_device = (anywhere, inside)
+        anywhere, inside = self._default_device
+        return anywhere or id(call) in inside
 
     def accelerator_origin(self, call: cst.Call, scope: Scope) -> bool:
         """Whether ``call`` may be where a value on an accelerator comes from in its function:
@@ -520,7 +541,7 @@ class Placement:
         return []
 
 
-def _short(node: cst.CSTNode, limit: int = 40) -> str:
+def short_source(node: cst.CSTNode, limit: int = 40) -> str:
     """Short source text of an expression, as rules quote it in messages."""
     text = " ".join(code_for_node(node).split())
     return text if len(text) <= limit else text[: limit - 3] + "..."

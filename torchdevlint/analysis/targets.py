@@ -10,6 +10,8 @@ them, so that equal text means the same target.
 
 from __future__ import annotations
 
+import re
+
 from typing import List, Optional
 
 import libcst as cst
@@ -99,6 +101,17 @@ class Targets:
         return "<TemporaryDirectory>" in canonical_text or any(
             f"<{name}>" in canonical_text for name in FRESH_TEMP_FIXTURES) or any(
             f"{call}(" in canonical_text for call in FRESH_TEMP_CALLS)
+
+    @staticmethod
+    def setting_name(canonical_text: str) -> Optional[str]:
+        """The attribute a target is read from when it is a named setting of the project
+        (``self.mel_statistics_parameter_path``, ``trainer.config.mel_statistics_parameter_path``):
+        one file, whichever object carries the setting. Only a distinctive name (with an
+        underscore: not ``path`` or ``file``), and only at the end of an attribute chain."""
+        match = re.search(r"\.([A-Za-z_]\w*)$", canonical_text)
+        if match is None or "_" not in match.group(1).strip("_"):
+            return None
+        return match.group(1)
 
     @staticmethod
     def file_names(canonical_text: str) -> List[str]:

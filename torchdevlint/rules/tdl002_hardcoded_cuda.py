@@ -198,7 +198,8 @@ class HardcodedCudaDevice(Rule):
         for target, literal, ctx in collected.devices.literal_assignments:
             name = target.value if isinstance(target, cst.Name) else None
             if name and is_device_name(name) and self._is_cuda(literal) \
-                    and not analysis.is_guarded(ctx):
+                    and not analysis.is_guarded(ctx) \
+                    and not analysis.guards.read_only_where_guarded(name, ctx):
                 yield from self._report(literal, f"`{name}` is set to hard-coded {_quote(literal)}: "
                                                  f"{CRASH}; use `{self._runtime_choice(literal, ctx.scope)}`",
                                         CudaLiteral(literal, ctx.scope))

@@ -51,7 +51,7 @@ class MapLocationFix(FixPlan):
 class LoadWithoutMapLocation(Rule):
     code = "TDL003"
     fixable = True
-    facts = frozenset(("kinds", "devices", "targets", "project"))
+    facts = frozenset(("kinds", "devices", "targets", "placement", "project"))
     valid = (
         "import torch\nstate = torch.load('model.pt', map_location='cpu')\n",
         # a round trip: the file was just written by this function
@@ -157,7 +157,12 @@ class LoadWithoutMapLocation(Rule):
             if save.value is not None and (same or read_names & set(targets.file_names(save.target))) \
                     and _cpu_only(analysis, save.value, save.scope):
                 return True
-        return False
+        # The same setting, carried by another object (``self.stats_path`` read,
+        # ``trainer.config.stats_path`` written): own data when every write of it is CPU data.
+        setting = targets.setting_name(read)
+        written = [save for save in self._saves(analysis)
+                   if setting is not None and targets.setting_name(save.target) == setting]
+        return bool(written) and all(_cpu_only_where_saved(analysis, save) for save in written)
 
     @staticmethod
     def _callers_reads(analysis: Analysis, func, name: str):
@@ -209,7 +214,7 @@ class LoadWithoutMapLocation(Rule):
                         continue
                     text = targets.canonical(expr, scope)
                     saves.append(_Save(text, value, scope, site.ctx.func, site.order,
-                                       _owner_id(expr, scope)))
+                                       _owner_id(expr, scope), site))
                     saves.extend(self._through_callers(analysis, site, expr, value))
         self._file_saves = saves
         return saves
@@ -231,7 +236,12 @@ class LoadWithoutMapLocation(Rule):
             passed = _argument(call_site.call, index, expr.value)
             if passed is not None:
                 scope = call_site.ctx.scope
-                found.append(_Save(analysis.targets.canonical(passed, scope), None, scope,
+                # what the helper saves, when that is a parameter too: what the call passes
+                saved = None
+                if isinstance(value, cst.Name) and value.value in func.param_names:
+                    saved = _argument(call_site.call, func.param_names.index(value.value),
+                                      value.value)
+                found.append(_Save(analysis.targets.canonical(passed, scope), saved, scope,
                                    call_site.ctx.func, call_site.order, _owner_id(passed, scope)))
         return found
 
@@ -257,6 +267,21 @@ class _Save:
     func: Optional[FunctionInfo]
     order: int
     owner: Optional[int]  # id of the scope owning the target name (a buffer variable)
+    site: Optional[CallSite] = None  # the torch.save call, when it is one of this file
+
+
+def _cpu_only_where_saved(analysis: Analysis, save: _Save) -> bool:
+    """What ``save`` writes is CPU data, a name judged by the assignments that reach the save
+    (``stats = {...: x.item()}`` then saved, while another branch loads ``stats``)."""
+    value = save.value
+    if value is None:
+        return False
+    if isinstance(value, cst.Name) and save.site is not None:
+        bindings = analysis.reaching_bindings(value.value, save.site)
+        return bool(bindings) and all(
+            b.how == ASSIGN and not b.path and isinstance(b.value, cst.BaseExpression)
+            and _cpu_only(analysis, b.value, b.ctx.scope) for b in bindings)
+    return _cpu_only(analysis, value, save.scope)
 
 
 def _argument(call: cst.Call, index: int, keyword: str) -> Optional[cst.BaseExpression]:

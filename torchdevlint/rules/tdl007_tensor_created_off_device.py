@@ -15,6 +15,11 @@ Fix: add ``device=<tensor>.device`` to the factory, naming the input the result 
 none is at hand, another input of the method or a parameter of the module). Safe when that
 tensor is an argument of ``forward`` used in the very expression that creates the tensor;
 unsafe otherwise (the tensor named may live elsewhere than the one it meets).
+
+Only with evidence that the module meets an accelerator (``ModuleClasses.accelerator_evidence``,
+named in the message): the file moves an instance, or uses an accelerator at all, or runs no
+program (a library class, moved by its users). A script or notebook that never names a device
+keeps its model on the CPU: silent.
 """
 
 from __future__ import annotations
@@ -145,6 +150,10 @@ class TensorCreatedOffDevice(Rule):
                 factory = found[id(operand)]
                 if id(factory) in reported:
                     continue
+                # asked only here, for a class with a finding: what shows it meets a device
+                evidence = self.analysis.modules.accelerator_evidence(state.info)
+                if evidence is None:
+                    return  # a program that never uses an accelerator: the module stays on the CPU
                 reported.add(id(factory))
                 device, safe = self._device_for(node, factory, devices, state, method)
                 shown = source_of(factory.func)
@@ -158,7 +167,8 @@ class TensorCreatedOffDevice(Rule):
                 yield Violation(
                     factory,
                     f"`{shown}(...)` without `device=` creates a tensor on the CPU in "
-                    f"`{state.info.name}.{method.name}`, which runs on the module's device, "
+                    f"`{state.info.name}.{method.name}`, which runs on the module's device "
+                    f"({evidence}), "
                     f"and `{source_of(node)}` {where}: {SAME_DEVICE}; {advice}",
                     fix)
 

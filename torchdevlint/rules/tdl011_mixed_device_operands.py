@@ -18,7 +18,9 @@ inside a ``for`` loop over a data loader (TDL004 reports those: ``engine.DEFEREN
 ``assertRaises`` and in ``try`` bodies (the failure may be the point); where the model is
 called (or its output made) before the code moves it, in the order the code runs (a notebook
 that moves its model in a later cell); where the CPU tensor's move is a discarded statement
-(``x.to(device)`` alone: TDL001 reports that).
+(``x.to(device)`` alone: TDL001 reports that); where the CPU tensor is a factory under a
+default device other than the CPU (``torch.set_default_device(device)`` in the file, ``with
+torch.device(device):`` around it: ``Placement.on_default_device``), which creates there.
 
 Fix: the CPU operand is moved at the use, ``x`` becoming ``x.to(device)``, with the device
 expression the evidence names (or ``other.device`` for a tensor moved by ``.cuda()``); an
@@ -38,7 +40,7 @@ import libcst as cst
 
 from torchdevlint.analysis import (
     ASSIGN, Analysis, K, OnAccelerator, OnCPU, Scope, api, iter_children, last_name,
-    move_device_argument, walk_code,
+    move_device_argument, says_it_fails, walk_code,
 )
 from torchdevlint.findings import Finding
 from torchdevlint.fixes.context import FixContext
@@ -178,6 +180,8 @@ class MixedDeviceOperands(Rule):
                     in ("raises", "assertRaises", "assertRaisesRegex")
                     for item in node.items):
                 continue  # the failure is expected
+            if kind is cst.SimpleStatementLine and says_it_fails(node):
+                continue  # "a + b  # this will error": a deliberate error demo
             if kind is cst.Try:
                 children = list(node.handlers) + [s for s in (node.orelse, node.finalbody) if s]
                 stack.extend(reversed(children))
