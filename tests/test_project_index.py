@@ -227,3 +227,22 @@ def test_bad_files_in_the_project_cost_nothing_but_their_facts(tmp_path):
     (root / "bad.ipynb").write_text("{not json")
     result = run_cli("--output-format", "json", "--no-cache", "train.py", cwd=root)
     assert "Traceback" not in result.stderr and json.loads(result.stdout) == []
+
+
+def test_a_script_that_names_no_device_reports_when_another_file_moves_its_module(tmp_path):
+    """TDL007 needs evidence that the module meets an accelerator (issue 28): a script that
+    never names a device has none in the file, but another file of the project that imports
+    and moves the class is that evidence, and the message names it."""
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "model.py").write_text(
+        "import torch\nfrom torch import nn\n\n\nclass Head(nn.Module):\n"
+        "    def __init__(self):\n        super().__init__()\n        self.fc = nn.Linear(4, 2)\n\n"
+        "    def forward(self, x):\n        return self.fc(x) + torch.ones(2)\n\n\n"
+        "if __name__ == \"__main__\":\n    print(Head()(torch.zeros(1, 4)))\n")
+    assert cli_json("model.py", "--no-cache", cwd=tmp_path) == set()  # alone: CPU only
+    (tmp_path / "train.py").write_text(
+        "import torch\nfrom model import Head\n\n"
+        "device = torch.device(\"cuda\" if torch.cuda.is_available() else \"cpu\")\n"
+        "model = Head().to(device)\n")
+    found = cli_json("model.py", "--no-cache", cwd=tmp_path)
+    assert matches(found, {("model.py", 11, "TDL007", "another file moves it to an accelerator: train.py:5")}), found

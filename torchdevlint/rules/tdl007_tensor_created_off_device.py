@@ -152,7 +152,9 @@ class TensorCreatedOffDevice(Rule):
                     continue
                 # asked only here, for a class with a finding: what shows it meets a device
                 evidence = self.analysis.modules.accelerator_evidence(state.info)
-                if evidence is None:
+                moved = self.analysis.class_moved_in_project(state.info.name) \
+                    if state.info.ctx.scope.kind == "module" else None
+                if evidence is None and moved is None:
                     return  # a program that never uses an accelerator: the module stays on the CPU
                 reported.add(id(factory))
                 device, safe = self._device_for(node, factory, devices, state, method)
@@ -160,9 +162,9 @@ class TensorCreatedOffDevice(Rule):
                 fix = AddDevice(factory, device, safe) if device is not None else None
                 advice = f"create it there (`device={device}`)" if device is not None \
                     else "create it on the module's device"
-                moved = self.analysis.class_moved_in_project(state.info.name) \
-                    if state.info.ctx.scope.kind == "module" else None
-                if moved is not None:  # the evidence is in another file: name it
+                if evidence is None:  # only another file of the project shows it
+                    evidence = f"another file moves it to an accelerator: {moved}"
+                elif moved is not None:  # the evidence is in another file: name it
                     advice += f" (the module is moved to an accelerator in {moved})"
                 yield Violation(
                     factory,
