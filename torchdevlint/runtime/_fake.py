@@ -222,21 +222,19 @@ def _mismatch(common, other) -> RuntimeError:
 
 
 def _iter_check(operands):
-    """TensorIterator's rule: one device, except CPU scalars (0-dim CPU inputs) on a GPU."""
-    common = None
-    for _, tensor, output in operands:
-        device = _device_of(tensor)
-        if common is None:
-            if device.type == "cpu" and not output and tensor.dim() == 0:
-                continue
-            common = device
-        elif device != common:
-            if common.type != "cpu" and device.type == "cpu" and not output and tensor.dim() == 0:
-                continue
-            raise _mismatch(common, device)
-    if common is None:
+    """TensorIterator's rule (compute_types): the common device is the first one that is not
+    the CPU, and every operand must be on it, except CPU scalars (0-dim CPU inputs); so the
+    message names the accelerator first, whichever operand came first."""
+    devices = [_device_of(tensor) for _, tensor, _ in operands]
+    common = next((device for device in devices if device.type != "cpu"), CPU)
+    if common.type == "cpu":
         return CPU
-    # a CPU scalar met before the first accelerator operand is accepted too
+    for (_, tensor, output), device in zip(operands, devices):
+        if device == common:
+            continue
+        if device.type == "cpu" and not output and tensor.dim() == 0:
+            continue
+        raise _mismatch(common, device)
     return common
 
 
@@ -552,7 +550,30 @@ def _rnn(func, args, kwargs):
                 raise RuntimeError(f"Input and {label} tensors are not at the same device, found "
                                    f"input tensor at {device} and {label} tensor at "
                                    f"{device_of(tensor)}")
+    dtype = _accelerator_autocast()
+    if dtype is not None:
+        return _autocast_rnn(func, args, kwargs, dtype)
     return _plain_call(func, args, kwargs)
+
+
+def _autocast_rnn(func, args, kwargs, dtype):
+    """An RNN under ``autocast("cuda")``: cuDNN's RNN runs in the autocast dtype (its autocast
+    kernel casts input, state and weights); CPU autocast would hand float16 to oneDNN's RNN,
+    which many CPUs cannot run, so cast here and run torch's own RNN kernel."""
+    def cast(value):
+        if isinstance(value, torch.Tensor) and value.is_floating_point():
+            return value.to(dtype)
+        if isinstance(value, (list, tuple)):
+            return type(value)(cast(item) for item in value)
+        return value
+    enabled_cpu, mkldnn = torch.is_autocast_enabled("cpu"), torch._C._get_mkldnn_enabled()
+    torch.set_autocast_enabled("cpu", False)
+    torch._C._set_mkldnn_enabled(False)
+    try:
+        return _plain_call(func, tuple(cast(value) for value in args), kwargs)
+    finally:
+        torch._C._set_mkldnn_enabled(mkldnn)
+        torch.set_autocast_enabled("cpu", enabled_cpu)
 
 
 def _host_outputs(*indices):
@@ -565,6 +586,10 @@ def _host_outputs(*indices):
                 _tag(out[index], CPU)
         return out
     return call
+
+
+def _untranslated(func, args, kwargs):
+    return func(*args, **kwargs)
 
 
 def _plain_call(func, args, kwargs):
@@ -592,6 +617,9 @@ def _special_functions() -> dict:
         torch.Tensor.__array__: _numpy,
         torch.Tensor.__repr__: _printed,
         torch.Tensor.record_stream: lambda func, args, kwargs: None,
+        # Module.to(device="cuda") parses its arguments with it: the device must come back as
+        # asked, not as the CPU allocation that a factory's device= is turned into
+        torch._C._nn._parse_to: _untranslated,
         torch._pack_padded_sequence: _host_outputs(1),
         torch._pad_packed_sequence: _host_outputs(1),
         torch.lstm: _rnn,
@@ -934,6 +962,29 @@ def _parallel_patches() -> dict:
             (torch._C, "_accelerator_maybeExchangeDevice"): _exchange_device}
 
 
+def _autograd_patches() -> dict:
+    """The backward pass runs user code (a custom ``Function.backward``, hooks, checkpointed
+    forwards) from inside ``Tensor.backward`` / ``torch.autograd.grad``, which reach the
+    engine while _DeviceTranslate handles them, that is, with it popped off the mode stack:
+    without this, ``tensor.device`` would answer ``cpu`` in there."""
+    original = getattr(torch.autograd, "_engine_run_backward", None)
+    if original is None:
+        return {}
+
+    def run_backward(*args, **kwargs):
+        translate = _modes[0] if _modes else None
+        if translate is None or _translate_on_stack(translate):
+            return original(*args, **kwargs)
+        with translate:
+            return original(*args, **kwargs)
+    return {(torch.autograd, "_engine_run_backward"): run_backward}
+
+
+def _translate_on_stack(mode) -> bool:
+    from torch.overrides import _get_current_function_mode_stack
+    return any(item is mode for item in _get_current_function_mode_stack())
+
+
 def _as_accelerator(device) -> torch.device:
     if isinstance(device, torch.device):
         return device if device.type != "cpu" else device
@@ -985,7 +1036,37 @@ def _amp_patches() -> dict:
     common = getattr(getattr(torch.cuda, "amp", None), "common", None)
     if common is not None and hasattr(common, "amp_definitely_not_available"):
         patches[(common, "amp_definitely_not_available")] = lambda: not _state.available()
+    autocast = getattr(getattr(torch.amp, "autocast_mode", None), "autocast", None)
+    if autocast is not None and hasattr(torch, "set_autocast_dtype"):
+        enter, exit_ = autocast.__enter__, autocast.__exit__
+
+        def autocast_enter(self):
+            result = enter(self)
+            if _state is not None and getattr(self, "device", None) == _state.kind:
+                self._torchdevlint_cpu = (torch.is_autocast_enabled("cpu"),
+                                          torch.get_autocast_dtype("cpu"))
+                torch.set_autocast_enabled("cpu", self._enabled)
+                torch.set_autocast_dtype("cpu", self.fast_dtype)
+            return result
+
+        def autocast_exit(self, *exc):
+            result = exit_(self, *exc)
+            previous = self.__dict__.pop("_torchdevlint_cpu", None)
+            if previous is not None:
+                torch.set_autocast_enabled("cpu", previous[0])
+                torch.set_autocast_dtype("cpu", previous[1])
+            return result
+        patches[(autocast, "__enter__")] = autocast_enter
+        patches[(autocast, "__exit__")] = autocast_exit
     return patches
+
+
+def _accelerator_autocast():
+    """The dtype of ``autocast("cuda")`` while it runs as CPU autocast, else None."""
+    if _state is None or not torch.is_autocast_enabled(_state.kind) \
+            or not torch.is_autocast_enabled("cpu"):
+        return None
+    return torch.get_autocast_dtype("cpu")
 
 
 # --- checkpoints: the device travels in the file, as a GPU's torch.save writes it -------------
@@ -1053,7 +1134,7 @@ def _fresh(function):
 def _all_patches() -> dict:
     patches = {}
     for group in (_cuda_patches, _accelerator_patches, _mps_patches, _amp_patches,
-                  _parallel_patches, _foreach_patches):
+                  _parallel_patches, _foreach_patches, _autograd_patches):
         patches.update(group())
     patches = {key: _fresh(value) for key, value in patches.items() if hasattr(key[0], key[1])}
     patches.update(_tensor_patches())
