@@ -5,6 +5,8 @@ acceptance 3), each reduced to the few lines that showed it; none needs the proj
   inside a custom ``autograd.Function.backward`` ``tensor.device`` answered ``cpu``;
 * vector-quantize-pytorch: ``autocast("cuda")`` cast nothing, so a half-precision model met
   float32 activations (``mat1 and mat2 must have the same dtype``), which a GPU casts;
+* torchsde: ``torch.Generator("cuda")`` failed (a CPU build has no CUDA generator), where a
+  GPU machine gives one, and a generator of the wrong device type was accepted;
 * the order of the two devices in TensorIterator's message (the accelerator comes first,
   whichever operand is on the CPU)."""
 from __future__ import annotations
@@ -146,3 +148,34 @@ def test_autocast_on_the_cpu_is_left_alone(gpu):
     with torch.autocast("cpu", dtype=torch.bfloat16):
         assert linear(torch.randn(2, 4)).dtype == torch.bfloat16
     assert not torch.is_autocast_enabled("cpu")
+
+
+def test_a_generator_on_the_accelerator(gpu):
+    generator = torch.Generator("cuda").manual_seed(7)
+    assert generator.device == gpu and isinstance(generator, torch.Generator)
+    assert isinstance(torch.default_generator, torch.Generator)  # made before it started
+    first = torch.randn(4, device="cuda", generator=generator)
+    assert first.device == gpu
+    generator.manual_seed(7)
+    assert torch.equal(torch.randn(4, device="cuda", generator=generator), first)
+    assert torch.empty(4, device="cuda").normal_(generator=generator).device == gpu
+
+
+@pytest.mark.parametrize("draw, message", [
+    (lambda gen, cpu_gen: torch.randn(3, device="cuda", generator=cpu_gen),
+     "Expected a 'cuda' device type for generator but found 'cpu'"),
+    (lambda gen, cpu_gen: torch.randn(3, generator=gen),
+     "Expected a 'cpu' device type for generator but found 'cuda'"),
+    (lambda gen, cpu_gen: torch.empty(3).normal_(generator=gen),
+     "Expected a 'cpu' device type for generator but found 'cuda'"),
+], ids=["cpu generator, gpu tensor", "gpu generator, cpu factory", "gpu generator, cpu tensor"])
+def test_a_generator_of_another_device_fails_as_on_a_gpu(gpu, draw, message):
+    with pytest.raises(RuntimeError, match=message):
+        draw(torch.Generator("cuda"), torch.Generator())
+
+
+def test_generator_is_restored_afterwards():
+    with fake_accelerator("cuda"):
+        assert torch.Generator("cuda").device == GPU
+    assert torch.Generator is torch._C.Generator
+    assert torch.Generator().device == torch.device("cpu")

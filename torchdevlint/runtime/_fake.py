@@ -668,11 +668,24 @@ class _DeviceTranslate(TorchFunctionMode):
             if default is not None and default.type in KINDS:
                 requested = _resolve(default)
                 kwargs = dict(kwargs, device=CPU)
+        generator = kwargs.get("generator")
+        if generator is not None and _state is not None:
+            target = requested or _first_accelerator(args, kwargs) or (
+                _device_of_first_tensor(args)) or (CPU if func in _CONSTRUCTORS else None)
+            if target is not None:
+                _check_generator(generator, target)
         if requested is None:
             return _plain_call(func, args, kwargs)
         with _frame(requested, None):
             out = func(*args, **kwargs)
             return _settle(out, args, kwargs, requested)
+
+
+def _device_of_first_tensor(args):
+    for value in args:
+        if isinstance(value, torch.Tensor):
+            return device_of(value)
+    return None
 
 
 def _default_device():
@@ -1027,7 +1040,54 @@ _ORIGINAL_CLONE = torch.Tensor.clone
 
 
 def _tensor_patches() -> dict:
-    return {(torch.Tensor, "pin_memory"): _pin_memory, (torch.Tensor, "is_pinned"): _is_pinned}
+    return {(torch.Tensor, "pin_memory"): _pin_memory, (torch.Tensor, "is_pinned"): _is_pinned,
+            (torch, "Generator"): _Generator}
+
+
+_ORIGINAL_GENERATOR = torch.Generator
+
+
+class _GeneratorType(type(torch.Generator)):
+    """Generators made before the pretend accelerator started (``torch.default_generator``)
+    stay instances of ``torch.Generator`` while it is patched."""
+
+    def __instancecheck__(cls, instance):
+        return isinstance(instance, _ORIGINAL_GENERATOR)
+
+    def __subclasscheck__(cls, subclass):
+        return issubclass(subclass, _ORIGINAL_GENERATOR)
+
+
+class _Generator(torch.Generator, metaclass=_GeneratorType):
+    """``torch.Generator("cuda")``: a CPU generator that says it is on the pretend device (a
+    CPU build has no CUDA generator to give)."""
+
+    def __new__(cls, device="cpu"):
+        return super().__new__(cls, "cpu")
+
+    def __init__(self, device="cpu"):
+        parsed = _parse_device(device)
+        if parsed is not None and parsed.type in KINDS:
+            if _state is None or parsed.type != _state.kind:
+                raise _not_compiled(parsed.type)
+            parsed = _resolve(parsed)
+        self._torchdevlint_device = parsed or CPU
+
+    @property
+    def device(self):
+        return self._torchdevlint_device
+
+
+def _generator_device(generator) -> torch.device:
+    return getattr(generator, "_torchdevlint_device", None) or generator.device
+
+
+def _check_generator(generator, target) -> None:
+    """A GPU kernel refuses a generator of another device type (check_generator)."""
+    found = _generator_device(generator)
+    if found.type != target.type:
+        raise RuntimeError(f"Expected a '{target.type}' device type for generator but found "
+                           f"'{found.type}'")
 
 
 def _amp_patches() -> dict:
