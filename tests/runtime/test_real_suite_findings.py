@@ -179,3 +179,10 @@ def test_generator_is_restored_afterwards():
         assert torch.Generator("cuda").device == GPU
     assert torch.Generator is torch._C.Generator
     assert torch.Generator().device == torch.device("cpu")
+
+
+def test_to_with_a_positional_non_blocking_is_not_a_copy(gpu):
+    """``Module.to`` calls ``t.to(device, dtype, non_blocking)``: the third is not ``copy``."""
+    x = torch.ones(2, device="cuda")
+    assert x.to(gpu, torch.float32, True) is x
+    assert x.to(torch.float32, False, True) is not x  # (dtype, non_blocking, copy)

@@ -455,7 +455,8 @@ def _to(func, args, kwargs):
         # .to(device, dtype, non_blocking, copy) and .to(dtype, non_blocking, copy)
         if len(positional) >= 3 and isinstance(positional[-1], bool) and isinstance(positional[-2], bool):
             copy = positional.pop()
-        elif len(positional) == 3 and isinstance(positional[-1], bool):
+        elif len(positional) == 3 and isinstance(positional[-1], bool) \
+                and isinstance(positional[0], torch.dtype):  # not (device, dtype, non_blocking)
             copy = positional.pop()
         device, dtype, non_blocking, memory_format = torch._C._nn._parse_to(*positional, **clean)
         if memory_format is None:
