@@ -24,7 +24,7 @@ SUITES=(
   "diffeq|torchdiffeq|tests/api_tests.py tests/event_tests.py tests/norm_tests.py tests/gradient_tests.py|scipy"
   "xtransformers|x-transformers|tests/test_x_transformers.py|einops einx loguru packaging torch-einops-utils"
   "geoopt|geoopt|tests -W ignore::DeprecationWarning|numpy scipy"
-  "torchsde|torchsde|tests|numpy scipy trampoline"
+  "torchsde|torchsde|tests/test_brownian_path.py tests/test_brownian_tree.py|numpy scipy trampoline"
 )
 
 run() {
