@@ -222,21 +222,19 @@ def _mismatch(common, other) -> RuntimeError:
 
 
 def _iter_check(operands):
-    """TensorIterator's rule: one device, except CPU scalars (0-dim CPU inputs) on a GPU."""
-    common = None
-    for _, tensor, output in operands:
-        device = _device_of(tensor)
-        if common is None:
-            if device.type == "cpu" and not output and tensor.dim() == 0:
-                continue
-            common = device
-        elif device != common:
-            if common.type != "cpu" and device.type == "cpu" and not output and tensor.dim() == 0:
-                continue
-            raise _mismatch(common, device)
-    if common is None:
+    """TensorIterator's rule (compute_types): the common device is the first one that is not
+    the CPU, and every operand must be on it, except CPU scalars (0-dim CPU inputs); so the
+    message names the accelerator first, whichever operand came first."""
+    devices = [_device_of(tensor) for _, tensor, _ in operands]
+    common = next((device for device in devices if device.type != "cpu"), CPU)
+    if common.type == "cpu":
         return CPU
-    # a CPU scalar met before the first accelerator operand is accepted too
+    for (_, tensor, output), device in zip(operands, devices):
+        if device == common:
+            continue
+        if device.type == "cpu" and not output and tensor.dim() == 0:
+            continue
+        raise _mismatch(common, device)
     return common
 
 
@@ -457,7 +455,8 @@ def _to(func, args, kwargs):
         # .to(device, dtype, non_blocking, copy) and .to(dtype, non_blocking, copy)
         if len(positional) >= 3 and isinstance(positional[-1], bool) and isinstance(positional[-2], bool):
             copy = positional.pop()
-        elif len(positional) == 3 and isinstance(positional[-1], bool):
+        elif len(positional) == 3 and isinstance(positional[-1], bool) \
+                and isinstance(positional[0], torch.dtype):  # not (device, dtype, non_blocking)
             copy = positional.pop()
         device, dtype, non_blocking, memory_format = torch._C._nn._parse_to(*positional, **clean)
         if memory_format is None:
@@ -552,7 +551,30 @@ def _rnn(func, args, kwargs):
                 raise RuntimeError(f"Input and {label} tensors are not at the same device, found "
                                    f"input tensor at {device} and {label} tensor at "
                                    f"{device_of(tensor)}")
+    dtype = _accelerator_autocast()
+    if dtype is not None:
+        return _autocast_rnn(func, args, kwargs, dtype)
     return _plain_call(func, args, kwargs)
+
+
+def _autocast_rnn(func, args, kwargs, dtype):
+    """An RNN under ``autocast("cuda")``: cuDNN's RNN runs in the autocast dtype (its autocast
+    kernel casts input, state and weights); CPU autocast would hand float16 to oneDNN's RNN,
+    which many CPUs cannot run, so cast here and run torch's own RNN kernel."""
+    def cast(value):
+        if isinstance(value, torch.Tensor) and value.is_floating_point():
+            return value.to(dtype)
+        if isinstance(value, (list, tuple)):
+            return type(value)(cast(item) for item in value)
+        return value
+    enabled_cpu, mkldnn = torch.is_autocast_enabled("cpu"), torch._C._get_mkldnn_enabled()
+    torch.set_autocast_enabled("cpu", False)
+    torch._C._set_mkldnn_enabled(False)
+    try:
+        return _plain_call(func, tuple(cast(value) for value in args), kwargs)
+    finally:
+        torch._C._set_mkldnn_enabled(mkldnn)
+        torch.set_autocast_enabled("cpu", enabled_cpu)
 
 
 def _host_outputs(*indices):
@@ -565,6 +587,10 @@ def _host_outputs(*indices):
                 _tag(out[index], CPU)
         return out
     return call
+
+
+def _untranslated(func, args, kwargs):
+    return func(*args, **kwargs)
 
 
 def _plain_call(func, args, kwargs):
@@ -592,6 +618,9 @@ def _special_functions() -> dict:
         torch.Tensor.__array__: _numpy,
         torch.Tensor.__repr__: _printed,
         torch.Tensor.record_stream: lambda func, args, kwargs: None,
+        # Module.to(device="cuda") parses its arguments with it: the device must come back as
+        # asked, not as the CPU allocation that a factory's device= is turned into
+        torch._C._nn._parse_to: _untranslated,
         torch._pack_padded_sequence: _host_outputs(1),
         torch._pad_packed_sequence: _host_outputs(1),
         torch.lstm: _rnn,
@@ -640,11 +669,24 @@ class _DeviceTranslate(TorchFunctionMode):
             if default is not None and default.type in KINDS:
                 requested = _resolve(default)
                 kwargs = dict(kwargs, device=CPU)
+        generator = kwargs.get("generator")
+        if generator is not None and _state is not None:
+            target = requested or _first_accelerator(args, kwargs) or (
+                _device_of_first_tensor(args)) or (CPU if func in _CONSTRUCTORS else None)
+            if target is not None:
+                _check_generator(generator, target)
         if requested is None:
             return _plain_call(func, args, kwargs)
         with _frame(requested, None):
             out = func(*args, **kwargs)
             return _settle(out, args, kwargs, requested)
+
+
+def _device_of_first_tensor(args):
+    for value in args:
+        if isinstance(value, torch.Tensor):
+            return device_of(value)
+    return None
 
 
 def _default_device():
@@ -934,6 +976,29 @@ def _parallel_patches() -> dict:
             (torch._C, "_accelerator_maybeExchangeDevice"): _exchange_device}
 
 
+def _autograd_patches() -> dict:
+    """The backward pass runs user code (a custom ``Function.backward``, hooks, checkpointed
+    forwards) from inside ``Tensor.backward`` / ``torch.autograd.grad``, which reach the
+    engine while _DeviceTranslate handles them, that is, with it popped off the mode stack:
+    without this, ``tensor.device`` would answer ``cpu`` in there."""
+    original = getattr(torch.autograd, "_engine_run_backward", None)
+    if original is None:
+        return {}
+
+    def run_backward(*args, **kwargs):
+        translate = _modes[0] if _modes else None
+        if translate is None or _translate_on_stack(translate):
+            return original(*args, **kwargs)
+        with translate:
+            return original(*args, **kwargs)
+    return {(torch.autograd, "_engine_run_backward"): run_backward}
+
+
+def _translate_on_stack(mode) -> bool:
+    from torch.overrides import _get_current_function_mode_stack
+    return any(item is mode for item in _get_current_function_mode_stack())
+
+
 def _as_accelerator(device) -> torch.device:
     if isinstance(device, torch.device):
         return device if device.type != "cpu" else device
@@ -976,7 +1041,54 @@ _ORIGINAL_CLONE = torch.Tensor.clone
 
 
 def _tensor_patches() -> dict:
-    return {(torch.Tensor, "pin_memory"): _pin_memory, (torch.Tensor, "is_pinned"): _is_pinned}
+    return {(torch.Tensor, "pin_memory"): _pin_memory, (torch.Tensor, "is_pinned"): _is_pinned,
+            (torch, "Generator"): _Generator}
+
+
+_ORIGINAL_GENERATOR = torch.Generator
+
+
+class _GeneratorType(type(torch.Generator)):
+    """Generators made before the pretend accelerator started (``torch.default_generator``)
+    stay instances of ``torch.Generator`` while it is patched."""
+
+    def __instancecheck__(cls, instance):
+        return isinstance(instance, _ORIGINAL_GENERATOR)
+
+    def __subclasscheck__(cls, subclass):
+        return issubclass(subclass, _ORIGINAL_GENERATOR)
+
+
+class _Generator(torch.Generator, metaclass=_GeneratorType):
+    """``torch.Generator("cuda")``: a CPU generator that says it is on the pretend device (a
+    CPU build has no CUDA generator to give)."""
+
+    def __new__(cls, device="cpu"):
+        return super().__new__(cls, "cpu")
+
+    def __init__(self, device="cpu"):
+        parsed = _parse_device(device)
+        if parsed is not None and parsed.type in KINDS:
+            if _state is None or parsed.type != _state.kind:
+                raise _not_compiled(parsed.type)
+            parsed = _resolve(parsed)
+        self._torchdevlint_device = parsed or CPU
+
+    @property
+    def device(self):
+        return self._torchdevlint_device
+
+
+def _generator_device(generator) -> torch.device:
+    return getattr(generator, "_torchdevlint_device", None) or generator.device
+
+
+def _check_generator(generator, target) -> None:
+    """A GPU kernel refuses a generator of another device type (check_generator)."""
+    found = _generator_device(generator)
+    if found.type != target.type:
+        raise RuntimeError(f"Expected a '{target.type}' device type for generator but found "
+                           f"'{found.type}'")
 
 
 def _amp_patches() -> dict:
@@ -985,7 +1097,37 @@ def _amp_patches() -> dict:
     common = getattr(getattr(torch.cuda, "amp", None), "common", None)
     if common is not None and hasattr(common, "amp_definitely_not_available"):
         patches[(common, "amp_definitely_not_available")] = lambda: not _state.available()
+    autocast = getattr(getattr(torch.amp, "autocast_mode", None), "autocast", None)
+    if autocast is not None and hasattr(torch, "set_autocast_dtype"):
+        enter, exit_ = autocast.__enter__, autocast.__exit__
+
+        def autocast_enter(self):
+            result = enter(self)
+            if _state is not None and getattr(self, "device", None) == _state.kind:
+                self._torchdevlint_cpu = (torch.is_autocast_enabled("cpu"),
+                                          torch.get_autocast_dtype("cpu"))
+                torch.set_autocast_enabled("cpu", self._enabled)
+                torch.set_autocast_dtype("cpu", self.fast_dtype)
+            return result
+
+        def autocast_exit(self, *exc):
+            result = exit_(self, *exc)
+            previous = self.__dict__.pop("_torchdevlint_cpu", None)
+            if previous is not None:
+                torch.set_autocast_enabled("cpu", previous[0])
+                torch.set_autocast_dtype("cpu", previous[1])
+            return result
+        patches[(autocast, "__enter__")] = autocast_enter
+        patches[(autocast, "__exit__")] = autocast_exit
     return patches
+
+
+def _accelerator_autocast():
+    """The dtype of ``autocast("cuda")`` while it runs as CPU autocast, else None."""
+    if _state is None or not torch.is_autocast_enabled(_state.kind) \
+            or not torch.is_autocast_enabled("cpu"):
+        return None
+    return torch.get_autocast_dtype("cpu")
 
 
 # --- checkpoints: the device travels in the file, as a GPU's torch.save writes it -------------
@@ -1053,7 +1195,7 @@ def _fresh(function):
 def _all_patches() -> dict:
     patches = {}
     for group in (_cuda_patches, _accelerator_patches, _mps_patches, _amp_patches,
-                  _parallel_patches, _foreach_patches):
+                  _parallel_patches, _foreach_patches, _autograd_patches):
         patches.update(group())
     patches = {key: _fresh(value) for key, value in patches.items() if hasattr(key[0], key[1])}
     patches.update(_tensor_patches())
