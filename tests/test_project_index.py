@@ -246,3 +246,24 @@ def test_a_script_that_names_no_device_reports_when_another_file_moves_its_modul
         "model = Head().to(device)\n")
     found = cli_json("model.py", "--no-cache", cwd=tmp_path)
     assert matches(found, {("model.py", 11, "TDL007", "another file moves it to an accelerator: train.py:5")}), found
+
+
+def test_a_save_in_another_directory_is_another_programs_file(tmp_path):
+    """Saves and loads are matched by file name; only a sibling's save (same directory)
+    speaks for the file a load reads. ``gan_a/train.py`` saving ``G.pth`` from CPU state says
+    nothing about the ``G.pth`` that ``gan_b/train.py`` loads, and is not named in its message."""
+    (tmp_path / "pyproject.toml").write_text("")
+    for folder, state in (("gan_a", "{k: v.cpu() for k, v in G.state_dict().items()}"),
+                          ("gan_b", "G.state_dict()")):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "save.py").write_text(
+            "import torch\nfrom torch import nn\n\n"
+            "device = torch.device(\"cuda\" if torch.cuda.is_available() else \"cpu\")\n"
+            f"G = nn.Linear(2, 2).to(device)\ntorch.save({state}, \"G.pth\")\n")
+    (tmp_path / "gan_b" / "load.py").write_text("import torch\n\nstate = torch.load(\"G.pth\")\n")
+    found = cli_json("gan_b/load.py", "--no-cache", cwd=tmp_path)
+    assert matches(found, {("load.py", 3, "TDL003", "written from device state in gan_b/save.py:6")}), found
+    (tmp_path / "gan_b" / "save.py").unlink()  # only gan_a's CPU save is left: not a sibling
+    found = cli_json("gan_b/load.py", "--no-cache", cwd=tmp_path)
+    assert matches(found, {("load.py", 3, "TDL003", None)}), found
+    assert "written from" not in next(iter(found))[3]
