@@ -51,6 +51,10 @@ def is_tensor_function(qualified: str) -> bool:
     return qualified.startswith("torch.") and (
         qualified.rpartition(".")[2] in TENSOR_FUNCTIONS or qualified.startswith(TENSOR_NAMESPACES))
 
+# Context managers / decorators that turn autograd recording off, and all that switch it.
+GRAD_OFF_CALLS = frozenset(("no_grad", "inference_mode"))
+GRAD_MODE_SWITCHES = GRAD_OFF_CALLS | frozenset(("set_grad_enabled", "enable_grad"))
+
 # Legacy tensor types: torch.FloatTensor(...) builds a tensor.
 TENSOR_TYPE_RE = re.compile(r"^torch\.(?:cuda\.)?[A-Z][A-Za-z]*Tensor$")
 CUDA_TENSOR_TYPE_RE = re.compile(r"^torch\.cuda\.[A-Z][A-Za-z]*Tensor$")

@@ -28,7 +28,8 @@ from torchdevlint.analysis.kinds import KindInference
 from torchdevlint.analysis.placement import OnAccelerator, OnCPU, Placement  # noqa: F401 (facade)
 from torchdevlint.analysis.targets import Targets
 from torchdevlint.analysis.model import (  # noqa: F401 (facade)
-    ASSIGN, EXPECTS_FAILURE, HANDLES_FAILURE, IMPORT, PARAM, Binding, CallSite, Ctx, DefaultOf,
+    ASSIGN, EXPECTS_FAILURE, GRAD_OFF, GRAD_ON, GRAD_RUNTIME, HANDLES_FAILURE, IMPORT, PARAM,
+    Binding, CallSite, Ctx, DefaultOf, grad_mode_set_by,
     ClassInfo, FunctionInfo, Scope, dotted_name, last_name, root_name, string_value,
 )
 
@@ -38,6 +39,7 @@ __all__ = [
     "Analysis", "FACTS", "UndeclaredFact", "K", "api", "walk_code", "iter_children",
     "ASSIGN", "IMPORT", "PARAM", "Binding", "CallSite", "ClassInfo", "Ctx", "FunctionInfo", "Scope",
     "dotted_name", "last_name", "root_name", "string_value",
+    "GRAD_OFF", "GRAD_ON", "GRAD_RUNTIME", "grad_mode_set_by",
     "is_device_name", "device_names_visible", "move_device_argument", "ModuleState",
     "DeviceTrace", "OrderedWalk", "UNDECIDED", "OnAccelerator", "OnCPU",
 ]

@@ -52,8 +52,8 @@ from typing import Dict, Iterator, List, Optional, Set, Tuple
 import libcst as cst
 
 from torchdevlint.analysis import (
-    K, Analysis, Ctx, FunctionInfo, OrderedWalk, Scope, api, dotted_name, iter_children, last_name,
-    walk_code,
+    GRAD_ON, GRAD_RUNTIME, K, Analysis, Ctx, FunctionInfo, OrderedWalk, Scope, api, dotted_name,
+    grad_mode_set_by, iter_children, last_name, walk_code,
 )
 from torchdevlint.findings import Finding
 from torchdevlint.fixes.context import FixContext
@@ -97,9 +97,7 @@ _TENSOR_ATTRIBUTES = frozenset("T mT H mH real imag".split()) | api.MODEL_OUTPUT
 _FREEING_WORDS = ("backward", "scaler", "step", "optimi")
 _MODEL_NAMES = re.compile(r"(?i)^(model|net|network|classifier|encoder|decoder|backbone|"
                           r"generator|discriminator|netg|netd|critic|.*_model|.*model_|.*net)$")
-_GRAD_SWITCHES = re.compile(r"\b(no_grad|inference_mode|set_grad_enabled|enable_grad)\b")
 _FROZEN = re.compile(r"requires_grad_\(\s*False\s*\)|\.requires_grad\s*=\s*False")
-_GRAD_OFF_CALLS = frozenset(("no_grad", "inference_mode"))
 _ACCUMULATING = (cst.AddAssign, cst.SubtractAssign)
 _ATOMS = (cst.Name, cst.Attribute, cst.Call, cst.Subscript)
 
@@ -221,6 +219,8 @@ class AutogradGraphKeptAlive(Rule):
         recording = self.analysis.grad_recording(ctx)
         if recording is not None:
             return recording
+        if not self.analysis.grad.callers_decide(ctx):
+            return False  # ``set_grad_enabled(train)``: decided at run time, not proven on
         return self._called_with_grad(ctx.func, depth)
 
     def _called_with_grad(self, func: FunctionInfo, depth: int) -> bool:
@@ -399,6 +399,7 @@ class _LoopWalk(OrderedWalk):
             if isinstance(statement, cst.With):
                 mode = _grad_set_by(statement)
                 if mode is not None:
+                    mode = mode == GRAD_ON  # (set at run time: not proven on)
                     for item in statement.items:
                         self.expression(item.item)
                     saved, self.grad = self.grad, mode
@@ -593,23 +594,10 @@ class _LoopWalk(OrderedWalk):
         return False
 
 
-def _grad_set_by(statement: cst.With) -> Optional[bool]:
-    for item in statement.items:
-        call = item.item if isinstance(item.item, cst.Call) else None
-        name = last_name(call.func if call is not None else item.item)
-        if name in _GRAD_OFF_CALLS:
-            if call is not None and call.args and isinstance(call.args[0].value, cst.Name) \
-                    and call.args[0].value.value == "False":
-                return None
-            return False
-        if name == "enable_grad":
-            return True
-        if name == "set_grad_enabled" and call is not None and call.args and \
-                isinstance(call.args[0].value, cst.Name) and call.args[0].value.value in ("True", "False"):
-            return call.args[0].value.value == "True"
-        if name == "set_grad_enabled":
-            return False  # decided at runtime: not proven on
-    return None
+def _grad_set_by(statement: cst.With) -> Optional[str]:
+    """The grad mode the first of ``statement``'s items that sets one sets."""
+    return next((mode for mode in (grad_mode_set_by(item.item) for item in statement.items)
+                 if mode is not None), None)
 
 
 def _accumulator_text(target) -> Optional[str]:
@@ -659,18 +647,13 @@ def _switches_grad_unseen(body) -> bool:
     mode (``with torch.no_grad():``, which the analysis follows): ``set_grad_enabled(train)``,
     ``ctx = torch.no_grad() if ... else nullcontext()``, a switch called as a statement."""
     named = [node for node in walk_code(body) if isinstance(node, (cst.Name, cst.Attribute))
-             and _GRAD_SWITCHES.fullmatch(last_name(node) or "")]
+             and last_name(node) in api.GRAD_MODE_SWITCHES]
     if not named:
         return False  # (most functions: the walk for ``with`` items is spared)
     fixed = set()
     for node in walk_code(body):
         if isinstance(node, cst.With) and _grad_set_by(node) is not None and not any(
-                last_name(item.item.func if isinstance(item.item, cst.Call) else item.item)
-                == "set_grad_enabled" and not (
-                    isinstance(item.item, cst.Call) and item.item.args
-                    and isinstance(item.item.args[0].value, cst.Name)
-                    and item.item.args[0].value.value in ("True", "False"))
-                for item in node.items):
+                grad_mode_set_by(item.item) == GRAD_RUNTIME for item in node.items):
             for item in node.items:
                 fixed.update(id(n) for n in walk_code(item.item))
     return any(id(node) not in fixed for node in named)

@@ -1,0 +1,68 @@
+"""Each fact that rules used to decide their own way is answered by one provider of the
+analysis, and the rules ask it (issue 26): one test per fact, on the case where the old answers
+disagreed."""
+from __future__ import annotations
+
+import textwrap
+
+import libcst as cst
+
+from torchdevlint.analysis import GRAD_OFF, GRAD_ON, GRAD_RUNTIME, Analysis, grad_mode_set_by
+from torchdevlint.config import select_rules
+from torchdevlint.engine import lint_source
+
+
+def analysis_of(source: str) -> Analysis:
+    return Analysis(cst.parse_module(textwrap.dedent(source)))
+
+
+def codes(source: str, select: str) -> list:
+    """(code, line) of what rule ``select`` alone reports, with its prefilter."""
+    result = lint_source(textwrap.dedent(source), "snippet.py", select_rules([select]))
+    assert result.error is None
+    return [(f.code, f.line) for f in result.findings]
+
+
+def expression(text: str) -> cst.BaseExpression:
+    return cst.parse_expression(text)
+
+
+# -- is gradient recording on ---------------------------------------------------------------
+
+def test_grad_mode_set_by_reads_set_grad_enabled_of_a_variable_as_set_at_run_time():
+    # analysis/model.py said None (sets nothing), TDL010's own reading said False (off)
+    assert grad_mode_set_by(expression("torch.set_grad_enabled(train)")) == GRAD_RUNTIME
+    assert grad_mode_set_by(expression("torch.set_grad_enabled(False)")) == GRAD_OFF
+    assert grad_mode_set_by(expression("torch.set_grad_enabled(True)")) == GRAD_ON
+    assert grad_mode_set_by(expression("torch.no_grad()")) == GRAD_OFF
+    assert grad_mode_set_by(expression("torch.inference_mode(False)")) is None
+
+
+def test_grad_recording_under_set_grad_enabled_of_a_variable_is_undecided_not_the_callers():
+    analysis = analysis_of("""
+        import torch
+        with torch.set_grad_enabled(phase == "train"):
+            probe()
+        def f():
+            probe()
+    """)
+    module_site, function_site = sorted(analysis.collected.calls_by_name["probe"],
+                                        key=lambda site: site.order)
+    assert analysis.grad_recording(module_site.ctx) is None
+    assert not analysis.grad.callers_decide(module_site.ctx)
+    assert analysis.grad_recording(function_site.ctx) is None
+    assert analysis.grad.callers_decide(function_site.ctx)
+
+
+def test_tdl010_is_silent_on_a_module_level_loop_under_set_grad_enabled_of_a_variable():
+    loop = """
+        import torch
+        model = torch.nn.Linear(2, 2)
+        outs = []
+        {header}
+            for x in loader:
+                outs.append(model(x))
+    """
+    # the module level records by default; under set_grad_enabled(train) that is not proven
+    assert codes(loop.format(header="if True:"), "TDL010") == [("TDL010", 7)]
+    assert codes(loop.format(header="with torch.set_grad_enabled(train):"), "TDL010") == []
