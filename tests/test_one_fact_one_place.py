@@ -66,3 +66,18 @@ def test_tdl010_is_silent_on_a_module_level_loop_under_set_grad_enabled_of_a_var
     # the module level records by default; under set_grad_enabled(train) that is not proven
     assert codes(loop.format(header="if True:"), "TDL010") == [("TDL010", 7)]
     assert codes(loop.format(header="with torch.set_grad_enabled(train):"), "TDL010") == []
+
+
+# -- small twins: one helper each, and no rule keeps its own copy -----------------------------
+
+def test_number_literals_and_quoted_source_have_one_helper():
+    from torchdevlint.analysis import is_number, source_of
+    assert [is_number(expression(text)) for text in ("1", "-0.5", "+2", "x", "-x", "'1'")] == [
+        True, True, True, False, False, False]
+    assert source_of(expression("f(\n    a,\n    b)")) == "f( a, b)"
+    assert source_of(expression("x" * 50)) == "x" * 37 + "..."
+    from conftest import ROOT
+    copies = [path.name for path in (ROOT / "torchdevlint").rglob("*.py")
+              for name in ("def _is_number(", "def _short(", "def _root(")
+              if name in path.read_text()]
+    assert copies == []

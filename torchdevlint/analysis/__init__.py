@@ -30,7 +30,8 @@ from torchdevlint.analysis.targets import Targets
 from torchdevlint.analysis.model import (  # noqa: F401 (facade)
     ASSIGN, EXPECTS_FAILURE, GRAD_OFF, GRAD_ON, GRAD_RUNTIME, HANDLES_FAILURE, IMPORT, PARAM,
     Binding, CallSite, Ctx, DefaultOf, grad_mode_set_by,
-    ClassInfo, FunctionInfo, Scope, dotted_name, last_name, root_name, string_value,
+    ClassInfo, FunctionInfo, Scope, dotted_name, is_number, last_name, root_name, source_of,
+    string_value,
 )
 
 # What rules may use, besides ``Analysis`` itself.
@@ -38,7 +39,7 @@ __all__ = [
     "ARITHMETIC_OPERATORS",
     "Analysis", "FACTS", "UndeclaredFact", "K", "api", "walk_code", "iter_children",
     "ASSIGN", "IMPORT", "PARAM", "Binding", "CallSite", "ClassInfo", "Ctx", "FunctionInfo", "Scope",
-    "dotted_name", "last_name", "root_name", "string_value",
+    "dotted_name", "is_number", "last_name", "root_name", "source_of", "string_value",
     "GRAD_OFF", "GRAD_ON", "GRAD_RUNTIME", "grad_mode_set_by",
     "is_device_name", "device_names_visible", "move_device_argument", "ModuleState",
     "DeviceTrace", "OrderedWalk", "UNDECIDED", "OnAccelerator", "OnCPU",

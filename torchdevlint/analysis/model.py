@@ -8,6 +8,7 @@ from typing import Dict, List, Optional, Tuple, Union
 import libcst as cst
 
 from torchdevlint import torch_api as api
+from torchdevlint.positions import code_for_node
 
 # Source order of bindings, call sites and loops (the traversal visits in source order), so
 # that a rule can ask "which assignment was the last one before this loop?".
@@ -275,6 +276,19 @@ def root_name(expr: cst.BaseExpression) -> Optional[cst.Name]:
     while isinstance(expr, (cst.Attribute, cst.Subscript)):
         expr = expr.value
     return expr if isinstance(expr, cst.Name) else None
+
+
+def is_number(expr: cst.BaseExpression) -> bool:
+    """A number literal, signed or not: ``1``, ``-0.5``."""
+    if isinstance(expr, cst.UnaryOperation):
+        expr = expr.expression
+    return isinstance(expr, (cst.Integer, cst.Float))
+
+
+def source_of(node: cst.CSTNode, limit: int = 40) -> str:
+    """Short source text of an expression, as messages quote it."""
+    text = " ".join(code_for_node(node).split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def string_value(expr: cst.BaseExpression) -> Optional[str]:

@@ -470,7 +470,7 @@ class _LoopChecker(OrderedWalk):
             return
         if isinstance(target, cst.Subscript):
             # ``batch[k] = batch[k].to(device)`` moves (part of) the batch in place
-            root = _root(target)
+            root = root_name(target)
             if root is not None and root.value in self.values and self._contains_move(value):
                 self.values[root.value].moved = True
             return
@@ -693,12 +693,6 @@ class _OnDevice:
 
 # Tensor methods that combine the receiver with their argument.
 _BINARY_METHODS = frozenset("eq ne lt le gt ge add sub mul div matmul mm bmm".split())
-
-
-def _root(expr) -> Optional[cst.Name]:
-    while isinstance(expr, (cst.Subscript, cst.Attribute)):
-        expr = expr.value
-    return expr if isinstance(expr, cst.Name) else None
 
 
 def _target_names(target) -> List[str]:

@@ -18,7 +18,8 @@ from typing import Dict, Iterator, List, Optional, Set
 import libcst as cst
 
 from torchdevlint.analysis import (
-    ARITHMETIC_OPERATORS, ASSIGN, Analysis, Binding, FunctionInfo, ModuleState, walk_code,
+    ARITHMETIC_OPERATORS, ASSIGN, Analysis, Binding, FunctionInfo, ModuleState, is_number,
+    walk_code,
 )
 from torchdevlint.findings import Finding
 from torchdevlint.fixes.context import FixContext
@@ -303,18 +304,12 @@ class _Stays:
             return self(expr.expression)
         if isinstance(expr, cst.Comparison):
             operands = [expr.left] + [c.comparator for c in expr.comparisons]
-            return self(expr.left) and all(_is_number(o) for o in operands[1:])
+            return self(expr.left) and all(is_number(o) for o in operands[1:])
         if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, _ARITHMETIC):
             # ``self.var + eps``: still on the CPU (were the other operand on the device, the
             # meeting is that operation itself, found there)
             return self(expr.left) or self(expr.right)
         return False
-
-
-def _is_number(expr) -> bool:
-    if isinstance(expr, cst.UnaryOperation):
-        expr = expr.expression
-    return isinstance(expr, (cst.Integer, cst.Float))
 
 
 def _is_none(expr) -> bool:

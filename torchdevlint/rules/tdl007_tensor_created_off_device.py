@@ -25,7 +25,8 @@ from typing import Iterator, Optional, Set
 import libcst as cst
 
 from torchdevlint.analysis import (
-    ARITHMETIC_OPERATORS, ASSIGN, Analysis, FunctionInfo, ModuleState, root_name, walk_code,
+    ARITHMETIC_OPERATORS, ASSIGN, Analysis, FunctionInfo, ModuleState, is_number, root_name,
+    walk_code,
 )
 from torchdevlint.findings import Finding
 from torchdevlint.fixes.context import FixContext
@@ -162,7 +163,7 @@ class TensorCreatedOffDevice(Rule):
 
     def _origin(self, expr, method: FunctionInfo) -> Optional[cst.Call]:
         if isinstance(expr, cst.Comparison):  # ``mask == 0``: a CPU tensor of its shape
-            if all(_is_number(c.comparator) for c in expr.comparisons):
+            if all(is_number(c.comparator) for c in expr.comparisons):
                 return self._origin(expr.left, method)
             return None
         if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.BitInvert):
@@ -330,9 +331,3 @@ def _nonempty_size(size) -> bool:
         return size.evaluated_value != 0
     return isinstance(size, (cst.Integer, cst.Name, cst.Attribute, cst.BinaryOperation, cst.Call,
                              cst.Subscript))
-
-
-def _is_number(expr) -> bool:
-    if isinstance(expr, cst.UnaryOperation):
-        expr = expr.expression
-    return isinstance(expr, (cst.Integer, cst.Float))
