@@ -81,3 +81,41 @@ def test_number_literals_and_quoted_source_have_one_helper():
               for name in ("def _is_number(", "def _short(", "def _root(")
               if name in path.read_text()]
     assert copies == []
+
+
+# -- is this a loss ---------------------------------------------------------------------------
+
+def test_is_loss_follows_self_attributes_for_every_rule():
+    # TDL004 followed ``self.attr`` assignments, TDL010 only names: ``self.objective(...)``
+    # was a model's output of unknown structure to TDL010 (an unsafe fix), a loss to TDL004
+    source = """
+        import torch.nn as nn
+        objective = nn.L1Loss()
+        class Trainer:
+            def __init__(self):
+                self.objective = nn.MSELoss()
+                self.model = nn.Linear(2, 2)
+            def run(self, x, y):
+                self.objective(self.model(x), y)
+                self.model(x)
+                objective(x, y)
+    """
+    analysis = analysis_of(source)
+    run = next(info for info in analysis.collected.functions if info.name == "run")
+    calls = [line.body[0].value for line in run.node.body.body]
+    assert [analysis.is_loss(call.func, run.scope) for call in calls] == [True, False, True]
+    result = lint_source(textwrap.dedent("""
+        import torch.nn as nn
+        class Trainer:
+            def __init__(self):
+                self.objective = nn.MSELoss()
+                self.model = nn.Linear(2, 2)
+            def run(self, loader):
+                total = 0
+                for x, y in loader:
+                    total += self.objective(self.model(x), y)
+                return total.item()
+        Trainer().run(train_loader)
+    """), "snippet.py", select_rules(["TDL010"]))
+    [finding] = result.findings
+    assert finding.fix.safe  # a loss is a tensor: .detach() is safe on it

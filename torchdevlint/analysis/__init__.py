@@ -25,7 +25,9 @@ from torchdevlint.analysis.gradmode import GradMode
 from torchdevlint.analysis.guards import Guards
 from torchdevlint.analysis.modules import ARITHMETIC_OPERATORS, ModuleClasses, ModuleState  # noqa: F401 (facade)
 from torchdevlint.analysis.kinds import KindInference
-from torchdevlint.analysis.placement import OnAccelerator, OnCPU, Placement  # noqa: F401 (facade)
+from torchdevlint.analysis.placement import (  # noqa: F401 (facade)
+    OnAccelerator, OnCPU, Placement, assignments_of,
+)
 from torchdevlint.analysis.targets import Targets
 from torchdevlint.analysis.model import (  # noqa: F401 (facade)
     ASSIGN, EXPECTS_FAILURE, GRAD_OFF, GRAD_ON, GRAD_RUNTIME, HANDLES_FAILURE, IMPORT, PARAM,
@@ -135,7 +137,7 @@ class Analysis:
         """Whether calling ``func`` computes a loss, where its name decides: a torch.nn loss
         constructed in place (``nn.CrossEntropyLoss()(out, y)``), a torch.nn.functional loss
         (any other qualified name: no), a criterion's name (yes). None: the name does not
-        tell, what the name is bound to may (each rule reads the bindings its own way)."""
+        tell, what the name is bound to may (``is_loss`` reads it)."""
         if isinstance(func, cst.Call):
             return api.is_loss_class(self.qualname(func.func, scope) or "")
         qualified = self.qualname(func, scope)
@@ -146,6 +148,17 @@ class Analysis:
         if name is None:
             return False
         return True if api.is_criterion_name(name) else None
+
+    def is_loss(self, func: cst.BaseExpression, scope: Scope) -> bool:
+        """Whether calling ``func`` computes a loss: by its name (``loss_by_its_name``), else
+        by what the name or ``self`` attribute is assigned: a torch.nn loss module
+        (``self.loss = nn.MSELoss()``, then ``self.loss(out, y)``)."""
+        verdict = self.loss_by_its_name(func, scope)
+        if verdict is not None:
+            return verdict
+        return any(isinstance(value, cst.Call) and not path
+                   and api.is_loss_class(self.qualname(value.func, value_scope) or "")
+                   for value, value_scope, path, _ in assignments_of(func, scope, self.kinds))
 
     def call_sites(self, names, qualified_names=()):
         """Calls whose callee's last name is in ``names`` or is an import alias of one of

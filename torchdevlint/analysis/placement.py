@@ -510,15 +510,21 @@ class Placement:
     def bindings_of(self, target, scope: Scope) -> List[tuple]:
         """(value, scope, unpacking path, order) of each assignment to a name or ``self``
         attribute."""
-        if isinstance(target, cst.Name):
-            return [(b.value, b.ctx.scope, b.path, b.order) for b in scope.lookup(target.value)
-                    if b.how == ASSIGN]
-        if isinstance(target, cst.Attribute):
-            owner_kind = self.kinds.kind_of(target.value, scope)
-            if isinstance(owner_kind, K.Instance):
-                return [(b.value, b.ctx.scope, b.path, b.order)
-                        for b in owner_kind.info.attributes.get(target.attr.value, ())]
-        return []
+        return assignments_of(target, scope, self.kinds)
+
+
+def assignments_of(target, scope: Scope, kinds: KindInference) -> List[tuple]:
+    """(value, scope, unpacking path, order) of each assignment to a name or ``self``
+    attribute (``Placement.bindings_of``; needs only the kinds)."""
+    if isinstance(target, cst.Name):
+        return [(b.value, b.ctx.scope, b.path, b.order) for b in scope.lookup(target.value)
+                if b.how == ASSIGN]
+    if isinstance(target, cst.Attribute):
+        owner_kind = kinds.kind_of(target.value, scope)
+        if isinstance(owner_kind, K.Instance):
+            return [(b.value, b.ctx.scope, b.path, b.order)
+                    for b in owner_kind.info.attributes.get(target.attr.value, ())]
+    return []
 
 
 def _follows_a_value(device) -> bool:

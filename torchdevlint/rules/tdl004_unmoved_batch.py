@@ -559,7 +559,7 @@ class _LoopChecker(OrderedWalk):
 
     def _call_sink(self, call: cst.Call) -> None:
         model = self.rule.placement.moved_model(call.func, self.scope, self.order)
-        if model is not None and self._is_loss(call.func) and \
+        if model is not None and self.analysis.is_loss(call.func, self.scope) and \
                 self._partner_on_device([a.value for a in call.args]) is not None:
             model = None  # ``criterion = nn.CrossEntropyLoss().to(device)``: still a loss
         if model is not None:
@@ -582,7 +582,7 @@ class _LoopChecker(OrderedWalk):
                     self.values[name.value].is_mapping = True
                 self.candidates.append((name.value, name, "model", source_of(call.func), model))
             return
-        if self._is_loss(call.func):
+        if self.analysis.is_loss(call.func, self.scope):
             partner = self._partner_on_device([a.value for a in call.args])
             for arg in call.args:
                 for name in self._unmoved(arg.value):
@@ -657,16 +657,6 @@ class _LoopChecker(OrderedWalk):
             if device is not None:
                 return _OnDevice(operand, device, source_of(operand))
         return None
-
-    def _is_loss(self, func) -> bool:
-        verdict = self.analysis.loss_by_its_name(func, self.scope)
-        if verdict is not None:
-            return verdict
-        for value, value_scope, path, _ in self.rule.placement.bindings_of(func, self.scope):
-            if isinstance(value, cst.Call) and not path:
-                if api.is_loss_class(self.analysis.qualname(value.func, value_scope) or ""):
-                    return True
-        return False
 
 
 _LENGTH_WORDS = frozenset("len lens length lengths size sizes seq_len seq_lens num".split())

@@ -265,22 +265,6 @@ class AutogradGraphKeptAlive(Rule):
         return name is not None and _MODEL_NAMES.match(name) is not None and \
             not api.is_criterion_name(name)
 
-    def is_loss(self, func, scope: Scope) -> bool:
-        verdict = self.analysis.loss_by_its_name(func, scope)
-        if verdict is not None:
-            return verdict
-        if isinstance(func, cst.Name):  # (a Name read here; TDL004 also follows self.attr)
-            name = func.value
-            owner = scope.resolve(name)
-            if owner is not None:
-                for binding in owner.bindings.get(name, ()):
-                    value = binding.value
-                    if isinstance(value, cst.Call) and not binding.path:
-                        if api.is_loss_class(
-                                self.analysis.qualname(value.func, binding.ctx.scope) or ""):
-                            return True
-        return False
-
     def result_may_be_backwarded(self, func: FunctionInfo) -> bool:
         """Whether a caller may run backward on what ``func`` returns: a caller this file does
         not show, or one whose code calls backward."""
@@ -436,7 +420,7 @@ class _LoopWalk(OrderedWalk):
                 if method in _BINARY_METHODS and self._any_history(arguments):
                     return TENSOR
                 return None
-        if self.rule.is_loss(func, scope):
+        if self.rule.analysis.is_loss(func, scope):
             return TENSOR if self._any_history(arguments) else None
         if self.rule.is_model(func, scope):
             ctx = self.rule.ctx_of_call(call)
