@@ -119,3 +119,34 @@ def test_is_loss_follows_self_attributes_for_every_rule():
     """), "snippet.py", select_rules(["TDL010"]))
     [finding] = result.findings
     assert finding.fix.safe  # a loss is a tensor: .detach() is safe on it
+
+
+# -- is this a loop over a data loader ------------------------------------------------------
+
+def test_loader_paths_is_one_answer_for_tdl004_tdl010_and_tdl011():
+    analysis = analysis_of("""
+        import torch
+        for i, (x, y) in enumerate(tqdm(train_loader)):
+            pass
+        for a, b in zip(range(3), val_loader):
+            pass
+        for step in range(len(train_loader)):
+            pass
+    """)
+    loops = [loop for loop, ctx, _ in analysis.collected.for_loops]
+    scope = analysis.collected.module_scope
+    assert [[(path, cst.Module([]).code_for_node(loader))
+             for path, loader in analysis.loader_paths(loop.iter, scope)] for loop in loops] == [
+        [((1,), "train_loader")], [((1,), "val_loader")], []]
+    # TDL011 used to stay silent in any loop whose header names a loader (here, to count
+    # steps); it now asks the same question as TDL004, which does not report in this loop
+    source = """
+        import torch
+        def run(train_loader):
+            w = torch.zeros(3).cuda()
+            for step in range(len(train_loader)):
+                b = torch.ones(3)
+                print(w + b)
+    """
+    assert codes(source, "TDL011") == [("TDL011", 7)]
+    assert codes(source, "TDL004") == []

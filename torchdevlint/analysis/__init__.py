@@ -7,7 +7,7 @@ be split and rearranged without touching a rule. A test reads the imports to kee
 
 from __future__ import annotations
 
-from typing import FrozenSet, Optional, Tuple
+from typing import FrozenSet, List, Optional, Tuple
 
 import libcst as cst
 
@@ -159,6 +159,26 @@ class Analysis:
         return any(isinstance(value, cst.Call) and not path
                    and api.is_loss_class(self.qualname(value.func, value_scope) or "")
                    for value, value_scope, path, _ in assignments_of(func, scope, self.kinds))
+
+    def loader_paths(self, iterable: cst.BaseExpression, scope: Scope) -> List[tuple]:
+        """What a ``for`` loop over ``iterable`` takes from data loaders: (path into the loop
+        target, the loader expression) for each loader it iterates, through ``enumerate``
+        (path ``(1,)``), ``zip`` (``(i,)``) and transparent wrappers (``tqdm``); empty when it
+        iterates none. ``for x in loader`` gives ``[((), loader)]``."""
+        if isinstance(iterable, cst.Call):
+            name = last_name(iterable.func)
+            positional = [a.value for a in iterable.args if a.keyword is None and not a.star]
+            if name == "enumerate" and positional:
+                return [((1,) + path, loader)
+                        for path, loader in self.loader_paths(positional[0], scope)]
+            if name == "zip":
+                return [((i,) + path, loader) for i, arg in enumerate(positional)
+                        for path, loader in self.loader_paths(arg, scope)]
+            if name in api.TRANSPARENT_ITER_WRAPPERS and positional:
+                return self.loader_paths(positional[0], scope)
+        if self.kinds.kind_of(iterable, scope) is K.LOADER:
+            return [((), iterable)]
+        return []
 
     def call_sites(self, names, qualified_names=()):
         """Calls whose callee's last name is in ``names`` or is an import alias of one of

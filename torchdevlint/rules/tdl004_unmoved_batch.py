@@ -137,24 +137,12 @@ class UnmovedBatch(Rule):
         return ctx.cls is not None and self.kinds.class_is_lightning(ctx.cls)
 
     def _loader_paths(self, iterable, scope: Scope):
-        """Paths into the loop target whose values come from a data loader."""
-        if isinstance(iterable, cst.Call):
-            name = last_name(iterable.func)
-            positional = [a.value for a in iterable.args if a.keyword is None and not a.star]
-            if name == "enumerate" and positional:
-                return [((1,) + p, l) for p, l in self._loader_paths(positional[0], scope)]
-            if name == "zip":
-                return [((i,) + p, l) for i, arg in enumerate(positional)
-                        for p, l in self._loader_paths(arg, scope)]
-            if name in api.TRANSPARENT_ITER_WRAPPERS and positional:
-                return self._loader_paths(positional[0], scope)
-        if self.kinds.kind_of(iterable, scope) is K.LOADER and not self._prepared(iterable, scope):
-            if self._prepares_elsewhere and not self._constructed_here(iterable, scope):
-                return []
-            if self._yields_device_batches(iterable, scope):
-                return []
-            return [((), iterable)]
-        return []
+        """Paths into the loop target whose values come from a data loader whose batches
+        this file does not show on a device already."""
+        return [(path, loader) for path, loader in self.analysis.loader_paths(iterable, scope)
+                if not self._prepared(loader, scope)
+                and not (self._prepares_elsewhere and not self._constructed_here(loader, scope))
+                and not self._yields_device_batches(loader, scope)]
 
     def _yields_device_batches(self, loader, scope: Scope) -> bool:
         """A loader whose batches are already on the device, by code this file shows:

@@ -166,7 +166,7 @@ class AutogradGraphKeptAlive(Rule):
         self.analysis = analysis
         self.kinds = analysis.kinds
         loops = [(loop, ctx) for loop, ctx, _ in analysis.collected.for_loops
-                 if self._iterates_loader(loop.iter, ctx.scope)]
+                 if analysis.loader_paths(loop.iter, ctx.scope)]
         if not loops:
             return
         source = analysis.source if analysis.source is not None else analysis.module.code
@@ -187,17 +187,6 @@ class AutogradGraphKeptAlive(Rule):
                     yield finding
 
     # -- loops over loaders --------------------------------------------------------------
-
-    def _iterates_loader(self, iterable, scope: Scope, depth: int = 0) -> bool:
-        if depth > 3:
-            return False
-        if isinstance(iterable, cst.Call):
-            name = last_name(iterable.func)
-            positional = [a.value for a in iterable.args if a.keyword is None and not a.star]
-            if name in ("enumerate", "zip") or name in api.TRANSPARENT_ITER_WRAPPERS:
-                return any(self._iterates_loader(arg, scope, depth + 1)
-                           for arg in (positional if name == "zip" else positional[:1]))
-        return self.kinds.kind_of(iterable, scope) is K.LOADER
 
     # -- grad mode -------------------------------------------------------------------------
 

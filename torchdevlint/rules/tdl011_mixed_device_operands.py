@@ -162,7 +162,7 @@ class MixedDeviceOperands(Rule):
         for node, loops in self._operations(statements):
             for violation in self._check_operation(node, scope, owner):
                 # asked only here: most operations meet no violation, and this costs kinds
-                if not any(self._iterates_loader(iterable, scope) for iterable in loops):
+                if not any(self.analysis.loader_paths(iterable, scope) for iterable in loops):
                     yield violation
 
     def _operations(self, statements) -> List[Tuple[cst.CSTNode, tuple]]:
@@ -189,15 +189,6 @@ class MixedDeviceOperands(Rule):
             inner = loops + (node.iter,) if kind is cst.For else loops
             stack.extend((child, inner) for child in reversed(list(iter_children(node))))
         return found
-
-    def _iterates_loader(self, iterable, scope: Scope) -> bool:
-        for node in walk_code(iterable):
-            if isinstance(node, cst.Name) and "loader" in node.value.lower():
-                return True
-            if isinstance(node, (cst.Name, cst.Attribute, cst.Call)) \
-                    and self.analysis.kind_of(node, scope) is K.LOADER:
-                return True
-        return False
 
     # -- one operation ----------------------------------------------------------------
 
