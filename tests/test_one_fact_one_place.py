@@ -150,3 +150,29 @@ def test_loader_paths_is_one_answer_for_tdl004_tdl010_and_tdl011():
     """
     assert codes(source, "TDL011") == [("TDL011", 7)]
     assert codes(source, "TDL004") == []
+
+
+# -- is this name a device ------------------------------------------------------------------
+
+def test_is_device_name_is_one_convention():
+    # analysis/devices.py took ``device`` / ``*_device``; TDL004 any name containing "device"
+    # (``device_map``, ``num_devices``, ``per_device_train_batch_size``) and ``dev``, ``gpu``
+    from torchdevlint.analysis import is_device_name
+    named = ["device", "DEVICE", "target_device", "dev", "gpu", "cuda_dev"]
+    not_named = ["devices", "device_map", "device_type", "num_devices", "device_ids",
+                 "per_device_train_batch_size", "develop", "gpus", "device_0"]
+    assert [is_device_name(name) for name in named] == [True] * len(named)
+    assert [is_device_name(name) for name in not_named] == [False] * len(not_named)
+
+
+def test_tdl004_takes_a_helper_given_a_device_by_the_same_convention():
+    loop = """
+        import torch
+        model = torch.nn.Linear(2, 2).cuda()
+        loader = torch.utils.data.DataLoader(dataset)
+        for x in loader:
+            send(x, {device})
+            model(x)
+    """
+    assert codes(loop.format(device="args.gpu"), "TDL004") == []
+    assert codes(loop.format(device="device_map"), "TDL004") == [("TDL004", 7)]

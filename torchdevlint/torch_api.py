@@ -216,6 +216,9 @@ DTYPE_NAMES = frozenset(
     """.split()
 )
 
+# The last word of a name that by convention holds a device (``target_device``, ``args.gpu``).
+DEVICE_NAME_WORDS = frozenset(("device", "dev", "gpu"))
+
 CUDA_DEVICE_RE = re.compile(r"^cuda(?::\d+)?$")
 
 # ``torch.accelerator.current_accelerator()``: the accelerator's device, or None where torch has

@@ -14,9 +14,10 @@ from torchdevlint.analysis.model import ASSIGN, Scope, string_value
 
 
 def is_device_name(identifier: str) -> bool:
-    """``device``, ``*_device`` (any case): a variable that by convention holds a device."""
-    lowered = identifier.lower()
-    return lowered == "device" or lowered.endswith("_device")
+    """A name whose last word is ``device``, ``dev`` or ``gpu``, any case (``device``,
+    ``target_device``, ``dev``, ``args.gpu``): by convention it holds a device (``devices``,
+    ``device_map``, ``device_type``, a numbered ``device_0`` do not)."""
+    return identifier.lower().rpartition("_")[2] in api.DEVICE_NAME_WORDS
 
 
 def device_names_visible(scope: Scope) -> list:

@@ -20,7 +20,7 @@ import libcst as cst
 
 from torchdevlint.analysis import (
     K, Analysis, Ctx, OrderedWalk, Scope, api, dotted_name, iter_children, last_name,
-    root_name, string_value, walk_code,
+    is_device_name, root_name, string_value, walk_code,
 )
 from torchdevlint.findings import Finding
 from torchdevlint.fixes.context import FixContext
@@ -432,8 +432,7 @@ class _LoopChecker(OrderedWalk):
     def _is_device_like(self, expr, arg: cst.Arg) -> bool:
         if arg.keyword is not None and arg.keyword.value in ("device", "target_device"):
             return True
-        name = last_name(expr) or ""
-        if "device" in name.lower() or name in ("dev", "gpu"):
+        if is_device_name(last_name(expr) or ""):
             return True
         if self.analysis.kind_of(expr, self.scope) is K.DEVICE:
             return True
