@@ -176,3 +176,27 @@ def test_tdl004_takes_a_helper_given_a_device_by_the_same_convention():
     """
     assert codes(loop.format(device="args.gpu"), "TDL004") == []
     assert codes(loop.format(device="device_map"), "TDL004") == [("TDL004", 7)]
+
+
+# -- is this test code ----------------------------------------------------------------------
+
+def test_test_code_is_one_answer_inside_tdl003():
+    # TDL003 had two answers in one file: a module defining a test_* function was a test
+    # module for its round-trip evidence (a save in one test, read in another), but not for
+    # its test-code exemption; now neither: a script names functions test_* too
+    source = """
+        import torch
+        def test_save(path):
+            torch.save(torch.nn.Linear(2, 2).cuda().state_dict(), "w.pt")
+        def test_load():
+            return torch.load("w.pt")
+    """
+    analysis = analysis_of(source)
+    [site] = analysis.collected.calls_by_name["load"]
+    assert not analysis.is_test_module() and not analysis.in_test_code(site.ctx)
+    assert codes(source, "TDL003") == [("TDL003", 6)]
+    with_pytest = "import pytest\n" + textwrap.dedent(source)
+    assert codes(with_pytest, "TDL003") == []
+    analysis = analysis_of(with_pytest)
+    [site] = analysis.collected.calls_by_name["load"]
+    assert analysis.is_test_module() and analysis.in_test_code(site.ctx)

@@ -28,6 +28,7 @@ from torchdevlint.analysis.kinds import KindInference
 from torchdevlint.analysis.placement import (  # noqa: F401 (facade)
     OnAccelerator, OnCPU, Placement, assignments_of,
 )
+from torchdevlint.analysis import testcode
 from torchdevlint.analysis.targets import Targets
 from torchdevlint.analysis.model import (  # noqa: F401 (facade)
     ASSIGN, EXPECTS_FAILURE, GRAD_OFF, GRAD_ON, GRAD_RUNTIME, HANDLES_FAILURE, IMPORT, PARAM,
@@ -179,6 +180,14 @@ class Analysis:
         if self.kinds.kind_of(iterable, scope) is K.LOADER:
             return [((), iterable)]
         return []
+
+    def is_test_module(self) -> bool:
+        """A pytest or unittest module (``testcode.is_test_module``)."""
+        return testcode.is_test_module(self.collected)
+
+    def in_test_code(self, ctx: Ctx) -> bool:
+        """Code a test of this (test) module runs: a test, its helpers, fixtures, classes."""
+        return testcode.in_test_code(self.collected, ctx)
 
     def call_sites(self, names, qualified_names=()):
         """Calls whose callee's last name is in ``names`` or is an import alias of one of
