@@ -200,3 +200,24 @@ def test_test_code_is_one_answer_inside_tdl003():
     analysis = analysis_of(with_pytest)
     [site] = analysis.collected.calls_by_name["load"]
     assert analysis.is_test_module() and analysis.in_test_code(site.ctx)
+
+
+# -- is this line expected to fail ------------------------------------------------------------
+
+def test_expects_failure_is_one_reading_for_the_builder_and_tdl011():
+    # the builder took every assertRaises*; TDL011 only raises/assertRaises/assertRaisesRegex
+    from torchdevlint.analysis import expects_failure
+    assert [expects_failure(expression(text)) for text in (
+        "pytest.raises(RuntimeError)", "self.assertRaisesRegexp(RuntimeError, 'device')",
+        "self.assertRaises(RuntimeError)", "torch.no_grad()", "raises")] == [
+        True, True, True, False, False]
+    source = """
+        import torch
+        def check(case):
+            w = torch.zeros(3).cuda()
+            b = torch.ones(3)
+            with case.{manager}(RuntimeError, "device"):
+                print(w + b)
+    """
+    assert codes(source.format(manager="assertRaisesRegexp"), "TDL011") == []
+    assert codes(source.format(manager="subTest"), "TDL011") == [("TDL011", 7)]

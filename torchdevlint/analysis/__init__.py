@@ -32,7 +32,7 @@ from torchdevlint.analysis import testcode
 from torchdevlint.analysis.targets import Targets
 from torchdevlint.analysis.model import (  # noqa: F401 (facade)
     ASSIGN, EXPECTS_FAILURE, GRAD_OFF, GRAD_ON, GRAD_RUNTIME, HANDLES_FAILURE, IMPORT, PARAM,
-    Binding, CallSite, Ctx, DefaultOf, grad_mode_set_by,
+    Binding, CallSite, Ctx, DefaultOf, expects_failure, grad_mode_set_by,
     ClassInfo, FunctionInfo, Scope, dotted_name, is_number, last_name, root_name, source_of,
     string_value,
 )
@@ -43,7 +43,7 @@ __all__ = [
     "Analysis", "FACTS", "UndeclaredFact", "K", "api", "walk_code", "iter_children",
     "ASSIGN", "IMPORT", "PARAM", "Binding", "CallSite", "ClassInfo", "Ctx", "FunctionInfo", "Scope",
     "dotted_name", "is_number", "last_name", "root_name", "source_of", "string_value",
-    "GRAD_OFF", "GRAD_ON", "GRAD_RUNTIME", "grad_mode_set_by",
+    "GRAD_OFF", "GRAD_ON", "GRAD_RUNTIME", "grad_mode_set_by", "expects_failure",
     "is_device_name", "device_names_visible", "move_device_argument", "ModuleState",
     "DeviceTrace", "OrderedWalk", "UNDECIDED", "OnAccelerator", "OnCPU",
 ]

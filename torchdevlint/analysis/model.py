@@ -278,6 +278,16 @@ def root_name(expr: cst.BaseExpression) -> Optional[cst.Name]:
     return expr if isinstance(expr, cst.Name) else None
 
 
+def expects_failure(item: cst.BaseExpression) -> bool:
+    """A ``with`` item under which the body is expected to raise: ``pytest.raises(...)``,
+    ``self.assertRaises(...)``, ``assertRaisesRegex(...)`` (called; the bare name is no
+    context manager)."""
+    if not isinstance(item, cst.Call):
+        return False
+    name = last_name(item.func) or ""
+    return name.startswith("assertRaises") or name == "raises"
+
+
 def is_number(expr: cst.BaseExpression) -> bool:
     """A number literal, signed or not: ``1``, ``-0.5``."""
     if isinstance(expr, cst.UnaryOperation):

@@ -37,8 +37,8 @@ from typing import Iterator, List, Optional, Tuple
 import libcst as cst
 
 from torchdevlint.analysis import (
-    ASSIGN, Analysis, K, OnAccelerator, OnCPU, Scope, api, iter_children, last_name,
-    move_device_argument, walk_code,
+    ASSIGN, Analysis, K, OnAccelerator, OnCPU, Scope, api, expects_failure, iter_children,
+    last_name, move_device_argument, walk_code,
 )
 from torchdevlint.findings import Finding
 from torchdevlint.fixes.context import FixContext
@@ -174,10 +174,7 @@ class MixedDeviceOperands(Rule):
             kind = type(node)  # exact types: isinstance of libcst's ABCs is slow here
             if kind in _NOT_ENTERED:
                 continue  # runs later, or binds its own names: no evidence there
-            if kind is cst.With and any(
-                    last_name(item.item.func if isinstance(item.item, cst.Call) else item.item)
-                    in ("raises", "assertRaises", "assertRaisesRegex")
-                    for item in node.items):
+            if kind is cst.With and any(expects_failure(item.item) for item in node.items):
                 continue  # the failure is expected
             if kind is cst.Try:
                 children = list(node.handlers) + [s for s in (node.orelse, node.finalbody) if s]
