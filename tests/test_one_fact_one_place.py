@@ -221,3 +221,33 @@ def test_expects_failure_is_one_reading_for_the_builder_and_tdl011():
     """
     assert codes(source.format(manager="assertRaisesRegexp"), "TDL011") == []
     assert codes(source.format(manager="subTest"), "TDL011") == [("TDL011", 7)]
+
+
+# -- what device does a move go to ----------------------------------------------------------
+
+def test_device_of_move_is_one_reading_for_placement_and_tdl004():
+    # TDL004 read a collate function's moves by the first argument alone: ``.to(non_blocking=
+    # True)`` moved, to it; placement.device_of_move reads the device argument
+    analysis = analysis_of("""
+        import torch
+        a.to(non_blocking=True)
+        a.to("cpu:0")
+        a.to(torch.float16)
+        a.to(device=dev, non_blocking=True)
+        a.cuda()
+    """)
+    scope = analysis.collected.module_scope
+    calls = [line.body[0].value for line in analysis.module.body[1:]]
+    assert [analysis.placement.device_of_move(call, scope)[0] for call in calls] == [
+        False, False, False, True, True]
+    loop = """
+        import torch
+        def collate(items):
+            return torch.stack(items).to({move})
+        model = torch.nn.Linear(2, 2).cuda()
+        loader = torch.utils.data.DataLoader(dataset, collate_fn=collate)
+        for x in loader:
+            model(x)
+    """
+    assert codes(loop.format(move="non_blocking=True"), "TDL004") == [("TDL004", 8)]
+    assert codes(loop.format(move="'cuda', non_blocking=True"), "TDL004") == []

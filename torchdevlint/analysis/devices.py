@@ -54,10 +54,11 @@ class Devices:
         return self.kinds.qualname(expr, scope)
 
     def is_cpu_device(self, expr: cst.BaseExpression, scope: Scope, depth: int = 0) -> bool:
-        """``"cpu"``, ``torch.device("cpu")`` or a name bound only to such a value."""
+        """``"cpu"`` (``"cpu:0"``), ``torch.device("cpu")`` or a name bound only to such a
+        value."""
         value = string_value(expr)
         if value is not None:
-            return value == "cpu"
+            return value == "cpu" or value.startswith("cpu:")
         if isinstance(expr, cst.Call) and expr.args and self.qualname(expr.func, scope) == "torch.device":
             return self.is_cpu_device(expr.args[0].value, scope, depth + 1)
         if isinstance(expr, cst.Name) and depth < 4:

@@ -263,7 +263,7 @@ class UnmovedBatch(Rule):
         kind = self.kinds.kind_of(target, scope)
         if isinstance(kind, (K.FuncRef, K.ClassRef)):
             body = kind.info.node.body
-            return any((isinstance(n, cst.Call) and self._moves_anywhere(n, scope))
+            return any((isinstance(n, cst.Call) and self.placement.device_of_move(n, scope)[0])
                        or (isinstance(n, cst.Arg) and n.keyword is not None
                            and n.keyword.value == "device")
                        for n in walk_code(body, into_functions=True))
@@ -281,20 +281,6 @@ class UnmovedBatch(Rule):
             return any(self._code_moves(value, value_scope, follow_names, depth + 1)
                        for value, value_scope, path, _ in self.placement.bindings_of(expr, scope) if not path)
         return False
-
-    def _moves_anywhere(self, call: cst.Call, scope: Scope) -> bool:
-        """``.cuda()`` or ``.to(...)`` with something other than "cpu" or a dtype, in code
-        whose own scope is not at hand (a collate function's or a dataset class's body)."""
-        if not isinstance(call.func, cst.Attribute):
-            return False
-        if call.func.attr.value == "cuda":
-            return True
-        if call.func.attr.value != "to" or not call.args:
-            return False
-        target = call.args[0].value
-        dtype_name = last_name(target) or ""
-        return string_value(target) != "cpu" and not self.analysis.is_dtype(target, scope) \
-            and dtype_name not in api.DTYPE_NAMES
 
     def _constructed_here(self, loader, scope: Scope) -> bool:
         """The loader is a ``DataLoader(...)`` built in this file (not one from elsewhere)."""
