@@ -40,6 +40,50 @@ FACTORIES = frozenset(
     LongTensor IntTensor BoolTensor DoubleTensor HalfTensor ByteTensor
     """.split())
 
+# The factories by what they make (TDL003, TDL005, TDL007, TDL009, TDL011, their prefilters):
+# always at least one dimension; indices; the shape their size arguments say; a tensor of
+# their data; legacy tensor types; the shape of another tensor.
+ALWAYS_SHAPED_FACTORIES = frozenset("arange linspace logspace randperm eye".split())
+INDEX_FACTORIES = frozenset(("tril_indices", "triu_indices"))
+SIZE_FACTORIES = frozenset("zeros ones empty rand randn full".split())
+DATA_FACTORIES = frozenset(("tensor", "as_tensor"))
+LEGACY_TENSOR_TYPES = frozenset(
+    "Tensor FloatTensor LongTensor IntTensor BoolTensor DoubleTensor HalfTensor ByteTensor".split())
+LIKE_FACTORIES = frozenset(
+    "zeros_like ones_like empty_like full_like rand_like randn_like".split())
+# Factories given sizes (a ``*_like``: another tensor's), and those that make a tensor of their
+# data (0-dim from a number).
+SIZED_FACTORIES = SIZE_FACTORIES | {"randint"} | LIKE_FACTORIES
+SCALAR_FACTORIES = DATA_FACTORIES | frozenset(("from_numpy", "scalar_tensor", "asarray"))
+# Factories that compute their values (TDL009), and every factory TDL007 reports.
+GENERATING_FACTORIES = SIZE_FACTORIES | ALWAYS_SHAPED_FACTORIES | {"randint"}
+OFF_DEVICE_FACTORIES = ALWAYS_SHAPED_FACTORIES | SIZE_FACTORIES | {"tensor", "randint"}
+# Values independent of the device that computes them (exact in any dtype), and random ones.
+EXACT_FACTORIES = frozenset("zeros ones empty eye".split())
+RANDOM_FACTORIES = frozenset("rand randn randint randperm".split())
+# torch functions of one tensor whose result has its shape (``torch.tril(x)``).
+TRIANGLE_FUNCTIONS = frozenset(("tril", "triu"))
+# Tensor methods whose result is on the receiver's device with at least its dimensions, and
+# elementwise math (a method, or a torch function of its first argument).
+SHAPE_KEEPING_METHODS = frozenset(
+    """
+    float double half bfloat16 long int short bool byte char view reshape unsqueeze expand
+    transpose t permute contiguous clone detach flip repeat unflatten requires_grad_ tril triu
+    """.split())
+ELEMENTWISE = frozenset(
+    """
+    exp log log2 log1p sin cos tan sqrt rsqrt sigmoid tanh abs neg pow clamp clip floor ceil
+    round reciprocal square sign mul add sub div masked_fill cumsum cumprod logical_not
+    """.split())
+
+# Tensor methods that take another tensor, which must be on the receiver's device and enters
+# the result: comparisons (whose bool result carries no autograd history) and arithmetic.
+COMPARISON_METHODS = frozenset("eq ne lt le gt ge".split())
+ARITHMETIC_METHODS = frozenset(
+    """add sub mul div true_divide matmul mm bmm maximum minimum lerp where masked_fill add_ sub_
+    mul_ div_ masked_fill_""".split())
+BINARY_TENSOR_METHODS = COMPARISON_METHODS | ARITHMETIC_METHODS
+
 # Sub-namespaces whose functions return tensors (torch.nn.functional.relu, torch.fft.fft, ...).
 TENSOR_NAMESPACES = ("torch.nn.functional.", "torch.fft.", "torch.linalg.", "torch.special.")
 

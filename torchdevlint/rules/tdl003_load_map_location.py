@@ -266,9 +266,7 @@ def _is_dataset_class(info) -> bool:
 
 # Calls that give CPU data: NumPy, Python values, tensors copied to the host.
 _CPU_METHODS = frozenset("cpu numpy tolist item".split())
-_CPU_FACTORIES = frozenset(
-    "tensor as_tensor from_numpy zeros ones empty full arange rand randn randint linspace eye "
-    "LongTensor FloatTensor ByteTensor IntTensor".split())
+
 
 
 def _cpu_only(analysis: Analysis, expr, scope: Scope, depth: int = 0, site=None) -> bool:
@@ -307,7 +305,7 @@ def _cpu_only(analysis: Analysis, expr, scope: Scope, depth: int = 0, site=None)
         qualified = analysis.qualname(expr.func, scope) or ""
         if qualified.startswith(("numpy.", "np.")):
             return True
-        if qualified.startswith("torch.") and qualified.rpartition(".")[2] in _CPU_FACTORIES:
+        if qualified.startswith("torch.") and qualified.rpartition(".")[2] in api.FACTORIES:
             return not any(a.keyword is not None and a.keyword.value == "device" for a in expr.args)
         chain = expr
         while isinstance(chain, cst.Call) and isinstance(chain.func, cst.Attribute):

@@ -563,7 +563,7 @@ class _LoopChecker(OrderedWalk):
             if partner is not None:
                 self._derived_sink([a.value for a in call.args], source_of(call.func), partner)
             return
-        if isinstance(call.func, cst.Attribute) and call.func.attr.value in _BINARY_METHODS:
+        if isinstance(call.func, cst.Attribute) and call.func.attr.value in api.BINARY_TENSOR_METHODS:
             # ``pred.eq(target)``, ``outputs.sub(labels)``
             partner = self._partner_on_device([call.func.value])
             if partner is not None:
@@ -655,7 +655,6 @@ class _OnDevice:
 
 
 # Tensor methods that combine the receiver with their argument.
-_BINARY_METHODS = frozenset("eq ne lt le gt ge add sub mul div matmul mm bmm".split())
 
 
 def _target_names(target) -> List[str]:

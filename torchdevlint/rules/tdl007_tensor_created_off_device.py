@@ -26,7 +26,7 @@ import libcst as cst
 
 from torchdevlint.analysis import (
     ARITHMETIC_OPERATORS, ASSIGN, Analysis, FunctionInfo, ModuleState, is_number, root_name,
-    walk_code,
+    api, walk_code,
 )
 from torchdevlint.findings import Finding
 from torchdevlint.fixes.context import FixContext
@@ -39,18 +39,10 @@ from torchdevlint.rules.prefilter import (
 SAME_DEVICE = "RuntimeError: Expected all tensors to be on the same device"
 
 # Tensor methods whose result keeps the receiver's device and at least its dimensions.
-_SHAPE_KEEPING = frozenset(
-    """
-    float double half bfloat16 long int short bool byte char view reshape unsqueeze expand
-    transpose t permute contiguous clone detach flip repeat unflatten requires_grad_ tril triu
-    """.split())
+_SHAPE_KEEPING = api.SHAPE_KEEPING_METHODS
 # Elementwise math (a method, or a torch function of its first argument).
-_ELEMENTWISE = frozenset(
-    """
-    exp log log2 log1p sin cos tan sqrt rsqrt sigmoid tanh abs neg pow clamp clip floor ceil
-    round reciprocal square sign mul add sub div masked_fill cumsum cumprod logical_not
-    """.split())
-_OF_FIRST_ARGUMENT = frozenset("tril triu".split()) | _ELEMENTWISE
+_ELEMENTWISE = api.ELEMENTWISE
+_OF_FIRST_ARGUMENT = api.TRIANGLE_FUNCTIONS | _ELEMENTWISE
 # Torch functions whose other arguments are numbers, not tensors to meet.
 _NOT_MEETING = frozenset(("multinomial",))
 

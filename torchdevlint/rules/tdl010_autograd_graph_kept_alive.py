@@ -78,7 +78,7 @@ _KEEPING_METHODS = frozenset(
     cumsum lerp where type_as nan_to_num diagonal tril triu
     """.split())
 # Methods that take other tensors whose history the result keeps as well.
-_BINARY_METHODS = frozenset("mul add sub div true_divide matmul mm bmm lerp where masked_fill".split())
+_BINARY_METHODS = api.ARITHMETIC_METHODS  # (comparisons give bool tensors: no history)
 # torch functions (by their last name) whose result keeps their tensor arguments' history.
 _KEEPING_FUNCTIONS = frozenset(
     """

@@ -65,9 +65,7 @@ _FUNCTIONAL = frozenset(
     binary_cross_entropy binary_cross_entropy_with_logits kl_div cosine_similarity
     pairwise_distance""".split())
 # Tensor methods combining the receiver with their first positional argument.
-_TENSOR_METHODS = frozenset(
-    """add sub mul div matmul mm bmm maximum minimum add_ sub_ mul_ div_ masked_fill
-    masked_fill_""".split())
+_TENSOR_METHODS = api.BINARY_TENSOR_METHODS
 # What may leave a 0-dim tensor (which combines with any device): reductions and the like.
 _MAY_BE_SCALAR = frozenset(
     """sum mean prod max min amax amin norm std var median mode all any argmax argmin logsumexp
