@@ -157,10 +157,11 @@ def test_loader_paths_is_one_answer_for_tdl004_tdl010_and_tdl011():
 def test_is_device_name_is_one_convention():
     # analysis/devices.py took ``device`` / ``*_device``; TDL004 any name containing "device"
     # (``device_map``, ``num_devices``, ``per_device_train_batch_size``) and ``dev``, ``gpu``
+    # (``args.gpu`` is an index: a fix writing ``map_location=gpu`` would fail)
     from torchdevlint.analysis import is_device_name
-    named = ["device", "DEVICE", "target_device", "dev", "gpu", "cuda_dev"]
+    named = ["device", "DEVICE", "target_device", "dev", "cuda_dev"]
     not_named = ["devices", "device_map", "device_type", "num_devices", "device_ids",
-                 "per_device_train_batch_size", "develop", "gpus", "device_0"]
+                 "per_device_train_batch_size", "develop", "gpu", "device_0"]
     assert [is_device_name(name) for name in named] == [True] * len(named)
     assert [is_device_name(name) for name in not_named] == [False] * len(not_named)
 
@@ -174,7 +175,7 @@ def test_tdl004_takes_a_helper_given_a_device_by_the_same_convention():
             send(x, {device})
             model(x)
     """
-    assert codes(loop.format(device="args.gpu"), "TDL004") == []
+    assert codes(loop.format(device="args.dev"), "TDL004") == []
     assert codes(loop.format(device="device_map"), "TDL004") == [("TDL004", 7)]
 
 

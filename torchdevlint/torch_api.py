@@ -260,8 +260,9 @@ DTYPE_NAMES = frozenset(
     """.split()
 )
 
-# The last word of a name that by convention holds a device (``target_device``, ``args.gpu``).
-DEVICE_NAME_WORDS = frozenset(("device", "dev", "gpu"))
+# The last word of a name that by convention holds a device (``target_device``, ``dev``); not
+# ``gpu``, which names a GPU's index (``args.gpu``): ``map_location=gpu`` would fail.
+DEVICE_NAME_WORDS = frozenset(("device", "dev"))
 
 CUDA_DEVICE_RE = re.compile(r"^cuda(?::\d+)?$")
 

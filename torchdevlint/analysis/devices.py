@@ -14,9 +14,9 @@ from torchdevlint.analysis.model import ASSIGN, Scope, string_value
 
 
 def is_device_name(identifier: str) -> bool:
-    """A name whose last word is ``device``, ``dev`` or ``gpu``, any case (``device``,
-    ``target_device``, ``dev``, ``args.gpu``): by convention it holds a device (``devices``,
-    ``device_map``, ``device_type``, a numbered ``device_0`` do not)."""
+    """A name whose last word is ``device`` or ``dev``, any case (``device``,
+    ``target_device``, ``dev``): by convention it holds a device (``devices``, ``device_map``,
+    ``device_type``, a numbered ``device_0``, a GPU's index ``args.gpu`` do not)."""
     return identifier.lower().rpartition("_")[2] in api.DEVICE_NAME_WORDS
 
 
