@@ -252,3 +252,22 @@ def test_device_of_move_is_one_reading_for_placement_and_tdl004():
     """
     assert codes(loop.format(move="non_blocking=True"), "TDL004") == [("TDL004", 8)]
     assert codes(loop.format(move="'cuda', non_blocking=True"), "TDL004") == []
+
+
+# -- TDL010 reads backward() from the tree, not from the text --------------------------------
+
+def test_tdl010_finds_a_later_backward_through_any_expression_of_the_total():
+    # a regular expression took ``total.mean().backward()`` but not ``(total / n).backward()``
+    source = """
+        import torch
+        model = torch.nn.Linear(2, 2)
+        total = 0
+        for x, y in loader:
+            total += criterion(model(x), y)
+        {after}
+    """
+    assert codes(source.format(after="print(total)"), "TDL010") == [("TDL010", 6)]
+    assert codes(source.format(after="(total / n).backward()"), "TDL010") == []
+    assert codes(source.format(after="scaler.scale(total).backward()"), "TDL010") == []
+    # a word in a comment or a string is no backward
+    assert codes(source.format(after="log('total.backward()')"), "TDL010") == [("TDL010", 6)]

@@ -23,9 +23,9 @@ STILL_LISTED = {
     "tdl008_numpy_of_device_tensor.py": 1, "tdl009_create_then_move.py": 1,
     "tdl010_autograd_graph_kept_alive.py": 5, "tdl011_mixed_device_operands.py": 5,
 }
-# Rule modules that still read source text with ``re`` (the text prefilters, and TDL010's
-# look for ``.backward(``), to be replaced by the analysis.
-STILL_READ_WITH_RE = {"classfacts.py", "prefilter.py", "tdl010_autograd_graph_kept_alive.py"}
+# Rule modules that still read source text with ``re``: the text prefilters (to become
+# declared data, issue 26).
+STILL_READ_WITH_RE = {"classfacts.py", "prefilter.py"}
 
 
 def _torch_names() -> set:

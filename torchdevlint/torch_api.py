@@ -137,6 +137,20 @@ LOSS_FUNCTIONS = frozenset(
 CRITERION_NAMES = frozenset("criterion loss_fn loss_func loss_function lossfn crit criteria".split())
 
 
+# The names code gives a model (any case), and their endings (``text_model``, ``resnet``).
+MODEL_NAMES = frozenset(
+    "model net network classifier encoder decoder backbone generator discriminator netg netd "
+    "critic".split())
+MODEL_NAME_ENDINGS = ("_model", "model_", "net")
+
+
+def is_model_name(name: str) -> bool:
+    """A name that holds a model by convention: ``model``, ``netG``, ``text_model``,
+    ``resnet``."""
+    lowered = name.lower()
+    return lowered in MODEL_NAMES or lowered.endswith(MODEL_NAME_ENDINGS)
+
+
 def is_criterion_name(name: str) -> bool:
     """A name that holds a loss by convention: ``criterion``, ``train_criterion``, ``loss_fn``."""
     return name in CRITERION_NAMES or name.endswith("criterion") or name.endswith("loss_fn")
