@@ -506,20 +506,14 @@ class Deference:
 def _in_loader_loops(module: cst.Module, analysis: Analysis,
                      nodes: Collection[cst.CSTNode]) -> Set[int]:
     """The ids of ``nodes`` inside a ``for`` loop (its iterable and target included) over a
-    data loader, in their own function: a loop whose iterable names a ``loader`` or is one
-    (``K.LOADER``), in the scope of the function (or module) that holds the node."""
+    data loader (``Analysis.loader_paths``), in the scope of the function (or module) that
+    holds the node."""
     import libcst as cst
 
-    from torchdevlint.analysis import K, iter_children, walk_code
+    from torchdevlint.analysis import iter_children
 
     def iterates_loader(iterable, scope) -> bool:
-        for node in walk_code(iterable):
-            if isinstance(node, cst.Name) and "loader" in node.value.lower():
-                return True
-            if isinstance(node, (cst.Name, cst.Attribute, cst.Call)) \
-                    and analysis.kind_of(node, scope) is K.LOADER:
-                return True
-        return False
+        return bool(analysis.loader_paths(iterable, scope))  # the one answer (analysis)
 
     wanted = {id(node) for node in nodes}
     scopes = {id(info.node): info.scope for info in analysis.collected.functions}

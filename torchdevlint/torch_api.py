@@ -41,6 +41,50 @@ FACTORIES = frozenset(
     LongTensor IntTensor BoolTensor DoubleTensor HalfTensor ByteTensor
     """.split())
 
+# The factories by what they make (TDL003, TDL005, TDL007, TDL009, TDL011, their prefilters):
+# always at least one dimension; indices; the shape their size arguments say; a tensor of
+# their data; legacy tensor types; the shape of another tensor.
+ALWAYS_SHAPED_FACTORIES = frozenset("arange linspace logspace randperm eye".split())
+INDEX_FACTORIES = frozenset(("tril_indices", "triu_indices"))
+SIZE_FACTORIES = frozenset("zeros ones empty rand randn full".split())
+DATA_FACTORIES = frozenset(("tensor", "as_tensor"))
+LEGACY_TENSOR_TYPES = frozenset(
+    "Tensor FloatTensor LongTensor IntTensor BoolTensor DoubleTensor HalfTensor ByteTensor".split())
+LIKE_FACTORIES = frozenset(
+    "zeros_like ones_like empty_like full_like rand_like randn_like".split())
+# Factories given sizes (a ``*_like``: another tensor's), and those that make a tensor of their
+# data (0-dim from a number).
+SIZED_FACTORIES = SIZE_FACTORIES | {"randint"} | LIKE_FACTORIES
+SCALAR_FACTORIES = DATA_FACTORIES | frozenset(("from_numpy", "scalar_tensor", "asarray"))
+# Factories that compute their values (TDL009), and every factory TDL007 reports.
+GENERATING_FACTORIES = SIZE_FACTORIES | ALWAYS_SHAPED_FACTORIES | {"randint"}
+OFF_DEVICE_FACTORIES = ALWAYS_SHAPED_FACTORIES | SIZE_FACTORIES | {"tensor", "randint"}
+# Values independent of the device that computes them (exact in any dtype), and random ones.
+EXACT_FACTORIES = frozenset("zeros ones empty eye".split())
+RANDOM_FACTORIES = frozenset("rand randn randint randperm".split())
+# torch functions of one tensor whose result has its shape (``torch.tril(x)``).
+TRIANGLE_FUNCTIONS = frozenset(("tril", "triu"))
+# Tensor methods whose result is on the receiver's device with at least its dimensions, and
+# elementwise math (a method, or a torch function of its first argument).
+SHAPE_KEEPING_METHODS = frozenset(
+    """
+    float double half bfloat16 long int short bool byte char view reshape unsqueeze expand
+    transpose t permute contiguous clone detach flip repeat unflatten requires_grad_ tril triu
+    """.split())
+ELEMENTWISE = frozenset(
+    """
+    exp log log2 log1p sin cos tan sqrt rsqrt sigmoid tanh abs neg pow clamp clip floor ceil
+    round reciprocal square sign mul add sub div masked_fill cumsum cumprod logical_not
+    """.split())
+
+# Tensor methods that take another tensor, which must be on the receiver's device and enters
+# the result: comparisons (whose bool result carries no autograd history) and arithmetic.
+COMPARISON_METHODS = frozenset("eq ne lt le gt ge".split())
+ARITHMETIC_METHODS = frozenset(
+    """add sub mul div true_divide matmul mm bmm maximum minimum lerp where masked_fill add_ sub_
+    mul_ div_ masked_fill_""".split())
+BINARY_TENSOR_METHODS = COMPARISON_METHODS | ARITHMETIC_METHODS
+
 # Sub-namespaces whose functions return tensors (torch.nn.functional.relu, torch.fft.fft, ...).
 TENSOR_NAMESPACES = ("torch.nn.functional.", "torch.fft.", "torch.linalg.", "torch.special.")
 
@@ -51,6 +95,10 @@ def is_tensor_function(qualified: str) -> bool:
     included)."""
     return qualified.startswith("torch.") and (
         qualified.rpartition(".")[2] in TENSOR_FUNCTIONS or qualified.startswith(TENSOR_NAMESPACES))
+
+# Context managers / decorators that turn autograd recording off, and all that switch it.
+GRAD_OFF_CALLS = frozenset(("no_grad", "inference_mode"))
+GRAD_MODE_SWITCHES = GRAD_OFF_CALLS | frozenset(("set_grad_enabled", "enable_grad"))
 
 # Legacy tensor types: torch.FloatTensor(...) builds a tensor.
 TENSOR_TYPE_RE = re.compile(r"^torch\.(?:cuda\.)?[A-Z][A-Za-z]*Tensor$")
@@ -88,6 +136,20 @@ LOSS_FUNCTIONS = frozenset(
     multilabel_margin_loss soft_margin_loss multi_margin_loss multilabel_soft_margin_loss
     """.split())
 CRITERION_NAMES = frozenset("criterion loss_fn loss_func loss_function lossfn crit criteria".split())
+
+
+# The names code gives a model (any case), and their endings (``text_model``, ``resnet``).
+MODEL_NAMES = frozenset(
+    "model net network classifier encoder decoder backbone generator discriminator netg netd "
+    "critic".split())
+MODEL_NAME_ENDINGS = ("_model", "model_", "net")
+
+
+def is_model_name(name: str) -> bool:
+    """A name that holds a model by convention: ``model``, ``netG``, ``text_model``,
+    ``resnet``."""
+    lowered = name.lower()
+    return lowered in MODEL_NAMES or lowered.endswith(MODEL_NAME_ENDINGS)
 
 
 def is_criterion_name(name: str) -> bool:
@@ -242,6 +304,10 @@ DTYPE_NAMES = frozenset(
     uint8 bool complex64 complex128 cfloat cdouble float8_e4m3fn float8_e5m2
     """.split()
 )
+
+# The last word of a name that by convention holds a device (``target_device``, ``dev``); not
+# ``gpu``, which names a GPU's index (``args.gpu``): ``map_location=gpu`` would fail.
+DEVICE_NAME_WORDS = frozenset(("device", "dev"))
 
 CUDA_DEVICE_RE = re.compile(r"^cuda(?::\d+)?$")
 

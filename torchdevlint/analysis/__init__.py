@@ -7,7 +7,7 @@ be split and rearranged without touching a rule. A test reads the imports to kee
 
 from __future__ import annotations
 
-from typing import FrozenSet, Optional, Tuple
+from typing import FrozenSet, List, Optional, Tuple
 
 import libcst as cst
 
@@ -25,12 +25,16 @@ from torchdevlint.analysis.gradmode import GradMode
 from torchdevlint.analysis.guards import Guards
 from torchdevlint.analysis.modules import ARITHMETIC_OPERATORS, ModuleClasses, ModuleState  # noqa: F401 (facade)
 from torchdevlint.analysis.kinds import KindInference
-from torchdevlint.analysis.placement import OnAccelerator, OnCPU, Placement  # noqa: F401 (facade)
+from torchdevlint.analysis.placement import (  # noqa: F401 (facade)
+    OnAccelerator, OnCPU, Placement, assignments_of,
+)
+from torchdevlint.analysis import testcode
 from torchdevlint.analysis.targets import Targets
 from torchdevlint.analysis.model import (  # noqa: F401 (facade)
-    ASSIGN, EXPECTS_FAILURE, HANDLES_FAILURE, IMPORT, PARAM, Binding, CallSite, Ctx, DefaultOf,
-    ClassInfo, FunctionInfo, Scope, dotted_name, expects_failure, last_name, root_name,
-    says_it_fails, string_value,
+    ASSIGN, EXPECTS_FAILURE, GRAD_OFF, GRAD_ON, GRAD_RUNTIME, HANDLES_FAILURE, IMPORT, PARAM,
+    Binding, CallSite, Ctx, DefaultOf, expects_failure, grad_mode_set_by,
+    ClassInfo, FunctionInfo, Scope, dotted_name, is_number, last_name, root_name, says_it_fails,
+    source_of, string_value,
 )
 
 # What rules may use, besides ``Analysis`` itself.
@@ -38,7 +42,8 @@ __all__ = [
     "ARITHMETIC_OPERATORS",
     "Analysis", "FACTS", "UndeclaredFact", "K", "api", "walk_code", "iter_children",
     "ASSIGN", "IMPORT", "PARAM", "Binding", "CallSite", "ClassInfo", "Ctx", "FunctionInfo", "Scope",
-    "dotted_name", "last_name", "root_name", "string_value", "expects_failure", "says_it_fails",
+    "dotted_name", "is_number", "last_name", "root_name", "source_of", "string_value",
+    "GRAD_OFF", "GRAD_ON", "GRAD_RUNTIME", "grad_mode_set_by", "expects_failure", "says_it_fails",
     "is_device_name", "device_names_visible", "move_device_argument", "ModuleState",
     "DeviceTrace", "OrderedWalk", "UNDECIDED", "OnAccelerator", "OnCPU",
 ]
@@ -137,7 +142,7 @@ class Analysis:
         """Whether calling ``func`` computes a loss, where its name decides: a torch.nn loss
         constructed in place (``nn.CrossEntropyLoss()(out, y)``), a torch.nn.functional loss
         (any other qualified name: no), a criterion's name (yes). None: the name does not
-        tell, what the name is bound to may (each rule reads the bindings its own way)."""
+        tell, what the name is bound to may (``is_loss`` reads it)."""
         if isinstance(func, cst.Call):
             return api.is_loss_class(self.qualname(func.func, scope) or "")
         qualified = self.qualname(func, scope)
@@ -148,6 +153,45 @@ class Analysis:
         if name is None:
             return False
         return True if api.is_criterion_name(name) else None
+
+    def is_loss(self, func: cst.BaseExpression, scope: Scope) -> bool:
+        """Whether calling ``func`` computes a loss: by its name (``loss_by_its_name``), else
+        by what the name or ``self`` attribute is assigned: a torch.nn loss module
+        (``self.loss = nn.MSELoss()``, then ``self.loss(out, y)``)."""
+        verdict = self.loss_by_its_name(func, scope)
+        if verdict is not None:
+            return verdict
+        return any(isinstance(value, cst.Call) and not path
+                   and api.is_loss_class(self.qualname(value.func, value_scope) or "")
+                   for value, value_scope, path, _ in assignments_of(func, scope, self.kinds))
+
+    def loader_paths(self, iterable: cst.BaseExpression, scope: Scope) -> List[tuple]:
+        """What a ``for`` loop over ``iterable`` takes from data loaders: (path into the loop
+        target, the loader expression) for each loader it iterates, through ``enumerate``
+        (path ``(1,)``), ``zip`` (``(i,)``) and transparent wrappers (``tqdm``); empty when it
+        iterates none. ``for x in loader`` gives ``[((), loader)]``."""
+        if isinstance(iterable, cst.Call):
+            name = last_name(iterable.func)
+            positional = [a.value for a in iterable.args if a.keyword is None and not a.star]
+            if name == "enumerate" and positional:
+                return [((1,) + path, loader)
+                        for path, loader in self.loader_paths(positional[0], scope)]
+            if name == "zip":
+                return [((i,) + path, loader) for i, arg in enumerate(positional)
+                        for path, loader in self.loader_paths(arg, scope)]
+            if name in api.TRANSPARENT_ITER_WRAPPERS and positional:
+                return self.loader_paths(positional[0], scope)
+        if self.kinds.kind_of(iterable, scope) is K.LOADER:
+            return [((), iterable)]
+        return []
+
+    def is_test_module(self) -> bool:
+        """A pytest or unittest module (``testcode.is_test_module``)."""
+        return testcode.is_test_module(self.collected)
+
+    def in_test_code(self, ctx: Ctx) -> bool:
+        """Code a test of this (test) module runs: a test, its helpers, fixtures, classes."""
+        return testcode.in_test_code(self.collected, ctx)
 
     def call_sites(self, names, qualified_names=()):
         """Calls whose callee's last name is in ``names`` or is an import alias of one of

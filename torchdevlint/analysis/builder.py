@@ -16,7 +16,8 @@ from torchdevlint import torch_api as api
 from torchdevlint.analysis.devices import is_device_name
 from torchdevlint.analysis.model import (
     ASSIGN, AUGMENT, CLASS, DEF, EXPECTS_FAILURE, FOR, HANDLES_FAILURE, HANDLES_NONE_DEREFERENCE, IMPORT, PARAM, UNKNOWN,
-    WITH, AfterExit, Binding, CallSite, ClassInfo, Ctx, DefaultOf, FunctionInfo, LoopSpan, Scope, grad_mode_set_by,
+    WITH, AfterExit, Binding, CallSite, ClassInfo, Ctx, DefaultOf, FunctionInfo, LoopSpan, Scope, expects_failure,
+    grad_mode_set_by,
     last_name,
     next_order, says_it_fails,
     string_value,
@@ -538,15 +539,13 @@ class Builder:
             self.walk(item.item, ctx)
             if item.asname is not None:
                 self._bind_target(item.asname.name, WITH, item.item, ctx, ctx)
-            if isinstance(item.item, cst.Call):
-                name = last_name(item.item.func) or ""
-                if name.startswith("assertRaises") or name == "raises":
-                    body_ctx = ctx.with_condition(EXPECTS_FAILURE)
-                else:
-                    if _is_device_call(item.item):
-                        self.out.devices.constructed_used.append((item.item, ctx, None))  # default device
-                    if name == "device" and item.item.args:
-                        self.out.devices.default_device_blocks.append((item.item, ctx, node.body))
+            if expects_failure(item.item):
+                body_ctx = ctx.with_condition(EXPECTS_FAILURE)
+            elif isinstance(item.item, cst.Call):
+                if _is_device_call(item.item):
+                    self.out.devices.constructed_used.append((item.item, ctx, None))  # default device
+                if last_name(item.item.func) == "device" and item.item.args:
+                    self.out.devices.default_device_blocks.append((item.item, ctx, node.body))
             grad = grad_mode_set_by(item.item)
             if grad is not None:
                 body_ctx = body_ctx.with_grad(grad)

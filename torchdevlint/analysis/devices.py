@@ -14,9 +14,10 @@ from torchdevlint.analysis.model import ASSIGN, Scope, string_value
 
 
 def is_device_name(identifier: str) -> bool:
-    """``device``, ``*_device`` (any case): a variable that by convention holds a device."""
-    lowered = identifier.lower()
-    return lowered == "device" or lowered.endswith("_device")
+    """A name whose last word is ``device`` or ``dev``, any case (``device``,
+    ``target_device``, ``dev``): by convention it holds a device (``devices``, ``device_map``,
+    ``device_type``, a numbered ``device_0``, a GPU's index ``args.gpu`` do not)."""
+    return identifier.lower().rpartition("_")[2] in api.DEVICE_NAME_WORDS
 
 
 def device_names_visible(scope: Scope) -> list:
@@ -53,10 +54,11 @@ class Devices:
         return self.kinds.qualname(expr, scope)
 
     def is_cpu_device(self, expr: cst.BaseExpression, scope: Scope, depth: int = 0) -> bool:
-        """``"cpu"``, ``torch.device("cpu")`` or a name bound only to such a value."""
+        """``"cpu"`` (``"cpu:0"``), ``torch.device("cpu")`` or a name bound only to such a
+        value."""
         value = string_value(expr)
         if value is not None:
-            return value == "cpu"
+            return value == "cpu" or value.startswith("cpu:")
         if isinstance(expr, cst.Call) and expr.args and self.qualname(expr.func, scope) == "torch.device":
             return self.is_cpu_device(expr.args[0].value, scope, depth + 1)
         if isinstance(expr, cst.Name) and depth < 4:

@@ -30,6 +30,7 @@ from torchdevlint.analysis.model import (
     ASSIGN, EXPECTS_FAILURE, IMPORT, HANDLES_FAILURE, HANDLES_NONE_DEREFERENCE, AfterExit, Ctx, DefaultOf, FunctionInfo, Scope, last_name,
     string_value,
 )
+from torchdevlint.analysis.testcode import fixture_decorator
 
 
 class Guards:
@@ -182,9 +183,9 @@ class Guards:
             return self._guard_memo[key]
         self._guard_memo[key] = False  # a fixture requesting itself proves nothing
         fixtures = [info for info in self.collected.functions
-                    if info.name == name and _fixture_decorator(info.node) is not None]
+                    if info.name == name and fixture_decorator(info.node) is not None]
         verdict = bool(fixtures) and not any(
-            _autouse(_fixture_decorator(info.node)) for info in fixtures) and all(
+            _autouse(fixture_decorator(info.node)) for info in fixtures) and all(
             self._requester_guarded(info) for info in self.collected.functions
             if name in info.param_names and info not in fixtures)
         self._guard_memo[key] = verdict
@@ -499,16 +500,6 @@ NON_CUDA_CHECKS = frozenset((
 # ``if not dist.is_initialized(): return``, ``if is_dist_avail_and_initialized():``.
 _DISTRIBUTED_WORDS = ("is_initialized", "and_initialized", "dist_initialized", "is_distributed",
                       "world_size")
-
-
-def _fixture_decorator(node: cst.FunctionDef) -> Optional[cst.BaseExpression]:
-    """The ``@pytest.fixture`` (or ``@pytest.fixture(...)``, ``@fixture``) decorator of a def."""
-    for decorator in node.decorators:
-        expr = decorator.decorator
-        callee = expr.func if isinstance(expr, cst.Call) else expr
-        if last_name(callee) == "fixture":
-            return expr
-    return None
 
 
 def _autouse(decorator: Optional[cst.BaseExpression]) -> bool:

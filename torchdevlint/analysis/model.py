@@ -8,6 +8,9 @@ from typing import Dict, List, Optional, Tuple, Union
 
 import libcst as cst
 
+from torchdevlint import torch_api as api
+from torchdevlint.positions import code_for_node
+
 # Source order of bindings, call sites and loops (the traversal visits in source order), so
 # that a rule can ask "which assignment was the last one before this loop?".
 _ORDER = itertools.count()
@@ -116,6 +119,7 @@ class Ctx:
         # The innermost grad mode set around the node in its own function: GRAD_OFF
         # (``torch.no_grad()``, ``inference_mode()``, ``set_grad_enabled(False)``, as a
         # ``with`` or a decorator), GRAD_ON (``enable_grad()``, ``set_grad_enabled(True)``),
+        # GRAD_RUNTIME (``set_grad_enabled(train)``: decided when it runs),
         # or None: nothing here sets it (the default at module level, the caller's in a
         # function).
         self.grad = grad
@@ -129,16 +133,18 @@ class Ctx:
 
 GRAD_OFF = "off"
 GRAD_ON = "on"
-_GRAD_OFF_CALLS = frozenset(("no_grad", "inference_mode"))
+GRAD_RUNTIME = "runtime"
 
 
 def grad_mode_set_by(expr: cst.BaseExpression) -> Optional[str]:
     """GRAD_OFF / GRAD_ON when ``expr`` (a ``with`` item or a decorator) sets the grad mode:
     ``torch.no_grad()``, ``@torch.inference_mode()``, ``torch.set_grad_enabled(False)``,
-    ``torch.enable_grad()``; else None. By the callee's last name, as torch code writes them."""
+    ``torch.enable_grad()``; GRAD_RUNTIME when it sets one this file cannot read
+    (``torch.set_grad_enabled(is_train)``); else None. By the callee's last name, as torch
+    code writes them."""
     call = expr if isinstance(expr, cst.Call) else None
     name = last_name(call.func if call is not None else expr)
-    if name in _GRAD_OFF_CALLS:
+    if name in api.GRAD_OFF_CALLS:
         if call is not None and call.args and isinstance(call.args[0].value, cst.Name) \
                 and call.args[0].value.value == "False":  # inference_mode(False)
             return None
@@ -148,6 +154,8 @@ def grad_mode_set_by(expr: cst.BaseExpression) -> Optional[str]:
     if name == "set_grad_enabled" and call is not None and call.args and \
             isinstance(call.args[0].value, cst.Name) and call.args[0].value.value in ("True", "False"):
         return GRAD_ON if call.args[0].value.value == "True" else GRAD_OFF
+    if name == "set_grad_enabled":
+        return GRAD_RUNTIME
     return None
 
 
@@ -306,6 +314,29 @@ def root_name(expr: cst.BaseExpression) -> Optional[cst.Name]:
     while isinstance(expr, (cst.Attribute, cst.Subscript)):
         expr = expr.value
     return expr if isinstance(expr, cst.Name) else None
+
+
+def expects_failure(item: cst.BaseExpression) -> bool:
+    """A ``with`` item under which the body is expected to raise: ``pytest.raises(...)``,
+    ``self.assertRaises(...)``, ``assertRaisesRegex(...)`` (called; the bare name is no
+    context manager)."""
+    if not isinstance(item, cst.Call):
+        return False
+    name = last_name(item.func) or ""
+    return name.startswith("assertRaises") or name == "raises"
+
+
+def is_number(expr: cst.BaseExpression) -> bool:
+    """A number literal, signed or not: ``1``, ``-0.5``."""
+    if isinstance(expr, cst.UnaryOperation):
+        expr = expr.expression
+    return isinstance(expr, (cst.Integer, cst.Float))
+
+
+def source_of(node: cst.CSTNode, limit: int = 40) -> str:
+    """Short source text of an expression, as messages quote it."""
+    text = " ".join(code_for_node(node).split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def string_value(expr: cst.BaseExpression) -> Optional[str]:

@@ -18,7 +18,7 @@ from torchdevlint.analysis.builder import Collected, walk_code
 from torchdevlint.analysis.devices import Devices, move_device_argument
 from torchdevlint.analysis.flow import UNDECIDED, DeviceTrace
 from torchdevlint.analysis.kinds import TENSOR, ClassRef, KindInference
-from torchdevlint.analysis.placement import short_source
+from torchdevlint.analysis.model import source_of
 from torchdevlint.analysis.model import (
     ASSIGN, Binding, ClassInfo, FunctionInfo, last_name, root_name, string_value,
 )
@@ -143,9 +143,9 @@ class ModuleClasses:
             root = root_name(func.value) if isinstance(func, cst.Attribute) else None
             if isinstance(func, cst.Attribute) and (
                     makes_one(func.value) or (root is not None and root.value in instances)):
-                return f"this file moves it: `{short_source(call)}`"
+                return f"this file moves it: `{source_of(call)}`"
         if moves:
-            return f"this file uses an accelerator: `{short_source(moves[0])}`"
+            return f"this file uses an accelerator: `{source_of(moves[0])}`"
         if not self._runs_a_program():
             return "a library class: its users move it"
         return None

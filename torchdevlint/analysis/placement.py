@@ -16,8 +16,9 @@ from torchdevlint.analysis.builder import Collected, iter_children, walk_code
 from torchdevlint.analysis.devices import Devices, move_device_argument
 from torchdevlint.analysis.flow import DeviceTrace, OrderedWalk
 from torchdevlint.analysis.kinds import KindInference, combine
-from torchdevlint.analysis.model import ASSIGN, PARAM, CallSite, Scope, last_name
-from torchdevlint.positions import code_for_node
+from torchdevlint.analysis.model import (
+    ASSIGN, PARAM, CallSite, Scope, is_number, last_name, source_of,
+)
 
 _WRAPPERS_THAT_SCATTER = ("DataParallel", "DistributedDataParallel")
 # Calls of accelerate / Lightning Fabric that prepare a model or loader: they move batches.
@@ -40,10 +41,10 @@ class OnAccelerator:
         `.to(device)`", "created with `device=device`", "the output of `model`, ..."."""
         call, func = self.origin, self.origin.func
         if isinstance(func, cst.Attribute) and func.attr.value in ("to", "cuda"):
-            return f"moved by `.{func.attr.value}({short_source(self.device) if self.device else ''})`"
+            return f"moved by `.{func.attr.value}({source_of(self.device) if self.device else ''})`"
         if any(a.keyword is not None and a.keyword.value == "device" for a in call.args):
-            return f"created with `device={short_source(self.device)}`"
-        return f"the output of `{short_source(func)}`, which was moved to a device"
+            return f"created with `device={source_of(self.device)}`"
+        return f"the output of `{source_of(func)}`, which was moved to a device"
 
 
 class OnCPU:
@@ -244,7 +245,7 @@ class Placement:
             return None
         found = [trace.device_of(value) for value in tensors]
         # all on the CPU (numbers among them: ``torch.where(m, x, 0.0)``), at least one known
-        if any(found) and all(f or _is_number(v) for f, v in zip(found, tensors)):
+        if any(found) and all(f or is_number(v) for f, v in zip(found, tensors)):
             return next(f for f in found if f)
         return None
 
@@ -530,21 +531,21 @@ class Placement:
     def bindings_of(self, target, scope: Scope) -> List[tuple]:
         """(value, scope, unpacking path, order) of each assignment to a name or ``self``
         attribute."""
-        if isinstance(target, cst.Name):
-            return [(b.value, b.ctx.scope, b.path, b.order) for b in scope.lookup(target.value)
-                    if b.how == ASSIGN]
-        if isinstance(target, cst.Attribute):
-            owner_kind = self.kinds.kind_of(target.value, scope)
-            if isinstance(owner_kind, K.Instance):
-                return [(b.value, b.ctx.scope, b.path, b.order)
-                        for b in owner_kind.info.attributes.get(target.attr.value, ())]
-        return []
+        return assignments_of(target, scope, self.kinds)
 
 
-def short_source(node: cst.CSTNode, limit: int = 40) -> str:
-    """Short source text of an expression, as rules quote it in messages."""
-    text = " ".join(code_for_node(node).split())
-    return text if len(text) <= limit else text[: limit - 3] + "..."
+def assignments_of(target, scope: Scope, kinds: KindInference) -> List[tuple]:
+    """(value, scope, unpacking path, order) of each assignment to a name or ``self``
+    attribute (``Placement.bindings_of``; needs only the kinds)."""
+    if isinstance(target, cst.Name):
+        return [(b.value, b.ctx.scope, b.path, b.order) for b in scope.lookup(target.value)
+                if b.how == ASSIGN]
+    if isinstance(target, cst.Attribute):
+        owner_kind = kinds.kind_of(target.value, scope)
+        if isinstance(owner_kind, K.Instance):
+            return [(b.value, b.ctx.scope, b.path, b.order)
+                    for b in owner_kind.info.attributes.get(target.attr.value, ())]
+    return []
 
 
 def _follows_a_value(device) -> bool:
@@ -561,11 +562,6 @@ def _torch_function(call: cst.Call, qualified: Optional[str]):
     device = next((a.value for a in call.args
                    if a.keyword is not None and a.keyword.value == "device"), None)
     return qualified.rpartition(".")[2], device
-
-
-def _is_number(expr) -> bool:
-    return isinstance(expr, (cst.Integer, cst.Float)) or (
-        isinstance(expr, cst.UnaryOperation) and isinstance(expr.expression, (cst.Integer, cst.Float)))
 
 
 def _chain_links(conditions) -> set:

@@ -9,9 +9,8 @@ from typing import Callable, ClassVar, FrozenSet, Iterator, Optional, Tuple, Uni
 
 import libcst as cst
 
-from torchdevlint.analysis import Analysis
+from torchdevlint.analysis import Analysis, source_of  # noqa: F401 (rules quote with it)
 from torchdevlint.fixes.model import FixPlan
-from torchdevlint.positions import code_for_node
 # (the prefilter helpers live apart, so that the prefilter runs without LibCST)
 from torchdevlint.rules.prefilter import TOKEN_GAP, ast_statements, method_call_text  # noqa: F401
 
@@ -64,11 +63,3 @@ class Rule:
 
     def check(self, analysis: Analysis) -> Iterator[Violation]:
         raise NotImplementedError
-
-
-
-
-def source_of(node: cst.CSTNode, limit: int = 40) -> str:
-    """Short source text of an expression, for messages."""
-    text = " ".join(code_for_node(node).split())
-    return text if len(text) <= limit else text[: limit - 3] + "..."

@@ -23,12 +23,10 @@ from typing import Dict, List, NamedTuple, Optional, Set, Tuple
 from torchdevlint import torch_api as api
 from torchdevlint.rules.prefilter import ast_statements
 
-FACTORY_CALLS = frozenset(
-    """
-    arange linspace logspace randperm eye tril_indices triu_indices zeros ones empty rand randn
-    full tensor as_tensor Tensor FloatTensor LongTensor IntTensor BoolTensor DoubleTensor
-    HalfTensor ByteTensor tril triu from_numpy
-    """.split())
+# What TDL005 takes for a tensor created on the CPU with a dimension (its origins).
+FACTORY_CALLS = (api.ALWAYS_SHAPED_FACTORIES | api.INDEX_FACTORIES | api.SIZE_FACTORIES
+                 | api.DATA_FACTORIES | api.LEGACY_TENSOR_TYPES | api.TRIANGLE_FUNCTIONS
+                 | {"from_numpy"})
 _FACTORY_TEXT = re.compile(r"\b(?:%s)\b" % "|".join(sorted(FACTORY_CALLS)))
 _CONTAINERS = (ast.List, ast.Tuple, ast.Set, ast.Dict, ast.ListComp, ast.SetComp, ast.DictComp,
                ast.GeneratorExp)

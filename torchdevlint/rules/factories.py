@@ -18,6 +18,7 @@ from typing import Optional, Tuple
 
 import libcst as cst
 
+from torchdevlint.analysis import api
 from torchdevlint.fixes.context import FixContext
 from torchdevlint.fixes.model import Edit
 
@@ -25,9 +26,9 @@ from torchdevlint.rules.prefilter import GENERATING  # noqa: F401 (the prefilter
 
 # Their values do not depend on the device that computes them: exact in any dtype (``full``
 # only in its own dtype: ``torch.full(s, 0.1).to(torch.float64)`` rounds 0.1 to float32 first).
-_EXACT = frozenset("zeros ones empty eye".split())
+_EXACT = api.EXACT_FACTORIES
 _EXACT_WITHOUT_DTYPE = _EXACT | {"full"}
-RANDOM = frozenset("rand randn randint randperm".split())
+RANDOM = api.RANDOM_FACTORIES
 # Keywords that make the CPU creation deliberate (a CPU generator, a pinned staging buffer, an
 # output tensor): no finding, and no rewrite.
 _DELIBERATE = frozenset(("generator", "pin_memory", "out", "device"))

@@ -144,21 +144,14 @@ def move_statement_in(tree: ast.AST, source: str) -> bool:
 
 # -- the names the prefilters below look for (the rules import them from here) -----------
 
-# TDL007: factories whose result always has a dimension, those whose size arguments say, and
-# every factory it reports.
-ALWAYS_SHAPED_FACTORIES = frozenset("arange linspace logspace randperm eye".split())
-SIZE_FACTORIES = frozenset("zeros ones empty rand randn full".split())
-OFF_DEVICE_FACTORIES = ALWAYS_SHAPED_FACTORIES | SIZE_FACTORIES | frozenset(("tensor", "randint"))
-# TDL011: factories given sizes, and those that make a tensor of their data (0-dim from a
-# number).
-SIZED_FACTORIES = frozenset(
-    """zeros ones empty full rand randn randint zeros_like ones_like empty_like full_like rand_like
-    randn_like""".split())
-SCALAR_FACTORIES = frozenset("tensor as_tensor from_numpy scalar_tensor asarray".split())
+# The factory sets (``torch_api``), by the names the prefilters and their rules use.
+ALWAYS_SHAPED_FACTORIES = api.ALWAYS_SHAPED_FACTORIES
+SIZE_FACTORIES = api.SIZE_FACTORIES
+OFF_DEVICE_FACTORIES = api.OFF_DEVICE_FACTORIES
+SIZED_FACTORIES = api.SIZED_FACTORIES
+SCALAR_FACTORIES = api.SCALAR_FACTORIES
 _MOVE_TEXT = re.compile(method_call_text("to", "cuda") + "|DataParallel")
-# TDL009 (``rules/factories``): torch factories that compute their values.
-GENERATING = frozenset(
-    "zeros ones empty full eye arange linspace logspace rand randn randint randperm".split())
+GENERATING = api.GENERATING_FACTORIES  # TDL009 (``rules/factories``)
 
 
 def off_device_factory_in(tree: ast.AST, source: str) -> bool:

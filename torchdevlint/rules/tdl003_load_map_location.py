@@ -123,7 +123,7 @@ class LoadWithoutMapLocation(Rule):
             return False
         if load.ctx.cls is not None and _is_dataset_class(load.ctx.cls):
             return True
-        if _in_test_code(analysis, load):
+        if analysis.in_test_code(load.ctx):
             return True
         if _holds_no_device_tensors(analysis, load):
             return True
@@ -145,7 +145,7 @@ class LoadWithoutMapLocation(Rule):
         if targets.is_fresh_temp(read):
             return True
         read_names = set(targets.file_names(read))
-        test_module = _is_test_module(analysis)
+        test_module = analysis.is_test_module()
         for save in self._saves(analysis):
             # ``copy = io.BytesIO(buf.getvalue())`` reads the buffer ``buf`` was written to
             same = save.target == read or (save.owner is not None and save.target in read)
@@ -299,13 +299,6 @@ def _owner_id(expr, scope: Scope) -> Optional[int]:
     return None
 
 
-def _is_test_module(analysis: Analysis) -> bool:
-    """pytest or unittest code: a test and its fixtures and helpers run in one process."""
-    imported = analysis.collected.module_scope.bindings
-    return "pytest" in imported or "unittest" in imported or any(
-        info.name.startswith("test") for info in analysis.collected.functions)
-
-
 _DATA_STORES = ("Dataset", "Database")
 
 
@@ -318,9 +311,7 @@ def _is_dataset_class(info) -> bool:
 
 # Calls that give CPU data: NumPy, Python values, tensors copied to the host.
 _CPU_METHODS = frozenset("cpu numpy tolist item".split())
-_CPU_FACTORIES = frozenset(
-    "tensor as_tensor from_numpy zeros ones empty full arange rand randn randint linspace eye "
-    "LongTensor FloatTensor ByteTensor IntTensor".split())
+
 
 
 def _cpu_only(analysis: Analysis, expr, scope: Scope, depth: int = 0, site=None) -> bool:
@@ -359,7 +350,7 @@ def _cpu_only(analysis: Analysis, expr, scope: Scope, depth: int = 0, site=None)
         qualified = analysis.qualname(expr.func, scope) or ""
         if qualified.startswith(("numpy.", "np.")):
             return True
-        if qualified.startswith("torch.") and qualified.rpartition(".")[2] in _CPU_FACTORIES:
+        if qualified.startswith("torch.") and qualified.rpartition(".")[2] in api.FACTORIES:
             return not any(a.keyword is not None and a.keyword.value == "device" for a in expr.args)
         chain = expr
         while isinstance(chain, cst.Call) and isinstance(chain.func, cst.Attribute):
@@ -521,25 +512,6 @@ def _name_words(target) -> List[str]:
         return [word for element in elements for word in _name_words(element.value)]
     name = last_name(target) or ""
     return [word for word in name.lower().split("_") if word]
-
-
-def _in_test_code(analysis: Analysis, load: CallSite) -> bool:
-    """Test code of a pytest or unittest module (``test_*`` functions and their ``_test``
-    helpers, fixtures, ``Test*`` classes): a suite reads what it wrote or its own CPU fixtures,
-    and its CI runs it where it must pass. Every TDL003 finding reviewed in the test suites of
-    27 public repositories (30) was of this kind."""
-    imported = analysis.collected.module_scope.bindings
-    if "pytest" not in imported and "unittest" not in imported and \
-            not any(name.startswith(("pytest", "unittest")) for name in analysis.collected.imported_as):
-        return False
-    func = load.ctx.func
-    while func is not None:
-        if func.name.startswith(("test", "_test")) or any(
-                "fixture" in (last_name(d.decorator.func if isinstance(d.decorator, cst.Call)
-                                        else d.decorator) or "") for d in func.node.decorators):
-            return True
-        func = func.ctx.func
-    return load.ctx.cls is not None and load.ctx.cls.name.startswith("Test")
 
 
 def _names_text(expr) -> str:

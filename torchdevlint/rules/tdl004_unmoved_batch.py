@@ -20,7 +20,7 @@ import libcst as cst
 
 from torchdevlint.analysis import (
     K, Analysis, Ctx, OrderedWalk, Scope, api, dotted_name, iter_children, last_name,
-    root_name, string_value, walk_code,
+    is_device_name, root_name, string_value, walk_code,
 )
 from torchdevlint.findings import Finding
 from torchdevlint.fixes.context import FixContext
@@ -137,24 +137,12 @@ class UnmovedBatch(Rule):
         return ctx.cls is not None and self.kinds.class_is_lightning(ctx.cls)
 
     def _loader_paths(self, iterable, scope: Scope):
-        """Paths into the loop target whose values come from a data loader."""
-        if isinstance(iterable, cst.Call):
-            name = last_name(iterable.func)
-            positional = [a.value for a in iterable.args if a.keyword is None and not a.star]
-            if name == "enumerate" and positional:
-                return [((1,) + p, l) for p, l in self._loader_paths(positional[0], scope)]
-            if name == "zip":
-                return [((i,) + p, l) for i, arg in enumerate(positional)
-                        for p, l in self._loader_paths(arg, scope)]
-            if name in api.TRANSPARENT_ITER_WRAPPERS and positional:
-                return self._loader_paths(positional[0], scope)
-        if self.kinds.kind_of(iterable, scope) is K.LOADER and not self._prepared(iterable, scope):
-            if self._prepares_elsewhere and not self._constructed_here(iterable, scope):
-                return []
-            if self._yields_device_batches(iterable, scope):
-                return []
-            return [((), iterable)]
-        return []
+        """Paths into the loop target whose values come from a data loader whose batches
+        this file does not show on a device already."""
+        return [(path, loader) for path, loader in self.analysis.loader_paths(iterable, scope)
+                if not self._prepared(loader, scope)
+                and not (self._prepares_elsewhere and not self._constructed_here(loader, scope))
+                and not self._yields_device_batches(loader, scope)]
 
     def _yields_device_batches(self, loader, scope: Scope) -> bool:
         """A loader whose batches are already on the device, by code this file shows:
@@ -275,7 +263,7 @@ class UnmovedBatch(Rule):
         kind = self.kinds.kind_of(target, scope)
         if isinstance(kind, (K.FuncRef, K.ClassRef)):
             body = kind.info.node.body
-            return any((isinstance(n, cst.Call) and self._moves_anywhere(n, scope))
+            return any((isinstance(n, cst.Call) and self.placement.device_of_move(n, scope)[0])
                        or (isinstance(n, cst.Arg) and n.keyword is not None
                            and n.keyword.value == "device")
                        for n in walk_code(body, into_functions=True))
@@ -293,20 +281,6 @@ class UnmovedBatch(Rule):
             return any(self._code_moves(value, value_scope, follow_names, depth + 1)
                        for value, value_scope, path, _ in self.placement.bindings_of(expr, scope) if not path)
         return False
-
-    def _moves_anywhere(self, call: cst.Call, scope: Scope) -> bool:
-        """``.cuda()`` or ``.to(...)`` with something other than "cpu" or a dtype, in code
-        whose own scope is not at hand (a collate function's or a dataset class's body)."""
-        if not isinstance(call.func, cst.Attribute):
-            return False
-        if call.func.attr.value == "cuda":
-            return True
-        if call.func.attr.value != "to" or not call.args:
-            return False
-        target = call.args[0].value
-        dtype_name = last_name(target) or ""
-        return string_value(target) != "cpu" and not self.analysis.is_dtype(target, scope) \
-            and dtype_name not in api.DTYPE_NAMES
 
     def _constructed_here(self, loader, scope: Scope) -> bool:
         """The loader is a ``DataLoader(...)`` built in this file (not one from elsewhere)."""
@@ -444,8 +418,7 @@ class _LoopChecker(OrderedWalk):
     def _is_device_like(self, expr, arg: cst.Arg) -> bool:
         if arg.keyword is not None and arg.keyword.value in ("device", "target_device"):
             return True
-        name = last_name(expr) or ""
-        if "device" in name.lower() or name in ("dev", "gpu"):
+        if is_device_name(last_name(expr) or ""):
             return True
         if self.analysis.kind_of(expr, self.scope) is K.DEVICE:
             return True
@@ -470,7 +443,7 @@ class _LoopChecker(OrderedWalk):
             return
         if isinstance(target, cst.Subscript):
             # ``batch[k] = batch[k].to(device)`` moves (part of) the batch in place
-            root = _root(target)
+            root = root_name(target)
             if root is not None and root.value in self.values and self._contains_move(value):
                 self.values[root.value].moved = True
             return
@@ -559,7 +532,7 @@ class _LoopChecker(OrderedWalk):
 
     def _call_sink(self, call: cst.Call) -> None:
         model = self.rule.placement.moved_model(call.func, self.scope, self.order)
-        if model is not None and self._is_loss(call.func) and \
+        if model is not None and self.analysis.is_loss(call.func, self.scope) and \
                 self._partner_on_device([a.value for a in call.args]) is not None:
             model = None  # ``criterion = nn.CrossEntropyLoss().to(device)``: still a loss
         if model is not None:
@@ -582,7 +555,7 @@ class _LoopChecker(OrderedWalk):
                     self.values[name.value].is_mapping = True
                 self.candidates.append((name.value, name, "model", source_of(call.func), model))
             return
-        if self._is_loss(call.func):
+        if self.analysis.is_loss(call.func, self.scope):
             partner = self._partner_on_device([a.value for a in call.args])
             for arg in call.args:
                 for name in self._unmoved(arg.value):
@@ -590,7 +563,7 @@ class _LoopChecker(OrderedWalk):
             if partner is not None:
                 self._derived_sink([a.value for a in call.args], source_of(call.func), partner)
             return
-        if isinstance(call.func, cst.Attribute) and call.func.attr.value in _BINARY_METHODS:
+        if isinstance(call.func, cst.Attribute) and call.func.attr.value in api.BINARY_TENSOR_METHODS:
             # ``pred.eq(target)``, ``outputs.sub(labels)``
             partner = self._partner_on_device([call.func.value])
             if partner is not None:
@@ -658,16 +631,6 @@ class _LoopChecker(OrderedWalk):
                 return _OnDevice(operand, device, source_of(operand))
         return None
 
-    def _is_loss(self, func) -> bool:
-        verdict = self.analysis.loss_by_its_name(func, self.scope)
-        if verdict is not None:
-            return verdict
-        for value, value_scope, path, _ in self.rule.placement.bindings_of(func, self.scope):
-            if isinstance(value, cst.Call) and not path:
-                if api.is_loss_class(self.analysis.qualname(value.func, value_scope) or ""):
-                    return True
-        return False
-
 
 _LENGTH_WORDS = frozenset("len lens length lengths size sizes seq_len seq_lens num".split())
 
@@ -692,13 +655,6 @@ class _OnDevice:
 
 
 # Tensor methods that combine the receiver with their argument.
-_BINARY_METHODS = frozenset("eq ne lt le gt ge add sub mul div matmul mm bmm".split())
-
-
-def _root(expr) -> Optional[cst.Name]:
-    while isinstance(expr, (cst.Subscript, cst.Attribute)):
-        expr = expr.value
-    return expr if isinstance(expr, cst.Name) else None
 
 
 def _target_names(target) -> List[str]:

@@ -18,7 +18,8 @@ from typing import Dict, Iterator, List, Optional, Set
 import libcst as cst
 
 from torchdevlint.analysis import (
-    ARITHMETIC_OPERATORS, ASSIGN, Analysis, Binding, FunctionInfo, ModuleState, walk_code,
+    ARITHMETIC_OPERATORS, ASSIGN, Analysis, Binding, FunctionInfo, ModuleState, is_number,
+    api, walk_code,
 )
 from torchdevlint.findings import Finding
 from torchdevlint.fixes.context import FixContext
@@ -29,25 +30,16 @@ from torchdevlint.rules.classfacts import tensor_attribute_in
 SAME_DEVICE = "RuntimeError: Expected all tensors to be on the same device"
 
 # torch factories whose result is never 0-dim, and those whose shape their size arguments say.
-_ALWAYS_SHAPED = frozenset("arange linspace logspace randperm eye tril_indices triu_indices".split())
-_SIZED = frozenset("zeros ones empty rand randn full".split())
-_FROM_DATA = frozenset(("tensor", "as_tensor"))
-_LEGACY_CONSTRUCTORS = frozenset(
-    "Tensor FloatTensor LongTensor IntTensor BoolTensor DoubleTensor HalfTensor ByteTensor".split())
-_OF_FIRST_ARGUMENT = frozenset("tril triu".split())
+_ALWAYS_SHAPED = api.ALWAYS_SHAPED_FACTORIES | api.INDEX_FACTORIES
+_SIZED = api.SIZE_FACTORIES
+_FROM_DATA = api.DATA_FACTORIES
+_LEGACY_CONSTRUCTORS = api.LEGACY_TENSOR_TYPES
+_OF_FIRST_ARGUMENT = api.TRIANGLE_FUNCTIONS
 # Tensor methods whose result is on the receiver's device with at least its dimensions.
-_SHAPE_KEEPING = frozenset(
-    """
-    float double half bfloat16 long int short bool byte char view reshape unsqueeze expand
-    transpose t permute contiguous clone detach flip repeat unflatten requires_grad_
-    """.split())
+_SHAPE_KEEPING = api.SHAPE_KEEPING_METHODS
 # Elementwise math (as a torch function of its first argument or as a method): the result
 # has the shape and the device of its input.
-_ELEMENTWISE = frozenset(
-    """
-    exp log log2 log1p sin cos tan sqrt rsqrt sigmoid tanh abs neg pow clamp clip floor ceil
-    round reciprocal square sign mul add sub div masked_fill cumsum cumprod
-    """.split())
+_ELEMENTWISE = api.ELEMENTWISE
 _ARITHMETIC = ARITHMETIC_OPERATORS
 
 
@@ -182,11 +174,12 @@ class UnregisteredTensorAttribute(Rule):
         if not isinstance(value, cst.Call):
             return False
         func = value.func
-        if isinstance(func, cst.Attribute) and (func.attr.value in _SHAPE_KEEPING
-                                                or func.attr.value in _ELEMENTWISE):
+        qualified = self.kinds.qualname(func, scope) or ""
+        if isinstance(func, cst.Attribute) and not qualified.startswith("torch.") and (
+                func.attr.value in _SHAPE_KEEPING or func.attr.value in _ELEMENTWISE):
+            # a method (``torch.triu(x)`` and ``torch.exp(x)`` are functions, below)
             return self._created_on_cpu(func.value, binding, depth + 1) and not (
                 func.attr.value == "view" and not value.args)
-        qualified = self.kinds.qualname(func, scope) or ""
         if not qualified.startswith("torch."):
             return False
         tail = qualified.rpartition(".")[2]
@@ -303,18 +296,12 @@ class _Stays:
             return self(expr.expression)
         if isinstance(expr, cst.Comparison):
             operands = [expr.left] + [c.comparator for c in expr.comparisons]
-            return self(expr.left) and all(_is_number(o) for o in operands[1:])
+            return self(expr.left) and all(is_number(o) for o in operands[1:])
         if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, _ARITHMETIC):
             # ``self.var + eps``: still on the CPU (were the other operand on the device, the
             # meeting is that operation itself, found there)
             return self(expr.left) or self(expr.right)
         return False
-
-
-def _is_number(expr) -> bool:
-    if isinstance(expr, cst.UnaryOperation):
-        expr = expr.expression
-    return isinstance(expr, (cst.Integer, cst.Float))
 
 
 def _is_none(expr) -> bool:

@@ -30,7 +30,8 @@ from typing import Iterator, Optional, Set
 import libcst as cst
 
 from torchdevlint.analysis import (
-    ARITHMETIC_OPERATORS, ASSIGN, Analysis, FunctionInfo, ModuleState, root_name, walk_code,
+    ARITHMETIC_OPERATORS, ASSIGN, Analysis, FunctionInfo, ModuleState, is_number, root_name,
+    api, walk_code,
 )
 from torchdevlint.findings import Finding
 from torchdevlint.fixes.context import FixContext
@@ -43,18 +44,10 @@ from torchdevlint.rules.prefilter import (
 SAME_DEVICE = "RuntimeError: Expected all tensors to be on the same device"
 
 # Tensor methods whose result keeps the receiver's device and at least its dimensions.
-_SHAPE_KEEPING = frozenset(
-    """
-    float double half bfloat16 long int short bool byte char view reshape unsqueeze expand
-    transpose t permute contiguous clone detach flip repeat unflatten requires_grad_ tril triu
-    """.split())
+_SHAPE_KEEPING = api.SHAPE_KEEPING_METHODS
 # Elementwise math (a method, or a torch function of its first argument).
-_ELEMENTWISE = frozenset(
-    """
-    exp log log2 log1p sin cos tan sqrt rsqrt sigmoid tanh abs neg pow clamp clip floor ceil
-    round reciprocal square sign mul add sub div masked_fill cumsum cumprod logical_not
-    """.split())
-_OF_FIRST_ARGUMENT = frozenset("tril triu".split()) | _ELEMENTWISE
+_ELEMENTWISE = api.ELEMENTWISE
+_OF_FIRST_ARGUMENT = api.TRIANGLE_FUNCTIONS | _ELEMENTWISE
 # Torch functions whose other arguments are numbers, not tensors to meet.
 _NOT_MEETING = frozenset(("multinomial",))
 
@@ -178,7 +171,7 @@ class TensorCreatedOffDevice(Rule):
 
     def _origin(self, expr, method: FunctionInfo) -> Optional[cst.Call]:
         if isinstance(expr, cst.Comparison):  # ``mask == 0``: a CPU tensor of its shape
-            if all(_is_number(c.comparator) for c in expr.comparisons):
+            if all(is_number(c.comparator) for c in expr.comparisons):
                 return self._origin(expr.left, method)
             return None
         if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.BitInvert):
@@ -346,9 +339,3 @@ def _nonempty_size(size) -> bool:
         return size.evaluated_value != 0
     return isinstance(size, (cst.Integer, cst.Name, cst.Attribute, cst.BinaryOperation, cst.Call,
                              cst.Subscript))
-
-
-def _is_number(expr) -> bool:
-    if isinstance(expr, cst.UnaryOperation):
-        expr = expr.expression
-    return isinstance(expr, (cst.Integer, cst.Float))

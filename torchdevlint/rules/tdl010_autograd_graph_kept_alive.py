@@ -45,15 +45,15 @@ tensor operation); unsafe when it is a model's output as it is (a model may retu
 
 from __future__ import annotations
 
-import re
+from collections import Counter
 from dataclasses import dataclass
 from typing import Dict, Iterator, List, Optional, Set, Tuple
 
 import libcst as cst
 
 from torchdevlint.analysis import (
-    K, Analysis, Ctx, FunctionInfo, OrderedWalk, Scope, api, dotted_name, iter_children, last_name,
-    walk_code,
+    GRAD_ON, GRAD_RUNTIME, K, Analysis, Ctx, FunctionInfo, OrderedWalk, Scope, api, dotted_name,
+    grad_mode_set_by, iter_children, last_name, walk_code,
 )
 from torchdevlint.findings import Finding
 from torchdevlint.fixes.context import FixContext
@@ -78,7 +78,7 @@ _KEEPING_METHODS = frozenset(
     cumsum lerp where type_as nan_to_num diagonal tril triu
     """.split())
 # Methods that take other tensors whose history the result keeps as well.
-_BINARY_METHODS = frozenset("mul add sub div true_divide matmul mm bmm lerp where masked_fill".split())
+_BINARY_METHODS = api.ARITHMETIC_METHODS  # (comparisons give bool tensors: no history)
 # torch functions (by their last name) whose result keeps their tensor arguments' history.
 _KEEPING_FUNCTIONS = frozenset(
     """
@@ -95,11 +95,6 @@ _TENSOR_ATTRIBUTES = frozenset("T mT H mH real imag".split()) | api.MODEL_OUTPUT
 # Callees (by a lower-cased last name) a model's output is taken to be passed to for backward
 # or an optimiser step: the loop may free the graph there.
 _FREEING_WORDS = ("backward", "scaler", "step", "optimi")
-_MODEL_NAMES = re.compile(r"(?i)^(model|net|network|classifier|encoder|decoder|backbone|"
-                          r"generator|discriminator|netg|netd|critic|.*_model|.*model_|.*net)$")
-_GRAD_SWITCHES = re.compile(r"\b(no_grad|inference_mode|set_grad_enabled|enable_grad)\b")
-_FROZEN = re.compile(r"requires_grad_\(\s*False\s*\)|\.requires_grad\s*=\s*False")
-_GRAD_OFF_CALLS = frozenset(("no_grad", "inference_mode"))
 _ACCUMULATING = (cst.AddAssign, cst.SubtractAssign)
 _ATOMS = (cst.Name, cst.Attribute, cst.Call, cst.Subscript)
 
@@ -168,16 +163,15 @@ class AutogradGraphKeptAlive(Rule):
         self.analysis = analysis
         self.kinds = analysis.kinds
         loops = [(loop, ctx) for loop, ctx, _ in analysis.collected.for_loops
-                 if self._iterates_loader(loop.iter, ctx.scope)]
+                 if analysis.loader_paths(loop.iter, ctx.scope)]
         if not loops:
             return
-        source = analysis.source if analysis.source is not None else analysis.module.code
-        if _FROZEN.search(source) or self._grad_off_for_program():
+        if _freezes_parameters(analysis.module) or self._grad_off_for_program():
             return
-        self.source = source
         self._code: Dict[int, str] = {}
         self._ctx_of_call: Optional[Dict[int, Ctx]] = None
         self._grad_memo: Dict[int, bool] = {}
+        self._names: Optional[Counter] = None
         reported: Set[int] = set()
         for loop, ctx in loops:
             if not self._runs_with_grad(ctx):
@@ -189,17 +183,6 @@ class AutogradGraphKeptAlive(Rule):
                     yield finding
 
     # -- loops over loaders --------------------------------------------------------------
-
-    def _iterates_loader(self, iterable, scope: Scope, depth: int = 0) -> bool:
-        if depth > 3:
-            return False
-        if isinstance(iterable, cst.Call):
-            name = last_name(iterable.func)
-            positional = [a.value for a in iterable.args if a.keyword is None and not a.star]
-            if name in ("enumerate", "zip") or name in api.TRANSPARENT_ITER_WRAPPERS:
-                return any(self._iterates_loader(arg, scope, depth + 1)
-                           for arg in (positional if name == "zip" else positional[:1]))
-        return self.kinds.kind_of(iterable, scope) is K.LOADER
 
     # -- grad mode -------------------------------------------------------------------------
 
@@ -221,6 +204,8 @@ class AutogradGraphKeptAlive(Rule):
         recording = self.analysis.grad_recording(ctx)
         if recording is not None:
             return recording
+        if not self.analysis.grad.callers_decide(ctx):
+            return False  # ``set_grad_enabled(train)``: decided at run time, not proven on
         return self._called_with_grad(ctx.func, depth)
 
     def _called_with_grad(self, func: FunctionInfo, depth: int) -> bool:
@@ -246,10 +231,21 @@ class AutogradGraphKeptAlive(Rule):
                  if last_name(s.call.func) == name]
         if not sites:
             return False
-        uses = len(re.findall(rf"\b{re.escape(name)}\b", self.source))
-        if uses != len(sites) + 1:
+        if self._uses_of(name) != len(sites) + 1:
             return False  # passed around, or named elsewhere: callers this file does not show
         return all(self._runs_with_grad(site.ctx, depth + 1) for site in sites)
+
+    def _uses_of(self, name: str) -> int:
+        """How often the file names ``name``: as a name or attribute, or as a word of a string
+        (``getattr(self, "train_epoch")``)."""
+        if self._names is None:
+            self._names = Counter()
+            for node in walk_code(self.analysis.module, into_functions=True):
+                if isinstance(node, cst.Name):
+                    self._names[node.value] += 1
+                elif isinstance(node, (cst.SimpleString, cst.FormattedStringText)):
+                    self._names.update(_words(node.value))
+        return self._names[name]
 
     # -- what a value is -----------------------------------------------------------------------
 
@@ -262,24 +258,7 @@ class AutogradGraphKeptAlive(Rule):
         if kind is not K.UNKNOWN:
             return False
         name = last_name(func)
-        return name is not None and _MODEL_NAMES.match(name) is not None and \
-            not api.is_criterion_name(name)
-
-    def is_loss(self, func, scope: Scope) -> bool:
-        verdict = self.analysis.loss_by_its_name(func, scope)
-        if verdict is not None:
-            return verdict
-        if isinstance(func, cst.Name):  # (a Name read here; TDL004 also follows self.attr)
-            name = func.value
-            owner = scope.resolve(name)
-            if owner is not None:
-                for binding in owner.bindings.get(name, ()):
-                    value = binding.value
-                    if isinstance(value, cst.Call) and not binding.path:
-                        if api.is_loss_class(
-                                self.analysis.qualname(value.func, binding.ctx.scope) or ""):
-                            return True
-        return False
+        return name is not None and api.is_model_name(name) and not api.is_criterion_name(name)
 
     def result_may_be_backwarded(self, func: FunctionInfo) -> bool:
         """Whether a caller may run backward on what ``func`` returns: a caller this file does
@@ -399,6 +378,7 @@ class _LoopWalk(OrderedWalk):
             if isinstance(statement, cst.With):
                 mode = _grad_set_by(statement)
                 if mode is not None:
+                    mode = mode == GRAD_ON  # (set at run time: not proven on)
                     for item in statement.items:
                         self.expression(item.item)
                     saved, self.grad = self.grad, mode
@@ -435,7 +415,7 @@ class _LoopWalk(OrderedWalk):
                 if method in _BINARY_METHODS and self._any_history(arguments):
                     return TENSOR
                 return None
-        if self.rule.is_loss(func, scope):
+        if self.rule.analysis.is_loss(func, scope):
             return TENSOR if self._any_history(arguments) else None
         if self.rule.is_model(func, scope):
             ctx = self.rule.ctx_of_call(call)
@@ -570,46 +550,88 @@ class _LoopWalk(OrderedWalk):
     def _freed_later(self, accumulator: str, summed: bool) -> bool:
         """The accumulated value is backward()-ed after all (gradient accumulation), returned,
         or handed to an outer scope's code this rule cannot follow."""
-        code = self.rule.code_of(self.func.node) if self.func is not None else self.rule.source
         if self.frees:
             return True
+        code = self.func.node if self.func is not None else self.rule.analysis.module
         name = accumulator.rpartition(".")[2]
         related = {name}
         # one hop: ``loss = total / n`` then ``loss.backward()``
-        for match in re.finditer(rf"(\w+)\s*=[^=\n]*\b{re.escape(name)}\b", code):
-            related.add(match.group(1))
-        for word in related:
-            if re.search(rf"\b{re.escape(word)}\b[\w.\[\]()]*\.backward\(", code) or \
-                    re.search(rf"backward\([^)\n]*\b{re.escape(word)}\b", code):
-                return True
+        for node in walk_code(code, into_functions=True):
+            if isinstance(node, cst.Assign) and _names(node.value, name):
+                related.update(n for t in node.targets for n in _bound_names(t.target))
+        if any(_backward_of(node, related) for node in walk_code(code, into_functions=True)):
+            return True
         if summed and self.func is not None and any(
                 isinstance(node, cst.Return) and node.value is not None
                 and _keeps(node.value, accumulator) for node in walk_code(self.func.node.body)) \
                 and self.rule.result_may_be_backwarded(self.func):
             return True  # the caller may backward() the total (a full-batch loss)
-        if accumulator.startswith(("self.", "cls.")) and re.search(
-                rf"\.{re.escape(name)}\b[\w.\[\]()]*\.backward\(", self.rule.source):
+        if accumulator.startswith(("self.", "cls.")) and any(
+                _backward_of(node, {name}, attribute=True)
+                for node in walk_code(self.rule.analysis.module, into_functions=True)):
             return True
         return False
 
 
-def _grad_set_by(statement: cst.With) -> Optional[bool]:
-    for item in statement.items:
-        call = item.item if isinstance(item.item, cst.Call) else None
-        name = last_name(call.func if call is not None else item.item)
-        if name in _GRAD_OFF_CALLS:
-            if call is not None and call.args and isinstance(call.args[0].value, cst.Name) \
-                    and call.args[0].value.value == "False":
-                return None
-            return False
-        if name == "enable_grad":
+def _freezes_parameters(module: cst.Module) -> bool:
+    """``p.requires_grad_(False)`` or ``p.requires_grad = False`` anywhere in the file."""
+    for node in walk_code(module, into_functions=True):
+        if isinstance(node, cst.Call) and last_name(node.func) == "requires_grad_" \
+                and node.args and _is_false(node.args[0].value):
             return True
-        if name == "set_grad_enabled" and call is not None and call.args and \
-                isinstance(call.args[0].value, cst.Name) and call.args[0].value.value in ("True", "False"):
-            return call.args[0].value.value == "True"
-        if name == "set_grad_enabled":
-            return False  # decided at runtime: not proven on
-    return None
+        if isinstance(node, cst.Assign) and _is_false(node.value) and any(
+                isinstance(t.target, cst.Attribute) and t.target.attr.value == "requires_grad"
+                for t in node.targets):
+            return True
+    return False
+
+
+def _is_false(expr) -> bool:
+    return isinstance(expr, cst.Name) and expr.value == "False"
+
+
+def _words(text: str) -> List[str]:
+    """The identifiers of a text (a string literal's)."""
+    return "".join(c if c.isalnum() or c == "_" else " " for c in text).split()
+
+
+def _names(expr, name: str) -> bool:
+    """Whether ``expr`` reads ``name`` (as a name or an attribute)."""
+    return any(isinstance(node, cst.Name) and node.value == name for node in walk_code(expr))
+
+
+def _bound_names(target) -> List[str]:
+    """The last name of each target an assignment binds (``loss``, ``self.loss``)."""
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return [n for e in target.elements for n in _bound_names(e.value)]
+    if isinstance(target, cst.StarredElement):
+        return _bound_names(target.value)
+    name = last_name(target)
+    return [name] if name is not None else []
+
+
+def _backward_of(node, words: Set[str], attribute: bool = False) -> bool:
+    """``node`` runs backward on a value computed from one named by ``words``:
+    ``word.backward()``, ``word.mean().backward()``, ``scaler.scale(word).backward()``,
+    ``backward(word)``, ``torch.autograd.backward([word])``; with ``attribute``, only through
+    an attribute of that name (``self.word.backward()``)."""
+    if not isinstance(node, cst.Call) or last_name(node.func) != "backward":
+        return False
+    if attribute:
+        return isinstance(node.func, cst.Attribute) and any(
+            isinstance(n, cst.Attribute) and n.attr.value in words
+            for n in walk_code(node.func.value))
+    parts = [arg.value for arg in node.args]
+    if isinstance(node.func, cst.Attribute):
+        parts.append(node.func.value)
+    return any(isinstance(n, cst.Name) and n.value in words
+               for part in parts for n in walk_code(part))
+
+
+def _grad_set_by(statement: cst.With) -> Optional[str]:
+    """The grad mode the first of ``statement``'s items that sets one sets."""
+    return next((mode for mode in (grad_mode_set_by(item.item) for item in statement.items)
+                 if mode is not None), None)
 
 
 def _accumulator_text(target) -> Optional[str]:
@@ -659,18 +681,13 @@ def _switches_grad_unseen(body) -> bool:
     mode (``with torch.no_grad():``, which the analysis follows): ``set_grad_enabled(train)``,
     ``ctx = torch.no_grad() if ... else nullcontext()``, a switch called as a statement."""
     named = [node for node in walk_code(body) if isinstance(node, (cst.Name, cst.Attribute))
-             and _GRAD_SWITCHES.fullmatch(last_name(node) or "")]
+             and last_name(node) in api.GRAD_MODE_SWITCHES]
     if not named:
         return False  # (most functions: the walk for ``with`` items is spared)
     fixed = set()
     for node in walk_code(body):
         if isinstance(node, cst.With) and _grad_set_by(node) is not None and not any(
-                last_name(item.item.func if isinstance(item.item, cst.Call) else item.item)
-                == "set_grad_enabled" and not (
-                    isinstance(item.item, cst.Call) and item.item.args
-                    and isinstance(item.item.args[0].value, cst.Name)
-                    and item.item.args[0].value.value in ("True", "False"))
-                for item in node.items):
+                grad_mode_set_by(item.item) == GRAD_RUNTIME for item in node.items):
             for item in node.items:
                 fixed.update(id(n) for n in walk_code(item.item))
     return any(id(node) not in fixed for node in named)

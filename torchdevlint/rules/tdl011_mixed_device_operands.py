@@ -39,8 +39,8 @@ from typing import Iterator, List, Optional
 import libcst as cst
 
 from torchdevlint.analysis import (
-    ASSIGN, Analysis, K, OnAccelerator, OnCPU, Scope, api, iter_children, last_name,
-    move_device_argument, says_it_fails, walk_code,
+    ASSIGN, Analysis, K, OnAccelerator, OnCPU, Scope, api, expects_failure, iter_children,
+    last_name, move_device_argument, says_it_fails, walk_code,
 )
 from torchdevlint.findings import Finding
 from torchdevlint.fixes.context import FixContext
@@ -67,9 +67,7 @@ _FUNCTIONAL = frozenset(
     binary_cross_entropy binary_cross_entropy_with_logits kl_div cosine_similarity
     pairwise_distance""".split())
 # Tensor methods combining the receiver with their first positional argument.
-_TENSOR_METHODS = frozenset(
-    """add sub mul div matmul mm bmm maximum minimum add_ sub_ mul_ div_ masked_fill
-    masked_fill_""".split())
+_TENSOR_METHODS = api.BINARY_TENSOR_METHODS
 # What may leave a 0-dim tensor (which combines with any device): reductions and the like.
 _MAY_BE_SCALAR = frozenset(
     """sum mean prod max min amax amin norm std var median mode all any argmax argmin logsumexp
@@ -175,10 +173,7 @@ class MixedDeviceOperands(Rule):
             kind = type(node)  # exact types: isinstance of libcst's ABCs is slow here
             if kind in _NOT_ENTERED:
                 continue  # runs later, or binds its own names: no evidence there
-            if kind is cst.With and any(
-                    last_name(item.item.func if isinstance(item.item, cst.Call) else item.item)
-                    in ("raises", "assertRaises", "assertRaisesRegex")
-                    for item in node.items):
+            if kind is cst.With and any(expects_failure(item.item) for item in node.items):
                 continue  # the failure is expected
             if kind is cst.SimpleStatementLine and says_it_fails(node):
                 continue  # "a + b  # this will error": a deliberate error demo
