@@ -207,8 +207,8 @@ def test_test_code_is_one_answer_inside_tdl003():
 
 def test_expects_failure_is_one_reading_for_the_builder_and_tdl011():
     # the builder took every assertRaises*; TDL011 only raises/assertRaises/assertRaisesRegex
-    from torchdevlint.analysis import expects_failure
-    assert [expects_failure(expression(text)) for text in (
+    from torchdevlint.analysis import with_item_expects_failure
+    assert [with_item_expects_failure(expression(text)) for text in (
         "pytest.raises(RuntimeError)", "self.assertRaisesRegexp(RuntimeError, 'device')",
         "self.assertRaises(RuntimeError)", "torch.no_grad()", "raises")] == [
         True, True, True, False, False]

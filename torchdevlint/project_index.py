@@ -43,7 +43,9 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
-_FORMAT = 1
+from torchdevlint import torch_api as api
+
+_FORMAT = 2
 ROOT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
 _SUFFIXES = (".py", ".ipynb")
 # Directories no project file lives in (virtual environments, caches, build output).
@@ -283,9 +285,14 @@ def _move_of(value: ast.AST) -> Optional[Tuple[ast.AST, bool]]:
         if method == "cuda":
             return value.func.value, True
         if method == "to" and (value.args or value.keywords):
-            first = value.args[0] if value.args else value.keywords[0].value
-            cpu = isinstance(first, ast.Constant) and first.value == "cpu"
-            return value.func.value, not cpu
+            device = next((k.value for k in value.keywords if k.arg == "device"), None)
+            first = device if device is not None else \
+                value.args[0] if value.args else value.keywords[0].value
+            if isinstance(first, ast.Constant):  # "cpu", "cuda:0", or no device ("fp16")
+                text = first.value if isinstance(first.value, str) else ""
+                return value.func.value, text.split(":")[0] in api.ACCELERATOR_DEVICE_TYPES
+            dtype = isinstance(first, ast.Attribute) and first.attr in api.DTYPE_NAMES
+            return value.func.value, not dtype  # .to(torch.float64) moves nothing
     return None
 
 
@@ -797,7 +804,9 @@ class ProjectView:
         if not self.index.is_module_class(self.relpath, name):
             return None
         found = self.index.moved_to_accelerator(self.relpath, name)
-        return self.shown(*found) if found is not None else None
+        if found is None or found[0] == self.relpath:
+            return None  # (a move in this file is the analysis's own evidence)
+        return self.shown(*found)
 
     def dependency_key(self) -> str:
         return self.index.dependency_key(self.relpath)

@@ -34,7 +34,7 @@ from torchdevlint.analysis.model import (  # noqa: F401 (facade)
     ASSIGN, EXPECTS_FAILURE, GRAD_OFF, GRAD_ON, GRAD_RUNTIME, HANDLES_FAILURE, IMPORT, PARAM,
     Binding, CallSite, Ctx, DefaultOf, expects_failure, grad_mode_set_by,
     ClassInfo, FunctionInfo, Scope, dotted_name, is_number, last_name, root_name, says_it_fails,
-    source_of, string_value,
+    source_of, string_value, with_item_expects_failure,
 )
 
 # What rules may use, besides ``Analysis`` itself.
@@ -44,6 +44,7 @@ __all__ = [
     "ASSIGN", "IMPORT", "PARAM", "Binding", "CallSite", "ClassInfo", "Ctx", "FunctionInfo", "Scope",
     "dotted_name", "is_number", "last_name", "root_name", "source_of", "string_value",
     "GRAD_OFF", "GRAD_ON", "GRAD_RUNTIME", "grad_mode_set_by", "expects_failure", "says_it_fails",
+    "with_item_expects_failure",
     "is_device_name", "device_names_visible", "move_device_argument", "ModuleState",
     "DeviceTrace", "OrderedWalk", "UNDECIDED", "OnAccelerator", "OnCPU",
 ]

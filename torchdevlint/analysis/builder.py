@@ -16,7 +16,7 @@ from torchdevlint import torch_api as api
 from torchdevlint.analysis.devices import is_device_name
 from torchdevlint.analysis.model import (
     ASSIGN, AUGMENT, CLASS, DEF, EXPECTS_FAILURE, FOR, HANDLES_FAILURE, HANDLES_NONE_DEREFERENCE, IMPORT, PARAM, UNKNOWN,
-    WITH, AfterExit, Binding, CallSite, ClassInfo, Ctx, DefaultOf, FunctionInfo, LoopSpan, Scope, expects_failure,
+    WITH, AfterExit, Binding, CallSite, ClassInfo, Ctx, DefaultOf, FunctionInfo, LoopSpan, Scope, with_item_expects_failure,
     grad_mode_set_by,
     last_name,
     next_order, says_it_fails,
@@ -539,7 +539,7 @@ class Builder:
             self.walk(item.item, ctx)
             if item.asname is not None:
                 self._bind_target(item.asname.name, WITH, item.item, ctx, ctx)
-            if expects_failure(item.item):
+            if with_item_expects_failure(item.item):
                 body_ctx = ctx.with_condition(EXPECTS_FAILURE)
             elif isinstance(item.item, cst.Call):
                 if _is_device_call(item.item):

@@ -316,7 +316,7 @@ def root_name(expr: cst.BaseExpression) -> Optional[cst.Name]:
     return expr if isinstance(expr, cst.Name) else None
 
 
-def expects_failure(item: cst.BaseExpression) -> bool:
+def with_item_expects_failure(item: cst.BaseExpression) -> bool:
     """A ``with`` item under which the body is expected to raise: ``pytest.raises(...)``,
     ``self.assertRaises(...)``, ``assertRaisesRegex(...)`` (called; the bare name is no
     context manager)."""

@@ -39,8 +39,8 @@ from typing import Iterator, List, Optional
 import libcst as cst
 
 from torchdevlint.analysis import (
-    ASSIGN, Analysis, K, OnAccelerator, OnCPU, Scope, api, expects_failure, iter_children,
-    last_name, move_device_argument, says_it_fails, walk_code,
+    ASSIGN, Analysis, K, OnAccelerator, OnCPU, Scope, api, iter_children,
+    last_name, move_device_argument, says_it_fails, walk_code, with_item_expects_failure,
 )
 from torchdevlint.findings import Finding
 from torchdevlint.fixes.context import FixContext
@@ -173,7 +173,7 @@ class MixedDeviceOperands(Rule):
             kind = type(node)  # exact types: isinstance of libcst's ABCs is slow here
             if kind in _NOT_ENTERED:
                 continue  # runs later, or binds its own names: no evidence there
-            if kind is cst.With and any(expects_failure(item.item) for item in node.items):
+            if kind is cst.With and any(with_item_expects_failure(item.item) for item in node.items):
                 continue  # the failure is expected
             if kind is cst.SimpleStatementLine and says_it_fails(node):
                 continue  # "a + b  # this will error": a deliberate error demo
