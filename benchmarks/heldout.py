@@ -455,13 +455,8 @@ def run(args: argparse.Namespace) -> int:
             write_validated(args.cases, {o.case.id: o.validation for o in outcomes})
     print_report(outcomes, version, args.validate)
     reasons = gate(outcomes, args.min_recall, args.min_rule_recall, args.validate)
-    rules = summarize(outcomes)
-    return finish(reasons,
-                  "recall within the limits, no finding on a correct twin",
-                  args.json_out,
-                  {"version": version,
-                   "rules": {code: {**row, "recall": recall(row)} for code, row in rules.items()},
-                   "cases": [outcome_json(o) for o in outcomes]}, args.report_only)
+    rules = {code: {**row, "recall": recall(row)} for code, row in summarize(outcomes).items()}
+    return finish(reasons, "recall within the limits, no finding on a correct twin", args, version, rules, [outcome_json(o) for o in outcomes])
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:

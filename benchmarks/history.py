@@ -453,13 +453,8 @@ def run(args: argparse.Namespace) -> int:
         outcomes = list(pool.map(lambda c: check_case(command, mirrors, c, args.timeout), cases))
     print_report(outcomes, version)
     reasons = gate(outcomes, args.min_recall, args.min_rule_recall)
-    rules = summarize(outcomes)
-    return finish(reasons,
-                  "recall within the limits, no finding on a fixed line, every case checked",
-                  args.json_out,
-                  {"version": version,
-                   "rules": {code: {**row, "recall": recall(row)} for code, row in rules.items()},
-                   "cases": [outcome_json(o) for o in outcomes]}, args.report_only)
+    rules = {code: {**row, "recall": recall(row)} for code, row in summarize(outcomes).items()}
+    return finish(reasons, "recall within the limits, no finding on a fixed line, every case checked", args, version, rules, [outcome_json(o) for o in outcomes])
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:

@@ -871,17 +871,18 @@ def script_main(parser: argparse.ArgumentParser, run_args, argv: Optional[Sequen
         return EXIT_ERROR
 
 
-def finish(reasons: List[str], passed: str, json_out: Optional[Path], payload: dict,
-           report_only: bool) -> int:
+def finish(reasons: List[str], passed: str, args: argparse.Namespace, version: str,
+           rules: dict, cases: list) -> int:
     """The end of a recall benchmark's run (history.py, heldout.py): the verdict line, the JSON
-    file (``payload`` with the verdict added) and the exit status."""
+    file of ``--json`` (the version, the verdict, ``rules`` and ``cases``) and the exit status
+    (0 with ``--report-only``)."""
     print()
     print("FAIL: " + "\n      ".join(reasons) if reasons else f"PASS: {passed}")
-    if json_out:
-        json_out.write_text(json.dumps({"version": payload.pop("version", ""),
-                                        "passed": not reasons, "failures": reasons,
-                                        **payload}, indent=2) + "\n", encoding="utf-8")
-    if report_only:
+    if args.json_out:
+        args.json_out.write_text(json.dumps({"version": version, "passed": not reasons,
+                                             "failures": reasons, "rules": rules,
+                                             "cases": cases}, indent=2) + "\n", encoding="utf-8")
+    if args.report_only:
         return EXIT_PASS
     return EXIT_FAIL if reasons else EXIT_PASS
 
