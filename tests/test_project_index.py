@@ -267,3 +267,19 @@ def test_a_save_in_another_directory_is_another_programs_file(tmp_path):
     found = cli_json("gan_b/load.py", "--no-cache", cwd=tmp_path)
     assert matches(found, {("load.py", 3, "TDL003", None)}), found
     assert "written from" not in next(iter(found))[3]
+
+
+def test_a_writer_in_a_notebook_is_named_by_cell_and_line(tmp_path):
+    import nbformat
+    (tmp_path / "pyproject.toml").write_text("")
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell("import torch\nfrom torch import nn"),
+                nbformat.v4.new_markdown_cell("Train it"),
+                nbformat.v4.new_code_cell(
+                    "device = \"cuda\" if torch.cuda.is_available() else \"cpu\"\n"
+                    "model = nn.Linear(2, 2).to(device)\n"
+                    "torch.save(model.state_dict(), \"model.pth\")")]
+    nbformat.write(nb, str(tmp_path / "train.ipynb"))
+    (tmp_path / "use.py").write_text("import torch\n\nstate = torch.load(\"model.pth\")\n")
+    found = cli_json("use.py", "--no-cache", cwd=tmp_path)
+    assert matches(found, {("use.py", 3, "TDL003", "written from device state in train.ipynb cell 3, line 3")}), found

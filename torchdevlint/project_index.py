@@ -779,7 +779,18 @@ class ProjectView:
         self.relpath = relpath
 
     def shown(self, relpath: str, line: int) -> str:
-        return f"{relpath.replace(os.sep, '/')}:{line}"
+        """``file:line`` as a message names it; in a notebook, ``file cell N, line M``
+        (its summary counts the lines of the notebook's program, no person's numbering)."""
+        shown = relpath.replace(os.sep, "/")
+        if relpath.endswith(".ipynb"):
+            try:
+                from torchdevlint.notebook import parse_notebook
+                cell, cell_line = parse_notebook(
+                    (self.index.root / relpath).read_bytes()).locate(line)
+                return f"{shown} cell {cell}, line {cell_line}"
+            except Exception:  # noqa: BLE001 (changed or unreadable since: the program's line)
+                pass
+        return f"{shown}:{line}"
 
     def guard(self, qualified: str) -> Optional[Tuple[str, str]]:
         """(name, ``file:line``) where imported ``qualified`` is proven a guard, or None."""
