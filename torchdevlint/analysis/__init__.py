@@ -242,7 +242,7 @@ class Analysis:
         self._declared("guards")
         if self._guards is None:
             self._guards = Guards(self.module, self.collected, self._kinds, self.torch_version,
-                                  project=self._project_view())
+                                  project=self._project_view, may_define=self._may_define)
         return self._guards
 
     @property
@@ -251,6 +251,12 @@ class Analysis:
         a file outside a project, read from standard input, or with the index turned off."""
         self._declared("project")
         return self._project_view()
+
+    def _may_define(self, qualified: str) -> bool:
+        if not self.path:
+            return False
+        from torchdevlint.project_index import may_define
+        return may_define(self.path, qualified)
 
     def _project_view(self):
         if self._project is None:

@@ -37,11 +37,15 @@ class Guards:
     """Asked through ``Analysis.is_guarded`` and its neighbours; built on first use."""
 
     def __init__(self, module: cst.Module, collected: Collected, kinds: KindInference,
-                 torch_version: versions.Version = versions.DEFAULT, project=None) -> None:
+                 torch_version: versions.Version = versions.DEFAULT, project=None,
+                 may_define=lambda qualified: True) -> None:
         self.module = module
-        # The project's other files (``project_index.ProjectView``), or None: a flag imported
-        # from a module of the project that tests CUDA availability is a guard here too.
-        self.project = project
+        # What gives the project's other files (``project_index.ProjectView``, or None), asked
+        # only when an imported name is tested: a flag imported from a module of the project
+        # that tests CUDA availability is a guard here too. (Asked up front, it built the
+        # index of every directory whose files reach the analysis, most of them for nothing.)
+        self._project = project
+        self._may_define = may_define  # (project_index.may_define for this file)
         self.collected = collected
         self.kinds = kinds
         # The torch the project targets: from 2.6 on, ``hasattr(torch, "accelerator")`` holds.
@@ -57,6 +61,12 @@ class Guards:
         # value: what ``_only_called`` asks of the whole module, walked once per file (it was
         # walked once per function asked about: 13 of 16 s in torch's distributed_test.py)
         self._references: Optional[Tuple[Dict[str, List[int]], Set[str]]] = None
+
+    @property
+    def project(self):
+        if callable(self._project):
+            self._project = self._project()
+        return self._project
 
     def qualname(self, expr: cst.BaseExpression, scope: Scope) -> Optional[str]:
         return self.kinds.qualname(expr, scope)
@@ -335,8 +345,9 @@ class Guards:
             if binding.how == ASSIGN and isinstance(binding.value, cst.BaseExpression):
                 if self.is_guard_test(binding.value, binding.ctx.scope, depth + 1):
                     return True
-            elif binding.how == IMPORT and self.project is not None and \
-                    isinstance(binding.value, str) and self.project.guard(binding.value):
+            elif binding.how == IMPORT and isinstance(binding.value, str) and \
+                    self._may_define(binding.value) and self.project is not None and \
+                    self.project.guard(binding.value):
                 return True  # ``from config.flags import USE_FUSED`` (a test there)
         return False
 
