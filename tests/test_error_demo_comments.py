@@ -53,3 +53,27 @@ def test_rules_stay_silent_on_a_deliberate_error_demo():
     assert {"TDL002", "TDL008", "TDL011"} <= reported
     demo = DEMO.format(comment="  # this will error")
     assert [f.code for f in lint_source(demo, "demo.py").findings] == []
+
+
+LOADER_DEMO = """import torch
+import torch.nn as nn
+from torch.utils.data import DataLoader, TensorDataset
+
+device = "cuda" if torch.cuda.is_available() else "cpu"
+model = nn.Linear(3, 1).to(device)
+loader = DataLoader(TensorDataset(torch.randn(8, 3)), batch_size=4)
+for (x,) in loader:
+    out = model(x){comment}
+"""
+
+
+@pytest.mark.parametrize("comment, reported", [
+    ("", ["TDL004"]),
+    ("  # this will error: the batch is still on the CPU", []),
+    ("  # mean squared error below", ["TDL004"]),
+])
+def test_tdl004_reads_the_comment_too(comment, reported):
+    """TDL004 walks a loop body in order (``OrderedWalk``), not through the builder's
+    contexts: a line whose comment says it errors is left out of the walk."""
+    findings = lint_source(LOADER_DEMO.format(comment=comment), "demo.py").findings
+    assert [f.code for f in findings] == reported

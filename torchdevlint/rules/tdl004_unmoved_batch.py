@@ -20,7 +20,7 @@ import libcst as cst
 
 from torchdevlint.analysis import (
     K, Analysis, Ctx, OrderedWalk, Scope, api, dotted_name, iter_children, last_name,
-    is_device_name, root_name, string_value, walk_code,
+    is_device_name, root_name, says_it_fails, string_value, walk_code,
 )
 from torchdevlint.findings import Finding
 from torchdevlint.fixes.context import FixContext
@@ -343,6 +343,11 @@ class _LoopChecker(OrderedWalk):
         # name -> (the producing call's text, the unmoved names). When such a name meets a
         # value this loop put on a device, the unmoved inputs are what should have moved.
         self.from_unmoved: Dict[str, tuple] = {}
+
+    def skips(self, statement: cst.SimpleStatementLine) -> bool:
+        # "loss = criterion(model(x), y)  # this will error": a deliberate error demo of a
+        # teaching notebook, treated as ``pytest.raises`` is (issue 28, cause 6)
+        return says_it_fails(statement)
 
     def run(self) -> Iterator[Violation]:
         self.walk(self.loop.body.body)
