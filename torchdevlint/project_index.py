@@ -441,7 +441,8 @@ def _project_files(root: Path) -> List[str]:
 class ProjectIndex:
     """Every file's summary, by path relative to ``root``."""
 
-    def __init__(self, root: Path, cache_dir: Optional[Path] = None) -> None:
+    def __init__(self, root: Path, cache_dir: Optional[Path] = None,
+                 use_cache: bool = True) -> None:
         self.root = Path(root)
         self.root_text = os.path.join(str(self.root), "")  # (with its separator)
         self.files: Dict[str, list] = {}  # relpath -> [size, mtime_ns, content hash]
@@ -449,8 +450,12 @@ class ProjectIndex:
         self.modules: Dict[str, str] = {}  # module name -> relpath
         self._suffixes: Dict[str, List[str]] = {}  # ``b.c`` -> [``a.b.c``, ...]
         self.checked = 0.0
-        base = Path(cache_dir) if cache_dir is not None else self.root / _cache_dir_name()
-        self.directory: Optional[str] = str(base / f"index-{_salt()}")
+        # (None: the index lives in memory only, and the salt, a stat of every module of the
+        # package, is not worked out)
+        self.directory: Optional[str] = None
+        if use_cache:
+            base = Path(cache_dir) if cache_dir is not None else self.root / _cache_dir_name()
+            self.directory = str(base / f"index-{_salt()}")
         self.summarised = 0  # files summarised (not read from the cache) by this process
         # last name -> where it is moved / saved to / built inside a class (``_lookups``)
         self._by_name: Optional[Dict[str, Dict[str, list]]] = None
@@ -883,10 +888,7 @@ def index_for(path: str, refresh: bool = True) -> Optional[ProjectIndex]:
 
 
 def _new_index(root: str) -> ProjectIndex:
-    index = ProjectIndex(Path(root), _settings["cache_dir"])
-    if not _settings["use_cache"]:
-        index.directory = None
-    return index
+    return ProjectIndex(Path(root), _settings["cache_dir"], _settings["use_cache"])
 
 
 def _build_into(root: str) -> None:
