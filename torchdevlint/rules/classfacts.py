@@ -21,7 +21,7 @@ import re
 from typing import Dict, List, NamedTuple, Optional, Set, Tuple
 
 from torchdevlint import torch_api as api
-from torchdevlint.rules.prefilter import ast_statements
+from torchdevlint.rules.prefilter import ast_statements, nodes_of
 
 # What TDL005 takes for a tensor created on the CPU with a dimension (its origins).
 FACTORY_CALLS = (api.ALWAYS_SHAPED_FACTORIES | api.INDEX_FACTORIES | api.SIZE_FACTORIES
@@ -65,6 +65,14 @@ def class_methods(tree: ast.AST, source: str) -> List[Tuple[str, List[MethodFact
     return classes
 
 
+# What binds a name, as _ModuleClasses reads it (match patterns only where Python has them).
+_BINDING_NODES = tuple(
+    getattr(ast, name) for name in (
+        "Import", "ImportFrom", "ClassDef", "Name", "FunctionDef", "AsyncFunctionDef", "arg",
+        "ExceptHandler", "Global", "Nonlocal", "MatchAs", "MatchStar", "MatchMapping")
+    if hasattr(ast, name))
+
+
 class _ModuleClasses:
     """Which classes of a file can be ``nn.Module``s as the analysis decides it
     (``KindInference.class_is_module``, True only when proven): a base that an import names
@@ -78,7 +86,8 @@ class _ModuleClasses:
         self.imports: Dict[str, Set[str]] = {}  # name -> what import statements bind it to
         self.other: Set[str] = set()  # names bound any other way (assigned, defined, ...)
         self.classes: Dict[str, List[ast.ClassDef]] = {}
-        for node in ast.walk(tree):
+        # (the nodes of the prefilters' shared walk: the tree is walked once for all of them)
+        for node in nodes_of(tree, *_BINDING_NODES):
             kind = type(node)
             if kind is ast.Import:
                 for alias in node.names:
