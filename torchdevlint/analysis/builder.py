@@ -16,7 +16,7 @@ from torchdevlint import torch_api as api
 from torchdevlint.analysis.devices import is_device_name
 from torchdevlint.analysis.model import (
     ASSIGN, AUGMENT, CLASS, DEF, EXPECTS_FAILURE, FOR, HANDLES_FAILURE, HANDLES_NONE_DEREFERENCE, IMPORT, PARAM, UNKNOWN,
-    WITH, AfterExit, Binding, CallSite, ClassInfo, Ctx, DefaultOf, FunctionInfo, LoopSpan, Scope, with_item_expects_failure,
+    WITH, AfterExit, Binding, OrElse, CallSite, ClassInfo, Ctx, DefaultOf, FunctionInfo, LoopSpan, Scope, with_item_expects_failure,
     grad_mode_set_by,
     last_name,
     next_order, says_it_fails,
@@ -517,16 +517,17 @@ class Builder:
         # (the ``else`` branch, and the code after ``if ...: return``, keep the test).
         self.walk(node.body, ctx if _off_cuda_test(node.test) else guarded)
         if node.orelse is not None:
+            otherwise = ctx.with_condition(OrElse(node.test))
             if isinstance(node.orelse, cst.If):
-                self._if(node.orelse, guarded)
+                self._if(node.orelse, otherwise)
             else:
-                self.walk(node.orelse.body, guarded)
+                self.walk(node.orelse.body, otherwise)
 
     def _ifexp(self, node: cst.IfExp, ctx: Ctx) -> None:
         self.walk(node.test, ctx)
-        guarded = ctx.with_condition(node.test)
-        self.walk(node.body, guarded)
-        self.walk(node.orelse, guarded)
+        # (``x.to("cuda") if x.device != torch.device("cuda") else x``: read backwards too)
+        self.walk(node.body, ctx if _off_cuda_test(node.test) else ctx.with_condition(node.test))
+        self.walk(node.orelse, ctx.with_condition(OrElse(node.test)))
 
     def _boolean(self, node: cst.BooleanOperation, ctx: Ctx) -> None:
         # ``available() and x.cuda()``: the right side runs only when the left allows it.

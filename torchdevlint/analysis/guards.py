@@ -27,7 +27,7 @@ from torchdevlint.analysis.builder import (
 )
 from torchdevlint.analysis.kinds import KindInference
 from torchdevlint.analysis.model import (
-    ASSIGN, EXPECTS_FAILURE, IMPORT, HANDLES_FAILURE, HANDLES_NONE_DEREFERENCE, AfterExit, Ctx, DefaultOf, FunctionInfo, Scope, last_name,
+    ASSIGN, EXPECTS_FAILURE, IMPORT, HANDLES_FAILURE, HANDLES_NONE_DEREFERENCE, AfterExit, Ctx, DefaultOf, OrElse, FunctionInfo, Scope, last_name,
     string_value,
 )
 from torchdevlint.analysis.testcode import fixture_decorator
@@ -106,6 +106,8 @@ class Guards:
             elif isinstance(condition, AfterExit):
                 test = condition.requirement if strict else condition.test
                 guarded = test is not None and self._guards(test, scope, accelerator)
+            elif isinstance(condition, OrElse):
+                guarded = self._guards(condition.test, scope, accelerator)
             else:
                 guarded = self._guards(condition, scope, accelerator)
             if guarded:

@@ -99,6 +99,18 @@ class AfterExit:
         self.requirement = requirement
 
 
+class OrElse:
+    """A condition: the code is in the ``else`` (or an ``elif``) of an ``if`` or of a
+    conditional expression, so it runs where ``test`` was false. A guard test guards both
+    branches for TDL002 (the program chose its device there); a rule that needs the
+    branch where CUDA is there (``Guards.runs_only_with_cuda``) tells them apart."""
+
+    __slots__ = ("test",)
+
+    def __init__(self, test: cst.CSTNode) -> None:
+        self.test = test
+
+
 class Ctx:
     """Where a node sits: its scope, the conditions around it, its function and class.
 
