@@ -297,6 +297,11 @@ DEVICE_TYPE_TOLERANT_CALLS = frozenset(
     """.split()
 )
 SAVE_FUNCTIONS = frozenset("torch.save torch.serialization.save torch.jit.save".split())
+# Where PyTorch publishes the release weights of its domain libraries (torchvision's
+# ``mobilenet_v2-b0353104.pth``, torchaudio's): saved with CPU storages, which is why
+# torchvision's own model builders load them with ``load_state_dict_from_url`` and no
+# ``map_location`` on CPU-only machines (TDL003 needs no map_location for them).
+CPU_RELEASE_URL_PREFIXES = ("https://download.pytorch.org/models/",)
 
 DTYPE_NAMES = frozenset(
     """

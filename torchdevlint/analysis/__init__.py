@@ -338,6 +338,11 @@ class Analysis:
     def is_guarded(self, ctx: Ctx) -> bool:
         return self.guards.is_guarded(ctx)
 
+    def runs_only_with_cuda(self, ctx: Ctx) -> bool:
+        """Code in ``ctx`` runs only where CUDA is there or asked for
+        (``Guards.runs_only_with_cuda``)."""
+        return self.guards.runs_only_with_cuda(ctx)
+
     def is_guard_test(self, expr: cst.CSTNode, scope: Scope, depth: int = 0) -> bool:
         return self.guards.is_guard_test(expr, scope, depth)
 

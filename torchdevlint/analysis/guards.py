@@ -120,6 +120,75 @@ class Guards:
             self._chain_memo[(id(link), id(scope), strict, accelerator)] = (verdict, link)
         return verdict
 
+    def runs_only_with_cuda(self, ctx: Ctx) -> bool:
+        """Whether code in ``ctx`` runs only where CUDA is there, or where the program asked
+        for it (and so fails without it before reaching this code): in the branch of an
+        ``if`` (or a conditional expression) whose test holds only then, after an early exit
+        that proves such a test, or in a function this file starts once per GPU and never
+        calls otherwise. Narrower than ``is_guarded``, which also takes the ``else`` of such
+        a test, any test that names a device (``device == "cpu"``) or distributed training,
+        and a ``try``: where CUDA's absence makes a difference to what the code *does*
+        (TDL003: a GPU checkpoint loads where CUDA is), only the branch that has CUDA counts.
+
+        The tests: ``torch.cuda.is_available()`` and ``device_count() > 0`` (also through a
+        name, and in an ``and``), and a flag that asks for CUDA (``if use_cuda:``, ``if
+        args.cuda:``; a user without CUDA must turn it off, as the program's own ``.cuda()``
+        calls under it fail otherwise). Not ``if args.gpu is None`` or ``if not args.cuda``."""
+        scope = ctx.scope
+        link = ctx.conditions
+        while link is not None:
+            condition = link[0]
+            if isinstance(condition, str):
+                if self._only_spawned_per_gpu(condition):
+                    return True
+            elif isinstance(condition, AfterExit):
+                if condition.requirement is not None and \
+                        self._asks_for_cuda(condition.requirement, scope):
+                    return True
+            elif isinstance(condition, cst.CSTNode) and self._asks_for_cuda(condition, scope):
+                return True
+            link = link[1]
+        return False
+
+    def _asks_for_cuda(self, test: cst.CSTNode, scope: Scope) -> bool:
+        """A test that holds only where CUDA is available or asked for (see
+        ``runs_only_with_cuda``)."""
+        if isinstance(test, cst.BooleanOperation):
+            if isinstance(test.operator, cst.And):
+                return self._asks_for_cuda(test.left, scope) or \
+                    self._asks_for_cuda(test.right, scope)
+            return self._asks_for_cuda(test.left, scope) and \
+                self._asks_for_cuda(test.right, scope)
+        if isinstance(test, (cst.Name, cst.Attribute)):
+            name = test.value if isinstance(test, cst.Name) else test.attr.value
+            if _mentions_cuda(name) and not any(word in name.lower() for word in _OPT_OUT_WORDS):
+                return True  # ``use_cuda``, ``args.cuda``, ``self.on_gpu`` (not ``no_cuda``)
+        if isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and \
+                isinstance(test.comparisons[0].operator, (cst.Equal, cst.In)) and \
+                string_value(test.comparisons[0].comparator) is not None and \
+                string_value(test.comparisons[0].comparator).startswith("cuda") and \
+                not isinstance(test.left, (cst.SimpleString, cst.ConcatenatedString)):
+            return True  # ``device.type == "cuda"`` (not ``"cuda" in str(d)``: a substring)
+        return self._requires_availability(test, scope)
+
+    def _only_spawned_per_gpu(self, name: str) -> bool:
+        """``mp.spawn(main_worker, nprocs=torch.cuda.device_count())`` and no other reference
+        to ``main_worker`` (pytorch/examples' ImageNet script also calls it directly, on the
+        CPU too)."""
+        if name not in self.spawned_per_gpu():
+            return False
+        defs = [info for info in self.collected.functions if info.name == name]
+        sites = self.collected.calls_by_name.get("spawn", ())
+        allowed = {id(info.node.name) for info in defs}
+        for site in sites:
+            for arg in site.call.args:
+                if isinstance(arg.value, cst.Name) and arg.value.value == name:
+                    allowed.add(id(arg.value))
+        self._only_called(name, defs, ())  # fills the file's references
+        names, strings = self._references
+        return bool(defs) and name not in strings and \
+            all(node in allowed for node in names.get(name, ()))
+
     def _guards(self, test: cst.CSTNode, scope: Scope, accelerator: bool) -> bool:
         return self.is_guard_test(test, scope) or \
             (accelerator and self.is_accelerator_test(test, scope))
@@ -503,6 +572,8 @@ class Guards:
 
 
 _CUDA_WORDS = ("cuda", "gpu")
+# A flag that names CUDA to turn it off (``no_cuda``, ``disable_gpu``, ``cpu_only_not_gpu``).
+_OPT_OUT_WORDS = ("no_", "not", "disable", "without", "cpu", "skip")
 ACCELERATOR_AVAILABLE = "torch.accelerator.is_available"
 # Availability checks of devices other than CUDA (see the module's docstring).
 NON_CUDA_CHECKS = frozenset((

@@ -16,6 +16,7 @@ from typing import List, Optional
 
 import libcst as cst
 
+from torchdevlint import torch_api as api
 from torchdevlint.analysis.builder import walk_code
 from torchdevlint.analysis.model import ASSIGN, PARAM, WITH, FunctionInfo, Scope, last_name, string_value
 from torchdevlint.positions import code_for_node
@@ -101,6 +102,13 @@ class Targets:
         return "<TemporaryDirectory>" in canonical_text or any(
             f"<{name}>" in canonical_text for name in FRESH_TEMP_FIXTURES) or any(
             f"{call}(" in canonical_text for call in FRESH_TEMP_CALLS)
+
+    @staticmethod
+    def is_cpu_release(canonical_text: str) -> bool:
+        """The target is a release file PyTorch publishes with CPU storages (a URL under
+        ``torch_api.CPU_RELEASE_URL_PREFIXES``, written out or through a name bound to it)."""
+        return any(canonical_text.startswith(repr(prefix)[:-1])
+                   for prefix in api.CPU_RELEASE_URL_PREFIXES)
 
     @staticmethod
     def setting_name(canonical_text: str) -> Optional[str]:

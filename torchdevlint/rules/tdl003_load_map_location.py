@@ -51,7 +51,7 @@ class MapLocationFix(FixPlan):
 class LoadWithoutMapLocation(Rule):
     code = "TDL003"
     fixable = True
-    facts = frozenset(("kinds", "devices", "targets", "placement", "project"))
+    facts = frozenset(("kinds", "devices", "targets", "placement", "project", "guards"))
     valid = (
         "import torch\nstate = torch.load('model.pt', map_location='cpu')\n",
         # a round trip: the file was just written by this function
@@ -85,6 +85,8 @@ class LoadWithoutMapLocation(Rule):
             positional = [a for a in call.args if a.keyword is None]
             if len(positional) > api.MAP_LOCATION_FUNCTIONS[qualified]:
                 continue  # map_location passed positionally
+            if analysis.runs_only_with_cuda(site.ctx):
+                continue  # ``if torch.cuda.is_available(): torch.load(p)``: CUDA is there
             if self._reads_what_this_file_wrote(analysis, site):
                 continue
             writers = _project_writers(analysis, site)
@@ -121,6 +123,8 @@ class LoadWithoutMapLocation(Rule):
         target = _argument(load.call, 0, "f")
         if target is None:
             return False
+        if analysis.targets.is_cpu_release(analysis.targets.canonical(target, load.ctx.scope)):
+            return True  # torchvision's release weights: CPU storages
         if load.ctx.cls is not None and _is_dataset_class(load.ctx.cls):
             return True
         if analysis.in_test_code(load.ctx):
