@@ -178,16 +178,10 @@ class Guards:
         if name not in self.spawned_per_gpu():
             return False
         defs = [info for info in self.collected.functions if info.name == name]
-        sites = self.collected.calls_by_name.get("spawn", ())
-        allowed = {id(info.node.name) for info in defs}
-        for site in sites:
-            for arg in site.call.args:
-                if isinstance(arg.value, cst.Name) and arg.value.value == name:
-                    allowed.add(id(arg.value))
-        self._only_called(name, defs, ())  # fills the file's references
-        names, strings = self._references
-        return bool(defs) and name not in strings and \
-            all(node in allowed for node in names.get(name, ()))
+        spawned = [arg.value for site in self.collected.calls_by_name.get("spawn", ())
+                   for arg in site.call.args
+                   if isinstance(arg.value, cst.Name) and arg.value.value == name]
+        return bool(defs) and self._only_referenced_at(name, defs, spawned)
 
     def _guards(self, test: cst.CSTNode, scope: Scope, accelerator: bool) -> bool:
         return self.is_guard_test(test, scope) or \
@@ -283,10 +277,14 @@ class Guards:
     def _only_called(self, name: str, defs, sites) -> bool:
         """No reference to ``name`` but its definitions and its calls (not passed as a
         callback, not stored, not exported by name)."""
-        allowed = {id(info.node.name) for info in defs}
-        for site in sites:
-            func = site.call.func
-            allowed.add(id(func.attr if isinstance(func, cst.Attribute) else func))
+        return self._only_referenced_at(name, defs, [
+            site.call.func.attr if isinstance(site.call.func, cst.Attribute) else site.call.func
+            for site in sites])
+
+    def _only_referenced_at(self, name: str, defs, nodes) -> bool:
+        """No reference to ``name`` but its definitions and ``nodes`` (its calls, or the
+        argument that hands it to ``mp.spawn``), and no string that names it."""
+        allowed = {id(info.node.name) for info in defs} | {id(node) for node in nodes}
         if self._references is None:
             names: Dict[str, List[int]] = {}
             strings: Set[str] = set()
