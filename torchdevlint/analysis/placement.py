@@ -131,7 +131,8 @@ class Placement:
         """The bindings of ``name`` that can reach ``site``: in the function (or module) that
         owns the name and makes the call, the last assignment before the call, and earlier
         ones while that one is conditional (an ``if`` the call is not under), plus later ones
-        in a loop around the call (the next iteration). Elsewhere, every binding."""
+        in a loop around the call (the next iteration) unless an assignment in the loop runs
+        before the call on every pass. Elsewhere, every binding."""
         scope = site.ctx.scope
         owner = scope.resolve(name)
         if owner is None:
@@ -144,12 +145,17 @@ class Placement:
             return bindings
         reaching = []
         site_chain = _chain_links(site.ctx.conditions)
+        dominating = None
         for binding in reversed(earlier):
             reaching.append(binding)
             if binding.ctx.conditions is None or id(binding.ctx.conditions) in site_chain:
-                break  # it runs whenever the call runs: nothing earlier reaches past it
+                dominating = binding  # it runs whenever the call runs: nothing earlier
+                break  # reaches past it
         loop = site.loop
-        if loop is not None:
+        if loop is not None and (dominating is None or dominating.order < loop.start):
+            # the next iteration: unless a binding in the loop runs before the call on every
+            # pass (``x = f()`` then ``x.cuda()`` in one branch of an ``if``/``elif``, and
+            # ``x = None`` in another: that one never reaches the call)
             reaching += [b for b in bindings if site.order < b.order < loop.end]
         return reaching
 
