@@ -413,6 +413,67 @@ def test_placement_follows_each_name_in_the_order_the_code_runs():
     }
 
 
+PLACED_FURTHER = '''
+import torch
+import torch.nn as nn
+
+
+def f(device, x, y, helper, Metric, load):
+    net = nn.Linear(3, 3).to(device)
+    a, b = x.to(device), y
+    values, idx = net(x).max(1)
+    rows, cols = a.shape
+    out = helper(net, x)
+    size = helper(len(x), x)
+    metric = Metric(device=device)
+    host_metric = Metric(device="cpu")
+    result = metric.compute()
+    host_result = host_metric.compute()
+    c = x.to(device)
+    c, extra = load()
+    assert observe(a, b, values, idx, rows, out, size, result, host_result, c)
+'''
+
+
+def test_placement_follows_unpacking_helpers_given_moved_models_and_objects_built_on_a_device():
+    analysis = analysis_of(PLACED_FURTHER)
+    (site,) = analysis.collected.calls_by_name["observe"]  # read in an ``assert``
+    placed = {arg.value.value: analysis.on_accelerator(arg.value, site.ctx.scope)
+              for arg in site.call.args}
+    assert {name for name, found in placed.items() if found} == {
+        "a",  # ``a, b = x.to(device), y``: each name its own value
+        "values", "idx",  # the parts of a device tensor
+        "out",  # a helper given the moved model
+        "result",  # a method's result of an object built with ``device=device``
+    }
+    # rows: sizes; b: never moved; size: the helper was given no model; host_result: built on
+    # the CPU; c: rebound by an unpacking the analysis cannot see into
+    assert "given `net`, a model moved to a device" in placed["out"].describe()
+    assert "an object built with `device=device`" in placed["result"].describe()
+
+
+def test_a_binding_that_runs_before_the_call_on_every_pass_hides_later_ones_in_the_loop():
+    analysis = analysis_of('''
+        import torch
+
+        def f(frames, mode, g):
+            for frame in frames:
+                if mode == "a":
+                    inp = torch.tensor(frame)
+                    probe(inp)
+                elif mode == "b":
+                    inp = None
+                if g:
+                    other = torch.tensor(frame)
+                probe(other)
+                other = None
+    ''')
+    first, second = sorted(analysis.collected.calls_by_name["probe"], key=lambda s: s.order)
+    kinds = [analysis.kind_at(site.call.args[0].value, site) for site in (first, second)]
+    assert repr(kinds[0]) == "TENSOR"  # ``inp = None`` in the elif never reaches it
+    assert repr(kinds[1]) == "UNKNOWN"  # ``other = None`` reaches it on the next pass
+
+
 # -- prefilters of the rules whose findings sit on one kind of node -------------------------
 
 _MODULE_WITH_MASK = """{imports}

@@ -106,9 +106,25 @@ class OrderedWalk(DeviceTrace):
         """Called for each expression statement, test, iterable and assigned value."""
 
     def assign(self, target: cst.BaseExpression, value: cst.BaseExpression, statement) -> None:
-        """``target = value`` (also each target of ``a = b = value`` and annotated ones)."""
+        """``target = value`` (also each target of ``a = b = value`` and annotated ones).
+        ``a, b = x.to(d), y.to(d)`` places each name with its own value; any other unpacking
+        takes what the names held away (``unpacked``)."""
         if isinstance(target, cst.Name):
             self.place(target.value, self.device_of(value))
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            elements = [e.value for e in target.elements]
+            if isinstance(value, (cst.Tuple, cst.List)) and len(value.elements) == len(elements) \
+                    and not any(isinstance(e, cst.StarredElement) for e in value.elements):
+                for inner, part in zip(elements, value.elements):
+                    self.assign(inner, part.value, statement)
+            else:
+                self.unpacked(elements, value)
+
+    def unpacked(self, targets, value: cst.BaseExpression) -> None:
+        """``a, b = value`` of a value that is no tuple display: what each name holds, the
+        walk does not know (a subclass that knows the kinds may tell)."""
+        for target in targets:
+            self.unbind(target)
 
     def call_statement(self, call: cst.Call) -> None:
         """A call whose result is not kept: it can only act on its receiver or arguments."""
@@ -199,3 +215,9 @@ class OrderedWalk(DeviceTrace):
                 self.call_statement(small.value)
         elif isinstance(small, cst.Return) and small.value is not None:
             self.expression(small.value)
+        elif isinstance(small, cst.Assert):  # a test's check reads values as any line does
+            self.expression(small.test)
+            if small.msg is not None:
+                self.expression(small.msg)
+        elif isinstance(small, cst.Raise) and small.exc is not None:
+            self.expression(small.exc)

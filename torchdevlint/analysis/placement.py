@@ -30,16 +30,27 @@ class OnAccelerator:
     call that put it there (a move, a factory given a device, a model moved to a device) and
     the device expression, when the code writes one."""
 
-    __slots__ = ("origin", "device")
+    __slots__ = ("origin", "device", "given", "built")
 
-    def __init__(self, origin: cst.Call, device: Optional[cst.BaseExpression]) -> None:
+    def __init__(self, origin: cst.Call, device: Optional[cst.BaseExpression],
+                 given: Optional[cst.BaseExpression] = None,
+                 built: Optional[cst.Call] = None) -> None:
         self.origin = origin
         self.device = device
+        self.given = given  # the moved model a helper was given (``synthesis(model, ...)``)
+        self.built = built  # the constructor call, given ``device=``, of the object whose
+        # method made the value (``PSNR(device=device)`` for ``psnr.compute()``)
 
     def describe(self) -> str:
         """Where the evidence comes from, in the words of a message: "moved by
         `.to(device)`", "created with `device=device`", "the output of `model`, ..."."""
         call, func = self.origin, self.origin.func
+        if self.given is not None:
+            return (f"the output of `{source_of(func)}`, which was given `{source_of(self.given)}`"
+                    ", a model moved to a device")
+        if self.built is not None:
+            return (f"the result of `{source_of(func)}()`, an object built with "
+                    f"`device={source_of(self.device)}`")
         if isinstance(func, cst.Attribute) and func.attr.value in ("to", "cuda"):
             return f"moved by `.{func.attr.value}({source_of(self.device) if self.device else ''})`"
         if any(a.keyword is not None and a.keyword.value == "device" for a in call.args):
@@ -56,6 +67,10 @@ class OnCPU:
     def __init__(self, origin: cst.Call) -> None:
         self.origin = origin
 
+
+# Libraries whose functions given a model say nothing of where their result lives: torch's
+# own are judged as torch functions, NumPy's give arrays.
+_LIBRARIES_OF_KNOWN_RESULTS = ("torch.", "numpy.")
 
 _COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
 
@@ -86,6 +101,26 @@ class _AcceleratorWalk(OrderedWalk):
             elif isinstance(node, (cst.Lambda, cst.FunctionDef) + _COMPREHENSIONS):
                 continue  # names there may be bound there: no evidence inside
             stack.extend(iter_children(node))
+
+    def unpacked(self, targets, value: cst.BaseExpression) -> None:
+        """``values, idx = out.max(1)``, ``out, hidden = lstm(x)`` of a value placed (on an
+        accelerator, or on the CPU): each name holds a part of it, there. Where ``kinds``
+        knows the parts (a tuple), only the tensors among them; the output of a helper given
+        a moved model may hold numbers beside tensors: only when ``kinds`` says a tensor."""
+        super().unpacked(targets, value)
+        found = self.device_of(value)
+        if not found:
+            return
+        kind = self.placement.kinds.kind_of(value, self.scope)
+        if isinstance(kind, K.TupleKind):
+            items = kind.items
+        elif kind is K.TENSOR or getattr(found, "given", None) is None:
+            items = (K.TENSOR,) * len(targets)
+        else:
+            return
+        for target, item in zip(targets, items):
+            if isinstance(target, cst.Name) and item is K.TENSOR:
+                self.place(target.value, found)
 
     def call_device(self, call: cst.Call):
         if self.side == "cpu":
@@ -131,7 +166,8 @@ class Placement:
         """The bindings of ``name`` that can reach ``site``: in the function (or module) that
         owns the name and makes the call, the last assignment before the call, and earlier
         ones while that one is conditional (an ``if`` the call is not under), plus later ones
-        in a loop around the call (the next iteration). Elsewhere, every binding."""
+        in a loop around the call (the next iteration) unless an assignment in the loop runs
+        before the call on every pass. Elsewhere, every binding."""
         scope = site.ctx.scope
         owner = scope.resolve(name)
         if owner is None:
@@ -144,12 +180,17 @@ class Placement:
             return bindings
         reaching = []
         site_chain = _chain_links(site.ctx.conditions)
+        dominating = None
         for binding in reversed(earlier):
             reaching.append(binding)
             if binding.ctx.conditions is None or id(binding.ctx.conditions) in site_chain:
-                break  # it runs whenever the call runs: nothing earlier reaches past it
+                dominating = binding  # it runs whenever the call runs: nothing earlier
+                break  # reaches past it
         loop = site.loop
-        if loop is not None:
+        if loop is not None and (dominating is None or dominating.order < loop.start):
+            # the next iteration: unless a binding in the loop runs before the call on every
+            # pass (``x = f()`` then ``x.cuda()`` in one branch of an ``if``/``elif``, and
+            # ``x = None`` in another: that one never reaches the call)
             reaching += [b for b in bindings if site.order < b.order < loop.end]
         return reaching
 
@@ -309,7 +350,16 @@ class Placement:
             model = self.moved_model(func.value, scope)  # ``model.encode(x)``, ``model.sample(n)``
         if model is not None:
             return OnAccelerator(call, model[1])
-        torch_call = _torch_function(call, self.kinds.qualname(func, scope))
+        qualified = self.kinds.qualname(func, scope)
+        if qualified is None:
+            found = self._method_of_device_object(call, scope)
+            if found is not None:
+                return found
+        if qualified is None or not qualified.startswith(_LIBRARIES_OF_KNOWN_RESULTS):
+            found = self._helper_given_moved_model(call, scope)
+            if found is not None:
+                return found
+        torch_call = _torch_function(call, qualified)
         if torch_call is None:
             return None
         tail, device = torch_call
@@ -331,6 +381,51 @@ class Placement:
             found = trace.first_device(values)
             if found:
                 return found
+        return None
+
+    def _method_of_device_object(self, call: cst.Call, scope: Scope) -> Optional[OnAccelerator]:
+        """``psnr.compute()`` where ``psnr = PSNR(..., device=device)``: an object built with a
+        device (a metric, an environment, a module built in place) keeps its state there, and
+        a method given nothing gives that state. A method given arguments may compute from
+        them alone (ignite's ``m.box_iou(pred, target)`` follows its inputs). Not a tensor's
+        methods (a tensor created with ``device=`` is followed as a tensor), nor a module's
+        bookkeeping (``.eval()``, ``.state_dict()``)."""
+        func = call.func
+        if not isinstance(func, cst.Attribute) or func.attr.value in api.MODULE_BOOKKEEPING_METHODS \
+                or not isinstance(func.value, (cst.Name, cst.Attribute)) or call.args:
+            return None
+        if self.kinds.kind_of(func.value, scope) in (K.TENSOR, K.OTHER, K.DEVICE):
+            return None
+        for value, value_scope, path, _ in self.bindings_of(func.value, scope):
+            if path or not isinstance(value, cst.Call) or \
+                    self.kinds.kind_of(value, value_scope) in (K.TENSOR, K.OTHER, K.DEVICE):
+                continue
+            device = next((a.value for a in value.args
+                           if a.keyword is not None and a.keyword.value == "device"), None)
+            if device is None or (isinstance(device, cst.Name) and device.value == "None") or \
+                    self.devices.is_cpu_device(device, value_scope) or \
+                    _torch_function(value, self.kinds.qualname(value.func, value_scope)):
+                continue
+            return OnAccelerator(call, device, built=value)
+        return None
+
+    def _helper_given_moved_model(self, call: cst.Call, scope: Scope) -> Optional[OnAccelerator]:
+        """``outputs = synthesis(model, text, ...)`` where ``model`` was moved to a device: a
+        helper that runs a moved model gives what the model gave, on its device. Not a builtin
+        (``print(model)``, ``len(model)``), not a method of the model itself (asked before)."""
+        func = call.func
+        if isinstance(func, cst.Name) and scope.resolve(func.value) is None:
+            return None  # a builtin
+        if not isinstance(func, (cst.Name, cst.Attribute)):
+            return None
+        for arg in call.args:
+            value = arg.value
+            if arg.star or not isinstance(value, (cst.Name, cst.Attribute)) or \
+                    self.kinds.kind_of(value, scope) is K.TENSOR:
+                continue
+            model = self.moved_model(value, scope)
+            if model is not None:
+                return OnAccelerator(call, model[1], given=value)
         return None
 
     # -- models moved to a device ----------------------------------------------------
