@@ -12,7 +12,9 @@ import libcst as cst
 from torchdevlint.analysis import Analysis, source_of  # noqa: F401 (rules quote with it)
 from torchdevlint.fixes.model import FixPlan
 # (the prefilter helpers live apart, so that the prefilter runs without LibCST)
-from torchdevlint.rules.prefilter import TOKEN_GAP, ast_statements, method_call_text  # noqa: F401
+from torchdevlint.rules.prefilter import ast_statements  # noqa: F401
+# (what required_text patterns are written with)
+from torchdevlint.textsearch import TOKEN_GAP, method_call_text  # noqa: F401
 
 
 @dataclass

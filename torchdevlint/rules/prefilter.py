@@ -9,11 +9,11 @@ here and in ``classfacts``, never beside the LibCST code of the rule (see ``regi
 from __future__ import annotations
 
 import ast
-import re
 from typing import Iterator, List, Optional, Sequence
 
 from torchdevlint import torch_api as api
 from torchdevlint.syntax import BLOCK_FIELDS
+from torchdevlint.textsearch import imports_from_torch, method_calls
 
 
 def ast_statements(root: ast.AST):
@@ -27,12 +27,6 @@ def ast_statements(root: ast.AST):
             block = getattr(node, name, None)
             if block:
                 stack.extend(block)
-
-
-# What Python allows between two tokens: whitespace, line continuations and comments. (A
-# comment must end in a newline to be followed by a token; requiring it keeps the pattern
-# linear: a comment cannot be split into several.)
-TOKEN_GAP = r"(?:[\s\\]|#[^\r\n]*[\r\n])*"
 
 
 # The last tree asked about, walked once for every ast prefilter of its file (a walk of
@@ -124,13 +118,8 @@ def forget_walk() -> None:
     _WALKED[0] = None
 
 
-def method_call_text(*names: str) -> str:
-    """Text of a call of one of these methods: ``x.to(``, ``x . cuda  (``."""
-    return rf"\.{TOKEN_GAP}(?:{'|'.join(names)})\b{TOKEN_GAP}\("
-
-
 # TDL001's moves: each returns a new tensor and leaves its receiver where it was.
-MOVE_METHODS = ("to", "cuda", "cpu")
+MOVE_METHODS = api.MOVE_METHODS
 
 
 def move_statement_in(tree: ast.AST, source: str) -> bool:
@@ -150,7 +139,7 @@ SIZE_FACTORIES = api.SIZE_FACTORIES
 OFF_DEVICE_FACTORIES = api.OFF_DEVICE_FACTORIES
 SIZED_FACTORIES = api.SIZED_FACTORIES
 SCALAR_FACTORIES = api.SCALAR_FACTORIES
-_MOVE_TEXT = re.compile(method_call_text("to", "cuda") + "|DataParallel")
+_MOVE_TEXT = method_calls(api.ACCELERATOR_MOVE_METHODS, "DataParallel")
 GENERATING = api.GENERATING_FACTORIES  # TDL009 (``rules/factories``)
 
 
@@ -203,7 +192,7 @@ def created_then_moved_in(tree: ast.AST, source: str) -> bool:
     imported = _imported_from_torch(tree, source, GENERATING)
     for node in nodes_of(tree, ast.Call):
         if isinstance(node.func, ast.Attribute) \
-                and node.func.attr in ("to", "cuda") and isinstance(node.func.value, ast.Call):
+                and node.func.attr in api.ACCELERATOR_MOVE_METHODS and isinstance(node.func.value, ast.Call):
             factory = node.func.value.func
             if (isinstance(factory, ast.Attribute) and factory.attr in GENERATING) or \
                     (isinstance(factory, ast.Name) and factory.id in imported):
@@ -240,7 +229,7 @@ def numpy_of_moved_in(tree: ast.AST, source: str) -> bool:
 
 def _imported_from_torch(tree: ast.AST, source: str, names) -> set:
     """The names bound by ``from torch import NAME [as ALIAS]`` for these ``names``."""
-    if not re.search(r"\bfrom\s+torch\s+import\b", source):
+    if not imports_from_torch(source):
         return set()
     return {alias.asname or alias.name for node in nodes_of(tree, ast.ImportFrom)
             if node.module == "torch"
@@ -301,7 +290,7 @@ def mixed_devices_in(tree: ast.AST, source: str) -> bool:
     # own, or the one name that decides which side it is on.
     sides: dict = {}
     for name, sites in walk.calls_by_name.items():
-        if name is None or not (name in ("to", "cuda", "cpu") or name in api.FACTORIES
+        if name is None or not (name in MOVE_METHODS or name in api.FACTORIES
                                 or name.endswith("_like") or name in imported.factories):
             continue  # (most calls: only these names can be evidence)
         for call, scope in sites:
@@ -313,7 +302,7 @@ def mixed_devices_in(tree: ast.AST, source: str) -> bool:
                 name = func.attr
                 factory = (name in api.FACTORIES or name.endswith("_like")) and \
                     _root_name(func.value) in imported.roots
-            if not factory and name not in ("to", "cuda", "cpu"):
+            if not factory and name not in MOVE_METHODS:
                 continue
             devices = [k.value for k in call.keywords if k.arg == "device"]
             if name == "to":
@@ -355,7 +344,7 @@ def mixed_devices_in(tree: ast.AST, source: str) -> bool:
 # Methods whose call never gives a moved model's output (``placement.call_on_accelerator``
 # judges them before it looks for a model).
 _NOT_MODEL_OUTPUT = api.TENSOR_METHODS | api.OFF_ACCELERATOR_METHODS | \
-    api.MODULE_BOOKKEEPING_METHODS | frozenset("chunk split unbind".split())
+    api.MODULE_BOOKKEEPING_METHODS | api.SPLITTING_METHODS
 
 
 def _calls_model(call: ast.Call, moved: set, torch_roots: set) -> bool:
@@ -476,7 +465,7 @@ def _moved_names(tree: ast.AST) -> set:
     for targets, value in bound:
         if any(map(_moves, _call_chain(value))) or any(
                 isinstance(call, ast.Call) and (_last_name(call.func) or "")
-                .endswith(("DataParallel", "DistributedDataParallel"))
+                .endswith(api.SCATTERING_WRAPPERS)
                 for call in ast.walk(value)):
             moved.update(name for target in targets for name in _target_names(target))
     for _ in range(3):
@@ -523,7 +512,7 @@ def _moves(call: ast.Call) -> bool:
     """``X.cuda()``, or ``X.to(...)`` given a device that is no CPU string (``.to(dtype=...)``
     alone moves nothing)."""
     func = call.func
-    if not isinstance(func, ast.Attribute) or func.attr not in ("to", "cuda"):
+    if not isinstance(func, ast.Attribute) or func.attr not in api.ACCELERATOR_MOVE_METHODS:
         return False
     if func.attr == "cuda":
         return True

@@ -174,21 +174,11 @@ def _batch_item_in_use(analysis: Analysis, receiver, site: CallSite) -> bool:
     return False
 
 
-# What only a tensor does among the things whose .to()/.cuda() returns a copy (a module has
-# no .shape, .dim() or .view(); a NumPy array has no .to()).
-_TENSOR_ONLY_METHODS = frozenset(
-    "size dim view unsqueeze squeeze permute transpose reshape numel item numpy tolist "
-    "contiguous detach clone flatten masked_fill expand expand_as view_as index_select "
-    "narrow type_as new_zeros new_ones new_full new_empty".split())
-_TENSOR_ONLY_ATTRIBUTES = frozenset("shape ndim dtype is_cuda T mT grad data".split())
-
-
+_TENSOR_ONLY_METHODS = api.TENSOR_RECEIVER_METHODS
+_TENSOR_ONLY_ATTRIBUTES = api.TENSOR_RECEIVER_ATTRIBUTES
 # Everything a tensor has that code reaches by attribute; a use of any other attribute
 # (``data.x``, ``model.eval()``, ``batch.input_ids``) means the value is something else.
-_TENSOR_API = (api.TENSOR_METHODS | api.NON_TENSOR_TENSOR_METHODS | api.TENSOR_ATTRIBUTES
-               | _TENSOR_ONLY_METHODS | _TENSOR_ONLY_ATTRIBUTES
-               | frozenset("device requires_grad backward grad_fn is_leaf half float double "
-                           "long int bool".split()))
+_TENSOR_API = api.TENSOR_MEMBERS
 
 
 def _used_only_as_tensor(analysis: Analysis, name: str, body, scope) -> bool:

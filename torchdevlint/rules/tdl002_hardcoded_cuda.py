@@ -292,7 +292,7 @@ class HardcodedCudaDevice(Rule):
         collected = self.analysis.collected
         sites = list(collected.devices.keyword_calls)
         sites += self.analysis.call_sites(
-            ("device", "to", "set_default_device", "load", "load_state_dict_from_url", "load_url"),
+            api.DEVICE_TAKING_CALL_NAMES,
             ("torch.device", "torch.set_default_device", *api.MAP_LOCATION_FUNCTIONS))
         return sites
 

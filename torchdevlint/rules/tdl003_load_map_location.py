@@ -310,7 +310,7 @@ def _is_dataset_class(info) -> bool:
 
 
 # Calls that give CPU data: NumPy, Python values, tensors copied to the host.
-_CPU_METHODS = frozenset("cpu numpy tolist item".split())
+_CPU_METHODS = api.HOST_COPY_METHODS
 
 
 

@@ -194,7 +194,7 @@ class UnregisteredTensorAttribute(Rule):
             return True
         if tail in _OF_FIRST_ARGUMENT or tail in _ELEMENTWISE:
             return bool(positional) and self._created_on_cpu(positional[0], binding, depth + 1)
-        if tail in ("cat", "stack", "outer"):
+        if tail in api.JOINING_FUNCTIONS or tail == "outer":
             items = positional[0].elements if tail != "outer" and positional and isinstance(
                 positional[0], (cst.List, cst.Tuple)) else [cst.Element(v) for v in positional]
             return bool(items) and all(not isinstance(e, cst.StarredElement) and
@@ -286,7 +286,7 @@ class _Stays:
         if isinstance(expr, cst.Attribute):
             if isinstance(expr.value, cst.Name) and expr.value.value == self.self_name:
                 return expr.attr.value == self.name
-            return expr.attr.value in ("T", "mT") and self(expr.value)
+            return expr.attr.value in api.TRANSPOSE_ATTRIBUTES and self(expr.value)
         if isinstance(expr, cst.Subscript):
             return any(isinstance(e.slice, cst.Slice) for e in expr.slice) and self(expr.value)
         if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):

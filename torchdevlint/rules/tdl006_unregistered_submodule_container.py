@@ -17,7 +17,7 @@ from typing import Dict, Iterator, List, Optional, Set
 import libcst as cst
 
 from torchdevlint.analysis import (
-    ASSIGN, IMPORT, Analysis, Binding, ClassInfo, ModuleState, Scope, last_name, string_value,
+    ASSIGN, IMPORT, Analysis, Binding, ClassInfo, ModuleState, api, Scope, last_name, string_value,
     walk_code,
 )
 from torchdevlint.findings import Finding
@@ -31,7 +31,7 @@ _EMPTY_DICT = "dict"
 _FILLING_METHODS = frozenset(("append", "extend", "insert"))
 _REGISTERING_CONTAINERS = frozenset(("Sequential", "ModuleList", "ModuleDict"))
 _DYNAMIC_REGISTRATION = frozenset(("add_module", "register_module", "setattr"))
-_MOVES = frozenset(("to", "cuda"))
+_MOVES = api.ACCELERATOR_MOVE_METHODS
 
 
 @dataclass

@@ -264,7 +264,7 @@ class TensorCreatedOffDevice(Rule):
                 return False
             if tail in _OF_FIRST_ARGUMENT:
                 return self._keeps(positional[0], factory, method, seen)
-            if tail in ("cat", "stack") and isinstance(positional[0], (cst.List, cst.Tuple)):
+            if tail in api.JOINING_FUNCTIONS and isinstance(positional[0], (cst.List, cst.Tuple)):
                 return any(not isinstance(e, cst.StarredElement) and
                            self._keeps(e.value, factory, method, seen)
                            for e in positional[0].elements)
@@ -275,7 +275,7 @@ class TensorCreatedOffDevice(Rule):
                 and e.slice.value.value == "None") for e in expr.slice)
             return keeps_a_dim and self._keeps(expr.value, factory, method, seen)
         if isinstance(expr, cst.Attribute):
-            return expr.attr.value in ("T", "mT") and self._keeps(expr.value, factory, method, seen)
+            return expr.attr.value in api.TRANSPOSE_ATTRIBUTES and self._keeps(expr.value, factory, method, seen)
         if isinstance(expr, cst.UnaryOperation):
             return self._keeps(expr.expression, factory, method, seen)
         if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, ARITHMETIC_OPERATORS):

@@ -21,7 +21,7 @@ from typing import Iterator, Optional
 
 import libcst as cst
 
-from torchdevlint.analysis import Analysis, CallSite, expects_failure, last_name
+from torchdevlint.analysis import Analysis, CallSite, api, expects_failure, last_name
 from torchdevlint.findings import Finding
 from torchdevlint.fixes.context import FixContext
 from torchdevlint.fixes.model import Edit, Fix, FixPlan
@@ -32,7 +32,7 @@ CONVERT_ERROR = ("TypeError: can't convert cuda:0 device type tensor to numpy. U
                  "to copy the tensor to host memory first.")
 _NUMPY_FUNCTIONS = ("numpy.array", "numpy.asarray")
 # Calls in a receiver's chain after which the value has no autograd history.
-_WITHOUT_HISTORY = frozenset("detach detach_ item tolist".split())
+_WITHOUT_HISTORY = api.DETACHING_METHODS
 
 
 @dataclass

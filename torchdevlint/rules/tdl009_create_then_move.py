@@ -34,7 +34,7 @@ from typing import Iterator, Optional, Tuple
 
 import libcst as cst
 
-from torchdevlint.analysis import K, Analysis, CallSite, Scope, is_device_name, string_value
+from torchdevlint.analysis import K, Analysis, CallSite, Scope, api, is_device_name, string_value
 from torchdevlint.findings import Finding
 from torchdevlint.fixes.context import FixContext
 from torchdevlint.fixes.model import Fix, FixPlan
@@ -146,7 +146,7 @@ class CreateThenMove(Rule):
         ``.cuda()``. None when the device is not provably one."""
         positional = [a.value for a in move.args if a.keyword is None]
         keywords = {a.keyword.value: a.value for a in move.args if a.keyword is not None}
-        others = set(keywords) - {"device", "dtype"}
+        others = set(keywords) - api.MOVE_KEYWORDS
         if move.func.attr.value == "cuda":
             device = keywords.get("device", positional[0] if positional else None)
             if len(positional) > 1:

@@ -67,30 +67,16 @@ TENSOR = "tensor"
 OUTPUT = "output"
 
 # Tensor methods whose result keeps the receiver's history (and, for the binary ones, the
-# argument's). Not max/min/topk/sort (they return indices too), not integer casts.
-_KEEPING_METHODS = frozenset(
-    """
-    float double half bfloat16 to cuda cpu view view_as reshape reshape_as squeeze unsqueeze
-    flatten unflatten permute transpose t contiguous clone sum mean std var prod norm logsumexp
-    softmax log_softmax sigmoid tanh relu exp log log1p abs pow sqrt rsqrt neg reciprocal square
-    mul add sub div true_divide matmul mm bmm clamp clip expand expand_as repeat flip roll
-    narrow select gather index_select masked_select masked_fill chunk split unbind squeeze_
-    cumsum lerp where type_as nan_to_num diagonal tril triu
-    """.split())
+# argument's).
+_KEEPING_METHODS = api.HISTORY_KEEPING_METHODS
 # Methods that take other tensors whose history the result keeps as well.
 _BINARY_METHODS = api.ARITHMETIC_METHODS  # (comparisons give bool tensors: no history)
 # torch functions (by their last name) whose result keeps their tensor arguments' history.
-_KEEPING_FUNCTIONS = frozenset(
-    """
-    cat concat concatenate stack hstack vstack sum mean std var prod norm logsumexp softmax
-    log_softmax sigmoid tanh relu exp log log1p abs pow sqrt neg square matmul mm bmm einsum
-    mul add sub div flatten squeeze unsqueeze reshape transpose permute clamp clip where
-    cumsum chunk split unbind gather index_select masked_select diagonal tril triu
-    """.split())
+_KEEPING_FUNCTIONS = api.HISTORY_KEEPING_FUNCTIONS
 # torch.nn.functional functions whose result has no history (integer results).
 _FUNCTIONAL_WITHOUT_HISTORY = frozenset("one_hot".split())
 # Attributes of a value with history that hold tensors with that history.
-_TENSOR_ATTRIBUTES = frozenset("T mT H mH real imag".split()) | api.MODEL_OUTPUT_TENSORS | frozenset(
+_TENSOR_ATTRIBUTES = api.HISTORY_KEEPING_ATTRIBUTES | api.MODEL_OUTPUT_TENSORS | frozenset(
     "hidden_states attentions pred_boxes pred_logits loss_dict losses".split())
 # Callees (by a lower-cased last name) a model's output is taken to be passed to for backward
 # or an optimiser step: the loop may free the graph there.
@@ -659,8 +645,8 @@ def _self_accumulation(target, value) -> bool:
                                      for o in operands)
 
 
-_DROPPING_METHODS = frozenset("item tolist numpy detach argmax argmin".split())
-_DROPPING_BUILTINS = frozenset("float int round str bool len print".split())
+_DROPPING_METHODS = api.HISTORY_DROPPING_METHODS
+_DROPPING_BUILTINS = api.HISTORY_DROPPING_BUILTINS
 
 
 def _keeps(expr, accumulator: str) -> bool:

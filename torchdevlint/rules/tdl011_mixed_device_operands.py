@@ -59,19 +59,12 @@ _NOT_ENTERED = frozenset((cst.FunctionDef, cst.ClassDef, cst.Lambda, cst.ListCom
                           cst.DictComp, cst.GeneratorExp))
 # torch functions whose positional tensor arguments (or the elements of a list of them) must
 # share one device.
-_TORCH_FUNCTIONS = frozenset(
-    """cat concat concatenate stack hstack vstack dstack matmul mm bmm add sub subtract mul
-    multiply div divide true_divide maximum minimum where cdist dot inner outer""".split())
-_FUNCTIONAL = frozenset(
-    """linear bilinear mse_loss l1_loss smooth_l1_loss huber_loss cross_entropy nll_loss
-    binary_cross_entropy binary_cross_entropy_with_logits kl_div cosine_similarity
-    pairwise_distance""".split())
+_TORCH_FUNCTIONS = api.SAME_DEVICE_FUNCTIONS
+_FUNCTIONAL = api.SAME_DEVICE_FUNCTIONAL
 # Tensor methods combining the receiver with their first positional argument.
 _TENSOR_METHODS = api.BINARY_TENSOR_METHODS
 # What may leave a 0-dim tensor (which combines with any device): reductions and the like.
-_MAY_BE_SCALAR = frozenset(
-    """sum mean prod max min amax amin norm std var median mode all any argmax argmin logsumexp
-    dot vdot count_nonzero trace det logdet squeeze item nansum nanmean numel dist""".split())
+_MAY_BE_SCALAR = api.MAY_BE_SCALAR_METHODS
 
 
 @dataclass
@@ -292,7 +285,7 @@ class MixedDeviceOperands(Rule):
         its result thrown away (TDL001 reports it; this is its consequence)."""
         if not isinstance(expr, cst.Name):
             return False
-        for name in ("to", "cuda"):
+        for name in api.ACCELERATOR_MOVE_METHODS:
             for site in self.analysis.collected.calls_by_name.get(name, ()):
                 func = site.call.func
                 if site.statement is not None and site.ctx.scope is scope and \
@@ -307,7 +300,7 @@ class MixedDeviceOperands(Rule):
             return None
         origin = evidence.origin
         func = origin.func
-        moved = isinstance(func, cst.Attribute) and func.attr.value in ("to", "cuda")
+        moved = isinstance(func, cst.Attribute) and func.attr.value in api.ACCELERATOR_MOVE_METHODS
         created = any(a.keyword is not None and a.keyword.value == "device" for a in origin.args)
         if not moved and not created:
             # the output of a model: moved before that call?
