@@ -440,3 +440,52 @@ REGISTERING_TENSOR_CALLS = frozenset(("register_buffer", "register_parameter"))
 TENSOR_TYPE_TAKING_CALLS = frozenset(("type", "set_default_tensor_type"))
 # Device strings whose mention makes a condition a device guard (``guards``), besides CUDA's.
 GUARD_DEVICE_STRINGS = frozenset(("cpu", "mps", "xpu"))
+
+
+# -- What a factory makes: a tensor with a dimension, or one that may be 0-dim ---------------
+# (issue 26: TDL005, TDL007, TDL011 and the prefilter asked this four ways.) The callers see
+# their own trees (LibCST, Python's ast); each argument reaches this function as one of:
+ITEMS = "items"                  # a list or tuple display with elements, none a literal 0
+ZERO_ITEMS = "zero items"        # one with a literal 0 among them (an empty tensor)
+EMPTY = "empty"                  # ``()``, ``[]``
+COMPREHENSION = "comprehension"  # ``[f(x) for x in xs]``
+ZERO = "zero"                    # the literal 0
+NUMBER = "number"                # another integer literal
+EXPRESSION = "expression"        # a name, attribute, call, subscript, arithmetic
+OTHER = "other"
+
+
+def factory_dimensions(name: str, positional, size_keyword=()) -> Optional[bool]:
+    """Whether the torch factory ``name`` (its last name), called without ``device=`` with
+    arguments of these kinds (``positional``; ``size_keyword``: the ``size=`` argument, if
+    any), makes a tensor with at least one dimension (True), one that may be 0-dim (False,
+    which combines with a tensor on any device), or whether its arguments do not tell (None).
+    """
+    if name in ALWAYS_SHAPED_FACTORIES or name in INDEX_FACTORIES:
+        return True
+    if name in LEGACY_TENSOR_TYPES:
+        return True if positional else None  # ``torch.Tensor(3)``: 1-dim, whatever the argument
+    if name in SCALAR_FACTORIES:  # the data's shape: only a list display shows one
+        return bool(positional) and positional[0] in (ITEMS, ZERO_ITEMS, COMPREHENSION)
+    if name in LIKE_FACTORIES:
+        return None if positional else False  # (another tensor's shape)
+    if name == "randint":
+        size = size_keyword[0] if size_keyword else positional[-1] if positional else EMPTY
+        return True if size in (ITEMS, ZERO_ITEMS) else False if size == EMPTY else None
+    if name in SIZE_FACTORIES:
+        sizes = list(positional[:1] if name == "full" else positional) or list(size_keyword)
+        if len(sizes) != 1:
+            return len(sizes) > 1
+        return False if sizes[0] == EMPTY else None if sizes[0] in (OTHER, COMPREHENSION) \
+            else True
+    return None
+
+
+def factory_sizes(name: str, positional, size_keyword=()) -> list:
+    """The arguments of a factory that are its sizes (kinds, as ``factory_dimensions`` takes
+    them): what TDL007 reads for a literal 0 (an empty tensor is a placeholder)."""
+    if name == "randint":
+        return list(size_keyword) or [p for p in positional if p in (ITEMS, ZERO_ITEMS, EMPTY)]
+    if name in SIZE_FACTORIES:
+        return list(positional[:1] if name == "full" else positional) or list(size_keyword)
+    return []

@@ -492,20 +492,33 @@ def _call_chain(expr) -> Iterator[ast.Call]:
         expr = expr.func.value
 
 
+def _argument_kind(expr: ast.expr) -> str:
+    """``analysis.shapes.argument_kind``, read from Python's ast."""
+    if isinstance(expr, (ast.List, ast.Tuple)):
+        if not expr.elts:
+            return api.EMPTY
+        if any(type(e) is ast.Constant and type(e.value) is int and e.value == 0
+               for e in expr.elts):
+            return api.ZERO_ITEMS
+        return api.ITEMS
+    if isinstance(expr, ast.ListComp):
+        return api.COMPREHENSION
+    if type(expr) is ast.Constant and type(expr.value) is int:
+        return api.ZERO if expr.value == 0 else api.NUMBER
+    if isinstance(expr, (ast.Name, ast.Attribute, ast.BinOp, ast.Call, ast.Subscript)):
+        return api.EXPRESSION
+    return api.OTHER
+
+
 def _scalar_made(name: str, call: ast.Call) -> bool:
-    """``torch.tensor(1.0)``, ``torch.as_tensor(step)``, ``torch.zeros(())``: what
-    ``_may_be_scalar`` takes for a 0-dim tensor (data other than a literal list, an empty
-    size)."""
-    if name in SCALAR_FACTORIES:
-        first = call.args[0] if call.args else None
-        return not (isinstance(first, ast.ListComp) or (
-            isinstance(first, (ast.List, ast.Tuple)) and first.elts))
-    if name in SIZED_FACTORIES and not name.endswith("_like"):
-        sizes = call.args[-1:] if name == "randint" else call.args[:1] if name == "full" \
-            else call.args
-        return (not sizes or any(isinstance(s, (ast.Tuple, ast.List)) and not s.elts
-                                 for s in sizes)) and not any(k.arg == "size" for k in call.keywords)
-    return False
+    """``torch.tensor(1.0)``, ``torch.as_tensor(step)``, ``torch.zeros(())``: a factory that
+    may make a 0-dim tensor, by the one answer (``torch_api.factory_dimensions``, which TDL011
+    asks through ``analysis.shapes``)."""
+    if name not in SCALAR_FACTORIES and name not in SIZED_FACTORIES:
+        return False
+    return api.factory_dimensions(
+        name, [_argument_kind(a) for a in call.args],
+        [_argument_kind(k.value) for k in call.keywords if k.arg == "size"]) is False
 
 
 def _moves(call: ast.Call) -> bool:

@@ -19,21 +19,16 @@ import libcst as cst
 
 from torchdevlint.analysis import (
     ARITHMETIC_OPERATORS, ASSIGN, Analysis, Binding, FunctionInfo, ModuleState, is_number,
-    api, walk_code,
+    api, factory_dimensions, walk_code,
 )
 from torchdevlint.findings import Finding
 from torchdevlint.fixes.context import FixContext
 from torchdevlint.fixes.model import Edit, Fix, FixPlan
 from torchdevlint.rules.base import Rule, Violation
-from torchdevlint.rules.classfacts import tensor_attribute_in
+from torchdevlint.rules.classfacts import FACTORY_CALLS, tensor_attribute_in
 
 SAME_DEVICE = "RuntimeError: Expected all tensors to be on the same device"
 
-# torch factories whose result is never 0-dim, and those whose shape their size arguments say.
-_ALWAYS_SHAPED = api.ALWAYS_SHAPED_FACTORIES | api.INDEX_FACTORIES
-_SIZED = api.SIZE_FACTORIES
-_FROM_DATA = api.DATA_FACTORIES
-_LEGACY_CONSTRUCTORS = api.LEGACY_TENSOR_TYPES
 _OF_FIRST_ARGUMENT = api.TRIANGLE_FUNCTIONS
 # Tensor methods whose result is on the receiver's device with at least its dimensions.
 _SHAPE_KEEPING = api.SHAPE_KEEPING_METHODS
@@ -190,8 +185,6 @@ class UnregisteredTensorAttribute(Rule):
         if any(a.star for a in value.args):
             return False
         positional = [a.value for a in value.args if a.keyword is None]
-        if tail in _ALWAYS_SHAPED:
-            return True
         if tail in _OF_FIRST_ARGUMENT or tail in _ELEMENTWISE:
             return bool(positional) and self._created_on_cpu(positional[0], binding, depth + 1)
         if tail in api.JOINING_FUNCTIONS or tail == "outer":
@@ -202,26 +195,8 @@ class UnregisteredTensorAttribute(Rule):
                                        for e in items)
         if tail == "from_numpy":
             return True  # a numpy array: 0-dim ones are all but unheard of in module state
-        if tail in _LEGACY_CONSTRUCTORS:
-            # ``torch.Tensor(3)`` is a 1-dim tensor of size 3, ``torch.Tensor([...])`` one of
-            # the data: never 0-dim, whatever the argument
-            return bool(positional)
-        if tail in _FROM_DATA:
-            return len(positional) == 1 and isinstance(
-                positional[0], (cst.List, cst.Tuple, cst.ListComp)) and bool(
-                    getattr(positional[0], "elements", True))
-        if tail in _SIZED:
-            sizes = positional[:1] if tail == "full" else positional
-            if not sizes:
-                sizes = [a.value for a in value.args
-                         if a.keyword is not None and a.keyword.value == "size"]
-            if len(sizes) != 1:
-                return len(sizes) > 1
-            size = sizes[0]
-            if isinstance(size, (cst.Tuple, cst.List)):
-                return bool(size.elements)
-            return isinstance(size, (cst.Integer, cst.Name, cst.Attribute, cst.BinaryOperation))
-        return False
+        # a factory: with a dimension, by the one answer (a 0-dim one combines with any device)
+        return tail in FACTORY_CALLS and factory_dimensions(value, tail) is True
 
     # -- where it meets the module's device ---------------------------------------------------
 

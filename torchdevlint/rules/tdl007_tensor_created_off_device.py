@@ -31,15 +31,13 @@ import libcst as cst
 
 from torchdevlint.analysis import (
     ARITHMETIC_OPERATORS, ASSIGN, Analysis, FunctionInfo, ModuleState, is_number, root_name,
-    api, walk_code,
+    api, factory_dimensions, makes_an_empty_tensor, walk_code,
 )
 from torchdevlint.findings import Finding
 from torchdevlint.fixes.context import FixContext
 from torchdevlint.fixes.model import Edit, Fix, FixPlan
 from torchdevlint.rules.base import Rule, Violation, source_of
-from torchdevlint.rules.prefilter import (
-    ALWAYS_SHAPED_FACTORIES, OFF_DEVICE_FACTORIES, SIZE_FACTORIES, off_device_factory_in,
-)
+from torchdevlint.rules.prefilter import OFF_DEVICE_FACTORIES, off_device_factory_in
 
 SAME_DEVICE = "RuntimeError: Expected all tensors to be on the same device"
 
@@ -193,24 +191,11 @@ class TensorCreatedOffDevice(Rule):
                 a.keyword is not None and a.keyword.value == "device" for a in call.args):
             return False
         tail = qualified[len("torch."):]
-        positional = [a.value for a in call.args if a.keyword is None]
-        sized = [a.value for a in call.args if a.keyword is not None and a.keyword.value == "size"]
-        if tail in ALWAYS_SHAPED_FACTORIES:
-            return True
-        if tail == "tensor":
-            return len(positional) == 1 and self._list_data(positional[0], method)
-        if tail == "randint":
-            sizes = [v for v in positional if isinstance(v, (cst.Tuple, cst.List))] + sized
-            return len(sizes) == 1 and _nonempty_size(sizes[0])
-        if tail in SIZE_FACTORIES:
-            sizes = positional[:1] if tail == "full" else positional
-            if not sizes:
-                sizes = sized
-            if len(sizes) != 1:
-                return len(sizes) > 1 and not any(
-                    isinstance(v, cst.Integer) and v.evaluated_value == 0 for v in sizes)
-            return _nonempty_size(sizes[0])
-        return False
+        # with a dimension, by the one answer; an empty tensor (a literal 0 size) is a
+        # placeholder
+        return tail in OFF_DEVICE_FACTORIES and factory_dimensions(
+            call, tail, lambda data: self._list_data(data, method)) is True and \
+            not makes_an_empty_tensor(call, tail)
 
     def _list_data(self, data, method: FunctionInfo) -> bool:
         if isinstance(data, (cst.List, cst.Tuple)):
@@ -330,12 +315,3 @@ def _contains(node: cst.CSTNode, target: cst.CSTNode) -> bool:
     return False
 
 
-def _nonempty_size(size) -> bool:
-    """A size with a dimension and no literal 0 (an empty tensor is a placeholder)."""
-    if isinstance(size, (cst.Tuple, cst.List)):
-        return bool(size.elements) and not any(
-            isinstance(e.value, cst.Integer) and e.value.evaluated_value == 0 for e in size.elements)
-    if isinstance(size, cst.Integer):
-        return size.evaluated_value != 0
-    return isinstance(size, (cst.Integer, cst.Name, cst.Attribute, cst.BinaryOperation, cst.Call,
-                             cst.Subscript))

@@ -39,7 +39,7 @@ from typing import Iterator, List, Optional
 import libcst as cst
 
 from torchdevlint.analysis import (
-    ASSIGN, Analysis, K, OnAccelerator, OnCPU, Scope, api, iter_children,
+    ASSIGN, Analysis, K, OnAccelerator, OnCPU, Scope, api, factory_dimensions, iter_children,
     last_name, move_device_argument, says_it_fails, walk_code, with_item_expects_failure,
 )
 from torchdevlint.findings import Finding
@@ -336,25 +336,9 @@ class MixedDeviceOperands(Rule):
                 name = last_name(node.func)
                 if name in _MAY_BE_SCALAR:
                     return True
-                if name in SCALAR_FACTORIES:
-                    first = node.args[0].value if node.args else None
-                    if not (isinstance(first, cst.ListComp) or (
-                            isinstance(first, (cst.List, cst.Tuple)) and first.elements)):
-                        return True
-                elif name in SIZED_FACTORIES:
-                    sizes = [a.value for a in node.args if a.keyword is None]
-                    if name == "randint":
-                        sizes = sizes[-1:]
-                    elif name == "full":
-                        sizes = sizes[:1]
-                    if name.endswith("_like"):
-                        if not sizes:
-                            return True
-                    elif not sizes or any(isinstance(s, (cst.Tuple, cst.List)) and not s.elements
-                                          for s in sizes):
-                        if not any(a.keyword is not None and a.keyword.value == "size"
-                                   for a in node.args):
-                            return True
+                if (name in SCALAR_FACTORIES or name in SIZED_FACTORIES) and \
+                        factory_dimensions(node, name) is False:
+                    return True  # a factory that may make a 0-dim tensor (the one answer)
             elif isinstance(node, cst.Name):
                 owner = scope.resolve(node.value)
                 if owner is None or owner is not scope:
