@@ -20,6 +20,8 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Callable, Dict, Optional, Sequence, Tuple, Union
 
+from torchdevlint.docs import PAGES, page_text
+
 CATALOG_PATH = Path(__file__).resolve().parent / "_catalog.py"
 REGENERATE = "python -m torchdevlint.rules.registry"
 
@@ -171,10 +173,25 @@ DEFAULT_RULES: Tuple[RuleInfo, ...] = tuple(rule for rule in ALL_RULES if rule.d
 OPT_IN_CODES = frozenset(rule.code for rule in ALL_RULES if not rule.default_enabled)
 
 
+def rule_page(rule: type) -> str:
+    """The text of a rule's page, ``docs/rules/CODE.md``: generated from its docstring."""
+    if not rule.__doc__:
+        raise ValueError(f"{rule.__name__} ({rule.code}) has no docstring: its docs page")
+    return page_text(rule.code, rule.name, rule.__doc__)
+
+
 def main() -> int:
-    """Write ``_catalog.py`` from the rule classes."""
-    CATALOG_PATH.write_text(render_catalog(tuple(_discover().values())), encoding="utf-8")
+    """Write ``_catalog.py`` and, in a source checkout, the rule pages from the rule classes."""
+    rules = tuple(_discover().values())
+    CATALOG_PATH.write_text(render_catalog(rules), encoding="utf-8")
     print(f"wrote {CATALOG_PATH}")
+    if PAGES.is_dir():
+        for rule in rules:
+            page = PAGES / f"{rule.code}.md"
+            text = rule_page(rule)
+            if not page.is_file() or page.read_text(encoding="utf-8") != text:
+                page.write_text(text, encoding="utf-8")
+                print(f"wrote {page}")
     return 0
 
 

@@ -84,6 +84,98 @@ class _Value:
 
 
 class UnmovedBatch(Rule):
+    """
+    ## What it does
+    Reports a `for` loop over a data loader (however wrapped: `enumerate`, `tqdm`, `zip`, `iter`)
+    whose body feeds a batch value into a model that was moved to a device, without moving the
+    value first. Batch values are the loop targets and the names unpacked from them in the body
+    (`x, y = batch`, `x = batch["pixels"]`), also when passed as `**batch`. Sinks are a call of
+    the moved model (`model(x)`, `model.forward(x)`), a loss or criterion (`criterion(out, y)`,
+    `F.cross_entropy(out, y)`, an `nn.*Loss` instance) and a comparison with a model output
+    (`(pred == y)`), the latter two only in loops that run a moved model, or where the other
+    operand is a value the loop itself put on a device: when the loop moves `images` but not
+    `target`, `criterion(model(images), target)`, `pred == target`, `pred.eq(target)` and
+    `output - target` fail whatever the model is (a function parameter, wrapped in
+    `DistributedDataParallel`), so the loop's own moves are the evidence. A model is moved by
+    `model.to(device)`, `model.cuda()`, `model = Net().to(device)` or `self.model.to(device)`.
+    Each unmoved value is reported once, at its first use.
+
+    A data loader is a `DataLoader(...)`, a name or attribute whose name contains `loader`, or a
+    call such as `self.train_dataloader()`.
+
+    ## Why is this bad
+    The model's weights are on the accelerator and the batch is still on the CPU, where the loader
+    produced it. The first operation that mixes them fails:
+
+    ```
+    RuntimeError: Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu!
+    ```
+
+    or, from a matrix product such as `nn.Linear`'s, naming the argument that is elsewhere:
+
+    ```
+    RuntimeError: Expected all tensors to be on the same device, but got mat1 is on cpu, different from other tensors on cuda:0 (when checking argument in method wrapper_CUDA_addmm)
+    ```
+
+    On the `meta` device, which plays the GPU in this project's runtime tests, the same bug reads:
+
+    ```
+    RuntimeError: Tensor on device meta is not on the expected device cpu!
+    ```
+
+    ## Example
+    ```python
+    model = Net().to(device)
+    for images, labels in train_loader:
+        loss = criterion(model(images), labels)
+    ```
+
+    ## Use instead
+    ```python
+    model = Net().to(device)
+    for images, labels in train_loader:
+        images = images.to(device)
+        labels = labels.to(device)
+        loss = criterion(model(images), labels)
+    ```
+
+    ## Fix safety
+    `--fix` moves each unmoved value at the start of the loop body (or right after the statement
+    that unpacks the batch, when that happens in the body): `inputs = inputs.to(device)`, where
+    `device` is the expression the model was moved with, if it is a plain name or attribute chain
+    that means the same thing inside the loop; otherwise `next(model.parameters()).device`.
+
+    - **Safe** when the value is known to be a tensor (an item unpacked from a loader of tensors).
+    - **Unsafe** when the value's kind is not known (a collated list of strings has no `.to()`),
+      and for a dict batch fed as `model(**batch)`, which becomes
+      `batch = {k: v.to(device) for k, v in batch.items()}` and fails if a value is not a tensor.
+    - **No fix** for a loop whose body is on the same line as the `for` (or whose unpacking
+      statement is), or when neither the device nor the model can be written at that point (for
+      example a model that is not a plain name or attribute).
+
+    ## Known limits
+    A value counts as moved after `x = x.to(...)`, `x.cuda()`, a bare `batch.to(device)` (in place
+    for a `BatchEncoding`; TDL001 reports it for a tensor), a comprehension that rebinds it
+    (`batch = {k: v.to(device) for k, v in batch.items()}`), an assignment into it
+    (`batch[k] = batch[k].to(device)`), or any helper call that receives the value and a device
+    (`batch = send_to_device(batch, device)`). The rule stays silent when the model is never
+    moved (a CPU-only script) or only cast (`.to(torch.float16)`, `.to("cpu")`), when the model is
+    wrapped in `DataParallel`/`DistributedDataParallel` (they scatter inputs themselves), when
+    `accelerate`'s `prepare` or Lightning Fabric's `setup` produced the loader or the model, inside
+    Lightning step methods and `LightningModule` classes, and when the iterable is not known to be
+    a loader, or when the loader already yields device tensors by code the file shows: built with
+    a device (torchtext's `BucketIterator.splits(..., device=device)`), with a `collate_fn` of the
+    file that moves what it collates, from a dataset that was moved (PyG's `data.to(device, "x")`
+    before `NeighborLoader(data, ...)`) or whose class moves its tensors, or with `**kwargs` that
+    may carry any of these. A model passed into a function as a parameter is moved when every
+    call of the function in the file passes a moved one. In a file
+    that uses `accelerate` or Lightning Fabric, only a `DataLoader(...)` built in the file counts
+    as a loader (a helper elsewhere may have prepared it). When the loop moves some of its batch
+    values, a value it still passes to the model on the CPU is taken as intentional (sequence
+    lengths for `pack_padded_sequence`, ids, metadata) and reported only where it meets a loss or
+    a comparison with the model's output.
+    """
+
     code = "TDL004"
     fixable = True
     facts = frozenset(("kinds", "devices", "placement"))

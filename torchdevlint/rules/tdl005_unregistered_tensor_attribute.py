@@ -65,6 +65,125 @@ class RegisterBuffer(FixPlan):
 
 
 class UnregisteredTensorAttribute(Rule):
+    """
+    ## What it does
+    Reports `self.NAME = <tensor>` in an `nn.Module` (a subclass of `nn.Module` directly, through
+    the file's own classes, or through `LightningModule`, torchmetrics' `Metric` and the like) when
+    all of these hold:
+
+    - the value is a tensor created on the CPU with at least one dimension: a torch factory without
+      `device=` (`torch.zeros(n)`, `torch.ones(T, T)`, `torch.arange(n)`, `torch.linspace(...)`,
+      `torch.eye(n)`, `torch.randn(...)`, `torch.tensor([...])` of a list), `torch.tril`/`triu` of
+      one, and what slices (`[..., None]`, `[:, :n]`), dtype casts and reshapes make of one;
+    - it is neither an `nn.Parameter` nor registered (`register_buffer`, `nn.Buffer`);
+    - the attribute is assigned only while the module is built (in `__init__` and the methods only
+      `__init__` calls);
+    - a method other than those combines it, as it is, with a tensor on the module's device: in
+      arithmetic or a comparison, in a tensor method that combines (`x.masked_fill(self.mask, ...)`,
+      `x.matmul(self.w)`), passed to a torch function together with such a tensor
+      (`torch.cat([x, self.pad])`, `F.linear(x, self.w)`) or to a registered submodule that has
+      weights (`self.proj(self.table)`).
+
+    "A tensor on the module's device" is a registered parameter or buffer, what a registered
+    submodule with weights returns (or any registered submodule given such a tensor), a method
+    argument used as a tensor (`x.size(1)`, `x.device`, passed to such a submodule or to a torch
+    function that takes tensors: the input of a moved model), and what is computed from those.
+
+    A CPU tensor "with a dimension" is proven from how it is made: a factory with a shape
+    (`torch.zeros(n)`, not `torch.zeros(())`), a list (`torch.tensor([...])`), a legacy
+    constructor (`torch.Tensor(...)`, never 0-dim), `torch.from_numpy`, `torch.cat`/`stack` of
+    such, elementwise math, arithmetic (broadcasting never drops a dimension), and a local name
+    of `__init__` bound to one.
+
+    The finding is on the assignment.
+
+    ## Why is this bad
+    `model.to(device)` moves what the module registers with torch: parameters, buffers and
+    submodules. A tensor kept as a plain attribute stays where it was created, on the CPU. The first
+    `forward` on the GPU then mixes devices:
+
+    ```
+    RuntimeError: Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu!
+    ```
+
+    On the `meta` device, which plays the GPU in this project's runtime tests, the same bug reads,
+    depending on which operand the operation checks first:
+
+    ```
+    RuntimeError: Tensor on device cpu is not on the expected device meta!
+    RuntimeError: Tensor on device meta is not on the expected device cpu!
+    ```
+
+    The attribute is also missing from `state_dict()` and is not converted by `model.half()`.
+    Public reports of this exact bug include torchaudio's `TimeStretch` (`self.phase_advance`), a
+    cached attention-bias table in MobileSAM/TinyViT, and Lightning modules holding a one-hot table.
+    In each the fix was `register_buffer`.
+
+    ## Example
+    ```python
+    class CausalAttention(nn.Module):
+        def __init__(self, d, context):
+            super().__init__()
+            self.qkv = nn.Linear(d, 3 * d)
+            self.mask = torch.triu(torch.ones(context, context), diagonal=1)
+
+        def forward(self, x):
+            q, k, v = self.qkv(x).chunk(3, dim=-1)
+            scores = q @ k.transpose(1, 2)
+            T = x.size(1)
+            scores = scores.masked_fill(self.mask.bool()[:T, :T], float("-inf"))
+            return scores.softmax(-1) @ v
+    ```
+
+    ## Use instead
+    ```python
+    class CausalAttention(nn.Module):
+        def __init__(self, d, context):
+            super().__init__()
+            self.qkv = nn.Linear(d, 3 * d)
+            self.register_buffer("mask", torch.triu(torch.ones(context, context), diagonal=1),
+                                 persistent=False)
+
+        def forward(self, x):
+            q, k, v = self.qkv(x).chunk(3, dim=-1)
+            scores = q @ k.transpose(1, 2)
+            T = x.size(1)
+            scores = scores.masked_fill(self.mask.bool()[:T, :T], float("-inf"))
+            return scores.softmax(-1) @ v
+    ```
+
+    ## Fix safety
+    `--fix` rewrites `self.NAME = VALUE` into
+    `self.register_buffer("NAME", VALUE, persistent=False)`. `persistent=False` keeps
+    `state_dict()` as it was, so checkpoints saved before the fix still load with `strict=True`.
+
+    - **Safe** when the assignment is the attribute's only one in the class, it is in `__init__`
+      after `super().__init__()`, and the class body does not bind the name.
+    - **Unsafe** (applied only with `--unsafe-fixes`) otherwise: the attribute is assigned more than
+      once (a later assignment of something that is not a tensor or `None` raises `TypeError` on a
+      buffer), or in a helper method that `__init__` calls (it may run before `super().__init__()`).
+    - **No fix** for an annotated assignment, an assignment that shares its line with other
+      statements, or an assignment through `setattr`.
+
+    ## Known limits
+    The rule stays silent when:
+
+    - every use moves the attribute first (`self.mask.to(x.device)`, `.type_as(x)`), or it is only
+      used as an index (`x[:, self.idx]`: a CPU index into a device tensor works);
+    - the tensor is 0-dim (`torch.tensor(2.0)`): a CPU scalar tensor combines with device tensors;
+    - the class overrides `_apply`, `to` or `cuda` (itself or through a base class of the file):
+      it may move its plain tensors itself;
+    - the class is not an `nn.Module` (a sampler or a dataset that holds tensors is fine), or the
+      analysis cannot tell (a base class from another file);
+    - the attribute is (re)assigned while the module runs (a cache refreshed in `forward`);
+    - the value's device or shape is not known: a tensor passed in from outside, the result of a
+      function (of this file or another), `torch.cat` of several tensors, a `*_like` factory;
+    - the other operand is not known to be on the module's device (an argument never used as a
+      tensor, an unknown function's result).
+
+    Uses are looked for in the class's own methods, not in subclasses.
+    """
+
     code = "TDL005"
     name = "unregistered-tensor-attribute"
     summary = "A tensor kept as a plain nn.Module attribute is not moved by .to(device)"

@@ -95,6 +95,121 @@ class MoveOperand(FixPlan):
 
 
 class MixedDeviceOperands(Rule):
+    """
+    ## What it does
+    Reports an operation where a tensor known to be on the CPU meets a tensor or a model known to
+    be on an accelerator (or on the device chosen at runtime):
+
+    - arithmetic: `a + b`, `a * b`, `a @ b`, ... ;
+    - a torch function of both: `torch.cat`/`torch.stack` (of a list), `torch.matmul`,
+      `torch.where`, `torch.maximum`, ..., and `F.linear`, `F.mse_loss`, `F.cross_entropy`, ...;
+    - a tensor method combining two tensors: `a.add(b)`, `a.matmul(b)`, `a.masked_fill(mask, v)`;
+    - the call of a model moved to a device with a CPU tensor argument: `model(x)`.
+
+    The CPU side is a torch factory without `device=` (or with the CPU), `.cpu()`, `.to("cpu")`,
+    `torch.from_numpy`, or what is computed from those; the accelerator side is a move
+    (`.to(device)`, `.cuda()`), a factory given a device, a moved model or its output, or what is
+    computed from those. Both are judged where the operation is, following names in the order the
+    code runs within the function (`x = x.to(device)` first takes `x` off the CPU). The finding is
+    on the operation, and the message names both operands and the call that decided each one's
+    placement.
+
+    Silent when:
+    - either placement is unknown (a parameter, an attribute, a value from another function), or
+      the evidence for an operand points both ways;
+    - the CPU tensor may be 0-dim (`torch.tensor(2.0)`, `torch.zeros(())`, a reduction such as
+      `x.sum()` or `x.max()`, one element `x[0]`, anywhere in what it is computed from): a 0-dim
+      CPU tensor combines with a tensor on any device;
+    - the CPU tensor is only an index (`gpu[cpu_index]` is no operation of two tensors here);
+    - the operation is inside a `for` loop over a data loader (TDL004 reports the batches there);
+    - the operation is in a method of an `nn.Module` class (module state and tensors created in
+      `forward` are TDL005's and TDL007's);
+    - a comment on the line says it fails (`# this will error`, `# raises`, `# error!`: a
+      deliberate error demo, issue 28);
+    - it is under `pytest.raises` / `assertRaises`, or in a `try` body (the failure may be the
+      point).
+    - the model is called, or the accelerator tensor made by it, before the code moves the model
+      (in the order the code runs: a notebook that moves its model in a later cell);
+    - the CPU tensor was "moved" by a discarded statement (`x.to(device)` alone): TDL001 reports
+      that, and this operation is its consequence.
+    - a factory without `device=` runs under a default device other than the CPU: the file calls
+      `torch.set_default_device(<device>)` (the default is global, so anywhere in the file), or
+      the factory is in the body of `with torch.device(<device>):`. It creates on that device, so
+      it is no CPU evidence, and no fix adds a move that would do nothing (issue 28). Under
+      `with torch.device("cpu"):` factories are on the CPU as before.
+
+    ## Why is this bad
+    Operations need all their tensors on one device. On a GPU:
+
+    ```
+    RuntimeError: Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu!
+    ```
+
+    (or, for a model call, `... but got mat1 is on cpu, different from other tensors on cuda:0
+    (when checking argument for argument mat1 in method wrapper_CUDA_addmm)`). On the `meta`
+    device, which plays the GPU in this project's runtime tests:
+
+    ```
+    RuntimeError: Tensor on device cpu is not on the expected device meta!
+    ```
+
+    (or, depending on the operation, the other way round:)
+
+    ```
+    RuntimeError: Tensor on device meta is not on the expected device cpu!
+    ```
+
+    The code usually ran fine on a CPU-only machine, where both operands are on the CPU, and breaks
+    the first time it runs on a GPU: an inference helper that builds its input with
+    `torch.randn(...)`, a test that adds a constant tensor to the output of a moved model.
+
+    ## Example
+    ```python
+    def predict(device):
+        model = nn.Linear(128, 64).to(device)
+        x = torch.randn(32, 128)
+        return model(x)
+    ```
+
+    ## Use instead
+    ```python
+    def predict(device):
+        model = nn.Linear(128, 64).to(device)
+        x = torch.randn(32, 128)
+        return model(x.to(device))
+    ```
+
+    or create it there: `x = torch.randn(32, 128, device=device)`.
+
+    ## Fix safety
+    `--fix` moves the CPU operand to the other's device where it is used: `x` becomes
+    `x.to(device)` (a compound expression is parenthesized first), with the device expression of
+    the evidence (the argument of the move, the factory's `device=`, the device the model was
+    moved to), or `a.device` for a tensor `a` moved by `.cuda()`. An operand that is itself a
+    torch factory call is created on that device instead: `model(torch.randn(2, 3))` becomes
+    `model(torch.randn(2, 3, device=device))`, not `torch.randn(2, 3).to(device)`, which
+    [TDL009](TDL009.md) would report.
+
+    - Safe where the device expression is a plain name written in the same function (or module),
+      or a string literal: the operand then lands exactly where the other one is. A factory
+      operand whose values depend on the device that computes them (random factories,
+      `linspace`: see TDL009's fix safety) makes the fix unsafe.
+    - Unsafe where it is another expression (`self.device`, `args.device`, `a.device`) or a name
+      written elsewhere whose names are still in scope: it may have changed since, or mean
+      something else here.
+    - No fix where the device expression names something out of scope, or there is none (a model
+      moved by `.cuda()`).
+
+    ## Known limits
+    - Only what the file shows: tensors handed in from elsewhere, attributes and return values of
+      other functions have no known placement.
+    - Placement is followed through a function in source order, visiting each branch once: a move
+      in one branch of an `if` counts after it.
+    - The 0-dim test is conservative (any reduction or element access in the CPU operand's history
+      silences it), so some real mix-ups with reduced tensors go unreported.
+    - Comparisons, in-place `+=` and functions outside the lists above are not checked.
+    """
+
     code = "TDL011"
     name = "mixed-device-operands"
     summary = "A CPU tensor meets a tensor or a model on an accelerator in one operation"
