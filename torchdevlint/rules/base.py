@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import string
 
 from dataclasses import dataclass, field
 from typing import Callable, ClassVar, FrozenSet, Iterator, Optional, Tuple, Union
@@ -15,6 +16,22 @@ from torchdevlint.fixes.model import FixPlan
 from torchdevlint.rules.prefilter import ast_statements  # noqa: F401
 # (what required_text patterns are written with)
 from torchdevlint.textsearch import TOKEN_GAP, method_call_text  # noqa: F401
+
+
+@dataclass(frozen=True)
+class Message:
+    """One kind of finding of a rule, as data: its text with named fields (``{name}``), which
+    the report site fills (``MESSAGE(name=...)``). A rule declares its kinds as class
+    attributes; ``Rule.messages()`` lists them, and tests/test_rule_messages.py checks that
+    every finding's message is one of its rule's, filled."""
+
+    template: str
+
+    def __call__(self, **fields: object) -> str:
+        return self.template.format(**fields)
+
+    def fields(self) -> Tuple[str, ...]:
+        return tuple(name for _, name, _, _ in string.Formatter().parse(self.template) if name)
 
 
 @dataclass
@@ -62,6 +79,13 @@ class Rule:
     # (line, column) of each finding. tests/test_rule_examples.py runs them for every rule.
     valid: ClassVar[Tuple[str, ...]] = ()
     invalid: ClassVar[Tuple[Tuple[str, Tuple[Tuple[int, int], ...]], ...]] = ()
+
+    @classmethod
+    def messages(cls) -> Tuple[Tuple[str, Message], ...]:
+        """The kinds of finding the rule declares: (attribute name, message), in name order."""
+        found = {name: value for klass in reversed(cls.__mro__)
+                 for name, value in vars(klass).items() if isinstance(value, Message)}
+        return tuple(sorted(found.items()))
 
     def check(self, analysis: Analysis) -> Iterator[Violation]:
         raise NotImplementedError

@@ -23,7 +23,7 @@ from torchdevlint.analysis import (
 from torchdevlint.findings import Finding
 from torchdevlint.fixes.context import FixContext
 from torchdevlint.fixes.model import Edit, Fix, FixPlan
-from torchdevlint.rules.base import Rule, Violation, method_call_text, source_of
+from torchdevlint.rules.base import Message, Rule, Violation, method_call_text, source_of
 from torchdevlint.rules.prefilter import MOVE_METHODS, move_statement_in
 
 
@@ -153,6 +153,10 @@ class DiscardedTensorMove(Rule):
     narrowed by `isinstance` is not yet recognised.
     """
 
+    # The kind of finding (its message, as data; the report fills the fields).
+    DISCARDED = Message("result of `{name}.{method}()` is discarded: Tensor.{method}() returns "
+                        "a new tensor and leaves `{name}` where it was; {advice}")
+
     code = "TDL001"
     fixable = True
     facts = frozenset(("kinds", "placement"))
@@ -196,8 +200,7 @@ class DiscardedTensorMove(Rule):
                     advice = "use the result or remove the statement"
                 yield Violation(
                     site.call,
-                    f"result of `{name}.{method}()` is discarded: Tensor.{method}() returns a new "
-                    f"tensor and leaves `{name}` where it was; {advice}",
+                    self.DISCARDED(name=name, method=method, advice=advice),
                     fix=DiscardedMove(site, batch_item),  # --fix rebinds the receiver
                 )
 

@@ -44,7 +44,7 @@ from torchdevlint.findings import Finding
 from torchdevlint.fixes.context import FixContext, accelerator_device, literal_quote
 from torchdevlint.fixes.model import Edit, Fix, FixPlan
 from torchdevlint.rules import factories
-from torchdevlint.rules.base import TOKEN_GAP, Rule, Violation, method_call_text, source_of
+from torchdevlint.rules.base import TOKEN_GAP, Message, Rule, Violation, method_call_text, source_of
 from torchdevlint.rules.prefilter import hardcoded_cuda_in
 from torchdevlint.torch_version import has_accelerator_api
 
@@ -339,6 +339,20 @@ class HardcodedCudaDevice(Rule):
     reported at every torch version.
     """
 
+    # The kinds of finding (their messages, as data; the report fills the fields).
+    DEVICE_VARIABLE = Message("`{name}` is set to hard-coded {literal}: " + CRASH + "; use "
+                              "`{choice}`")
+    PARAMETER_DEFAULT = Message("parameter `{name}` defaults to hard-coded {literal}: " + CRASH
+                                + "; default to `{choice}`")
+    CUDA_CALL = Message("`.cuda()` hard-codes the CUDA device: " + CRASH + "; use `.to(device)` "
+                        "with a device chosen at runtime")
+    CUDA_CALL_UNUSED = Message("`.cuda()` hard-codes the CUDA device: " + CRASH + "; its result "
+                               "is unused, so {unmoved}: assign the result and use `.to(device)` "
+                               "with a device chosen at runtime")
+    CUDA_TENSOR_TYPE = Message("`{qualified}` is a CUDA-only tensor type: " + CRASH + "; use "
+                               "`torch.tensor(..., device=device)`")
+    DEVICE_LITERAL = Message("hard-coded CUDA device {literal}: " + CRASH + "; use `{choice}`")
+
     code = "TDL002"
     fixable = True
     facts = frozenset(("kinds", "placement", "guards"))
@@ -407,8 +421,9 @@ class HardcodedCudaDevice(Rule):
             if name and is_device_name(name) and self._is_cuda(literal) \
                     and not analysis.is_guarded(ctx) \
                     and not analysis.guards.read_only_where_guarded(name, ctx):
-                yield from self._report(literal, f"`{name}` is set to hard-coded {_quote(literal)}: "
-                                                 f"{CRASH}; use `{self._runtime_choice(literal, ctx.scope)}`",
+                yield from self._report(literal, self.DEVICE_VARIABLE(
+                    name=name, literal=_quote(literal),
+                    choice=self._runtime_choice(literal, ctx.scope)),
                                         CudaLiteral(literal, ctx.scope))
         for site in self._device_call_sites():
             if analysis.is_guarded(site.ctx):
@@ -435,9 +450,9 @@ class HardcodedCudaDevice(Rule):
                 # a default is evaluated where the def statement runs, outside the body
                 outer = ctx.scope.parent or ctx.scope
                 yield from self._report(
-                    literal, f"parameter `{param.name.value}` defaults to hard-coded "
-                             f"{_quote(literal)}: {CRASH}; default to "
-                             f"`{self._runtime_choice(literal, outer)}`",
+                    literal, self.PARAMETER_DEFAULT(
+                        name=param.name.value, literal=_quote(literal),
+                        choice=self._runtime_choice(literal, outer)),
                     CudaLiteral(literal, outer))
         for site in collected.calls_by_name.get("cuda", ()):
             func = site.call.func
@@ -454,21 +469,16 @@ class HardcodedCudaDevice(Rule):
                 # so there is no fix here: TDL001's assignment comes first where it applies.
                 unmoved = "the tensor does not move" if receiver_kind is K.TENSOR else \
                     f"unless `{source_of(func.value)}` is a module nothing moves"
-                yield from self._report(func.attr, f"`.cuda()` hard-codes the CUDA device: {CRASH}; "
-                                                   f"its result is unused, so {unmoved}: assign the "
-                                                   f"result and use `.to(device)` with a device "
-                                                   f"chosen at runtime")
+                yield from self._report(func.attr, self.CUDA_CALL_UNUSED(unmoved=unmoved))
                 continue
-            yield from self._report(func.attr, f"`.cuda()` hard-codes the CUDA device: {CRASH}; "
-                                               f"use `.to(device)` with a device chosen at runtime",
+            yield from self._report(func.attr, self.CUDA_CALL(),
                                     CudaCall(site))
         for attribute, ctx in collected.devices.cuda_tensor_types:
             if analysis.is_guarded(ctx):
                 continue
             qualified = analysis.qualname(attribute, ctx.scope)
             if qualified and api.CUDA_TENSOR_TYPE_RE.match(qualified):
-                yield from self._report(attribute, f"`{qualified}` is a CUDA-only tensor type: {CRASH}; "
-                                                   f"use `torch.tensor(..., device=device)`")
+                yield from self._report(attribute, self.CUDA_TENSOR_TYPE(qualified=qualified))
 
     def _index_from_caller(self, site: CallSite) -> bool:
         """``x.cuda(gpu)`` where ``gpu`` is a parameter of the enclosing function, or
@@ -596,8 +606,8 @@ class HardcodedCudaDevice(Rule):
         analysis = self.analysis
         if isinstance(value, (cst.SimpleString, cst.ConcatenatedString)):
             if self._is_cuda(value):
-                yield from self._report(value, f"hard-coded CUDA device {_quote(value)}: {CRASH}; "
-                                               f"use `{self._runtime_choice(value, ctx.scope)}`",
+                yield from self._report(value, self.DEVICE_LITERAL(
+                    literal=_quote(value), choice=self._runtime_choice(value, ctx.scope)),
                                         CudaLiteral(value, ctx.scope))
         elif isinstance(value, cst.Call) and analysis.qualname(value.func, ctx.scope) == "torch.device":
             if id(value) in analysis.collected.devices.inspected:

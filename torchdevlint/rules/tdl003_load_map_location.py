@@ -21,7 +21,7 @@ from torchdevlint.analysis import (
 from torchdevlint.findings import Finding
 from torchdevlint.fixes.context import FixContext
 from torchdevlint.fixes.model import Edit, Fix, FixPlan
-from torchdevlint.rules.base import Rule, Violation
+from torchdevlint.rules.base import Message, Rule, Violation
 from torchdevlint.rules.prefilter import load_call_in
 
 _LOAD_NAMES = api.LOAD_CALL_NAMES
@@ -138,6 +138,12 @@ class LoadWithoutMapLocation(Rule):
     mistaken for the module.
     """
 
+    # The kind of finding (its message, as data; the report fills the fields).
+    NO_MAP_LOCATION = Message(
+        "`{function}()` without `map_location`: a checkpoint saved on a GPU fails to load on a "
+        "machine without CUDA (RuntimeError: Attempting to deserialize object on a CUDA "
+        "device); pass `map_location=` (for example \"cpu\" or the target device){writer}")
+
     code = "TDL003"
     fixable = True
     facts = frozenset(("kinds", "devices", "targets", "placement", "project"))
@@ -183,10 +189,8 @@ class LoadWithoutMapLocation(Rule):
             short = qualified.replace("torch.serialization.", "torch.")
             yield Violation(
                 call,
-                f"`{short}()` without `map_location`: a checkpoint saved on a GPU fails to load on "
-                f"a machine without CUDA (RuntimeError: Attempting to deserialize object on a CUDA "
-                f"device); pass `map_location=` (for example \"cpu\" or the target device)"
-                + (f" (written from device state in {written[0]})" if written else ""),
+                self.NO_MAP_LOCATION(function=short, writer=(
+                    f" (written from device state in {written[0]})" if written else "")),
                 fix=MapLocationFix(site),  # --fix adds map_location=
             )
 

@@ -25,9 +25,12 @@ from torchdevlint.analysis import (
 from torchdevlint.findings import Finding
 from torchdevlint.fixes.context import FixContext
 from torchdevlint.fixes.model import Edit, Fix, FixPlan
-from torchdevlint.rules.base import Rule, Violation, method_call_text, source_of
+from torchdevlint.rules.base import Message, Rule, Violation, method_call_text, source_of
 
 SAME_DEVICE = "RuntimeError: Expected all tensors to be on the same device"
+_FROM_LOADER = "`{name}` comes from the data loader on the CPU and "
+_NOT_MOVED = " without being moved: " + SAME_DEVICE + "; move it first (`{name} = {proposed}`)"
+_PUT = "`{partner}`, which this loop put on a device,"
 LIGHTNING_STEPS = frozenset(
     "training_step validation_step test_step predict_step on_train_batch_start".split())
 # Keywords with which a loader is told where to put its batches (torchtext's ``device``,
@@ -175,6 +178,22 @@ class UnmovedBatch(Rule):
     lengths for `pack_padded_sequence`, ids, metadata) and reported only where it meets a loss or
     a comparison with the model's output.
     """
+
+    # The kinds of finding (their messages, as data; the report fills the fields): where the
+    # batch value meets the device, a model moved there or a value this loop put there.
+    PASSED_TO_MODEL = Message(_FROM_LOADER + "is passed to `{callee}`, which was moved to a "
+                              "device," + _NOT_MOVED)
+    LOSS_WITH_OUTPUT = Message(_FROM_LOADER + "is passed to `{callee}` with the output of "
+                               "`{model}` (on a device)" + _NOT_MOVED)
+    COMPARED_WITH_OUTPUT = Message(_FROM_LOADER + "is compared with the output of `{model}` (on "
+                                   "a device)" + _NOT_MOVED)
+    COMBINED_WITH_OUTPUT = Message(_FROM_LOADER + "is combined with the output of `{model}` (on "
+                                   "a device)" + _NOT_MOVED)
+    LOSS_WITH_MOVED = Message(_FROM_LOADER + "is passed to `{callee}` with " + _PUT + _NOT_MOVED)
+    COMPARED_WITH_MOVED = Message(_FROM_LOADER + "is compared with " + _PUT + _NOT_MOVED)
+    COMBINED_WITH_MOVED = Message(_FROM_LOADER + "is combined with " + _PUT + _NOT_MOVED)
+    DERIVED_MEETS_MOVED = Message(_FROM_LOADER + "is passed to `{callee}`, whose output meets "
+                                  + _PUT + _NOT_MOVED)
 
     code = "TDL004"
     fixable = True
@@ -456,25 +475,17 @@ class _LoopChecker(OrderedWalk):
                 continue  # the loop never runs a model on a device: a CPU-only loop
             reported.add(name)
             value = self.values.get(name) or _Value(False, None)
+            rule = self.rule
             if partner is not None:
                 model_expr, device = partner.expr, partner.device
-                where = {
-                    "loss": f"is passed to `{callee}` with `{partner.text}`, which this loop put "
-                            f"on a device,",
-                    "compare": f"is compared with `{partner.text}`, which this loop put on a device,",
-                    "arith": f"is combined with `{partner.text}`, which this loop put on a device,",
-                    "derived": f"is passed to `{callee}`, whose output meets `{partner.text}`, which "
-                               f"this loop put on a device,",
-                }[sink]
+                message = {"loss": rule.LOSS_WITH_MOVED, "compare": rule.COMPARED_WITH_MOVED,
+                           "arith": rule.COMBINED_WITH_MOVED,
+                           "derived": rule.DERIVED_MEETS_MOVED}[sink]
             else:
                 model_expr, device = model if model else self.model_called
-                model_text = source_of(model_expr)
-                where = {
-                    "model": f"is passed to `{callee}`, which was moved to a device,",
-                    "loss": f"is passed to `{callee}` with the output of `{model_text}` (on a device)",
-                    "compare": f"is compared with the output of `{model_text}` (on a device)",
-                    "arith": f"is combined with the output of `{model_text}` (on a device)",
-                }[sink]
+                message = {"model": rule.PASSED_TO_MODEL, "loss": rule.LOSS_WITH_OUTPUT,
+                           "compare": rule.COMPARED_WITH_OUTPUT,
+                           "arith": rule.COMBINED_WITH_OUTPUT}[sink]
             # The message proposes what --fix writes: one device expression for both.
             device_text = _device_text_at(self.scope, device, model_expr)
             moved = None if device_text is None else _moved_text(name, device_text, value.is_mapping)
@@ -485,8 +496,9 @@ class _LoopChecker(OrderedWalk):
                 proposed = moved
             yield Violation(
                 node,
-                f"`{name}` comes from the data loader on the CPU and {where} without being moved: "
-                f"{SAME_DEVICE}; move it first (`{name} = {proposed}`)",
+                message(name=name, callee=callee, proposed=proposed,
+                        partner=partner.text if partner is not None else None,
+                        model=source_of(model_expr)),
                 fix=UnmovedBatchFix(self.loop, name, value.after, device, model_expr,
                                     value.is_mapping, moved),
             )

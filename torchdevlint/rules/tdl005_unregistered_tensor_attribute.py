@@ -24,7 +24,7 @@ from torchdevlint.analysis import (
 from torchdevlint.findings import Finding
 from torchdevlint.fixes.context import FixContext
 from torchdevlint.fixes.model import Edit, Fix, FixPlan
-from torchdevlint.rules.base import Rule, Violation
+from torchdevlint.rules.base import Message, Rule, Violation
 from torchdevlint.rules.classfacts import FACTORY_CALLS, tensor_attribute_in
 
 SAME_DEVICE = "RuntimeError: Expected all tensors to be on the same device"
@@ -184,6 +184,12 @@ class UnregisteredTensorAttribute(Rule):
     Uses are looked for in the class's own methods, not in subclasses.
     """
 
+    # The kind of finding (its message, as data; the report fills the fields).
+    PLAIN_ATTRIBUTE = Message(
+        "`{owner}.{name}` holds a tensor as a plain attribute of the module `{module}`, so "
+        "`.to(device)` leaves it on the CPU, and `{method}` {where}: " + SAME_DEVICE + "; "
+        "register it as a buffer (`{owner}.register_buffer(\"{name}\", ..., persistent=False)`)")
+
     code = "TDL005"
     name = "unregistered-tensor-attribute"
     summary = "A tensor kept as a plain nn.Module attribute is not moved by .to(device)"
@@ -246,10 +252,8 @@ class UnregisteredTensorAttribute(Rule):
                 owner = binding.node.value.value if isinstance(binding.node, cst.Attribute) else "self"
                 yield Violation(
                     binding.node,
-                    f"`{owner}.{name}` holds a tensor as a plain attribute of the module "
-                    f"`{info.name}`, so `.to(device)` leaves it on the CPU, and `{method}` "
-                    f"{where}: {SAME_DEVICE}; register it as a buffer "
-                    f"(`{owner}.register_buffer(\"{name}\", ..., persistent=False)`)",
+                    self.PLAIN_ATTRIBUTE(owner=owner, name=name, module=info.name, method=method,
+                                         where=where),
                     fix=RegisterBuffer(binding, name, safe)
                     if isinstance(binding.node, cst.Attribute) else None,
                 )

@@ -23,7 +23,7 @@ from torchdevlint.analysis import (
 from torchdevlint.findings import Finding
 from torchdevlint.fixes.context import FixContext
 from torchdevlint.fixes.model import Edit, Fix, FixPlan
-from torchdevlint.rules.base import Rule, Violation
+from torchdevlint.rules.base import Message, Rule, Violation
 from torchdevlint.rules.classfacts import module_container_in
 
 _EMPTY_LIST = "list"
@@ -173,6 +173,13 @@ class UnregisteredSubmoduleContainer(Rule):
     - containers never read after construction.
     """
 
+    # The kind of finding (its message, as data; the report fills the fields).
+    PLAIN_CONTAINER = Message(
+        "`{owner}.{name}` keeps submodules of `{module}` in a plain {plain}, which torch does "
+        "not see: `.to(device)` does not move them (RuntimeError: Expected all tensors to be on "
+        "the same device), `parameters()` does not list them (the optimizer never trains them) "
+        "and `state_dict()` does not save them; use `nn.{container}`")
+
     code = "TDL006"
     name = "unregistered-submodule-container"
     summary = "Submodules kept in a plain list or dict are not moved, trained or saved"
@@ -267,11 +274,9 @@ class UnregisteredSubmoduleContainer(Rule):
                     else "list"
                 yield Violation(
                     binding.node,
-                    f"`{owner}.{name}` keeps submodules of `{info.name}` in a plain {plain}, which "
-                    f"torch does not see: `.to(device)` does not move them (RuntimeError: "
-                    f"Expected all tensors to be on the same device), `parameters()` does not "
-                    f"list them (the optimizer never trains them) and `state_dict()` does not "
-                    f"save them; use `nn.{'ModuleDict' if plain == 'dict' else 'ModuleList'}`",
+                    self.PLAIN_CONTAINER(
+                        owner=owner, name=name, module=info.name, plain=plain,
+                        container="ModuleDict" if plain == "dict" else "ModuleList"),
                     fix=WrapContainer(binding.value, binding.ctx.scope, kind)
                     if kind is not None and isinstance(binding.node, cst.Attribute) else None,
                 )

@@ -36,7 +36,7 @@ from torchdevlint.analysis import (
 from torchdevlint.findings import Finding
 from torchdevlint.fixes.context import FixContext
 from torchdevlint.fixes.model import Edit, Fix, FixPlan
-from torchdevlint.rules.base import Rule, Violation, source_of
+from torchdevlint.rules.base import Message, Rule, Violation, source_of
 from torchdevlint.rules.prefilter import OFF_DEVICE_FACTORIES, off_device_factory_in
 
 SAME_DEVICE = "RuntimeError: Expected all tensors to be on the same device"
@@ -186,6 +186,12 @@ class TensorCreatedOffDevice(Rule):
       reported; a script's own class is silent when the script names no device).
     """
 
+    # The kind of finding (its message, as data; the report fills the fields).
+    CREATED_OFF_DEVICE = Message(
+        "`{factory}(...)` without `device=` creates a tensor on the CPU in `{module}.{method}`, "
+        "which runs on the module's device ({evidence}), and `{meeting}` {where}: " + SAME_DEVICE
+        + "; {advice}")
+
     code = "TDL007"
     name = "tensor-created-off-device"
     summary = "A tensor created without `device=` in `forward` meets the module's device tensors"
@@ -276,10 +282,9 @@ class TensorCreatedOffDevice(Rule):
                     advice += f" (the module is moved to an accelerator in {moved})"
                 yield Violation(
                     factory,
-                    f"`{shown}(...)` without `device=` creates a tensor on the CPU in "
-                    f"`{state.info.name}.{method.name}`, which runs on the module's device "
-                    f"({evidence}), "
-                    f"and `{source_of(node)}` {where}: {SAME_DEVICE}; {advice}",
+                    self.CREATED_OFF_DEVICE(
+                        factory=shown, module=state.info.name, method=method.name,
+                        evidence=evidence, meeting=source_of(node), where=where, advice=advice),
                     fix)
 
     # -- the CPU tensor: a factory's result, as it is --------------------------------------

@@ -25,7 +25,7 @@ from torchdevlint.analysis import Analysis, CallSite, api, expects_failure, last
 from torchdevlint.findings import Finding
 from torchdevlint.fixes.context import FixContext
 from torchdevlint.fixes.model import Edit, Fix, FixPlan
-from torchdevlint.rules.base import Rule, Violation, method_call_text, source_of
+from torchdevlint.rules.base import Message, Rule, Violation, method_call_text, source_of
 from torchdevlint.rules.prefilter import numpy_of_moved_in
 
 CONVERT_ERROR = ("TypeError: can't convert cuda:0 device type tensor to numpy. Use Tensor.cpu() "
@@ -135,6 +135,11 @@ class NumpyOfDeviceTensor(Rule):
       in the other is judged by the last one.
     """
 
+    # The kind of finding (its message, as data; the report fills the fields).
+    ON_ACCELERATOR = Message(
+        "{conversion} of `{tensor}`, which is on an accelerator ({evidence}): NumPy reads host "
+        "memory only (" + CONVERT_ERROR + "); copy it first: `{written}`")
+
     code = "TDL008"
     name = "numpy-of-device-tensor"
     summary = "`.numpy()` / `np.asarray()` of a tensor that lives on an accelerator"
@@ -194,8 +199,8 @@ class NumpyOfDeviceTensor(Rule):
             f"{source_of(site.call.func)}({copied})"
         yield Violation(
             node,
-            f"{conversion} of `{shown}`, which is on an accelerator ({evidence.describe()}): "
-            f"NumPy reads host memory only ({CONVERT_ERROR}); copy it first: `{written}`",
+            self.ON_ACCELERATOR(conversion=conversion, tensor=shown,
+                                evidence=evidence.describe(), written=written),
             CopyToHost(tensor, detach))
 
 

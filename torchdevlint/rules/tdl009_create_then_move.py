@@ -39,7 +39,7 @@ from torchdevlint.findings import Finding
 from torchdevlint.fixes.context import FixContext
 from torchdevlint.fixes.model import Fix, FixPlan
 from torchdevlint.rules import factories
-from torchdevlint.rules.base import TOKEN_GAP, Rule, Violation, method_call_text, source_of
+from torchdevlint.rules.base import TOKEN_GAP, Message, Rule, Violation, method_call_text, source_of
 from torchdevlint.rules.prefilter import created_then_moved_in
 
 _DROPPABLE = frozenset(("non_blocking", "copy"))
@@ -182,6 +182,14 @@ class CreateThenMove(Rule):
       finding then costs nothing to fix but saves nothing either.
     """
 
+    # The kinds of finding (their messages, as data; the report fills the fields): what the
+    # move does besides moving (nothing; a dtype the factory gets; a cast after its own dtype).
+    _CREATED = ("`{callee}(...)` creates the tensor on the CPU and `.{method}({move})` then copies "
+                "it to {where}: create it there, `{callee}(..., device={device}")
+    CREATE_THEN_MOVE = Message(_CREATED + ")`")
+    CREATE_THEN_MOVE_WITH_DTYPE = Message(_CREATED + ", dtype={dtype})`")
+    CREATE_THEN_MOVE_AND_CAST = Message(_CREATED + ").to({dtype})`")
+
     code = "TDL009"
     name = "create-then-move"
     summary = "A tensor created on the CPU and copied to a device at once (create it there)"
@@ -237,15 +245,12 @@ class CreateThenMove(Rule):
         callee = source_of(factory.func)
         shown_move = ", ".join((f"{a.keyword.value}=" if a.keyword is not None else "")
                                + source_of(a.value, 30) for a in move.args)
-        message = (f"`{callee}(...)` creates the tensor on the CPU and `.{method}({shown_move})` then "
-                   f"copies it to {where}: create it there, `{callee}(..., device={shown_device}")
         has_dtype = factories.keyword(factory, "dtype") is not None
-        if dtype is None:
-            message += ")`"
-        elif has_dtype:  # its own dtype first (int64 for exact ranges), then the conversion
-            message += f").to({source_of(dtype, 30)})`"
-        else:
-            message += f", dtype={source_of(dtype, 30)})`"
+        kind = self.CREATE_THEN_MOVE if dtype is None else \
+            self.CREATE_THEN_MOVE_AND_CAST if has_dtype else self.CREATE_THEN_MOVE_WITH_DTYPE
+        # (a factory's own dtype first, int64 for exact ranges, then the conversion)
+        message = kind(callee=callee, method=method, move=shown_move, where=where,
+                       device=shown_device, dtype=source_of(dtype, 30) if dtype is not None else None)
         plan = None
         if "memory_format" not in others and not (dtype is not None and has_dtype) \
                 and others <= _DROPPABLE:

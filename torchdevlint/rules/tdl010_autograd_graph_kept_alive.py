@@ -59,7 +59,7 @@ from torchdevlint.findings import Finding
 from torchdevlint.fixes.context import FixContext
 from torchdevlint.fixes.model import Edit, Fix, FixPlan
 from torchdevlint.positions import code_for_node
-from torchdevlint.rules.base import Rule, Violation, source_of
+from torchdevlint.rules.base import Message, Rule, Violation, source_of
 from torchdevlint.rules.prefilter import accumulating_loop_in
 
 # Evidence that a value carries history: a tensor, or a model's output of unknown structure.
@@ -222,6 +222,14 @@ class AutogradGraphKeptAlive(Rule):
     such as `criterion` or `loss_fn`. Accumulations in dict entries by key (`d[k] += loss`) and
     metric objects (`meter.update(loss)`) are not followed.
     """
+
+    # The kind of finding (its message, as data; the report fills the fields).
+    GRAPH_KEPT = Message(
+        "`{accumulator}` collects {values}, which carries autograd history, in every iteration "
+        "of this loop over `{loader}` with grad enabled and no backward() to free it: each "
+        "iteration's graph stays alive, and with it every batch's activations, so memory grows "
+        "with every batch; accumulate {detached} instead, or run the loop under "
+        "`torch.no_grad()`")
 
     code = "TDL010"
     name = "autograd-graph-kept-alive"
@@ -466,11 +474,8 @@ class _LoopWalk(OrderedWalk):
             detached = ", ".join(f"`{source_of(v)}.detach()`" for v in values)
             yield Violation(
                 node,
-                f"`{accumulator}` collects {shown}, which carries autograd history, in every "
-                f"iteration of this loop over `{source_of(self.loop.iter)}` with grad enabled "
-                f"and no backward() to free it: each iteration's graph stays alive, and with it "
-                f"every batch's activations, so memory grows with every batch; accumulate "
-                f"{detached} instead, or run the loop under `torch.no_grad()`",
+                self.rule.GRAPH_KEPT(accumulator=accumulator, values=shown,
+                                     loader=source_of(self.loop.iter), detached=detached),
                 fix=DetachFix(tuple(values), safe),
             )
 

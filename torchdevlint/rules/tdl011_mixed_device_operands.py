@@ -47,7 +47,7 @@ from torchdevlint.fixes.context import FixContext
 from torchdevlint.fixes.model import Edit, Fix, FixPlan
 from torchdevlint.positions import code_for_node
 from torchdevlint.rules import factories
-from torchdevlint.rules.base import Rule, Violation, method_call_text, source_of
+from torchdevlint.rules.base import Message, Rule, Violation, method_call_text, source_of
 from torchdevlint.rules.prefilter import SCALAR_FACTORIES, SIZED_FACTORIES, mixed_devices_in
 
 MIXED_ERROR = ("RuntimeError: Expected all tensors to be on the same device, but found at least "
@@ -209,6 +209,13 @@ class MixedDeviceOperands(Rule):
       silences it), so some real mix-ups with reduced tensors go unreported.
     - Comparisons, in-place `+=` and functions outside the lists above are not checked.
     """
+
+    # The kinds of finding (their messages, as data; the report fills the fields): the CPU
+    # operand made by a torch factory (create it there), or otherwise (move it).
+    _MIXES = ("{what} mixes `{operand}`, a tensor on the CPU (made by `{origin}`), with {other}: "
+              "on a GPU this raises " + MIXED_ERROR + "; ")
+    MIXED_FACTORY = Message(_MIXES + "create it there: `{callee}(..., device={device})`")
+    MIXED_OPERAND = Message(_MIXES + "move it first: `{operand}.to({device})`")
 
     code = "TDL011"
     name = "mixed-device-operands"
@@ -481,16 +488,12 @@ class MixedDeviceOperands(Rule):
             safety = self._fix_safety(device, scope, owner)
             if safety is not None:
                 plan = MoveOperand(cpu_operand, _code(device), safety, factory)
-        if factory is not None:
-            callee = source_of(cpu_operand.func)
-            advice = f"create it there: `{callee}(..., device={shown_device})`"
-        else:
-            advice = f"move it first: `{source_of(cpu_operand)}.to({shown_device})`"
+        kind = self.MIXED_FACTORY if factory is not None else self.MIXED_OPERAND
         return Violation(
             node,
-            f"{what} mixes `{source_of(cpu_operand)}`, a tensor on the CPU (made by "
-            f"`{source_of(cpu_evidence.origin)}`), with {other}: on a GPU this raises "
-            f"{MIXED_ERROR}; {advice}",
+            kind(what=what, operand=source_of(cpu_operand), origin=source_of(cpu_evidence.origin),
+                 other=other, device=shown_device,
+                 callee=source_of(cpu_operand.func) if factory is not None else None),
             plan)
 
     def _fix_safety(self, device, scope: Scope, owner) -> Optional[bool]:

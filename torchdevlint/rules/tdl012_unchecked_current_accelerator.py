@@ -30,7 +30,7 @@ from torchdevlint.analysis import ASSIGN, Analysis, Ctx, Scope, api
 from torchdevlint.findings import Finding
 from torchdevlint.fixes.context import FixContext, file_quote
 from torchdevlint.fixes.model import Edit, Fix, FixPlan
-from torchdevlint.rules.base import Rule, Violation, source_of
+from torchdevlint.rules.base import Message, Rule, Violation, source_of
 from torchdevlint.rules.prefilter import current_accelerator_read_in
 
 
@@ -46,15 +46,14 @@ class NoneDereference:
     checks_device: bool  # ``check_available=True``
     instead: str  # ``(torch.accelerator.current_accelerator() or torch.device("cpu")).type``
 
-    def message(self) -> str:
+    def fields(self) -> dict:
+        """The fields of the rule's message."""
         holder = f"`{self.call}`" if self.name is None else \
             f"`{self.name}`, which holds `{self.call}`,"
         where = "no accelerator is available" if self.checks_device \
             else "torch has no accelerator (a CPU-only build)"
-        return (f"`{self.dereference}` dereferences {holder} without a "
-                f"`torch.accelerator.is_available()` check: it is None where {where}, so this "
-                f"raises {api.NONE_DEREFERENCE_ERROR}: 'NoneType' object has no attribute "
-                f"'{self.attribute}'; use `{self.instead}`")
+        return dict(dereference=self.dereference, holder=holder, where=where,
+                    attribute=self.attribute, instead=self.instead)
 
 
 def fallback(value: str, torch: str, quote: str) -> str:
@@ -199,6 +198,12 @@ class UncheckedCurrentAccelerator(Rule):
     exactly where the value is None.
     """
 
+    # The kind of finding (its message, as data; the report fills the fields).
+    UNCHECKED = Message(
+        "`{dereference}` dereferences {holder} without a `torch.accelerator.is_available()` "
+        "check: it is None where {where}, so this raises " + api.NONE_DEREFERENCE_ERROR + ": "
+        "'NoneType' object has no attribute '{attribute}'; use `{instead}`")
+
     code = "TDL012"
     name = "unchecked-current-accelerator"
     summary = "torch.accelerator.current_accelerator() dereferenced without an is_available() check"
@@ -266,7 +271,8 @@ class UncheckedCurrentAccelerator(Rule):
                 call=source_of(call, limit=80), name=name,
                 checks_device=_checks_device(call),
                 instead=f"{fallback(value, torch, quote)}.{attribute.attr.value}")
-            yield Violation(attribute.attr, found.message(), CpuFallback(attribute.value, ctx.scope))
+            yield Violation(attribute.attr, self.UNCHECKED(**found.fields()),
+                            CpuFallback(attribute.value, ctx.scope))
 
     @staticmethod
     def _none_value(analysis: Analysis, value: cst.BaseExpression, scope: Scope
