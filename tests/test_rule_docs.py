@@ -31,10 +31,18 @@ def test_the_command_writes_a_changed_docstring_into_the_page(tmp_path, monkeypa
     monkeypatch.setattr(registry, "_discover", lambda: {rule.code: edited})
     monkeypatch.setattr(registry, "PAGES", tmp_path)
     monkeypatch.setattr(registry, "CATALOG_PATH", tmp_path / "_catalog.py")
+    monkeypatch.setattr(registry, "CHECKOUT", tmp_path)
     (tmp_path / f"{rule.code}.md").write_text(registry.rule_page(rule), encoding="utf-8")
+    (tmp_path / "pyproject.toml").write_text(
+        '[project]\nname = "x"\ndescription = "A static analyzer for PyTorch device-management '
+        'bugs: old."\n', encoding="utf-8")
     assert registry.main() == 0
     written = (tmp_path / f"{rule.code}.md").read_text(encoding="utf-8")
     assert written == registry.rule_page(rule).rstrip("\n") + "\n\nOne more line.\n"
+    # the descriptions that name every rule are written too
+    assert (tmp_path / "pyproject.toml").read_text(encoding="utf-8") == (
+        '[project]\nname = "x"\ndescription = "A static analyzer for PyTorch device-management '
+        f'bugs: {rule.name}."\n')
 
 
 def test_a_rule_without_a_docstring_has_no_page():
