@@ -173,8 +173,6 @@ PROOFS = {
                                 "cuda": (NUMPY_OF_DEVICE_TENSOR,)}),
     "TDL011": RuleProof("TDL011", argument="device", stand_in="meta", cuda_stand_in="cuda",
                         errors={"meta": (META_DEVICE_MISMATCH,), "cuda": (CUDA_DEVICE_MISMATCH,)}),
-    "TDL013": RuleProof("TDL013", argument="none", stand_in="no-cuda", cuda_stand_in="no-cuda",
-                        errors={"no-cuda": NO_CUDA}),
     "TDL012": RuleProof("TDL012", argument="none", stand_in="no-accelerator",
                         cuda_stand_in="no-accelerator",
                         errors={"no-accelerator": (NONE_ACCELERATOR,)}),

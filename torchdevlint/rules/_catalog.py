@@ -109,13 +109,4 @@ CATALOG = (
         'required_text': '\\bcurrent_accelerator\\b',
         'could_report_in': 'torchdevlint.rules.prefilter:current_accelerator_read_in',
     },
-    {
-        'code': 'TDL013',
-        'name': 'cuda-device-keyword',
-        'summary': '`device="cuda"` given to a call with no `torch.cuda.is_available()` guard',
-        'default_enabled': True,
-        'fixable': True,
-        'required_text': '\\bdevice\\s*=\\s*[\\"\']cuda[\\"\']',
-        'could_report_in': None,
-    },
 )
