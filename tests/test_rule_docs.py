@@ -64,3 +64,15 @@ def test_the_page_is_the_title_then_the_docstring():
         """
     assert page_text("TDL999", "demo", doc) == (
         "# TDL999: demo\n\n## What it does\nReports this.\n\n```python\nif x:\n    y()\n```\n")
+
+
+def test_adding_a_rule_names_what_the_command_writes_and_what_is_written_by_hand():
+    guide = (ROOT / "docs" / "adding-a-rule.md").read_text(encoding="utf-8")
+    generated = ["torchdevlint/rules/_catalog.py", "docs/rules/TDLNNN.md",
+                 *(name for name, _, _ in registry.DESCRIPTIONS)]
+    by_hand = ["tests/runtime/runtime_proofs.py", "tests/runtime/test_mutations.py"]
+    for path in generated + by_hand:
+        assert f"`{path}`" in guide, path
+    for path in by_hand + [name for name, _, _ in registry.DESCRIPTIONS]:
+        assert (ROOT / path).is_file(), path
+    assert registry.REGENERATE in guide
