@@ -57,6 +57,12 @@ class Rule:
     # it. The same contract as ``required_text``; None when the rule has no such test.
     could_report_in: ClassVar[Optional[Callable[[ast.AST, str], bool]]] = None
 
+    # The ast prefilter as data: the rule reports only in a file that calls one of these names
+    # (the callee's last name, or a ``from X import NAME as ALIAS`` alias of one), checked
+    # against the one index of the file's ast that every ast prefilter reads
+    # (``prefilter.passes_ast_prefilter``), before ``could_report_in``.
+    required_calls: ClassVar[Tuple[str, ...]] = ()
+
     # The analysis facts the check and the fix ask for (``torchdevlint.analysis.FACTS``), as
     # Fixit's METADATA_DEPENDENCIES: a file builds only what its selected rules declare, and
     # asking for an undeclared fact raises (the tests run every rule, so a missing

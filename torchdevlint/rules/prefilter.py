@@ -596,10 +596,18 @@ def _calls_named(tree: ast.AST, names: Sequence[str]) -> bool:
     return any(name in by_name for name in wanted)
 
 
-def load_call_in(tree: ast.AST, source: str) -> bool:
-    """TDL003's ast prefilter: every finding is a call of ``load``, ``load_url`` or
-    ``load_state_dict_from_url`` (or an import alias of one)."""
-    return _calls_named(tree, api.LOAD_CALL_NAMES)
+def has_ast_prefilter(rule) -> bool:
+    """Whether a rule (or its ``RuleInfo``) has an ast prefilter: declared calls, a test, or
+    both."""
+    return bool(rule.required_calls) or rule.could_report_in is not None
+
+
+def passes_ast_prefilter(rule, tree: ast.AST, source: str) -> bool:
+    """A rule's ast prefilter: one of its declared ``required_calls`` is called (in the shared
+    walk's calls by name), then its finer ``could_report_in``, if it has one."""
+    if rule.required_calls and not _calls_named(tree, rule.required_calls):
+        return False
+    return rule.could_report_in is None or rule.could_report_in(tree, source)
 
 
 def _is_current_accelerator_call(node) -> bool:
@@ -612,9 +620,7 @@ def current_accelerator_read_in(tree: ast.AST, source: str) -> bool:
     """TDL012's ast prefilter: every finding is an attribute read of a
     ``current_accelerator()`` call's value: of the call itself (also through ``:=``), or of
     a name some assignment binds to such a call (the analysis's ``accelerator_reads``)."""
-    walk = _walked(tree)
-    if "current_accelerator" not in walk.calls_by_name:
-        return False
+    walk = _walked(tree)  # (a current_accelerator() call: TDL012's declared required_calls)
     names = set()
     for node in walk.by_type.get(ast.Assign, ()):
         if _is_current_accelerator_call(node.value):

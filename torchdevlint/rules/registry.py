@@ -81,6 +81,7 @@ class RuleInfo:
     fixable: bool
     required_text: Union[str, Tuple[str, ...]]
     could_report_in: Optional[Lazy]
+    required_calls: Tuple[str, ...] = ()
 
 
 # -- the rule classes, imported on demand ---------------------------------------------------

@@ -181,6 +181,7 @@ class DiscardedTensorMove(Rule):
     summary = "Result of Tensor.to()/.cuda()/.cpu() is discarded; the tensor does not move"
     required_text = method_call_text(*MOVE_METHODS)
 
+    required_calls = MOVE_METHODS
     could_report_in = staticmethod(move_statement_in)
 
     def check(self, analysis: Analysis) -> Iterator[Violation]:

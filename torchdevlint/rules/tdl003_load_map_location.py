@@ -22,7 +22,6 @@ from torchdevlint.findings import Finding
 from torchdevlint.fixes.context import FixContext
 from torchdevlint.fixes.model import Edit, Fix, FixPlan
 from torchdevlint.rules.base import Message, Rule, Violation
-from torchdevlint.rules.prefilter import load_call_in
 
 _LOAD_NAMES = api.LOAD_CALL_NAMES
 
@@ -161,7 +160,7 @@ class LoadWithoutMapLocation(Rule):
     # The loader is named in the file (torch.load, `from torch.hub import load_url as f`) and
     # qualified names come from an import of torch.
     required_text = (r"\bload(?:_url|_state_dict_from_url)?\b", r"\btorch\b")
-    could_report_in = staticmethod(load_call_in)  # (in prefilter: no LibCST there)
+    required_calls = api.LOAD_CALL_NAMES  # (every finding is such a call, or an alias of one)
 
     def check(self, analysis: Analysis) -> Iterator[Violation]:
         # What the file writes, worked out once per file and only when a load is a candidate.

@@ -210,6 +210,7 @@ class UncheckedCurrentAccelerator(Rule):
     fixable = True
     facts = frozenset(("kinds", "guards"))
     required_text = r"\bcurrent_accelerator\b"
+    required_calls = ("current_accelerator",)
     could_report_in = staticmethod(current_accelerator_read_in)  # (in prefilter)
     valid = (
         # PyTorch's tutorials: the accelerator only where there is one
