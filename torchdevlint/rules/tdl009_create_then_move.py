@@ -199,7 +199,7 @@ class CreateThenMove(Rule):
     # ``.to(`` or ``.cuda(`` right after a closing parenthesis (the factory call's, or the
     # parentheses around it), and a torch factory (reached through a name of torch).
     required_text = (rf"\){TOKEN_GAP}{method_call_text('to', 'cuda')}", r"\btorch\b")
-    required_calls = ("cuda", "to")
+    required_calls = tuple(sorted(api.ACCELERATOR_MOVE_METHODS))
     could_report_in = staticmethod(created_then_moved_in)  # (in prefilter: no LibCST there)
     valid = (
         "import torch\n\n\ndef f(device):\n    return torch.zeros(3, device=device).to(device)\n",
