@@ -2,7 +2,7 @@
 
     python benchmarks/prefilter_check.py [DIR ...] [--rules TDL008,TDL011]
 
-- **ast prefilters** (each rule's ``could_report_in``): every file whose text passes a rule's
+- **ast prefilters** (each rule's declared ``required_calls`` and ``could_report_in``): every file whose text passes a rule's
   text prefilter but whose ast the rule's test rejects is linted for that rule with the
   prefilter off; a finding there is a loss.
 - **``# noqa`` without tokenizing** (``noqa.group_bounds``): in every file with a ``# noqa``,
@@ -26,6 +26,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from torchdevlint import engine, noqa  # noqa: E402
+from torchdevlint.rules.prefilter import has_ast_prefilter, passes_ast_prefilter  # noqa: E402
 from torchdevlint.rules.registry import ALL_RULES, rule_classes  # noqa: E402
 from torchdevlint.source import SourceError, decode_source  # noqa: E402
 
@@ -56,7 +57,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                                         "ast prefilter)")
     args = parser.parse_args(argv)
     dirs = args.dirs or _default_dirs()
-    rules = [rule for rule in rule_classes(ALL_RULES) if rule.could_report_in is not None]
+    rules = [rule for rule in rule_classes(ALL_RULES) if has_ast_prefilter(rule)]
     if args.rules:
         wanted = set(args.rules.split(","))
         rules = [rule for rule in rules if rule.code in wanted]
@@ -74,7 +75,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             if not all(pattern.search(text) for pattern in patterns[rule.code]):
                 continue
             passed[rule.code] += 1
-            if not rule.could_report_in(tree, text):
+            if not passes_ast_prefilter(rule, tree, text):
                 dropped[rule.code] += 1
                 skipped.append(rule)
         if skipped:  # one parse for every rule whose ast test skips the file

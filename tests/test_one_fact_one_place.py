@@ -271,3 +271,60 @@ def test_tdl010_finds_a_later_backward_through_any_expression_of_the_total():
     assert codes(source.format(after="scaler.scale(total).backward()"), "TDL010") == []
     # a word in a comment or a string is no backward
     assert codes(source.format(after="log('total.backward()')"), "TDL010") == [("TDL010", 6)]
+
+
+# -- is this a CPU tensor that is not 0-dim -------------------------------------------------
+
+FACTORY_CALLS = [
+    # (call, its answer: True a dimension, False may be 0-dim, None its arguments do not tell)
+    ("torch.arange(5)", True), ("torch.tensor([1.0, 2.0])", True), ("torch.tensor(2.0)", False),
+    ("torch.tensor([])", False), ("torch.as_tensor(step)", False),
+    ("torch.tensor([x for x in xs])", True), ("torch.zeros(())", False),
+    ("torch.zeros(3, 4)", True), ("torch.zeros((3, 4))", True), ("torch.zeros(n)", True),
+    ("torch.zeros(len(names))", True), ("torch.zeros(x.shape[0])", True),
+    ("torch.zeros(size=(2,))", True), ("torch.full((2,), 0.5)", True),
+    ("torch.full((), 0.5)", False), ("torch.randint(10, (3,))", True),
+    ("torch.randint(0, 10, ())", False), ("torch.randint(0, 10, shape)", None),
+    ("torch.zeros_like(x)", None), ("torch.zeros(*shape)", None), ("torch.Tensor(3)", True),
+    ("torch.Tensor()", None), ("torch.scalar_tensor(1)", False), ("torch.from_numpy(a)", False),
+]
+
+
+def test_one_answer_for_a_factory_in_libcst_and_in_the_ast_prefilter():
+    import ast
+
+    from torchdevlint.analysis import factory_dimensions
+    from torchdevlint.rules import prefilter
+    from torchdevlint import torch_api as api
+
+    for text, answer in FACTORY_CALLS:
+        name = text.split("(")[0].rpartition(".")[2]
+        assert factory_dimensions(expression(text), name) is answer, text
+        call = ast.parse(text, mode="eval").body
+        assert prefilter._scalar_made(name, call) is (answer is False) or \
+            name not in api.SCALAR_FACTORIES | api.SIZED_FACTORIES, text
+
+
+def test_tdl005_and_tdl007_take_a_size_computed_by_a_call_for_a_dimension():
+    # TDL007 counted ``torch.ones(x.size(1))`` as a tensor with a dimension, TDL005 did not
+    # count ``torch.ones(len(names))``
+    in_init = """
+        import torch
+        import torch.nn as nn
+        class M(nn.Module):
+            def __init__(self, names):
+                super().__init__()
+                self.mask = torch.ones(len(names))
+            def forward(self, x):
+                return x.unsqueeze(0) * self.mask
+    """
+    in_forward = """
+        import torch
+        import torch.nn as nn
+        class M(nn.Module):
+            def forward(self, x):
+                mask = torch.ones(x.size(1))
+                return x * mask
+    """
+    assert codes(in_init, "TDL005") == [("TDL005", 7)]
+    assert codes(in_forward, "TDL007") == [("TDL007", 6)]

@@ -9,6 +9,19 @@ _PACKAGE = Path(__file__).resolve().parent
 _LOCATIONS = (_PACKAGE / "_rule_docs", _PACKAGE.parent / "docs" / "rules")
 
 
+# Where a source checkout keeps the pages: generated from the rule classes'
+# docstrings by ``python -m torchdevlint.rules.registry`` (as ruff's rule pages are its doc
+# comments), so a page and its rule cannot drift (tests/test_rule_docs.py).
+PAGES = _PACKAGE.parent / "docs" / "rules"
+
+
+def page_text(code: str, name: str, docstring: str) -> str:
+    """A rule's page: its code and name as the title, then its class's docstring (What it
+    does / Why is this bad / Example / Use instead / Fix safety / Known limits)."""
+    import inspect  # (only where pages are written or checked: not at start-up)
+    return f"# {code}: {name}\n\n{inspect.cleandoc(docstring)}\n"
+
+
 def rule_doc(code: str) -> str:
     for folder in _LOCATIONS:
         page = folder / f"{code}.md"

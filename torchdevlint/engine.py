@@ -87,10 +87,13 @@ def candidate_rules(source: str, rules: Sequence[type], tree: Optional[ast.AST] 
     candidates = [rule for rule, required in zip(rules, _prefilter(rules))
                   if all(found(pattern) for pattern in required)]
     # The ast tests only matter when they can spare the parse: when every candidate has one.
-    if tree is not None and candidates and all(rule.could_report_in for rule in candidates):
-        from torchdevlint.rules.prefilter import forget_walk
+    if tree is None or not candidates:
+        return candidates
+    from torchdevlint.rules.prefilter import forget_walk, has_ast_prefilter, passes_ast_prefilter
+    if all(map(has_ast_prefilter, candidates)):
         try:
-            candidates = [rule for rule in candidates if rule.could_report_in(tree, source)]
+            candidates = [rule for rule in candidates
+                          if passes_ast_prefilter(rule, tree, source)]
         finally:
             forget_walk()  # (the tests' shared walk of the tree: not kept past this file)
     return candidates

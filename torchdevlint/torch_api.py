@@ -322,3 +322,175 @@ ACCELERATOR_MODULE = "torch.accelerator"  # from torch 2.6 on: ``hasattr(torch, 
 CURRENT_ACCELERATOR = f"{ACCELERATOR_MODULE}.current_accelerator"
 # What a dereference of its None raises (TDL012).
 NONE_DEREFERENCE_ERROR = "AttributeError"
+
+# -- Names the rules and their prefilters ask by (each once, here: issue 26) ----------------
+
+# Moves: the three methods whose result is a copy on another device (TDL001, the prefilters),
+# those that may go to an accelerator, and the two whose device their argument says.
+MOVE_METHODS = ("to", "cuda", "cpu")
+ACCELERATOR_MOVE_METHODS = frozenset(("to", "cuda"))
+ARGUMENT_DEVICE_METHODS = frozenset(("cpu", "to"))
+# Calls whose last name gives a device, or a value on one (``torch.device``, ``.to``, ``.cuda``).
+DEVICE_MAKING_CALLS = frozenset(("device", "to", "cuda"))
+# Keywords of ``.to()`` that say where and as what (TDL009), and those of a factory that make
+# a CPU creation deliberate: a CPU generator, a pinned staging buffer, an output tensor.
+MOVE_KEYWORDS = frozenset(("device", "dtype"))
+DELIBERATE_CPU_KEYWORDS = frozenset(("generator", "pin_memory", "out", "device"))
+# Calls whose last name may take a device: ``torch.device``, ``.to``, the loads.
+DEVICE_TAKING_CALL_NAMES = ("device", "to", "set_default_device") + LOAD_CALL_NAMES
+# Tensor methods that give the receiver in parts; copies of it on the host (NumPy, Python
+# values, ``.cpu()``); and the calls after which a value has no autograd history.
+SPLITTING_METHODS = frozenset("chunk split unbind".split())
+HOST_COPY_METHODS = frozenset("cpu numpy tolist item".split())
+DETACHING_METHODS = frozenset("detach detach_ item tolist".split())
+# torch functions that join a list of tensors; the transposes a tensor has as attributes.
+JOINING_FUNCTIONS = frozenset(("cat", "stack"))
+TRANSPOSE_ATTRIBUTES = frozenset(("T", "mT"))
+
+# What only a tensor does among the things whose .to()/.cuda() returns a copy (a module has
+# no .shape, .dim() or .view(); a NumPy array has no .to()), and everything a tensor has that
+# code reaches by attribute (TDL001).
+TENSOR_RECEIVER_METHODS = frozenset(
+    "size dim view unsqueeze squeeze permute transpose reshape numel item numpy tolist "
+    "contiguous detach clone flatten masked_fill expand expand_as view_as index_select "
+    "narrow type_as new_zeros new_ones new_full new_empty".split())
+TENSOR_RECEIVER_ATTRIBUTES = frozenset("shape ndim dtype is_cuda T mT grad data".split())
+TENSOR_MEMBERS = (TENSOR_METHODS | NON_TENSOR_TENSOR_METHODS | TENSOR_ATTRIBUTES
+                  | TENSOR_RECEIVER_METHODS | TENSOR_RECEIVER_ATTRIBUTES
+                  | frozenset("device requires_grad backward grad_fn is_leaf half float double "
+                              "long int bool".split()))
+
+# Autograd history (TDL010): tensor methods whose result keeps the receiver's history (and, for
+# the binary ones, the argument's; not max/min/topk/sort, which return indices too, not integer
+# casts); torch functions (by last name) whose result keeps their tensor arguments' history;
+# attributes of a value with history that hold tensors with it; what drops it.
+HISTORY_KEEPING_METHODS = frozenset(
+    """
+    float double half bfloat16 to cuda cpu view view_as reshape reshape_as squeeze unsqueeze
+    flatten unflatten permute transpose t contiguous clone sum mean std var prod norm logsumexp
+    softmax log_softmax sigmoid tanh relu exp log log1p abs pow sqrt rsqrt neg reciprocal square
+    mul add sub div true_divide matmul mm bmm clamp clip expand expand_as repeat flip roll
+    narrow select gather index_select masked_select masked_fill chunk split unbind squeeze_
+    cumsum lerp where type_as nan_to_num diagonal tril triu
+    """.split())
+HISTORY_KEEPING_FUNCTIONS = frozenset(
+    """
+    cat concat concatenate stack hstack vstack sum mean std var prod norm logsumexp softmax
+    log_softmax sigmoid tanh relu exp log log1p abs pow sqrt neg square matmul mm bmm einsum
+    mul add sub div flatten squeeze unsqueeze reshape transpose permute clamp clip where
+    cumsum chunk split unbind gather index_select masked_select diagonal tril triu
+    """.split())
+HISTORY_KEEPING_ATTRIBUTES = frozenset("T mT H mH real imag".split())
+HISTORY_DROPPING_METHODS = frozenset("item tolist numpy detach argmax argmin".split())
+HISTORY_DROPPING_BUILTINS = frozenset("float int round str bool len print".split())
+
+# Operands on one device (TDL011): torch functions whose positional tensor arguments (or the
+# elements of a list of them) must share one, the same among torch.nn.functional's, and what
+# may leave a 0-dim tensor (which combines with any device): reductions and the like.
+SAME_DEVICE_FUNCTIONS = frozenset(
+    """cat concat concatenate stack hstack vstack dstack matmul mm bmm add sub subtract mul
+    multiply div divide true_divide maximum minimum where cdist dot inner outer""".split())
+SAME_DEVICE_FUNCTIONAL = frozenset(
+    """linear bilinear mse_loss l1_loss smooth_l1_loss huber_loss cross_entropy nll_loss
+    binary_cross_entropy binary_cross_entropy_with_logits kl_div cosine_similarity
+    pairwise_distance""".split())
+MAY_BE_SCALAR_METHODS = frozenset(
+    """sum mean prod max min amax amin norm std var median mode all any argmax argmin logsumexp
+    dot vdot count_nonzero trace det logdet squeeze item nansum nanmean numel dist""".split())
+
+# nn.Module state (the ``modules`` provider): torch functions given an index (a CPU index into
+# a device tensor works), tensor methods that combine their receiver with their argument, and
+# tensor methods that numpy arrays, lists and numbers do not have (a parameter used with one
+# of them is a tensor).
+INDEX_TAKING_FUNCTIONS = frozenset(
+    "index_select gather scatter scatter_add take take_along_dim searchsorted bucketize "
+    "index_add index_copy index_fill index_put embedding one_hot".split())
+COMBINING_METHODS = frozenset(
+    """
+    add sub mul div matmul mm bmm masked_fill masked_fill_ where add_ sub_ mul_ div_ eq ne lt
+    le gt ge lerp pow maximum minimum logical_and logical_or addcmul baddbmm mv dot outer
+    """.split())
+TENSOR_PARAMETER_METHODS = frozenset(
+    """
+    size dim unsqueeze permute contiguous masked_fill masked_fill_ type_as view_as expand
+    expand_as softmax log_softmax new_zeros new_ones new_empty new_full new_tensor chunk
+    unbind bmm mm float half bfloat16 long bool
+    """.split())
+
+# Where a module is moved (``modules``): the calls, in the order their sites are read, and
+# those that move without naming a device (``.cuda()``, the data-parallel wrappers).
+MODULE_MOVING_CALLS = ("cuda", "to", "set_default_device", "DataParallel",
+                       "DistributedDataParallel")
+# The data-parallel wrappers: they move (scatter) the inputs they are given.
+SCATTERING_WRAPPERS = ("DataParallel", "DistributedDataParallel")
+MODULE_MOVING_CALLS_WITHOUT_DEVICE = frozenset(("cuda",) + SCATTERING_WRAPPERS)
+PARAMETER_CLASS_NAMES = frozenset(("Parameter", "UninitializedParameter"))
+# A tensor's attributes that say where it is; methods that give it another type (or device).
+DEVICE_ATTRIBUTES = frozenset(("device", "is_cuda"))
+RETYPING_METHODS = frozenset(("to", "type_as", "type"))
+# A tensor's attributes that are no tensor (``kinds``).
+NON_TENSOR_TENSOR_ATTRIBUTES = frozenset(("shape", "dtype", "ndim", "is_cuda", "requires_grad"))
+# What a module's iterators give: its tensors, its (name, tensor) pairs, its submodules.
+MODULE_TENSOR_ITERATORS = frozenset(("parameters", "buffers"))
+MODULE_NAMED_TENSOR_ITERATORS = frozenset(("named_parameters", "named_buffers"))
+MODULE_SUBMODULE_ITERATORS = frozenset(("children", "modules"))
+# Decorators that leave a function's code to run as written (the builder looks through them).
+TRANSPARENT_DECORATORS = frozenset(
+    "no_grad inference_mode enable_grad staticmethod classmethod wraps lru_cache cache "
+    "compile export autocast property cached_property".split())
+# ``torch.device("cuda").type`` and ``.index`` are only a string and a number; the calls that
+# register a module's tensor; those given a tensor type (``x.type(torch.cuda.FloatTensor)``).
+DEVICE_PART_ATTRIBUTES = frozenset(("type", "index"))
+REGISTERING_TENSOR_CALLS = frozenset(("register_buffer", "register_parameter"))
+TENSOR_TYPE_TAKING_CALLS = frozenset(("type", "set_default_tensor_type"))
+# Device strings whose mention makes a condition a device guard (``guards``), besides CUDA's.
+GUARD_DEVICE_STRINGS = frozenset(("cpu", "mps", "xpu"))
+
+
+# -- What a factory makes: a tensor with a dimension, or one that may be 0-dim ---------------
+# (issue 26: TDL005, TDL007, TDL011 and the prefilter asked this four ways.) The callers see
+# their own trees (LibCST, Python's ast); each argument reaches this function as one of:
+ITEMS = "items"                  # a list or tuple display with elements, none a literal 0
+ZERO_ITEMS = "zero items"        # one with a literal 0 among them (an empty tensor)
+EMPTY = "empty"                  # ``()``, ``[]``
+COMPREHENSION = "comprehension"  # ``[f(x) for x in xs]``
+ZERO = "zero"                    # the literal 0
+NUMBER = "number"                # another integer literal
+EXPRESSION = "expression"        # a name, attribute, call, subscript, arithmetic
+OTHER = "other"
+
+
+def factory_dimensions(name: str, positional, size_keyword=()) -> Optional[bool]:
+    """Whether the torch factory ``name`` (its last name), called without ``device=`` with
+    arguments of these kinds (``positional``; ``size_keyword``: the ``size=`` argument, if
+    any), makes a tensor with at least one dimension (True), one that may be 0-dim (False,
+    which combines with a tensor on any device), or whether its arguments do not tell (None).
+    """
+    if name in ALWAYS_SHAPED_FACTORIES or name in INDEX_FACTORIES:
+        return True
+    if name in LEGACY_TENSOR_TYPES:
+        return True if positional else None  # ``torch.Tensor(3)``: 1-dim, whatever the argument
+    if name in SCALAR_FACTORIES:  # the data's shape: only a list display shows one
+        return bool(positional) and positional[0] in (ITEMS, ZERO_ITEMS, COMPREHENSION)
+    if name in LIKE_FACTORIES:
+        return None if positional else False  # (another tensor's shape)
+    if name == "randint":
+        size = size_keyword[0] if size_keyword else positional[-1] if positional else EMPTY
+        return True if size in (ITEMS, ZERO_ITEMS) else False if size == EMPTY else None
+    if name in SIZE_FACTORIES:
+        sizes = list(positional[:1] if name == "full" else positional) or list(size_keyword)
+        if len(sizes) != 1:
+            return len(sizes) > 1
+        return False if sizes[0] == EMPTY else None if sizes[0] in (OTHER, COMPREHENSION) \
+            else True
+    return None
+
+
+def factory_sizes(name: str, positional, size_keyword=()) -> list:
+    """The arguments of a factory that are its sizes (kinds, as ``factory_dimensions`` takes
+    them): what TDL007 reads for a literal 0 (an empty tensor is a placeholder)."""
+    if name == "randint":
+        return list(size_keyword) or [p for p in positional if p in (ITEMS, ZERO_ITEMS, EMPTY)]
+    if name in SIZE_FACTORIES:
+        return list(positional[:1] if name == "full" else positional) or list(size_keyword)
+    return []

@@ -29,6 +29,7 @@ from torchdevlint.analysis.placement import (  # noqa: F401 (facade)
     OnAccelerator, OnCPU, Placement, assignments_of,
 )
 from torchdevlint.analysis import testcode
+from torchdevlint.analysis.shapes import factory_dimensions, makes_an_empty_tensor  # noqa: F401 (facade)
 from torchdevlint.analysis.targets import Targets
 from torchdevlint.analysis.model import (  # noqa: F401 (facade)
     ASSIGN, EXPECTS_FAILURE, GRAD_OFF, GRAD_ON, GRAD_RUNTIME, HANDLES_FAILURE, IMPORT, PARAM,

@@ -72,10 +72,7 @@ def walk_code(root: cst.CSTNode, into_functions: bool = False):
 _EXIT_CALLS = frozenset("skip skipTest exit _exit quit abort fail SkipTest".split())
 # Of those, the ones that stop the whole program, not just one test.
 _STOP_CALLS = frozenset("exit _exit quit abort".split())
-_TRANSPARENT_DECORATORS = frozenset(
-    "no_grad inference_mode enable_grad staticmethod classmethod wraps lru_cache cache "
-    "compile export autocast property cached_property".split()
-)
+_TRANSPARENT_DECORATORS = api.TRANSPARENT_DECORATORS
 
 
 class DeviceUses:
@@ -638,7 +635,7 @@ class Builder:
 
     def _attribute(self, node: cst.Attribute, ctx: Ctx) -> None:
         value = node.value
-        if node.attr.value in ("type", "index"):  # torch.device("cuda").type is only a string
+        if node.attr.value in api.DEVICE_PART_ATTRIBUTES:  # torch.device("cuda").type is only a string
             self.out.devices.inspected.add(id(value))
             if isinstance(value, cst.BooleanOperation):
                 self.out.devices.inspected.update((id(value.left), id(value.right)))
@@ -654,11 +651,11 @@ class Builder:
         name = last_name(node.func)
         if name is not None:
             self.out.calls_by_name.setdefault(name, []).append(site)
-            if name in ("register_buffer", "register_parameter") and len(node.args) >= 2:
+            if name in api.REGISTERING_TENSOR_CALLS and len(node.args) >= 2:
                 self._register_attribute(node, ctx)
             if _is_cuda_tensor_type(node.func):
                 self.out.devices.cuda_tensor_types.append((node.func, ctx))
-            elif name in ("type", "set_default_tensor_type") and node.args \
+            elif name in api.TENSOR_TYPE_TAKING_CALLS and node.args \
                     and _is_cuda_tensor_type(node.args[0].value):
                 self.out.devices.cuda_tensor_types.append((node.args[0].value, ctx))
         for arg in node.args:

@@ -375,7 +375,7 @@ class Guards:
                 # device.type == "cuda", device.startswith("cuda"), "cuda" in str(device),
                 # provider in ("CUDAExecutionProvider",), torch.device("cuda") in devices.
                 value = string_value(node)
-                if value is not None and (_mentions_cuda(value) or value in ("cpu", "mps", "xpu")):
+                if value is not None and (_mentions_cuda(value) or value in api.GUARD_DEVICE_STRINGS):
                     return True
                 continue
             if isinstance(node, (cst.Lambda, cst.FunctionDef)):
@@ -409,7 +409,7 @@ class Guards:
         for binding in scope.lookup(name):
             value = binding.value
             if isinstance(value, (cst.SimpleString, cst.ConcatenatedString)) or (
-                    isinstance(value, cst.Call) and last_name(value.func) in ("device", "to", "cuda")):
+                    isinstance(value, cst.Call) and last_name(value.func) in api.DEVICE_MAKING_CALLS):
                 continue  # a device (``"cuda"``, ``torch.device(...)``, ``x.to(d)``) is no test
             if binding.how == ASSIGN and isinstance(binding.value, cst.BaseExpression):
                 if self.is_guard_test(binding.value, binding.ctx.scope, depth + 1):

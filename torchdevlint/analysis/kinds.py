@@ -313,7 +313,7 @@ class KindInference:
                 return TENSOR
             if attr == "device":
                 return DEVICE
-            return OTHER if attr in ("shape", "dtype", "ndim", "is_cuda", "requires_grad") \
+            return OTHER if attr in api.NON_TENSOR_TENSOR_ATTRIBUTES \
                 else UNKNOWN
         if owner in MODULE_LIKE:
             return TENSOR if attr in ("weight", "bias") else UNKNOWN
@@ -465,11 +465,11 @@ class KindInference:
                                        and self.class_is_module(receiver.info) is True):
             if method in api.MODULE_SELF_METHODS:
                 return receiver
-            if method in ("parameters", "buffers"):
+            if method in api.MODULE_TENSOR_ITERATORS:
                 return Iterable(TENSOR)
-            if method in ("named_parameters", "named_buffers"):
+            if method in api.MODULE_NAMED_TENSOR_ITERATORS:
                 return Iterable(TupleKind((OTHER, TENSOR)))
-            if method in ("children", "modules"):
+            if method in api.MODULE_SUBMODULE_ITERATORS:
                 return Iterable(MODULE)
             if method == "forward":
                 return self.call_result_kind(receiver, call, scope)

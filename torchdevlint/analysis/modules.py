@@ -25,21 +25,15 @@ from torchdevlint.analysis.model import (
 
 # Methods whose override changes what ``.to()`` does to the module's state: such a class may
 # move its plain tensors itself.
-_MOVING_OVERRIDES = frozenset(("_apply", "to", "cuda"))
+_MOVING_OVERRIDES = api.ACCELERATOR_MOVE_METHODS | {"_apply"}
 _REGISTERING_CALLS = {"register_buffer": "buffers", "register_parameter": "parameters",
                       "add_module": "submodules", "register_module": "submodules"}
 
 
 # Torch functions given an index (a CPU index into a device tensor works): not a meeting.
-_TAKES_INDICES = frozenset(
-    "index_select gather scatter scatter_add take take_along_dim searchsorted bucketize "
-    "index_add index_copy index_fill index_put embedding one_hot".split())
+_TAKES_INDICES = api.INDEX_TAKING_FUNCTIONS
 # Tensor methods that combine their receiver with their argument.
-_COMBINING = frozenset(
-    """
-    add sub mul div matmul mm bmm masked_fill masked_fill_ where add_ sub_ mul_ div_ eq ne lt
-    le gt ge lerp pow maximum minimum logical_and logical_or addcmul baddbmm mv dot outer
-    """.split())
+_COMBINING = api.COMBINING_METHODS
 # Binary operators that combine two tensors elementwise (or by matmul).
 ARITHMETIC_OPERATORS = (cst.Add, cst.Subtract, cst.Multiply, cst.Divide, cst.FloorDivide,
                         cst.MatrixMultiply, cst.Power, cst.BitAnd, cst.BitOr, cst.BitXor)
@@ -154,11 +148,10 @@ class ModuleClasses:
         if self._moves is None:
             moves = []
             sites = self.collected.calls_by_name
-            for name in ("cuda", "to", "set_default_device", "DataParallel",
-                         "DistributedDataParallel"):
+            for name in api.MODULE_MOVING_CALLS:
                 for site in sites.get(name, ()):
                     call = site.call
-                    if name in ("cuda", "DataParallel", "DistributedDataParallel"):
+                    if name in api.MODULE_MOVING_CALLS_WITHOUT_DEVICE:
                         moves.append(call)
                         continue
                     argument = move_device_argument(call) if name == "to" else \
@@ -334,7 +327,7 @@ class ModuleClasses:
             # Parameter as Param``), else by the name itself
             callee = (self.kinds.qualname(value.func, binding.ctx.scope) or
                       last_name(value.func) or "").rpartition(".")[2]
-            if callee in ("Parameter", "UninitializedParameter"):
+            if callee in api.PARAMETER_CLASS_NAMES:
                 return "parameters"
             if callee == "Buffer":
                 return "buffers"
@@ -413,16 +406,11 @@ _LAYERS_WITH_WEIGHTS = frozenset(
     """.split())
 # Tensor methods (and attributes) that numpy arrays, lists and numbers do not have: a
 # parameter used with one of them is a tensor.
-_TENSOR_ONLY_METHODS = frozenset(
-    """
-    size dim unsqueeze permute contiguous masked_fill masked_fill_ type_as view_as expand
-    expand_as softmax log_softmax new_zeros new_ones new_empty new_full new_tensor chunk
-    unbind bmm mm float half bfloat16 long bool
-    """.split())
+_TENSOR_ONLY_METHODS = api.TENSOR_PARAMETER_METHODS
 # Methods of a tensor that give something that is not a tensor on its device.
-_OFF_DEVICE_METHODS = api.NON_TENSOR_TENSOR_METHODS | frozenset("cpu tolist numpy item".split())
+_OFF_DEVICE_METHODS = api.NON_TENSOR_TENSOR_METHODS | api.HOST_COPY_METHODS
 # Tensor methods that give tensors on the receiver's device (to unpack).
-_SPLITTING_METHODS = frozenset("chunk split unbind tensor_split".split())
+_SPLITTING_METHODS = api.SPLITTING_METHODS | {"tensor_split"}
 
 
 class MethodDevices(DeviceTrace):
@@ -470,7 +458,7 @@ class MethodDevices(DeviceTrace):
             return True
         for node in body:
             if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) \
-                    and node.value.value == name and node.attr.value in ("device", "is_cuda"):
+                    and node.value.value == name and node.attr.value in api.DEVICE_ATTRIBUTES:
                 return True
             if not isinstance(node, cst.Call):
                 continue
@@ -541,7 +529,7 @@ class MethodDevices(DeviceTrace):
                     any(self.carries(e.value) for e in a.value.elements) for a in call.args))
         if isinstance(func, cst.Attribute):
             method = func.attr.value
-            if method in _OFF_DEVICE_METHODS or method in ("to", "type_as", "type") \
+            if method in _OFF_DEVICE_METHODS or method in api.RETYPING_METHODS \
                     or method.startswith("new_"):
                 return False
             return (method in api.TENSOR_METHODS or method in _SPLITTING_METHODS) \

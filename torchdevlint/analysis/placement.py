@@ -20,7 +20,7 @@ from torchdevlint.analysis.model import (
     ASSIGN, PARAM, CallSite, Scope, is_number, last_name, source_of,
 )
 
-_WRAPPERS_THAT_SCATTER = ("DataParallel", "DistributedDataParallel")
+_WRAPPERS_THAT_SCATTER = api.SCATTERING_WRAPPERS
 # Calls of accelerate / Lightning Fabric that prepare a model or loader: they move batches.
 _PREPARING_CALLS = frozenset("prepare setup setup_module setup_dataloaders prepare_data_loader".split())
 
@@ -51,7 +51,7 @@ class OnAccelerator:
         if self.built is not None:
             return (f"the result of `{source_of(func)}()`, an object built with "
                     f"`device={source_of(self.device)}`")
-        if isinstance(func, cst.Attribute) and func.attr.value in ("to", "cuda"):
+        if isinstance(func, cst.Attribute) and func.attr.value in api.ACCELERATOR_MOVE_METHODS:
             return f"moved by `.{func.attr.value}({source_of(self.device) if self.device else ''})`"
         if any(a.keyword is not None and a.keyword.value == "device" for a in call.args):
             return f"created with `device={source_of(self.device)}`"
@@ -263,10 +263,10 @@ class Placement:
                 if argument is not None and self.devices.is_dtype(argument, scope):
                     return trace.device_of(func.value)
                 return None
-            if method in api.NON_TENSOR_TENSOR_METHODS or method in ("numpy", "tolist", "item",
-                                                                     "cuda"):
+            if method in api.NON_TENSOR_TENSOR_METHODS or method == "cuda" or (
+                    method in api.HOST_COPY_METHODS and method != "cpu"):  # (``.cpu()``: above)
                 return None
-            if method in api.TENSOR_METHODS or method in ("chunk", "split", "unbind"):
+            if method in api.TENSOR_METHODS or method in api.SPLITTING_METHODS:
                 return trace.device_of(func.value)
             return None
         torch_call = _torch_function(call, qualified)
@@ -327,7 +327,7 @@ class Placement:
         func = call.func
         if isinstance(func, cst.Attribute):
             method = func.attr.value
-            if method in ("to", "cuda"):
+            if method in api.ACCELERATOR_MOVE_METHODS:
                 moved, device = self.device_of_move(call, scope)
                 if moved:
                     if _follows_a_value(device):
@@ -340,7 +340,7 @@ class Placement:
                 return None
             if method in api.OFF_ACCELERATOR_METHODS:
                 return None
-            if method in api.TENSOR_METHODS or method in ("chunk", "split", "unbind"):
+            if method in api.TENSOR_METHODS or method in api.SPLITTING_METHODS:
                 if self.kinds.kind_of(func.value, scope) in (K.MODULE,):
                     return None
                 return trace.device_of(func.value)
@@ -468,7 +468,7 @@ class Placement:
         calls = self.collected.calls_by_name
         chained = set()
         for name, sites in calls.items():
-            if name in ("to", "cuda"):
+            if name in api.ACCELERATOR_MOVE_METHODS:
                 continue
             for site in sites:
                 if site.statement is None:

@@ -9,6 +9,7 @@ CATALOG = (
         'fixable': True,
         'required_text': '\\.(?:[\\s\\\\]|#[^\\r\\n]*[\\r\\n])*(?:to|cuda|cpu)\\b(?:[\\s\\\\]|#[^\\r\\n]*[\\r\\n])*\\(',
         'could_report_in': 'torchdevlint.rules.prefilter:move_statement_in',
+        'required_calls': ('to', 'cuda', 'cpu'),
     },
     {
         'code': 'TDL002',
@@ -18,6 +19,7 @@ CATALOG = (
         'fixable': True,
         'required_text': '[\\"\']cuda\\b|\\.(?:[\\s\\\\]|#[^\\r\\n]*[\\r\\n])*(?:cuda)\\b(?:[\\s\\\\]|#[^\\r\\n]*[\\r\\n])*\\(|\\bcuda(?:[\\s\\\\]|#[^\\r\\n]*[\\r\\n])*\\.(?:[\\s\\\\]|#[^\\r\\n]*[\\r\\n])*[A-Z][A-Za-z]*Tensor\\b',
         'could_report_in': 'torchdevlint.rules.prefilter:hardcoded_cuda_in',
+        'required_calls': (),
     },
     {
         'code': 'TDL003',
@@ -26,7 +28,8 @@ CATALOG = (
         'default_enabled': True,
         'fixable': True,
         'required_text': ('\\bload(?:_url|_state_dict_from_url)?\\b', '\\btorch\\b'),
-        'could_report_in': 'torchdevlint.rules.prefilter:load_call_in',
+        'could_report_in': None,
+        'required_calls': ('load', 'load_state_dict_from_url', 'load_url'),
     },
     {
         'code': 'TDL004',
@@ -36,6 +39,7 @@ CATALOG = (
         'fixable': True,
         'required_text': ('\\.(?:[\\s\\\\]|#[^\\r\\n]*[\\r\\n])*(?:to|cuda)\\b(?:[\\s\\\\]|#[^\\r\\n]*[\\r\\n])*\\(', '(?i)loader'),
         'could_report_in': None,
+        'required_calls': (),
     },
     {
         'code': 'TDL005',
@@ -45,6 +49,7 @@ CATALOG = (
         'fixable': True,
         'required_text': ('\\bclass\\b', '\\btorch\\b'),
         'could_report_in': 'torchdevlint.rules.classfacts:tensor_attribute_in',
+        'required_calls': (),
     },
     {
         'code': 'TDL006',
@@ -54,6 +59,7 @@ CATALOG = (
         'fixable': True,
         'required_text': ('\\bclass\\b', 'torch|lightning|transformers|timm'),
         'could_report_in': 'torchdevlint.rules.classfacts:module_container_in',
+        'required_calls': (),
     },
     {
         'code': 'TDL007',
@@ -63,6 +69,7 @@ CATALOG = (
         'fixable': True,
         'required_text': ('\\bclass\\b', '\\btorch\\b', 'def\\s+forward\\b', '\\b(?:arange|empty|eye|full|linspace|logspace|ones|rand|randint|randn|randperm|tensor|zeros)\\b'),
         'could_report_in': 'torchdevlint.rules.prefilter:off_device_factory_in',
+        'required_calls': (),
     },
     {
         'code': 'TDL008',
@@ -72,6 +79,7 @@ CATALOG = (
         'fixable': True,
         'required_text': ('numpy|array', '\\.(?:[\\s\\\\]|#[^\\r\\n]*[\\r\\n])*(?:to|cuda)\\b(?:[\\s\\\\]|#[^\\r\\n]*[\\r\\n])*\\(|\\bdevice\\b'),
         'could_report_in': 'torchdevlint.rules.prefilter:numpy_of_moved_in',
+        'required_calls': (),
     },
     {
         'code': 'TDL009',
@@ -81,6 +89,7 @@ CATALOG = (
         'fixable': True,
         'required_text': ('\\)(?:[\\s\\\\]|#[^\\r\\n]*[\\r\\n])*\\.(?:[\\s\\\\]|#[^\\r\\n]*[\\r\\n])*(?:to|cuda)\\b(?:[\\s\\\\]|#[^\\r\\n]*[\\r\\n])*\\(', '\\btorch\\b'),
         'could_report_in': 'torchdevlint.rules.prefilter:created_then_moved_in',
+        'required_calls': ('cuda', 'to'),
     },
     {
         'code': 'TDL010',
@@ -90,6 +99,7 @@ CATALOG = (
         'fixable': True,
         'required_text': ('(?i)loader', '[+-]|\\.\\s*(append|extend|insert)\\b'),
         'could_report_in': 'torchdevlint.rules.prefilter:accumulating_loop_in',
+        'required_calls': (),
     },
     {
         'code': 'TDL011',
@@ -99,6 +109,7 @@ CATALOG = (
         'fixable': True,
         'required_text': ('\\.(?:[\\s\\\\]|#[^\\r\\n]*[\\r\\n])*(?:to|cuda)\\b(?:[\\s\\\\]|#[^\\r\\n]*[\\r\\n])*\\(|\\bdevice\\b', 'cpu|_like\\b|\\b(?:BoolTensor|ByteTensor|DoubleTensor|FloatTensor|HalfTensor|IntTensor|LongTensor|Tensor|arange|as_tensor|asarray|empty|eye|from_numpy|full|linspace|logspace|ones|rand|randint|randn|randperm|range|tensor|tril_indices|triu_indices|zeros)\\b'),
         'could_report_in': 'torchdevlint.rules.prefilter:mixed_devices_in',
+        'required_calls': (),
     },
     {
         'code': 'TDL012',
@@ -108,5 +119,6 @@ CATALOG = (
         'fixable': True,
         'required_text': '\\bcurrent_accelerator\\b',
         'could_report_in': 'torchdevlint.rules.prefilter:current_accelerator_read_in',
+        'required_calls': ('current_accelerator',),
     },
 )

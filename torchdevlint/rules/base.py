@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import string
 
 from dataclasses import dataclass, field
 from typing import Callable, ClassVar, FrozenSet, Iterator, Optional, Tuple, Union
@@ -12,7 +13,25 @@ import libcst as cst
 from torchdevlint.analysis import Analysis, source_of  # noqa: F401 (rules quote with it)
 from torchdevlint.fixes.model import FixPlan
 # (the prefilter helpers live apart, so that the prefilter runs without LibCST)
-from torchdevlint.rules.prefilter import TOKEN_GAP, ast_statements, method_call_text  # noqa: F401
+from torchdevlint.rules.prefilter import ast_statements  # noqa: F401
+# (what required_text patterns are written with)
+from torchdevlint.textsearch import TOKEN_GAP, method_call_text  # noqa: F401
+
+
+@dataclass(frozen=True)
+class Message:
+    """One kind of finding of a rule, as data: its text with named fields (``{name}``), which
+    the report site fills (``MESSAGE(name=...)``). A rule declares its kinds as class
+    attributes; ``Rule.messages()`` lists them, and tests/test_rule_messages.py checks that
+    every finding's message is one of its rule's, filled."""
+
+    template: str
+
+    def __call__(self, **fields: object) -> str:
+        return self.template.format(**fields)
+
+    def fields(self) -> Tuple[str, ...]:
+        return tuple(name for _, name, _, _ in string.Formatter().parse(self.template) if name)
 
 
 @dataclass
@@ -38,6 +57,12 @@ class Rule:
     # it. The same contract as ``required_text``; None when the rule has no such test.
     could_report_in: ClassVar[Optional[Callable[[ast.AST, str], bool]]] = None
 
+    # The ast prefilter as data: the rule reports only in a file that calls one of these names
+    # (the callee's last name, or a ``from X import NAME as ALIAS`` alias of one), checked
+    # against the one index of the file's ast that every ast prefilter reads
+    # (``prefilter.passes_ast_prefilter``), before ``could_report_in``.
+    required_calls: ClassVar[Tuple[str, ...]] = ()
+
     # The analysis facts the check and the fix ask for (``torchdevlint.analysis.FACTS``), as
     # Fixit's METADATA_DEPENDENCIES: a file builds only what its selected rules declare, and
     # asking for an undeclared fact raises (the tests run every rule, so a missing
@@ -60,6 +85,13 @@ class Rule:
     # (line, column) of each finding. tests/test_rule_examples.py runs them for every rule.
     valid: ClassVar[Tuple[str, ...]] = ()
     invalid: ClassVar[Tuple[Tuple[str, Tuple[Tuple[int, int], ...]], ...]] = ()
+
+    @classmethod
+    def messages(cls) -> Tuple[Tuple[str, Message], ...]:
+        """The kinds of finding the rule declares: (attribute name, message), in name order."""
+        found = {name: value for klass in reversed(cls.__mro__)
+                 for name, value in vars(klass).items() if isinstance(value, Message)}
+        return tuple(sorted(found.items()))
 
     def check(self, analysis: Analysis) -> Iterator[Violation]:
         raise NotImplementedError

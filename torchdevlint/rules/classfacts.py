@@ -17,17 +17,17 @@ The result is memoised for the last tree: the engine asks every candidate rule i
 from __future__ import annotations
 
 import ast
-import re
 from typing import Dict, List, NamedTuple, Optional, Set, Tuple
 
 from torchdevlint import torch_api as api
 from torchdevlint.rules.prefilter import ast_statements, nodes_of
+from torchdevlint.textsearch import attribute_mentions, words
 
 # What TDL005 takes for a tensor created on the CPU with a dimension (its origins).
 FACTORY_CALLS = (api.ALWAYS_SHAPED_FACTORIES | api.INDEX_FACTORIES | api.SIZE_FACTORIES
                  | api.DATA_FACTORIES | api.LEGACY_TENSOR_TYPES | api.TRIANGLE_FUNCTIONS
                  | {"from_numpy"})
-_FACTORY_TEXT = re.compile(r"\b(?:%s)\b" % "|".join(sorted(FACTORY_CALLS)))
+_FACTORY_TEXT = words(FACTORY_CALLS)
 _CONTAINERS = (ast.List, ast.Tuple, ast.Set, ast.Dict, ast.ListComp, ast.SetComp, ast.DictComp,
                ast.GeneratorExp)
 
@@ -201,11 +201,6 @@ def _container(value: ast.expr) -> Optional[str]:
     return "calls" if any(type(item) is ast.Call for item in items) else None
 
 
-def _mentions(text: str, self_name: str, names: Set[str], suffix: str = "") -> Set[str]:
-    pattern = r"\b%s\s*\.\s*(%s)\b%s" % (re.escape(self_name), "|".join(map(re.escape, sorted(names))), suffix)
-    return {match.group(1) for match in re.finditer(pattern, text)}
-
-
 def assigned_and_read_elsewhere(tree: ast.AST, source: str, containers: bool) -> bool:
     """Whether some class assigns an attribute in one method (a container of calls, an empty
     container the class fills, or anything in a method that names a torch factory) that a
@@ -216,7 +211,7 @@ def assigned_and_read_elsewhere(tree: ast.AST, source: str, containers: bool) ->
             if containers:
                 names = set(method.containers)
                 if method.empty:  # filled: ``.append(``/``.extend(``/``.insert(``/``[k] =``
-                    names |= _mentions(class_text, method.self_name, method.empty,
+                    names |= attribute_mentions(class_text, method.self_name, method.empty,
                                        r"\s*(?:\.\s*(?:append|extend|insert)\s*\(|\[)")
             else:
                 names = method.stored if method.calls_factory else set()
@@ -228,7 +223,7 @@ def assigned_and_read_elsewhere(tree: ast.AST, source: str, containers: bool) ->
             if reader.name == "__init__":
                 continue
             for method, names in assigned:
-                if method is not reader and _mentions(reader.text, reader.self_name, names):
+                if method is not reader and attribute_mentions(reader.text, reader.self_name, names):
                     return True
     return False
 

@@ -31,7 +31,7 @@ _EXACT_WITHOUT_DTYPE = _EXACT | {"full"}
 RANDOM = api.RANDOM_FACTORIES
 # Keywords that make the CPU creation deliberate (a CPU generator, a pinned staging buffer, an
 # output tensor): no finding, and no rewrite.
-_DELIBERATE = frozenset(("generator", "pin_memory", "out", "device"))
+_DELIBERATE = api.DELIBERATE_CPU_KEYWORDS
 
 
 def keyword(call: cst.Call, name: str) -> Optional[cst.Arg]:

@@ -9,11 +9,11 @@ here and in ``classfacts``, never beside the LibCST code of the rule (see ``regi
 from __future__ import annotations
 
 import ast
-import re
 from typing import Iterator, List, Optional, Sequence
 
 from torchdevlint import torch_api as api
 from torchdevlint.syntax import BLOCK_FIELDS
+from torchdevlint.textsearch import imports_from_torch, method_calls
 
 
 def ast_statements(root: ast.AST):
@@ -27,12 +27,6 @@ def ast_statements(root: ast.AST):
             block = getattr(node, name, None)
             if block:
                 stack.extend(block)
-
-
-# What Python allows between two tokens: whitespace, line continuations and comments. (A
-# comment must end in a newline to be followed by a token; requiring it keeps the pattern
-# linear: a comment cannot be split into several.)
-TOKEN_GAP = r"(?:[\s\\]|#[^\r\n]*[\r\n])*"
 
 
 # The last tree asked about, walked once for every ast prefilter of its file (a walk of
@@ -124,13 +118,8 @@ def forget_walk() -> None:
     _WALKED[0] = None
 
 
-def method_call_text(*names: str) -> str:
-    """Text of a call of one of these methods: ``x.to(``, ``x . cuda  (``."""
-    return rf"\.{TOKEN_GAP}(?:{'|'.join(names)})\b{TOKEN_GAP}\("
-
-
 # TDL001's moves: each returns a new tensor and leaves its receiver where it was.
-MOVE_METHODS = ("to", "cuda", "cpu")
+MOVE_METHODS = api.MOVE_METHODS
 
 
 def move_statement_in(tree: ast.AST, source: str) -> bool:
@@ -150,7 +139,7 @@ SIZE_FACTORIES = api.SIZE_FACTORIES
 OFF_DEVICE_FACTORIES = api.OFF_DEVICE_FACTORIES
 SIZED_FACTORIES = api.SIZED_FACTORIES
 SCALAR_FACTORIES = api.SCALAR_FACTORIES
-_MOVE_TEXT = re.compile(method_call_text("to", "cuda") + "|DataParallel")
+_MOVE_TEXT = method_calls(api.ACCELERATOR_MOVE_METHODS, "DataParallel")
 GENERATING = api.GENERATING_FACTORIES  # TDL009 (``rules/factories``)
 
 
@@ -203,7 +192,7 @@ def created_then_moved_in(tree: ast.AST, source: str) -> bool:
     imported = _imported_from_torch(tree, source, GENERATING)
     for node in nodes_of(tree, ast.Call):
         if isinstance(node.func, ast.Attribute) \
-                and node.func.attr in ("to", "cuda") and isinstance(node.func.value, ast.Call):
+                and node.func.attr in api.ACCELERATOR_MOVE_METHODS and isinstance(node.func.value, ast.Call):
             factory = node.func.value.func
             if (isinstance(factory, ast.Attribute) and factory.attr in GENERATING) or \
                     (isinstance(factory, ast.Name) and factory.id in imported):
@@ -240,7 +229,7 @@ def numpy_of_moved_in(tree: ast.AST, source: str) -> bool:
 
 def _imported_from_torch(tree: ast.AST, source: str, names) -> set:
     """The names bound by ``from torch import NAME [as ALIAS]`` for these ``names``."""
-    if not re.search(r"\bfrom\s+torch\s+import\b", source):
+    if not imports_from_torch(source):
         return set()
     return {alias.asname or alias.name for node in nodes_of(tree, ast.ImportFrom)
             if node.module == "torch"
@@ -301,7 +290,7 @@ def mixed_devices_in(tree: ast.AST, source: str) -> bool:
     # own, or the one name that decides which side it is on.
     sides: dict = {}
     for name, sites in walk.calls_by_name.items():
-        if name is None or not (name in ("to", "cuda", "cpu") or name in api.FACTORIES
+        if name is None or not (name in MOVE_METHODS or name in api.FACTORIES
                                 or name.endswith("_like") or name in imported.factories):
             continue  # (most calls: only these names can be evidence)
         for call, scope in sites:
@@ -313,7 +302,7 @@ def mixed_devices_in(tree: ast.AST, source: str) -> bool:
                 name = func.attr
                 factory = (name in api.FACTORIES or name.endswith("_like")) and \
                     _root_name(func.value) in imported.roots
-            if not factory and name not in ("to", "cuda", "cpu"):
+            if not factory and name not in MOVE_METHODS:
                 continue
             devices = [k.value for k in call.keywords if k.arg == "device"]
             if name == "to":
@@ -355,7 +344,7 @@ def mixed_devices_in(tree: ast.AST, source: str) -> bool:
 # Methods whose call never gives a moved model's output (``placement.call_on_accelerator``
 # judges them before it looks for a model).
 _NOT_MODEL_OUTPUT = api.TENSOR_METHODS | api.OFF_ACCELERATOR_METHODS | \
-    api.MODULE_BOOKKEEPING_METHODS | frozenset("chunk split unbind".split())
+    api.MODULE_BOOKKEEPING_METHODS | api.SPLITTING_METHODS
 
 
 def _calls_model(call: ast.Call, moved: set, torch_roots: set) -> bool:
@@ -476,7 +465,7 @@ def _moved_names(tree: ast.AST) -> set:
     for targets, value in bound:
         if any(map(_moves, _call_chain(value))) or any(
                 isinstance(call, ast.Call) and (_last_name(call.func) or "")
-                .endswith(("DataParallel", "DistributedDataParallel"))
+                .endswith(api.SCATTERING_WRAPPERS)
                 for call in ast.walk(value)):
             moved.update(name for target in targets for name in _target_names(target))
     for _ in range(3):
@@ -503,27 +492,40 @@ def _call_chain(expr) -> Iterator[ast.Call]:
         expr = expr.func.value
 
 
+def _argument_kind(expr: ast.expr) -> str:
+    """``analysis.shapes.argument_kind``, read from Python's ast."""
+    if isinstance(expr, (ast.List, ast.Tuple)):
+        if not expr.elts:
+            return api.EMPTY
+        if any(type(e) is ast.Constant and type(e.value) is int and e.value == 0
+               for e in expr.elts):
+            return api.ZERO_ITEMS
+        return api.ITEMS
+    if isinstance(expr, ast.ListComp):
+        return api.COMPREHENSION
+    if type(expr) is ast.Constant and type(expr.value) is int:
+        return api.ZERO if expr.value == 0 else api.NUMBER
+    if isinstance(expr, (ast.Name, ast.Attribute, ast.BinOp, ast.Call, ast.Subscript)):
+        return api.EXPRESSION
+    return api.OTHER
+
+
 def _scalar_made(name: str, call: ast.Call) -> bool:
-    """``torch.tensor(1.0)``, ``torch.as_tensor(step)``, ``torch.zeros(())``: what
-    ``_may_be_scalar`` takes for a 0-dim tensor (data other than a literal list, an empty
-    size)."""
-    if name in SCALAR_FACTORIES:
-        first = call.args[0] if call.args else None
-        return not (isinstance(first, ast.ListComp) or (
-            isinstance(first, (ast.List, ast.Tuple)) and first.elts))
-    if name in SIZED_FACTORIES and not name.endswith("_like"):
-        sizes = call.args[-1:] if name == "randint" else call.args[:1] if name == "full" \
-            else call.args
-        return (not sizes or any(isinstance(s, (ast.Tuple, ast.List)) and not s.elts
-                                 for s in sizes)) and not any(k.arg == "size" for k in call.keywords)
-    return False
+    """``torch.tensor(1.0)``, ``torch.as_tensor(step)``, ``torch.zeros(())``: a factory that
+    may make a 0-dim tensor, by the one answer (``torch_api.factory_dimensions``, which TDL011
+    asks through ``analysis.shapes``)."""
+    if name not in SCALAR_FACTORIES and name not in SIZED_FACTORIES:
+        return False
+    return api.factory_dimensions(
+        name, [_argument_kind(a) for a in call.args],
+        [_argument_kind(k.value) for k in call.keywords if k.arg == "size"]) is False
 
 
 def _moves(call: ast.Call) -> bool:
     """``X.cuda()``, or ``X.to(...)`` given a device that is no CPU string (``.to(dtype=...)``
     alone moves nothing)."""
     func = call.func
-    if not isinstance(func, ast.Attribute) or func.attr not in ("to", "cuda"):
+    if not isinstance(func, ast.Attribute) or func.attr not in api.ACCELERATOR_MOVE_METHODS:
         return False
     if func.attr == "cuda":
         return True
@@ -594,10 +596,18 @@ def _calls_named(tree: ast.AST, names: Sequence[str]) -> bool:
     return any(name in by_name for name in wanted)
 
 
-def load_call_in(tree: ast.AST, source: str) -> bool:
-    """TDL003's ast prefilter: every finding is a call of ``load``, ``load_url`` or
-    ``load_state_dict_from_url`` (or an import alias of one)."""
-    return _calls_named(tree, api.LOAD_CALL_NAMES)
+def has_ast_prefilter(rule) -> bool:
+    """Whether a rule (or its ``RuleInfo``) has an ast prefilter: declared calls, a test, or
+    both."""
+    return bool(rule.required_calls) or rule.could_report_in is not None
+
+
+def passes_ast_prefilter(rule, tree: ast.AST, source: str) -> bool:
+    """A rule's ast prefilter: one of its declared ``required_calls`` is called (in the shared
+    walk's calls by name), then its finer ``could_report_in``, if it has one."""
+    if rule.required_calls and not _calls_named(tree, rule.required_calls):
+        return False
+    return rule.could_report_in is None or rule.could_report_in(tree, source)
 
 
 def _is_current_accelerator_call(node) -> bool:
@@ -610,9 +620,7 @@ def current_accelerator_read_in(tree: ast.AST, source: str) -> bool:
     """TDL012's ast prefilter: every finding is an attribute read of a
     ``current_accelerator()`` call's value: of the call itself (also through ``:=``), or of
     a name some assignment binds to such a call (the analysis's ``accelerator_reads``)."""
-    walk = _walked(tree)
-    if "current_accelerator" not in walk.calls_by_name:
-        return False
+    walk = _walked(tree)  # (a current_accelerator() call: TDL012's declared required_calls)
     names = set()
     for node in walk.by_type.get(ast.Assign, ()):
         if _is_current_accelerator_call(node.value):

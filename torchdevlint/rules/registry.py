@@ -20,6 +20,8 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Callable, Dict, Optional, Sequence, Tuple, Union
 
+from torchdevlint.docs import PAGES, page_text
+
 CATALOG_PATH = Path(__file__).resolve().parent / "_catalog.py"
 REGENERATE = "python -m torchdevlint.rules.registry"
 
@@ -79,6 +81,7 @@ class RuleInfo:
     fixable: bool
     required_text: Union[str, Tuple[str, ...]]
     could_report_in: Optional[Lazy]
+    required_calls: Tuple[str, ...] = ()
 
 
 # -- the rule classes, imported on demand ---------------------------------------------------
@@ -171,10 +174,59 @@ DEFAULT_RULES: Tuple[RuleInfo, ...] = tuple(rule for rule in ALL_RULES if rule.d
 OPT_IN_CODES = frozenset(rule.code for rule in ALL_RULES if not rule.default_enabled)
 
 
+def rule_page(rule: type) -> str:
+    """The text of a rule's page, ``docs/rules/CODE.md``: generated from its docstring."""
+    if not rule.__doc__:
+        raise ValueError(f"{rule.__name__} ({rule.code}) has no docstring: its docs page")
+    return page_text(rule.code, rule.name, rule.__doc__)
+
+
+# The package's summary and the pre-commit hook's description name every rule (a test checks
+# them): lines of these files, in a source checkout, that the command rewrites.
+CHECKOUT = PAGES.parent.parent
+DESCRIPTIONS = (
+    ("pyproject.toml", 'description = "A static analyzer for PyTorch device-management bugs: ',
+     '."'),
+    (".pre-commit-hooks.yaml", 'description: "Find PyTorch device-management bugs: ', '."'),
+)
+
+
+def rule_names(rules: Sequence[type]) -> str:
+    """The rules by name, as the descriptions list them."""
+    return ", ".join(rule.name + ("" if rule.default_enabled else " (opt-in)") for rule in rules)
+
+
+def _write_descriptions(rules: Sequence[type], root: Path) -> None:
+    for name, start, end in DESCRIPTIONS:
+        path = root / name
+        if not path.is_file():
+            continue
+        lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+        for index, line in enumerate(lines):
+            stripped = line.lstrip()
+            if stripped.startswith(start):
+                indent = line[:len(line) - len(stripped)]
+                lines[index] = f"{indent}{start}{rule_names(rules)}{end}\n"
+        text = "".join(lines)
+        if text != path.read_text(encoding="utf-8"):
+            path.write_text(text, encoding="utf-8")
+            print(f"wrote {path}")
+
+
 def main() -> int:
-    """Write ``_catalog.py`` from the rule classes."""
-    CATALOG_PATH.write_text(render_catalog(tuple(_discover().values())), encoding="utf-8")
+    """Write ``_catalog.py`` and, in a source checkout, the rule pages and the descriptions
+    that name every rule, from the rule classes."""
+    rules = tuple(_discover().values())
+    CATALOG_PATH.write_text(render_catalog(rules), encoding="utf-8")
     print(f"wrote {CATALOG_PATH}")
+    if PAGES.is_dir():
+        _write_descriptions(rules, CHECKOUT)
+        for rule in rules:
+            page = PAGES / f"{rule.code}.md"
+            text = rule_page(rule)
+            if not page.is_file() or page.read_text(encoding="utf-8") != text:
+                page.write_text(text, encoding="utf-8")
+                print(f"wrote {page}")
     return 0
 
 

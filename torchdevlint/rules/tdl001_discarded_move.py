@@ -23,7 +23,7 @@ from torchdevlint.analysis import (
 from torchdevlint.findings import Finding
 from torchdevlint.fixes.context import FixContext
 from torchdevlint.fixes.model import Edit, Fix, FixPlan
-from torchdevlint.rules.base import Rule, Violation, method_call_text, source_of
+from torchdevlint.rules.base import Message, Rule, Violation, method_call_text, source_of
 from torchdevlint.rules.prefilter import MOVE_METHODS, move_statement_in
 
 
@@ -64,6 +64,99 @@ class DiscardedMove(FixPlan):
 
 
 class DiscardedTensorMove(Rule):
+    """
+    ## What it does
+    Reports an expression statement whose value is `R.to(...)`, `R.cuda(...)` or `R.cpu()` when
+    `R` is known to be a `torch.Tensor`: bound from a torch function that returns a tensor
+    (`torch.tensor`, `torch.randn`, `torch.from_numpy`, `torch.cat`, `torch.nn.functional.*`, ...),
+    from a tensor method (`unsqueeze`, `view`, `float`, `detach`, ...) or arithmetic on tensors,
+    the output of a module or a loss, a value unpacked from iterating a data loader, a parameter
+    annotated `torch.Tensor`, a `self` attribute the class assigns a tensor (including
+    `register_buffer`), the return value of a function or method in the same file (also through
+    tuple unpacking), or a closure variable bound to a tensor.
+
+    It also reports `batch["input"].cuda()` and `batch.x.to(device)` (a string key or an attribute
+    of a data-loader batch) inside the loop over that loader, when the loop feeds the batch or
+    parts of it to a module, or moves other parts of it and keeps the result.
+
+    ## Why is this bad
+    `Tensor.to()`, `Tensor.cuda()` and `Tensor.cpu()` return a **new** tensor and leave the
+    receiver where it was. A bare `x.to(device)` does nothing; the next operation that mixes `x`
+    with tensors on the device fails:
+
+    ```
+    RuntimeError: Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu!
+    ```
+
+    or, from a matrix product such as `nn.Linear`'s, naming the argument that is elsewhere:
+
+    ```
+    RuntimeError: Expected all tensors to be on the same device, but got mat1 is on cpu, different from other tensors on cuda:0 (when checking argument in method wrapper_CUDA_addmm)
+    ```
+
+    On the `meta` device, which plays the GPU in this project's runtime tests, the same bug reads:
+
+    ```
+    RuntimeError: Tensor on device meta is not on the expected device cpu!
+    ```
+
+    (`nn.Module.to()` is different: it moves the module's parameters in place, so a bare
+    `model.to(device)` is correct and is never reported.)
+
+    ## Example
+    ```python
+    images = torch.randn(8, 3, 32, 32)
+    images.to(device)
+    logits = model(images)
+    ```
+
+    ## Use instead
+    ```python
+    images = torch.randn(8, 3, 32, 32)
+    images = images.to(device)
+    logits = model(images)
+    ```
+
+    ## Fix safety
+    `--fix` assigns the moved tensor back to the receiver: `x.to(device)` becomes
+    `x = x.to(device)` (likewise `.cuda()` and `.cpu()`).
+
+    - **Safe** when the receiver is a plain name bound in the same scope as the statement (a
+      local variable or parameter of that function, or a module-level name moved at module level).
+    - **Unsafe** (applied only with `--unsafe-fixes`) when the receiver is an attribute:
+      `self.buf.to(device)` becomes `self.buf = self.buf.to(device)`. That is right for a plain
+      tensor attribute, but if the attribute is an `nn.Parameter`, assigning a plain tensor over it
+      raises `TypeError`, and a registered buffer is better moved with the module. Likewise an
+      item of a batch: `batch["input"].cuda()` becomes `batch["input"] = batch["input"].cuda()`,
+      right for a dict or a `BatchEncoding`, a `TypeError` for a tuple.
+    - **No fix** when the name comes from an enclosing function or is declared `global` or
+      `nonlocal`: assigning it would make it local to the function and the read before it would
+      raise `UnboundLocalError`. Also none when the receiver is an expression that cannot be
+      assigned (`loss.detach().cpu()`, `x[0].to(device)` outside a batch).
+
+    ## Known limits
+    The rule reports only receivers it can prove are tensors. It stays silent on `nn.Module`
+    instances and subclasses (through any depth of classes in the file, `LightningModule`,
+    torchmetrics metrics, `torchvision.models.*`, `X.from_pretrained(...)`), on items of
+    `nn.ModuleList`/`ModuleDict`/`Sequential`, on Hugging Face tokenizer and processor outputs
+    (`BatchEncoding.to()` moves in place), on a whole loader item that is not unpacked (it may be a
+    `BatchEncoding` or a PyG `Batch`, both moved in place), on objects of other classes that happen
+    to have `.to()` or `.cpu()`, and on anything whose kind it cannot tell. A name is judged by the
+    definitions that reach the move: the last assignment before it in the same function (and
+    earlier ones while that one sits in a branch the move is not under, and later ones in a loop
+    around the move), so `x = torch.zeros(3); x.to(d); x = other()` is reported and
+    `if a: x = torch.zeros(3) else: x = other()` followed by `x.to(d)` is not. An unannotated
+    parameter is a tensor when the function itself uses it as only a tensor is used (`x.shape`,
+    `x.view(...)`, `x[...]`, `torch.cat([x, ...])`). An attribute the function has just replaced
+    with something that is not a tensor (bitsandbytes' `self.linear.weight = Params4bit(...)`,
+    whose `.cuda()` quantizes in place) is not reported; a `Union[str, Tensor]` parameter
+    narrowed by `isinstance` is not yet recognised.
+    """
+
+    # The kind of finding (its message, as data; the report fills the fields).
+    DISCARDED = Message("result of `{name}.{method}()` is discarded: Tensor.{method}() returns "
+                        "a new tensor and leaves `{name}` where it was; {advice}")
+
     code = "TDL001"
     fixable = True
     facts = frozenset(("kinds", "placement"))
@@ -88,6 +181,7 @@ class DiscardedTensorMove(Rule):
     summary = "Result of Tensor.to()/.cuda()/.cpu() is discarded; the tensor does not move"
     required_text = method_call_text(*MOVE_METHODS)
 
+    required_calls = MOVE_METHODS
     could_report_in = staticmethod(move_statement_in)
 
     def check(self, analysis: Analysis) -> Iterator[Violation]:
@@ -107,8 +201,7 @@ class DiscardedTensorMove(Rule):
                     advice = "use the result or remove the statement"
                 yield Violation(
                     site.call,
-                    f"result of `{name}.{method}()` is discarded: Tensor.{method}() returns a new "
-                    f"tensor and leaves `{name}` where it was; {advice}",
+                    self.DISCARDED(name=name, method=method, advice=advice),
                     fix=DiscardedMove(site, batch_item),  # --fix rebinds the receiver
                 )
 
@@ -174,21 +267,11 @@ def _batch_item_in_use(analysis: Analysis, receiver, site: CallSite) -> bool:
     return False
 
 
-# What only a tensor does among the things whose .to()/.cuda() returns a copy (a module has
-# no .shape, .dim() or .view(); a NumPy array has no .to()).
-_TENSOR_ONLY_METHODS = frozenset(
-    "size dim view unsqueeze squeeze permute transpose reshape numel item numpy tolist "
-    "contiguous detach clone flatten masked_fill expand expand_as view_as index_select "
-    "narrow type_as new_zeros new_ones new_full new_empty".split())
-_TENSOR_ONLY_ATTRIBUTES = frozenset("shape ndim dtype is_cuda T mT grad data".split())
-
-
+_TENSOR_ONLY_METHODS = api.TENSOR_RECEIVER_METHODS
+_TENSOR_ONLY_ATTRIBUTES = api.TENSOR_RECEIVER_ATTRIBUTES
 # Everything a tensor has that code reaches by attribute; a use of any other attribute
 # (``data.x``, ``model.eval()``, ``batch.input_ids``) means the value is something else.
-_TENSOR_API = (api.TENSOR_METHODS | api.NON_TENSOR_TENSOR_METHODS | api.TENSOR_ATTRIBUTES
-               | _TENSOR_ONLY_METHODS | _TENSOR_ONLY_ATTRIBUTES
-               | frozenset("device requires_grad backward grad_fn is_leaf half float double "
-                           "long int bool".split()))
+_TENSOR_API = api.TENSOR_MEMBERS
 
 
 def _used_only_as_tensor(analysis: Analysis, name: str, body, scope) -> bool:

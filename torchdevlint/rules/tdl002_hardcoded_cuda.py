@@ -44,7 +44,7 @@ from torchdevlint.findings import Finding
 from torchdevlint.fixes.context import FixContext, accelerator_device, literal_quote
 from torchdevlint.fixes.model import Edit, Fix, FixPlan
 from torchdevlint.rules import factories
-from torchdevlint.rules.base import TOKEN_GAP, Rule, Violation, method_call_text, source_of
+from torchdevlint.rules.base import TOKEN_GAP, Message, Rule, Violation, method_call_text, source_of
 from torchdevlint.rules.prefilter import hardcoded_cuda_in
 from torchdevlint.torch_version import has_accelerator_api
 
@@ -132,6 +132,227 @@ class CudaCall(FixPlan):
 
 
 class HardcodedCudaDevice(Rule):
+    """
+    ## What it does
+    Reports a CUDA device hard-coded where no availability check protects it:
+
+    - the string literals `"cuda"` and `"cuda:N"` used as a device: the argument of
+      `torch.device(...)`, any `device=` keyword, `.to("cuda")`, `map_location="cuda..."` (also
+      positional), `torch.set_default_device("cuda")`;
+    - a default value `"cuda..."` of a parameter named `device` or ending in `_device`, and a
+      `device`-named variable or attribute assigned such a literal;
+    - a name bound to such a literal and then used as a device (reported at the literal);
+    - every `.cuda(...)` call;
+    - the legacy `torch.cuda.*Tensor` types.
+
+    Code is protected when it sits in an `if` block or conditional expression whose test involves
+    `torch.cuda.is_available()` (directly, or through a variable computed from it such as
+    `use_cuda = not args.no_cuda and torch.cuda.is_available()`), `torch.cuda.device_count()`,
+    `x.is_cuda`, a comparison of a device with `"cuda"`/`"cpu"` (`device.type == "cuda"`,
+    `"cuda" in str(device)`), or an explicit opt-in flag whose name mentions CUDA or a GPU
+    (`args.cuda`, `use_gpu`, `args.gpu is not None`); after an early exit on such a test
+    (`if not torch.cuda.is_available(): return` / `raise` / `pytest.skip(...)`) or an
+    `assert torch.cuda.is_available()`; in functions and classes decorated with such a test
+    (`@unittest.skipIf(not torch.cuda.is_available(), ...)`) or whose name mentions CUDA or a GPU
+    (`def to_cuda(...)`, `class CudaTests`), and in modules with a CUDA `pytestmark` skip.
+    Test-suite guards through the project's own helpers count too: a decorator or mark whose
+    name or keyword speaks of CUDA or GPUs (`@RunIf(min_cuda_gpus=1)`, `@requires_cuda`,
+    `skipif(not HAS_GPU)`), and the values of `pytest.param(..., marks=...)` with such marks.
+    Distributed code after `if not dist.is_initialized(): return` or under `world_size > 1` is
+    multi-process GPU code. `if device is None: device = "cuda"` is no guard.
+
+    Only a check that proves CUDA makes a hard-coded CUDA device safe. Two checks that look alike
+    do not:
+
+    - `torch.accelerator.is_available()` (and `torch.accelerator.device_count()`) is true on any
+      accelerator: Apple MPS and Intel XPU as well as CUDA. Under it the accelerator's own device,
+      `torch.accelerator.current_accelerator()`, is safe; `"cuda"` still fails on a Mac.
+      `device = torch.accelerator.current_accelerator().type if torch.accelerator.is_available()
+      else "cpu"` is a device chosen at runtime (the fix uses it, see below), and a test that also
+      checks the accelerator's type (`torch.accelerator.current_accelerator().type == "cuda"`)
+      proves CUDA.
+    - `torch.backends.mps.is_available()` (also `is_built()`, and `torch.xpu.is_available()`) proves
+      that device, which this rule never reports: `"mps"` under it is safe. It says nothing of
+      CUDA: `if torch.backends.mps.is_available(): x.to("cuda")` fails on every Mac, and
+      `device = "cuda"` in its `else:` fails on every machine without MPS or CUDA. Both are reported.
+
+    Where the caller decides, the rule is silent too, because this file cannot show that a machine
+    without CUDA gets there:
+    - a worker started once per GPU (`mp.spawn(main_worker, nprocs=torch.cuda.device_count())`);
+    - a private function or method (or any function of a script) whose every call in the file is
+      guarded and which is never handed on as a value (MobileSAM's `self._setup_ddp(world_size)`
+      under `if world_size > 1`);
+    - `.cuda(gpu)` where `gpu` is a parameter of the enclosing function, or `self.device` that the
+      constructor only sets from one of its parameters (ResNeSt's `torch_dist_sum(gpu, ...)`):
+      which GPU to use is the caller's choice;
+    - a `device="cuda"` default that the class only stores as `self.device` and that neither the
+      class nor a subclass in the file reads.
+
+    A file that says itself that it needs CUDA is not reported at all: an `assert
+    torch.cuda.is_available()` or an exit/raise without CUDA at the top level of the module or of
+    one of its functions (also dino's `if ...: elif torch.cuda.is_available(): ... else:
+    sys.exit(1)`), an NCCL process group (`init_process_group("nccl")`), or an import of Triton.
+    Nor is a Python file beside a `setup.py` that builds a CUDA extension (`CUDAExtension(...)`
+    with no `CppExtension` fallback): the extension's wrappers and unit tests run only where CUDA
+    is (Swin-Transformer's `kernels/window_process`, Deformable-DETR's `models/ops`). This one
+    fact is read from the file system, as a per-file ignore would be, so every front end (the
+    command, flake8, standard input with `--stdin-filename`) applies it.
+    A GPU-only project where this is said in another file sets `require-accelerator = true` in
+    `[tool.torchdevlint]`, which turns this rule off.
+
+    A device type name given to an API that accepts it on any machine is not a device use:
+    `torch.amp.GradScaler(device="cuda")`, `torch.get_autocast_dtype("cuda")`,
+    `torch.is_autocast_enabled("cuda")` and the others in `torch_api.DEVICE_TYPE_TOLERANT_CALLS`,
+    each proven to run without CUDA by the runtime suite. `torch.device("cuda")` alone fails
+    nowhere: it is reported where it is used as a device (passed where a device goes, a `with`
+    block's default device, returned, kept in a device-named variable, a parameter's default),
+    not when it is only built, compared or handed to code the analysis does not follow. A
+    `device="cuda"` stored in a settings object (`SimpleNamespace(...)`, `dict(...)`,
+    `argparse` defaults) is configuration, and a `device="cuda"` default that the function
+    replaces with `"cpu"` when it must (`if not available: device = "cpu"`) is only a first
+    choice. A `"cuda"` default of a parameter that
+    every call in the file passes is not reported when no other file is expected to call the
+    function (it is private, or the file is a script with a `__main__` entry point).
+
+    A line whose comment (on it, or on the line right above it) says that it fails, as the
+    deliberate error demos of teaching notebooks do (`# this will error`, `# raises`, `# error!`,
+    `# RuntimeError: ...`), is treated as the body of `pytest.raises` is: the failure is the
+    point (`analysis.model.says_it_fails`, issue 28). A comment that only mentions an error
+    (`# mean squared error`) changes nothing.
+
+    CUDA memory statistics of a device (`torch.cuda.max_memory_allocated(device="cuda")`,
+    `memory_allocated`, `memory_reserved`, `max_memory_reserved`, `memory_stats`) return 0 (an
+    empty dict) where CUDA never ran: no crash, no finding. A device-named variable set to
+    `"cuda"` whose every use comes after a guard (`device = "cuda"`, then `if not
+    torch.cuda.is_available(): return`, then `model.to(device)`) is not reported either. A test
+    read backwards guards nothing: the body of `if t.device != torch.device("cuda"):` (also
+    `device.type != "cuda"`, `"cuda" not in str(d)`) runs where the tensor is *not* on CUDA, a
+    machine without CUDA included, so a hard-coded CUDA device there is reported (the `else`
+    branch, and the code after `if device.type != "cuda": return`, stay guarded).
+
+    The fallback of the accelerator idiom of many example folders,
+    `torch.accelerator.current_accelerator().type if hasattr(torch, "accelerator") else "cuda"`,
+    runs only on a torch without the accelerator API (before 2.6). There `"cuda"` is a hard-coded
+    device like any other, and it is reported where the project's torch may be older than 2.6
+    (`torch-version` below 2.6, the default 2.0 included). Where the project targets 2.6 or later
+    the branch is dead code and is not reported (`Guards.live_branches` decides, for any
+    conditional expression whose test is `hasattr(torch, "accelerator")`, or `not` it). The bigger
+    bug of that line, `.type` of the None that `current_accelerator()` returns on every machine
+    without an accelerator, is TDL012's, which reports it in either case.
+
+    ## Why is this bad
+    The script crashes on every machine without a CUDA GPU: a laptop, a CPU-only CI runner, an
+    Apple-silicon Mac. With a CPU-only build of PyTorch:
+
+    ```
+    AssertionError: Torch not compiled with CUDA enabled
+    ```
+
+    with a CUDA build on a machine without the NVIDIA driver:
+
+    ```
+    RuntimeError: Found no NVIDIA driver on your system. Please check that you have an NVIDIA GPU and installed a driver from http://www.nvidia.com/Download/index.aspx
+    ```
+
+    and with a CUDA build that sees no GPU (for example with `CUDA_VISIBLE_DEVICES=""`):
+
+    ```
+    RuntimeError: No CUDA GPUs are available
+    ```
+
+    ## Example
+    ```python
+    model = Net().cuda()
+    inputs = torch.zeros(8, 3, device="cuda")
+    ```
+
+    ## Use instead
+    ```python
+    device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    model = Net().to(device)
+    inputs = torch.zeros(8, 3, device=device)
+    ```
+
+    or, from PyTorch 2.6 on, the device of whichever accelerator the machine has (CUDA, Apple MPS,
+    Intel XPU, ...), as PyTorch's tutorials choose it:
+
+    ```python
+    device = torch.accelerator.current_accelerator().type if torch.accelerator.is_available() else "cpu"
+    ```
+
+    ## Fix safety
+    `--fix` makes the device a runtime choice. Which choice depends on the torch version the
+    project targets, `torch-version` (see [configuration](../configuration.md); by default the
+    lowest version the project's `torch` requirement allows, else 2.0):
+
+    - below 2.6, CUDA if it is available, else the CPU: `"cuda" if torch.cuda.is_available() else
+      "cpu"`;
+    - from 2.6 on, the accelerator if there is one, else the CPU: `torch.accelerator.current_accelerator().type
+      if torch.accelerator.is_available() else "cpu"`. On a machine with CUDA the accelerator is
+      CUDA, so the value is the same `"cuda"`; a Mac now runs on MPS where the code raised.
+
+    In what follows the first form is written; from torch 2.6 on, the second replaces it wherever
+    a `"cuda"` literal or a new module-level device is written. The safety is the same for both.
+
+    - A `"cuda"` or `"cuda:0"` literal in a device position becomes
+      `"cuda" if torch.cuda.is_available() else "cpu"`, keeping the literal's quotes. **Safe** when
+      torch uses the literal as a device right there: the `device=` or `map_location=` keyword of
+      a torch call (`torch.zeros(3, device="cuda")`, `torch.load(f, map_location="cuda")`) or the
+      argument of `.to()`. On a machine with CUDA the value is the same (device 0 exists whenever
+      CUDA is available); elsewhere torch raised an error. **Unsafe** for `torch.device("cuda")`,
+      a `device` parameter's default, a device variable (`DEVICE = "cuda"`) and the `device=`
+      keyword of a function that is not torch's: these are values that may be compared
+      (`torch.device("cuda") in devices`, `x.device.type == device`) rather than used, so code that
+      worked on a machine without CUDA may behave differently there. `import torch` is added after
+      the imports when the file does not import `torch` (an alias such as `import torch as T` is
+      used when there is one). `"cuda:0"` keeps the CUDA form at every torch version: the
+      accelerator's device is the current one, which is device 0 only until the program picks
+      another (`torch.cuda.set_device`).
+    - `x.cuda()` becomes `x.to(device)`. `device` is a variable in scope that is already chosen
+      from `torch.cuda.is_available()` (or is the accelerator idiom above) and bound before the
+      call; when there is none, one
+      module-level definition is added after the imports:
+      `device = torch.device("cuda" if torch.cuda.is_available() else "cpu")` (from torch 2.6 on,
+      `device = torch.accelerator.current_accelerator().type if torch.accelerator.is_available()
+      else "cpu"`), under a name the file does not use yet (`device`, else `default_device`, ...). **Safe** when `x` is known to
+      be a tensor or an `nn.Module`, whose `.to(device)` does what `.cuda()` does; **unsafe**
+      otherwise, since another class may define `.cuda()` but no `.to()`.
+    - **No fix** for a `.cuda()` statement whose result is thrown away (`batch["input"].cuda()`)
+      unless the receiver is known to be a module, which moves in place. `.to(device)` would keep
+      the copy discarded, so the message says the result is unused instead; where TDL001 reports
+      the same statement, its fix assigns the result first and the next pass of `--fix` rewrites
+      `.cuda()`.
+    - **No fix** for an explicit other device index (`"cuda:1"`, `torch.device("cuda", i)`: CUDA
+      being available does not mean that device exists), for `.cuda(...)` with arguments (`.cuda(0)`, `.cuda(rank)`,
+      `.cuda(non_blocking=True)`), for concatenated strings, and for `torch.cuda.FloatTensor` and
+      the other CUDA tensor types (rewrite them as `torch.tensor(..., device=device)` by hand).
+
+    ## Known limits
+    Not reported: `argparse` defaults (`add_argument(..., default="cuda")`, `set_defaults`),
+    `torch.autocast(device_type="cuda")` and `torch.autocast("cuda")`, which do not crash on a
+    CPU-only machine, comparisons such as `"cuda" in str(device)`, dictionary keys
+    (`map_location={"cuda:0": "cpu"}`), the type argument of `isinstance`, and f-strings such as
+    `f"cuda:{rank}"` (distributed code where the device index comes from the launcher). A flag
+    such as `if use_gpu:` is trusted as a guard because the user opted in to CUDA. The torch
+    version test `hasattr(torch, "accelerator")` is read as dead code only in a conditional
+    expression; an `if hasattr(torch, "accelerator"): ... else: device = "cuda"` statement is
+    reported at every torch version.
+    """
+
+    # The kinds of finding (their messages, as data; the report fills the fields).
+    DEVICE_VARIABLE = Message("`{name}` is set to hard-coded {literal}: " + CRASH + "; use "
+                              "`{choice}`")
+    PARAMETER_DEFAULT = Message("parameter `{name}` defaults to hard-coded {literal}: " + CRASH
+                                + "; default to `{choice}`")
+    CUDA_CALL = Message("`.cuda()` hard-codes the CUDA device: " + CRASH + "; use `.to(device)` "
+                        "with a device chosen at runtime")
+    CUDA_CALL_UNUSED = Message("`.cuda()` hard-codes the CUDA device: " + CRASH + "; its result "
+                               "is unused, so {unmoved}: assign the result and use `.to(device)` "
+                               "with a device chosen at runtime")
+    CUDA_TENSOR_TYPE = Message("`{qualified}` is a CUDA-only tensor type: " + CRASH + "; use "
+                               "`torch.tensor(..., device=device)`")
+    DEVICE_LITERAL = Message("hard-coded CUDA device {literal}: " + CRASH + "; use `{choice}`")
+
     code = "TDL002"
     fixable = True
     facts = frozenset(("kinds", "placement", "guards"))
@@ -200,8 +421,9 @@ class HardcodedCudaDevice(Rule):
             if name and is_device_name(name) and self._is_cuda(literal) \
                     and not analysis.is_guarded(ctx) \
                     and not analysis.guards.read_only_where_guarded(name, ctx):
-                yield from self._report(literal, f"`{name}` is set to hard-coded {_quote(literal)}: "
-                                                 f"{CRASH}; use `{self._runtime_choice(literal, ctx.scope)}`",
+                yield from self._report(literal, self.DEVICE_VARIABLE(
+                    name=name, literal=_quote(literal),
+                    choice=self._runtime_choice(literal, ctx.scope)),
                                         CudaLiteral(literal, ctx.scope))
         for site in self._device_call_sites():
             if analysis.is_guarded(site.ctx):
@@ -228,9 +450,9 @@ class HardcodedCudaDevice(Rule):
                 # a default is evaluated where the def statement runs, outside the body
                 outer = ctx.scope.parent or ctx.scope
                 yield from self._report(
-                    literal, f"parameter `{param.name.value}` defaults to hard-coded "
-                             f"{_quote(literal)}: {CRASH}; default to "
-                             f"`{self._runtime_choice(literal, outer)}`",
+                    literal, self.PARAMETER_DEFAULT(
+                        name=param.name.value, literal=_quote(literal),
+                        choice=self._runtime_choice(literal, outer)),
                     CudaLiteral(literal, outer))
         for site in collected.calls_by_name.get("cuda", ()):
             func = site.call.func
@@ -247,21 +469,16 @@ class HardcodedCudaDevice(Rule):
                 # so there is no fix here: TDL001's assignment comes first where it applies.
                 unmoved = "the tensor does not move" if receiver_kind is K.TENSOR else \
                     f"unless `{source_of(func.value)}` is a module nothing moves"
-                yield from self._report(func.attr, f"`.cuda()` hard-codes the CUDA device: {CRASH}; "
-                                                   f"its result is unused, so {unmoved}: assign the "
-                                                   f"result and use `.to(device)` with a device "
-                                                   f"chosen at runtime")
+                yield from self._report(func.attr, self.CUDA_CALL_UNUSED(unmoved=unmoved))
                 continue
-            yield from self._report(func.attr, f"`.cuda()` hard-codes the CUDA device: {CRASH}; "
-                                               f"use `.to(device)` with a device chosen at runtime",
+            yield from self._report(func.attr, self.CUDA_CALL(),
                                     CudaCall(site))
         for attribute, ctx in collected.devices.cuda_tensor_types:
             if analysis.is_guarded(ctx):
                 continue
             qualified = analysis.qualname(attribute, ctx.scope)
             if qualified and api.CUDA_TENSOR_TYPE_RE.match(qualified):
-                yield from self._report(attribute, f"`{qualified}` is a CUDA-only tensor type: {CRASH}; "
-                                                   f"use `torch.tensor(..., device=device)`")
+                yield from self._report(attribute, self.CUDA_TENSOR_TYPE(qualified=qualified))
 
     def _index_from_caller(self, site: CallSite) -> bool:
         """``x.cuda(gpu)`` where ``gpu`` is a parameter of the enclosing function, or
@@ -292,7 +509,7 @@ class HardcodedCudaDevice(Rule):
         collected = self.analysis.collected
         sites = list(collected.devices.keyword_calls)
         sites += self.analysis.call_sites(
-            ("device", "to", "set_default_device", "load", "load_state_dict_from_url", "load_url"),
+            api.DEVICE_TAKING_CALL_NAMES,
             ("torch.device", "torch.set_default_device", *api.MAP_LOCATION_FUNCTIONS))
         return sites
 
@@ -389,8 +606,8 @@ class HardcodedCudaDevice(Rule):
         analysis = self.analysis
         if isinstance(value, (cst.SimpleString, cst.ConcatenatedString)):
             if self._is_cuda(value):
-                yield from self._report(value, f"hard-coded CUDA device {_quote(value)}: {CRASH}; "
-                                               f"use `{self._runtime_choice(value, ctx.scope)}`",
+                yield from self._report(value, self.DEVICE_LITERAL(
+                    literal=_quote(value), choice=self._runtime_choice(value, ctx.scope)),
                                         CudaLiteral(value, ctx.scope))
         elif isinstance(value, cst.Call) and analysis.qualname(value.func, ctx.scope) == "torch.device":
             if id(value) in analysis.collected.devices.inspected:

@@ -21,8 +21,7 @@ from torchdevlint.analysis import (
 from torchdevlint.findings import Finding
 from torchdevlint.fixes.context import FixContext
 from torchdevlint.fixes.model import Edit, Fix, FixPlan
-from torchdevlint.rules.base import Rule, Violation
-from torchdevlint.rules.prefilter import load_call_in
+from torchdevlint.rules.base import Message, Rule, Violation
 
 _LOAD_NAMES = api.LOAD_CALL_NAMES
 
@@ -49,6 +48,101 @@ class MapLocationFix(FixPlan):
 
 
 class LoadWithoutMapLocation(Rule):
+    """
+    ## What it does
+    Reports a call to `torch.load` without `map_location`, through any import form
+    (`import torch as T`, `from torch import load`, `from torch import load as L`,
+    `torch.serialization.load`), and likewise `torch.jit.load`,
+    `torch.hub.load_state_dict_from_url` and `torch.utils.model_zoo.load_url`, which take the same
+    argument. A second positional argument (the third for the `hub`/`model_zoo` functions) counts
+    as `map_location`.
+
+    ## Why is this bad
+    `torch.load` restores every storage onto the device it was saved from. A checkpoint written on a
+    GPU fails to load on a machine without CUDA:
+
+    ```
+    RuntimeError: Attempting to deserialize object on a CUDA device but torch.cuda.is_available() is False. If you are running on a CPU-only machine, please use torch.load with map_location=torch.device('cpu') to map your storages to the CPU.
+    ```
+
+    `weights_only=True` does not help: it restricts what may be unpickled, not where storages go.
+
+    ## Example
+    ```python
+    model.load_state_dict(torch.load("checkpoint.pt"))
+    ```
+
+    ## Use instead
+    ```python
+    model.load_state_dict(torch.load("checkpoint.pt", map_location="cpu"))
+    ```
+
+    `load_state_dict` copies into the module's own parameters, wherever they live, so loading onto
+    the CPU is always right there. Elsewhere, pass the device the tensors should end up on.
+
+    ## Fix safety
+    `--fix` adds `map_location=` as the last argument: a device variable in scope (`device`,
+    `*_device`, bound before the call and never possibly `None`) when there is one, else
+    `"cpu"`, in the quotes the call's own strings use (else the file's first one-line string's),
+    as TDL002's fix follows the literal it rewrites: `torch.load('m.pt', map_location='cpu')`.
+
+    - **Safe** when the loaded object goes straight into `load_state_dict()`
+      (`model.load_state_dict(torch.load(path))`, also `torch.load(path)["model"]`):
+      `load_state_dict` copies every tensor onto the device of the module's (or optimizer's) own
+      parameters, so where the checkpoint is loaded to does not matter.
+    - **Unsafe** anywhere else: the loaded tensors now live on the CPU (or the chosen device)
+      instead of on the GPU they were saved from, which can change where later computations run.
+    - **No fix** when the call has no arguments or passes `*args`/`**kwargs` (the rule is silent
+      then anyway).
+
+    ## Known limits
+    A call that passes `*args` or `**kwargs` may carry `map_location` and is not reported. A load
+    is not reported when the file itself shows it cannot meet GPU tensors:
+
+    - it reads from a temporary directory the run made (pytest's `tmp_path`, `tmp_path_factory`,
+      also through a fixture of the file that returns such a path; `tempfile.mkdtemp()`,
+      `TemporaryDirectory()`);
+    - a round trip to the same target: an earlier `torch.save` (or another saving call such as
+      `fabric.save(path, ...)`, or a helper of the file that saves to its parameter) in the same
+      function, script or notebook, or, in a test module, in a fixture or helper;
+    - the file writes that target, or a file of the same name, only from CPU data (`.cpu()`,
+      `.numpy()`, `.tolist()`, NumPy arrays, torch factories without `device=`, plain values,
+      `{k: v.cpu() ...}`, FSDP's `full_optim_state_dict`);
+    - the target is a named setting (an attribute with a distinctive name, such as
+      `self.mel_statistics_path`) that the file writes through another object
+      (`trainer.config.mel_statistics_path`), and every such write is CPU data (issue 28);
+    - what a local save helper (`def save_to(obj, path): torch.save(obj, path)`) writes is what
+      each call passes, so `save_to({"mean": m.item()}, "stats.pt")` is CPU data and
+      `save_to(model.state_dict(), "weights.pt")` is device state, still reported;
+    - it is a method of a `Dataset` (or `Database`) class reading its own storage;
+    - what the file does with the loaded value shows it is data: it goes to `torch.from_numpy`,
+      whole into a scheduler's or GradScaler's `load_state_dict` (numbers only), or is assigned
+      to a name that calls it a dataset artifact (`train_data`, `data_lists`, `vocab.vectors`,
+      `triples`, `tokens`, `cache`: data pipelines produce CPU tensors), or the function caches it
+      (`if exists: x = torch.load(p) else: build x; torch.save(x, p)`);
+    - it is test code of a pytest or unittest module (`test_*` functions and `_test` helpers,
+      fixtures, `Test*` classes): a suite reads what it wrote or its own CPU fixtures, and its CI
+      runs it where it has to pass;
+    - a function of the file loads, and every `torch.save` of the file writes a CPU state dict
+      (after `model.cpu()`, or FSDP's `offload_to_cpu=True`): the file's own checkpoints are
+      CPU data.
+
+    These rules come from reviewing every TDL003 finding on 27 public repositories
+    ([docs/precision.md](../precision.md)); each is a fixture in
+    `fixtures/TDL003/negative/round_trips.py`.
+
+    A save *after* the load (a run that resumes, then saves over the file) is no evidence: the
+    load reads what an earlier run wrote, possibly on a GPU. `pickle.load`, `json.load`, `yaml.load`, `np.load` and
+    methods named `load` are never reported; a local function or variable named `torch` is not
+    mistaken for the module.
+    """
+
+    # The kind of finding (its message, as data; the report fills the fields).
+    NO_MAP_LOCATION = Message(
+        "`{function}()` without `map_location`: a checkpoint saved on a GPU fails to load on a "
+        "machine without CUDA (RuntimeError: Attempting to deserialize object on a CUDA "
+        "device); pass `map_location=` (for example \"cpu\" or the target device){writer}")
+
     code = "TDL003"
     fixable = True
     facts = frozenset(("kinds", "devices", "targets", "placement", "project", "guards"))
@@ -66,7 +160,7 @@ class LoadWithoutMapLocation(Rule):
     # The loader is named in the file (torch.load, `from torch.hub import load_url as f`) and
     # qualified names come from an import of torch.
     required_text = (r"\bload(?:_url|_state_dict_from_url)?\b", r"\btorch\b")
-    could_report_in = staticmethod(load_call_in)  # (in prefilter: no LibCST there)
+    required_calls = api.LOAD_CALL_NAMES  # (every finding is such a call, or an alias of one)
 
     def check(self, analysis: Analysis) -> Iterator[Violation]:
         # What the file writes, worked out once per file and only when a load is a candidate.
@@ -96,10 +190,8 @@ class LoadWithoutMapLocation(Rule):
             short = qualified.replace("torch.serialization.", "torch.")
             yield Violation(
                 call,
-                f"`{short}()` without `map_location`: a checkpoint saved on a GPU fails to load on "
-                f"a machine without CUDA (RuntimeError: Attempting to deserialize object on a CUDA "
-                f"device); pass `map_location=` (for example \"cpu\" or the target device)"
-                + (f" (written from device state in {written[0]})" if written else ""),
+                self.NO_MAP_LOCATION(function=short, writer=(
+                    f" (written from device state in {written[0]})" if written else "")),
                 fix=MapLocationFix(site),  # --fix adds map_location=
             )
 
@@ -314,7 +406,7 @@ def _is_dataset_class(info) -> bool:
 
 
 # Calls that give CPU data: NumPy, Python values, tensors copied to the host.
-_CPU_METHODS = frozenset("cpu numpy tolist item".split())
+_CPU_METHODS = api.HOST_COPY_METHODS
 
 
 

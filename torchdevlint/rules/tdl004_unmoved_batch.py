@@ -25,9 +25,12 @@ from torchdevlint.analysis import (
 from torchdevlint.findings import Finding
 from torchdevlint.fixes.context import FixContext
 from torchdevlint.fixes.model import Edit, Fix, FixPlan
-from torchdevlint.rules.base import Rule, Violation, method_call_text, source_of
+from torchdevlint.rules.base import Message, Rule, Violation, method_call_text, source_of
 
 SAME_DEVICE = "RuntimeError: Expected all tensors to be on the same device"
+_FROM_LOADER = "`{name}` comes from the data loader on the CPU and "
+_NOT_MOVED = " without being moved: " + SAME_DEVICE + "; move it first (`{name} = {proposed}`)"
+_PUT = "`{partner}`, which this loop put on a device,"
 LIGHTNING_STEPS = frozenset(
     "training_step validation_step test_step predict_step on_train_batch_start".split())
 # Keywords with which a loader is told where to put its batches (torchtext's ``device``,
@@ -84,6 +87,114 @@ class _Value:
 
 
 class UnmovedBatch(Rule):
+    """
+    ## What it does
+    Reports a `for` loop over a data loader (however wrapped: `enumerate`, `tqdm`, `zip`, `iter`)
+    whose body feeds a batch value into a model that was moved to a device, without moving the
+    value first. Batch values are the loop targets and the names unpacked from them in the body
+    (`x, y = batch`, `x = batch["pixels"]`), also when passed as `**batch`. Sinks are a call of
+    the moved model (`model(x)`, `model.forward(x)`), a loss or criterion (`criterion(out, y)`,
+    `F.cross_entropy(out, y)`, an `nn.*Loss` instance) and a comparison with a model output
+    (`(pred == y)`), the latter two only in loops that run a moved model, or where the other
+    operand is a value the loop itself put on a device: when the loop moves `images` but not
+    `target`, `criterion(model(images), target)`, `pred == target`, `pred.eq(target)` and
+    `output - target` fail whatever the model is (a function parameter, wrapped in
+    `DistributedDataParallel`), so the loop's own moves are the evidence. A model is moved by
+    `model.to(device)`, `model.cuda()`, `model = Net().to(device)` or `self.model.to(device)`.
+    Each unmoved value is reported once, at its first use.
+
+    A data loader is a `DataLoader(...)`, a name or attribute whose name contains `loader`, or a
+    call such as `self.train_dataloader()`.
+
+    ## Why is this bad
+    The model's weights are on the accelerator and the batch is still on the CPU, where the loader
+    produced it. The first operation that mixes them fails:
+
+    ```
+    RuntimeError: Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu!
+    ```
+
+    or, from a matrix product such as `nn.Linear`'s, naming the argument that is elsewhere:
+
+    ```
+    RuntimeError: Expected all tensors to be on the same device, but got mat1 is on cpu, different from other tensors on cuda:0 (when checking argument in method wrapper_CUDA_addmm)
+    ```
+
+    On the `meta` device, which plays the GPU in this project's runtime tests, the same bug reads:
+
+    ```
+    RuntimeError: Tensor on device meta is not on the expected device cpu!
+    ```
+
+    ## Example
+    ```python
+    model = Net().to(device)
+    for images, labels in train_loader:
+        loss = criterion(model(images), labels)
+    ```
+
+    ## Use instead
+    ```python
+    model = Net().to(device)
+    for images, labels in train_loader:
+        images = images.to(device)
+        labels = labels.to(device)
+        loss = criterion(model(images), labels)
+    ```
+
+    ## Fix safety
+    `--fix` moves each unmoved value at the start of the loop body (or right after the statement
+    that unpacks the batch, when that happens in the body): `inputs = inputs.to(device)`, where
+    `device` is the expression the model was moved with, if it is a plain name or attribute chain
+    that means the same thing inside the loop; otherwise `next(model.parameters()).device`.
+
+    - **Safe** when the value is known to be a tensor (an item unpacked from a loader of tensors).
+    - **Unsafe** when the value's kind is not known (a collated list of strings has no `.to()`),
+      and for a dict batch fed as `model(**batch)`, which becomes
+      `batch = {k: v.to(device) for k, v in batch.items()}` and fails if a value is not a tensor.
+    - **No fix** for a loop whose body is on the same line as the `for` (or whose unpacking
+      statement is), or when neither the device nor the model can be written at that point (for
+      example a model that is not a plain name or attribute).
+
+    ## Known limits
+    A value counts as moved after `x = x.to(...)`, `x.cuda()`, a bare `batch.to(device)` (in place
+    for a `BatchEncoding`; TDL001 reports it for a tensor), a comprehension that rebinds it
+    (`batch = {k: v.to(device) for k, v in batch.items()}`), an assignment into it
+    (`batch[k] = batch[k].to(device)`), or any helper call that receives the value and a device
+    (`batch = send_to_device(batch, device)`). The rule stays silent when the model is never
+    moved (a CPU-only script) or only cast (`.to(torch.float16)`, `.to("cpu")`), when the model is
+    wrapped in `DataParallel`/`DistributedDataParallel` (they scatter inputs themselves), when
+    `accelerate`'s `prepare` or Lightning Fabric's `setup` produced the loader or the model, inside
+    Lightning step methods and `LightningModule` classes, and when the iterable is not known to be
+    a loader, or when the loader already yields device tensors by code the file shows: built with
+    a device (torchtext's `BucketIterator.splits(..., device=device)`), with a `collate_fn` of the
+    file that moves what it collates, from a dataset that was moved (PyG's `data.to(device, "x")`
+    before `NeighborLoader(data, ...)`) or whose class moves its tensors, or with `**kwargs` that
+    may carry any of these. A model passed into a function as a parameter is moved when every
+    call of the function in the file passes a moved one. In a file
+    that uses `accelerate` or Lightning Fabric, only a `DataLoader(...)` built in the file counts
+    as a loader (a helper elsewhere may have prepared it). When the loop moves some of its batch
+    values, a value it still passes to the model on the CPU is taken as intentional (sequence
+    lengths for `pack_padded_sequence`, ids, metadata) and reported only where it meets a loss or
+    a comparison with the model's output.
+    """
+
+    # The kinds of finding (their messages, as data; the report fills the fields): where the
+    # batch value meets the device, a model moved there or a value this loop put there.
+    PASSED_TO_MODEL = Message(_FROM_LOADER + "is passed to `{callee}`, which was moved to a "
+                              "device," + _NOT_MOVED)
+    LOSS_WITH_OUTPUT = Message(_FROM_LOADER + "is passed to `{callee}` with the output of "
+                               "`{model}` (on a device)" + _NOT_MOVED)
+    COMPARED_WITH_OUTPUT = Message(_FROM_LOADER + "is compared with the output of `{model}` (on "
+                                   "a device)" + _NOT_MOVED)
+    COMBINED_WITH_OUTPUT = Message(_FROM_LOADER + "is combined with the output of `{model}` (on "
+                                   "a device)" + _NOT_MOVED)
+    LOSS_WITH_MOVED = Message(_FROM_LOADER + "is passed to `{callee}` with " + _PUT + _NOT_MOVED)
+    COMPARED_WITH_MOVED = Message(_FROM_LOADER + "is compared with " + _PUT + _NOT_MOVED)
+    COMBINED_WITH_MOVED = Message(_FROM_LOADER + "is combined with " + _PUT + _NOT_MOVED)
+    DERIVED_MEETS_MOVED = Message(_FROM_LOADER + "is passed to `{callee}`, whose output meets "
+                                  + _PUT + _NOT_MOVED)
+
     code = "TDL004"
     fixable = True
     facts = frozenset(("kinds", "devices", "placement"))
@@ -364,25 +475,17 @@ class _LoopChecker(OrderedWalk):
                 continue  # the loop never runs a model on a device: a CPU-only loop
             reported.add(name)
             value = self.values.get(name) or _Value(False, None)
+            rule = self.rule
             if partner is not None:
                 model_expr, device = partner.expr, partner.device
-                where = {
-                    "loss": f"is passed to `{callee}` with `{partner.text}`, which this loop put "
-                            f"on a device,",
-                    "compare": f"is compared with `{partner.text}`, which this loop put on a device,",
-                    "arith": f"is combined with `{partner.text}`, which this loop put on a device,",
-                    "derived": f"is passed to `{callee}`, whose output meets `{partner.text}`, which "
-                               f"this loop put on a device,",
-                }[sink]
+                message = {"loss": rule.LOSS_WITH_MOVED, "compare": rule.COMPARED_WITH_MOVED,
+                           "arith": rule.COMBINED_WITH_MOVED,
+                           "derived": rule.DERIVED_MEETS_MOVED}[sink]
             else:
                 model_expr, device = model if model else self.model_called
-                model_text = source_of(model_expr)
-                where = {
-                    "model": f"is passed to `{callee}`, which was moved to a device,",
-                    "loss": f"is passed to `{callee}` with the output of `{model_text}` (on a device)",
-                    "compare": f"is compared with the output of `{model_text}` (on a device)",
-                    "arith": f"is combined with the output of `{model_text}` (on a device)",
-                }[sink]
+                message = {"model": rule.PASSED_TO_MODEL, "loss": rule.LOSS_WITH_OUTPUT,
+                           "compare": rule.COMPARED_WITH_OUTPUT,
+                           "arith": rule.COMBINED_WITH_OUTPUT}[sink]
             # The message proposes what --fix writes: one device expression for both.
             device_text = _device_text_at(self.scope, device, model_expr)
             moved = None if device_text is None else _moved_text(name, device_text, value.is_mapping)
@@ -393,8 +496,9 @@ class _LoopChecker(OrderedWalk):
                 proposed = moved
             yield Violation(
                 node,
-                f"`{name}` comes from the data loader on the CPU and {where} without being moved: "
-                f"{SAME_DEVICE}; move it first (`{name} = {proposed}`)",
+                message(name=name, callee=callee, proposed=proposed,
+                        partner=partner.text if partner is not None else None,
+                        model=source_of(model_expr)),
                 fix=UnmovedBatchFix(self.loop, name, value.after, device, model_expr,
                                     value.is_mapping, moved),
             )
@@ -621,7 +725,7 @@ class _LoopChecker(OrderedWalk):
         arguments = (a.value for a in expr.args)
         if isinstance(expr.func, cst.Attribute):
             method = expr.func.attr.value
-            if method in api.NON_TENSOR_TENSOR_METHODS or method in ("cpu", "to"):
+            if method in api.NON_TENSOR_TENSOR_METHODS or method in api.ARGUMENT_DEVICE_METHODS:
                 return None
             if method in api.TENSOR_METHODS:
                 return self.device_of(expr.func.value) or self.first_device(arguments)

@@ -19,21 +19,16 @@ import libcst as cst
 
 from torchdevlint.analysis import (
     ARITHMETIC_OPERATORS, ASSIGN, Analysis, Binding, FunctionInfo, ModuleState, is_number,
-    api, walk_code,
+    api, factory_dimensions, walk_code,
 )
 from torchdevlint.findings import Finding
 from torchdevlint.fixes.context import FixContext
 from torchdevlint.fixes.model import Edit, Fix, FixPlan
-from torchdevlint.rules.base import Rule, Violation
-from torchdevlint.rules.classfacts import tensor_attribute_in
+from torchdevlint.rules.base import Message, Rule, Violation
+from torchdevlint.rules.classfacts import FACTORY_CALLS, tensor_attribute_in
 
 SAME_DEVICE = "RuntimeError: Expected all tensors to be on the same device"
 
-# torch factories whose result is never 0-dim, and those whose shape their size arguments say.
-_ALWAYS_SHAPED = api.ALWAYS_SHAPED_FACTORIES | api.INDEX_FACTORIES
-_SIZED = api.SIZE_FACTORIES
-_FROM_DATA = api.DATA_FACTORIES
-_LEGACY_CONSTRUCTORS = api.LEGACY_TENSOR_TYPES
 _OF_FIRST_ARGUMENT = api.TRIANGLE_FUNCTIONS
 # Tensor methods whose result is on the receiver's device with at least its dimensions.
 _SHAPE_KEEPING = api.SHAPE_KEEPING_METHODS
@@ -70,6 +65,131 @@ class RegisterBuffer(FixPlan):
 
 
 class UnregisteredTensorAttribute(Rule):
+    """
+    ## What it does
+    Reports `self.NAME = <tensor>` in an `nn.Module` (a subclass of `nn.Module` directly, through
+    the file's own classes, or through `LightningModule`, torchmetrics' `Metric` and the like) when
+    all of these hold:
+
+    - the value is a tensor created on the CPU with at least one dimension: a torch factory without
+      `device=` (`torch.zeros(n)`, `torch.ones(T, T)`, `torch.arange(n)`, `torch.linspace(...)`,
+      `torch.eye(n)`, `torch.randn(...)`, `torch.tensor([...])` of a list), `torch.tril`/`triu` of
+      one, and what slices (`[..., None]`, `[:, :n]`), dtype casts and reshapes make of one;
+    - it is neither an `nn.Parameter` nor registered (`register_buffer`, `nn.Buffer`);
+    - the attribute is assigned only while the module is built (in `__init__` and the methods only
+      `__init__` calls);
+    - a method other than those combines it, as it is, with a tensor on the module's device: in
+      arithmetic or a comparison, in a tensor method that combines (`x.masked_fill(self.mask, ...)`,
+      `x.matmul(self.w)`), passed to a torch function together with such a tensor
+      (`torch.cat([x, self.pad])`, `F.linear(x, self.w)`) or to a registered submodule that has
+      weights (`self.proj(self.table)`).
+
+    "A tensor on the module's device" is a registered parameter or buffer, what a registered
+    submodule with weights returns (or any registered submodule given such a tensor), a method
+    argument used as a tensor (`x.size(1)`, `x.device`, passed to such a submodule or to a torch
+    function that takes tensors: the input of a moved model), and what is computed from those.
+
+    A CPU tensor "with a dimension" is proven from how it is made: a factory with a shape
+    (`torch.zeros(n)`, not `torch.zeros(())`), a list (`torch.tensor([...])`), a legacy
+    constructor (`torch.Tensor(...)`, never 0-dim), `torch.from_numpy`, `torch.cat`/`stack` of
+    such, elementwise math, arithmetic (broadcasting never drops a dimension), and a local name
+    of `__init__` bound to one.
+
+    The finding is on the assignment.
+
+    ## Why is this bad
+    `model.to(device)` moves what the module registers with torch: parameters, buffers and
+    submodules. A tensor kept as a plain attribute stays where it was created, on the CPU. The first
+    `forward` on the GPU then mixes devices:
+
+    ```
+    RuntimeError: Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu!
+    ```
+
+    On the `meta` device, which plays the GPU in this project's runtime tests, the same bug reads,
+    depending on which operand the operation checks first:
+
+    ```
+    RuntimeError: Tensor on device cpu is not on the expected device meta!
+    RuntimeError: Tensor on device meta is not on the expected device cpu!
+    ```
+
+    The attribute is also missing from `state_dict()` and is not converted by `model.half()`.
+    Public reports of this exact bug include torchaudio's `TimeStretch` (`self.phase_advance`), a
+    cached attention-bias table in MobileSAM/TinyViT, and Lightning modules holding a one-hot table.
+    In each the fix was `register_buffer`.
+
+    ## Example
+    ```python
+    class CausalAttention(nn.Module):
+        def __init__(self, d, context):
+            super().__init__()
+            self.qkv = nn.Linear(d, 3 * d)
+            self.mask = torch.triu(torch.ones(context, context), diagonal=1)
+
+        def forward(self, x):
+            q, k, v = self.qkv(x).chunk(3, dim=-1)
+            scores = q @ k.transpose(1, 2)
+            T = x.size(1)
+            scores = scores.masked_fill(self.mask.bool()[:T, :T], float("-inf"))
+            return scores.softmax(-1) @ v
+    ```
+
+    ## Use instead
+    ```python
+    class CausalAttention(nn.Module):
+        def __init__(self, d, context):
+            super().__init__()
+            self.qkv = nn.Linear(d, 3 * d)
+            self.register_buffer("mask", torch.triu(torch.ones(context, context), diagonal=1),
+                                 persistent=False)
+
+        def forward(self, x):
+            q, k, v = self.qkv(x).chunk(3, dim=-1)
+            scores = q @ k.transpose(1, 2)
+            T = x.size(1)
+            scores = scores.masked_fill(self.mask.bool()[:T, :T], float("-inf"))
+            return scores.softmax(-1) @ v
+    ```
+
+    ## Fix safety
+    `--fix` rewrites `self.NAME = VALUE` into
+    `self.register_buffer("NAME", VALUE, persistent=False)`. `persistent=False` keeps
+    `state_dict()` as it was, so checkpoints saved before the fix still load with `strict=True`.
+
+    - **Safe** when the assignment is the attribute's only one in the class, it is in `__init__`
+      after `super().__init__()`, and the class body does not bind the name.
+    - **Unsafe** (applied only with `--unsafe-fixes`) otherwise: the attribute is assigned more than
+      once (a later assignment of something that is not a tensor or `None` raises `TypeError` on a
+      buffer), or in a helper method that `__init__` calls (it may run before `super().__init__()`).
+    - **No fix** for an annotated assignment, an assignment that shares its line with other
+      statements, or an assignment through `setattr`.
+
+    ## Known limits
+    The rule stays silent when:
+
+    - every use moves the attribute first (`self.mask.to(x.device)`, `.type_as(x)`), or it is only
+      used as an index (`x[:, self.idx]`: a CPU index into a device tensor works);
+    - the tensor is 0-dim (`torch.tensor(2.0)`): a CPU scalar tensor combines with device tensors;
+    - the class overrides `_apply`, `to` or `cuda` (itself or through a base class of the file):
+      it may move its plain tensors itself;
+    - the class is not an `nn.Module` (a sampler or a dataset that holds tensors is fine), or the
+      analysis cannot tell (a base class from another file);
+    - the attribute is (re)assigned while the module runs (a cache refreshed in `forward`);
+    - the value's device or shape is not known: a tensor passed in from outside, the result of a
+      function (of this file or another), `torch.cat` of several tensors, a `*_like` factory;
+    - the other operand is not known to be on the module's device (an argument never used as a
+      tensor, an unknown function's result).
+
+    Uses are looked for in the class's own methods, not in subclasses.
+    """
+
+    # The kind of finding (its message, as data; the report fills the fields).
+    PLAIN_ATTRIBUTE = Message(
+        "`{owner}.{name}` holds a tensor as a plain attribute of the module `{module}`, so "
+        "`.to(device)` leaves it on the CPU, and `{method}` {where}: " + SAME_DEVICE + "; "
+        "register it as a buffer (`{owner}.register_buffer(\"{name}\", ..., persistent=False)`)")
+
     code = "TDL005"
     name = "unregistered-tensor-attribute"
     summary = "A tensor kept as a plain nn.Module attribute is not moved by .to(device)"
@@ -132,10 +252,8 @@ class UnregisteredTensorAttribute(Rule):
                 owner = binding.node.value.value if isinstance(binding.node, cst.Attribute) else "self"
                 yield Violation(
                     binding.node,
-                    f"`{owner}.{name}` holds a tensor as a plain attribute of the module "
-                    f"`{info.name}`, so `.to(device)` leaves it on the CPU, and `{method}` "
-                    f"{where}: {SAME_DEVICE}; register it as a buffer "
-                    f"(`{owner}.register_buffer(\"{name}\", ..., persistent=False)`)",
+                    self.PLAIN_ATTRIBUTE(owner=owner, name=name, module=info.name, method=method,
+                                         where=where),
                     fix=RegisterBuffer(binding, name, safe)
                     if isinstance(binding.node, cst.Attribute) else None,
                 )
@@ -190,11 +308,9 @@ class UnregisteredTensorAttribute(Rule):
         if any(a.star for a in value.args):
             return False
         positional = [a.value for a in value.args if a.keyword is None]
-        if tail in _ALWAYS_SHAPED:
-            return True
         if tail in _OF_FIRST_ARGUMENT or tail in _ELEMENTWISE:
             return bool(positional) and self._created_on_cpu(positional[0], binding, depth + 1)
-        if tail in ("cat", "stack", "outer"):
+        if tail in api.JOINING_FUNCTIONS or tail == "outer":
             items = positional[0].elements if tail != "outer" and positional and isinstance(
                 positional[0], (cst.List, cst.Tuple)) else [cst.Element(v) for v in positional]
             return bool(items) and all(not isinstance(e, cst.StarredElement) and
@@ -202,26 +318,8 @@ class UnregisteredTensorAttribute(Rule):
                                        for e in items)
         if tail == "from_numpy":
             return True  # a numpy array: 0-dim ones are all but unheard of in module state
-        if tail in _LEGACY_CONSTRUCTORS:
-            # ``torch.Tensor(3)`` is a 1-dim tensor of size 3, ``torch.Tensor([...])`` one of
-            # the data: never 0-dim, whatever the argument
-            return bool(positional)
-        if tail in _FROM_DATA:
-            return len(positional) == 1 and isinstance(
-                positional[0], (cst.List, cst.Tuple, cst.ListComp)) and bool(
-                    getattr(positional[0], "elements", True))
-        if tail in _SIZED:
-            sizes = positional[:1] if tail == "full" else positional
-            if not sizes:
-                sizes = [a.value for a in value.args
-                         if a.keyword is not None and a.keyword.value == "size"]
-            if len(sizes) != 1:
-                return len(sizes) > 1
-            size = sizes[0]
-            if isinstance(size, (cst.Tuple, cst.List)):
-                return bool(size.elements)
-            return isinstance(size, (cst.Integer, cst.Name, cst.Attribute, cst.BinaryOperation))
-        return False
+        # a factory: with a dimension, by the one answer (a 0-dim one combines with any device)
+        return tail in FACTORY_CALLS and factory_dimensions(value, tail) is True
 
     # -- where it meets the module's device ---------------------------------------------------
 
@@ -286,7 +384,7 @@ class _Stays:
         if isinstance(expr, cst.Attribute):
             if isinstance(expr.value, cst.Name) and expr.value.value == self.self_name:
                 return expr.attr.value == self.name
-            return expr.attr.value in ("T", "mT") and self(expr.value)
+            return expr.attr.value in api.TRANSPOSE_ATTRIBUTES and self(expr.value)
         if isinstance(expr, cst.Subscript):
             return any(isinstance(e.slice, cst.Slice) for e in expr.slice) and self(expr.value)
         if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):

@@ -17,13 +17,13 @@ from typing import Dict, Iterator, List, Optional, Set
 import libcst as cst
 
 from torchdevlint.analysis import (
-    ASSIGN, IMPORT, Analysis, Binding, ClassInfo, ModuleState, Scope, last_name, string_value,
+    ASSIGN, IMPORT, Analysis, Binding, ClassInfo, ModuleState, api, Scope, last_name, string_value,
     walk_code,
 )
 from torchdevlint.findings import Finding
 from torchdevlint.fixes.context import FixContext
 from torchdevlint.fixes.model import Edit, Fix, FixPlan
-from torchdevlint.rules.base import Rule, Violation
+from torchdevlint.rules.base import Message, Rule, Violation
 from torchdevlint.rules.classfacts import module_container_in
 
 _EMPTY_LIST = "list"
@@ -31,7 +31,7 @@ _EMPTY_DICT = "dict"
 _FILLING_METHODS = frozenset(("append", "extend", "insert"))
 _REGISTERING_CONTAINERS = frozenset(("Sequential", "ModuleList", "ModuleDict"))
 _DYNAMIC_REGISTRATION = frozenset(("add_module", "register_module", "setattr"))
-_MOVES = frozenset(("to", "cuda"))
+_MOVES = api.ACCELERATOR_MOVE_METHODS
 
 
 @dataclass
@@ -68,6 +68,118 @@ class WrapContainer(FixPlan):
 
 
 class UnregisteredSubmoduleContainer(Rule):
+    """
+    ## What it does
+    Reports, in an `nn.Module`, `self.NAME` bound to a list, tuple or dict of submodules that torch
+    does not see:
+
+    - a literal of modules built right there (`[nn.Linear(d, d), nn.ReLU()]`,
+      `{"a": Head(), "b": Head()}`; one item only when the class adds more later);
+    - a comprehension that builds modules (`[Block(cfg) for _ in range(n)]`);
+    - `[]` / `{}` (or `list()` / `dict()`) that the class then fills with modules built there, by
+      `.append`, `.extend`, `.insert` or item assignment (`self.heads[name] = nn.Linear(...)`);
+
+    when a method other than `__init__` (and the helpers only it calls) reads the container. The
+    finding is on the binding.
+
+    ## Why is this bad
+    Only attributes that are modules are registered as submodules. A plain Python container hides
+    its modules from torch:
+
+    - `model.to(device)` does not move them, so `forward` mixes devices (a convolution reports it
+      as an input type and weight type that "should be the same");
+    - `model.parameters()` does not list their weights, so the optimizer never trains them; a
+      Lightning user's classifier that kept its convolutions in a list registered 6 of its 22
+      parameter tensors;
+    - `model.state_dict()` does not save them, so a checkpoint silently loses them;
+    - `model.train()` / `model.eval()` do not reach them (dropout and batch norm stay in the
+      wrong mode).
+
+    The device error, from the first layer of the list that meets a moved input:
+
+    ```
+    RuntimeError: Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu!
+    ```
+
+    On the `meta` device, which plays the GPU in this project's runtime tests, depending on which
+    operand the operation checks first:
+
+    ```
+    RuntimeError: Tensor on device cpu is not on the expected device meta!
+    RuntimeError: Tensor on device meta is not on the expected device cpu!
+    ```
+
+    ## Example
+    ```python
+    class Encoder(nn.Module):
+        def __init__(self, d, depth):
+            super().__init__()
+            self.blocks = [nn.Linear(d, d) for _ in range(depth)]
+
+        def forward(self, x):
+            for block in self.blocks:
+                x = block(x).relu()
+            return x
+    ```
+
+    ## Use instead
+    ```python
+    class Encoder(nn.Module):
+        def __init__(self, d, depth):
+            super().__init__()
+            self.blocks = nn.ModuleList([nn.Linear(d, d) for _ in range(depth)])
+
+        def forward(self, x):
+            for block in self.blocks:
+                x = block(x).relu()
+            return x
+    ```
+
+    ## Fix safety
+    `--fix --unsafe-fixes` wraps the container: a list, tuple or comprehension (or an empty list
+    filled later) in `nn.ModuleList(...)`, a dict whose keys are all strings (or an empty dict
+    filled with string keys) in `nn.ModuleDict(...)`. It uses the file's name for `torch.nn` when
+    there is one, else `torch.nn` (adding `import torch` if needed).
+
+    The fix is **always unsafe**:
+
+    - `state_dict()` gains the container's keys (`blocks.0.weight`, ...), so a checkpoint saved
+      before the fix no longer loads with `load_state_dict(..., strict=True)`; load it with
+      `strict=False` once and save it again;
+    - the optimizer now trains weights it never trained;
+    - code that relies on the plain type (`isinstance(x, list)`, `+` with a list, dict methods that
+      `ModuleDict` lacks) behaves differently.
+
+    No fix for a dict whose keys are not all known to be strings (`ModuleDict` refuses others):
+    a literal with a key that is not a string literal, or an empty dict filled through
+    `self.heads[key] = ...` with a key that is neither a string literal nor an f-string.
+
+    ## Known limits
+    The rule stays silent on:
+
+    - containers of references to submodules already registered as attributes
+      (`self.stages = [self.layer1, self.layer2]`), and on modules bound to a local name that is
+      also used elsewhere (it may be registered that way);
+    - containers of functions (`[F.relu, F.gelu]`) or of anything not known to be a module;
+    - local lists later wrapped in `nn.Sequential(*layers)` or `nn.ModuleList(layers)`, and
+      containers the class passes to `Sequential`, `ModuleList`, `ModuleDict` or `add_module`;
+    - classes that register modules under computed names (`add_module(f"block{i}", block)`,
+      `setattr(self, name, module)`);
+    - a one-item literal the class never adds to (`self.teacher = [Teacher().eval()]`): the known
+      trick of hiding a frozen module from `parameters()` and `state_dict()`;
+    - containers whose items the class moves itself (`for m in self.models: m.to(device)`), and
+      classes that override `_apply`, `to` or `cuda`;
+    - classes that are not modules, or that the analysis cannot tell are;
+    - containers never read after construction.
+    """
+
+    # The kind of finding (its message, as data; the report fills the fields).
+    PLAIN_CONTAINER = Message(
+        "`{owner}.{name}` keeps submodules of `{module}` in a plain {plain}, which torch does "
+        "not see: `.to(device)` does not move them (RuntimeError: Expected all tensors to be on "
+        "the same device), `parameters()` does not list them (the optimizer never trains them) "
+        "and `state_dict()` does not save them; use `nn.{container}`")
+
     code = "TDL006"
     name = "unregistered-submodule-container"
     summary = "Submodules kept in a plain list or dict are not moved, trained or saved"
@@ -162,11 +274,9 @@ class UnregisteredSubmoduleContainer(Rule):
                     else "list"
                 yield Violation(
                     binding.node,
-                    f"`{owner}.{name}` keeps submodules of `{info.name}` in a plain {plain}, which "
-                    f"torch does not see: `.to(device)` does not move them (RuntimeError: "
-                    f"Expected all tensors to be on the same device), `parameters()` does not "
-                    f"list them (the optimizer never trains them) and `state_dict()` does not "
-                    f"save them; use `nn.{'ModuleDict' if plain == 'dict' else 'ModuleList'}`",
+                    self.PLAIN_CONTAINER(
+                        owner=owner, name=name, module=info.name, plain=plain,
+                        container="ModuleDict" if plain == "dict" else "ModuleList"),
                     fix=WrapContainer(binding.value, binding.ctx.scope, kind)
                     if kind is not None and isinstance(binding.node, cst.Attribute) else None,
                 )

@@ -31,15 +31,13 @@ import libcst as cst
 
 from torchdevlint.analysis import (
     ARITHMETIC_OPERATORS, ASSIGN, Analysis, FunctionInfo, ModuleState, is_number, root_name,
-    api, walk_code,
+    api, factory_dimensions, makes_an_empty_tensor, walk_code,
 )
 from torchdevlint.findings import Finding
 from torchdevlint.fixes.context import FixContext
 from torchdevlint.fixes.model import Edit, Fix, FixPlan
-from torchdevlint.rules.base import Rule, Violation, source_of
-from torchdevlint.rules.prefilter import (
-    ALWAYS_SHAPED_FACTORIES, OFF_DEVICE_FACTORIES, SIZE_FACTORIES, off_device_factory_in,
-)
+from torchdevlint.rules.base import Message, Rule, Violation, source_of
+from torchdevlint.rules.prefilter import OFF_DEVICE_FACTORIES, off_device_factory_in
 
 SAME_DEVICE = "RuntimeError: Expected all tensors to be on the same device"
 
@@ -71,6 +69,129 @@ class AddDevice(FixPlan):
 
 
 class TensorCreatedOffDevice(Rule):
+    """
+    ## What it does
+    Reports a torch factory call without `device=` (`torch.zeros`, `ones`, `empty`, `full`,
+    `arange`, `eye`, `rand`, `randn`, `randint`, `randperm`, `linspace`, `logspace`,
+    `torch.tensor([...])` of a list) inside `forward` of an `nn.Module`, or inside a method that
+    `forward` calls on `self` (transitively), when its result, as it is, meets a tensor on the
+    module's device in the same method:
+
+    - arithmetic or a comparison (`x + pos`, `scores * mask`);
+    - a combining tensor method (`scores.masked_fill(mask == 0, ...)`, `x.matmul(m)`);
+    - a torch function given both, not as an index (`torch.cat([x, pad])`, `torch.where(...)`);
+    - an argument of a registered submodule with weights (an RNN's initial hidden state,
+      `self.rnn(x, h0)`, `self.rec(h)`).
+
+    "A tensor on the module's device" is what TDL005 uses: the method's tensor arguments,
+    registered parameters and buffers, outputs of weighted submodules, and what is computed from
+    them. "As it is" means still on the CPU (tracked flow-sensitively: a `.to(x.device)` before the
+    use silences it) and with at least one dimension: `torch.tril(...)` of it, slices, casts,
+    reshapes and elementwise math keep it; a reduction (`.sum()`), `.type_as(x)` or any call the
+    analysis does not know end the trail.
+
+    The finding is on the factory call.
+
+    **Evidence of an accelerator** (issue 28): the module must be able to meet one, and the
+    message names what shows it:
+
+    - *this file moves it*: a `.to(<device>)`, `.cuda()` or DataParallel/DDP wrapper of an
+      instance of the class (`model = Net(); model.to(device)`, `Net().cuda()`);
+    - *this file uses an accelerator*: any other move or device in the file (`.to(device)`,
+      `.cuda()`, `device=<device>`, `torch.set_default_device(<device>)`), the device being
+      anything but the CPU or a dtype (`.to(torch.float64)` is no evidence);
+    - *a library class*: the file runs no program (no `if __name__ == "__main__":`, no loop and no
+      call of the file's own classes or functions at its top level), so the class is imported and
+      moved by its users, wherever they run it. Such a class is reported without evidence in the
+      file: a library cannot know its users' device, and its users' GPU run is the one that fails.
+
+    A script or notebook that defines the class and runs a program without any of these keeps the
+    model on the CPU: the factory meets only CPU tensors, the promised error cannot happen, and
+    the rule is silent.
+
+    ## Why is this bad
+    A module moved to the GPU runs `forward` on GPU inputs and parameters, but a factory without
+    `device=` creates its tensor on the CPU. The first operation that combines the two raises:
+
+    ```
+    RuntimeError: Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu!
+    ```
+
+    (for `nn.RNN`/`LSTM`/`GRU`, the same bug reads "Input and hidden tensors are not at the same
+    device").
+
+    On the `meta` device, which plays the GPU in this project's runtime tests:
+
+    ```
+    RuntimeError: Tensor on device cpu is not on the expected device meta!
+    RuntimeError: Tensor on device meta is not on the expected device cpu!
+    ```
+
+    The code works on a CPU-only machine, so the bug shows up only when someone first trains on a
+    GPU. Typical sources: `h = torch.zeros(batch, hidden)` in an RNN's `forward`,
+    `mask = torch.tril(torch.ones(T, T))` in an attention `forward`.
+
+    ## Example
+    ```python
+    class CausalAttention(nn.Module):
+        def __init__(self, d):
+            super().__init__()
+            self.qkv = nn.Linear(d, 3 * d)
+
+        def forward(self, x):
+            q, k, v = self.qkv(x).chunk(3, dim=-1)
+            scores = q @ k.transpose(1, 2)
+            T = x.size(1)
+            mask = torch.tril(torch.ones(T, T))
+            scores = scores.masked_fill(mask == 0, float("-inf"))
+            return scores.softmax(-1) @ v
+    ```
+
+    ## Use instead
+    ```python
+    class CausalAttention(nn.Module):
+        def __init__(self, d):
+            super().__init__()
+            self.qkv = nn.Linear(d, 3 * d)
+
+        def forward(self, x):
+            q, k, v = self.qkv(x).chunk(3, dim=-1)
+            scores = q @ k.transpose(1, 2)
+            T = x.size(1)
+            mask = torch.tril(torch.ones(T, T, device=x.device))
+            scores = scores.masked_fill(mask == 0, float("-inf"))
+            return scores.softmax(-1) @ v
+    ```
+
+    ## Fix safety
+    `--fix` adds `device=<tensor>.device` as the factory's last argument. The tensor named is the
+    method argument that the result meets (else another tensor argument of the method, else a
+    parameter or buffer of the module). The fix is safe when that tensor is an argument of
+    `forward` used in the very expression that creates the tensor (it is on the device the result
+    must be on); otherwise it is unsafe (`--unsafe-fixes`): the tensor named may sit elsewhere than
+    the one the result meets, or may be rebound before the factory runs.
+
+    ## Known limits
+    - Only factories in the same method as the meeting: a tensor returned by a helper, or kept on
+      `self`, is not followed (TDL005 covers attributes).
+    - 0-dim factories (`torch.tensor(0.5)`, `torch.zeros(())`) and factories with a literal `0`
+      in their size (empty placeholders) are silent; `torch.tensor(name)` counts only when the name
+      is bound to a list literal or comprehension.
+    - `torch.multinomial(torch.ones(n), k)` is not a meeting (its other arguments are numbers).
+    - A method argument used as a tensor counts as on the module's device even in a helper that a
+      caller might give a CPU tensor.
+    - Classes that override `_apply`, `to` or `cuda` are skipped.
+    - The evidence is read in the file only: a script that imports its model class from another
+      file of the project and moves it there is judged by that other file (a library class is
+      reported; a script's own class is silent when the script names no device).
+    """
+
+    # The kind of finding (its message, as data; the report fills the fields).
+    CREATED_OFF_DEVICE = Message(
+        "`{factory}(...)` without `device=` creates a tensor on the CPU in `{module}.{method}`, "
+        "which runs on the module's device ({evidence}), and `{meeting}` {where}: " + SAME_DEVICE
+        + "; {advice}")
+
     code = "TDL007"
     name = "tensor-created-off-device"
     summary = "A tensor created without `device=` in `forward` meets the module's device tensors"
@@ -161,10 +282,9 @@ class TensorCreatedOffDevice(Rule):
                     advice += f" (the module is moved to an accelerator in {moved})"
                 yield Violation(
                     factory,
-                    f"`{shown}(...)` without `device=` creates a tensor on the CPU in "
-                    f"`{state.info.name}.{method.name}`, which runs on the module's device "
-                    f"({evidence}), "
-                    f"and `{source_of(node)}` {where}: {SAME_DEVICE}; {advice}",
+                    self.CREATED_OFF_DEVICE(
+                        factory=shown, module=state.info.name, method=method.name,
+                        evidence=evidence, meeting=source_of(node), where=where, advice=advice),
                     fix)
 
     # -- the CPU tensor: a factory's result, as it is --------------------------------------
@@ -193,24 +313,11 @@ class TensorCreatedOffDevice(Rule):
                 a.keyword is not None and a.keyword.value == "device" for a in call.args):
             return False
         tail = qualified[len("torch."):]
-        positional = [a.value for a in call.args if a.keyword is None]
-        sized = [a.value for a in call.args if a.keyword is not None and a.keyword.value == "size"]
-        if tail in ALWAYS_SHAPED_FACTORIES:
-            return True
-        if tail == "tensor":
-            return len(positional) == 1 and self._list_data(positional[0], method)
-        if tail == "randint":
-            sizes = [v for v in positional if isinstance(v, (cst.Tuple, cst.List))] + sized
-            return len(sizes) == 1 and _nonempty_size(sizes[0])
-        if tail in SIZE_FACTORIES:
-            sizes = positional[:1] if tail == "full" else positional
-            if not sizes:
-                sizes = sized
-            if len(sizes) != 1:
-                return len(sizes) > 1 and not any(
-                    isinstance(v, cst.Integer) and v.evaluated_value == 0 for v in sizes)
-            return _nonempty_size(sizes[0])
-        return False
+        # with a dimension, by the one answer; an empty tensor (a literal 0 size) is a
+        # placeholder
+        return tail in OFF_DEVICE_FACTORIES and factory_dimensions(
+            call, tail, lambda data: self._list_data(data, method)) is True and \
+            not makes_an_empty_tensor(call, tail)
 
     def _list_data(self, data, method: FunctionInfo) -> bool:
         if isinstance(data, (cst.List, cst.Tuple)):
@@ -264,7 +371,7 @@ class TensorCreatedOffDevice(Rule):
                 return False
             if tail in _OF_FIRST_ARGUMENT:
                 return self._keeps(positional[0], factory, method, seen)
-            if tail in ("cat", "stack") and isinstance(positional[0], (cst.List, cst.Tuple)):
+            if tail in api.JOINING_FUNCTIONS and isinstance(positional[0], (cst.List, cst.Tuple)):
                 return any(not isinstance(e, cst.StarredElement) and
                            self._keeps(e.value, factory, method, seen)
                            for e in positional[0].elements)
@@ -275,7 +382,7 @@ class TensorCreatedOffDevice(Rule):
                 and e.slice.value.value == "None") for e in expr.slice)
             return keeps_a_dim and self._keeps(expr.value, factory, method, seen)
         if isinstance(expr, cst.Attribute):
-            return expr.attr.value in ("T", "mT") and self._keeps(expr.value, factory, method, seen)
+            return expr.attr.value in api.TRANSPOSE_ATTRIBUTES and self._keeps(expr.value, factory, method, seen)
         if isinstance(expr, cst.UnaryOperation):
             return self._keeps(expr.expression, factory, method, seen)
         if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, ARITHMETIC_OPERATORS):
@@ -330,12 +437,3 @@ def _contains(node: cst.CSTNode, target: cst.CSTNode) -> bool:
     return False
 
 
-def _nonempty_size(size) -> bool:
-    """A size with a dimension and no literal 0 (an empty tensor is a placeholder)."""
-    if isinstance(size, (cst.Tuple, cst.List)):
-        return bool(size.elements) and not any(
-            isinstance(e.value, cst.Integer) and e.value.evaluated_value == 0 for e in size.elements)
-    if isinstance(size, cst.Integer):
-        return size.evaluated_value != 0
-    return isinstance(size, (cst.Integer, cst.Name, cst.Attribute, cst.BinaryOperation, cst.Call,
-                             cst.Subscript))

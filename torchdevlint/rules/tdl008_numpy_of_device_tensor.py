@@ -21,18 +21,18 @@ from typing import Iterator, Optional
 
 import libcst as cst
 
-from torchdevlint.analysis import Analysis, CallSite, expects_failure, last_name
+from torchdevlint.analysis import Analysis, CallSite, api, expects_failure, last_name
 from torchdevlint.findings import Finding
 from torchdevlint.fixes.context import FixContext
 from torchdevlint.fixes.model import Edit, Fix, FixPlan
-from torchdevlint.rules.base import Rule, Violation, method_call_text, source_of
+from torchdevlint.rules.base import Message, Rule, Violation, method_call_text, source_of
 from torchdevlint.rules.prefilter import numpy_of_moved_in
 
 CONVERT_ERROR = ("TypeError: can't convert cuda:0 device type tensor to numpy. Use Tensor.cpu() "
                  "to copy the tensor to host memory first.")
 _NUMPY_FUNCTIONS = ("numpy.array", "numpy.asarray")
 # Calls in a receiver's chain after which the value has no autograd history.
-_WITHOUT_HISTORY = frozenset("detach detach_ item tolist".split())
+_WITHOUT_HISTORY = api.DETACHING_METHODS
 
 
 @dataclass
@@ -50,6 +50,96 @@ class CopyToHost(FixPlan):
 
 
 class NumpyOfDeviceTensor(Rule):
+    """
+    ## What it does
+    Reports `t.numpy()`, `np.array(t)` and `np.asarray(t)` where `t` is a tensor that the analysis
+    can show lives on an accelerator at that point:
+
+    - it was moved there: `x.to(device)`, `x.cuda()` (not `.to(dtype)`, not `.to("cpu")`);
+    - it was created there: a torch factory given a device that is not the CPU
+      (`torch.zeros(n, device=device)`, `torch.linspace(..., device=device)`), or a `*_like`
+      factory of such a tensor;
+    - it is the output of a model moved there (`model.to(device)` or `model = Net().to(device)`
+      earlier in the code the file shows, also through a parameter that every caller in the file
+      passes a moved model to);
+    - it is computed from one of those by tensor methods (`out.argmax(1)`, `x.detach()`,
+      `x[mask]`, `x.T`), arithmetic, or torch functions (`torch.cumprod(x, 0)`,
+      `F.softmax(x, -1)`, `torch.cat([a, b])`).
+
+    A device chosen at runtime counts as an accelerator (`device = "cuda" if
+    torch.cuda.is_available() else "cpu"`): the code is written to run on one, and fails there.
+
+    Names are followed in the order the code runs, within the function that reads them:
+    `x = x.cpu()` takes `x` off the accelerator for what follows. The finding is on `numpy` (for
+    `.numpy()`) or on the `np.array(...)` / `np.asarray(...)` call.
+
+    Silent under `pytest.raises` / `assertRaises`. A line whose comment (on it, or on the line right above it) says that it fails, as the
+    deliberate error demos of teaching notebooks do (`# this will error`, `# raises`, `# error!`,
+    `# RuntimeError: ...`), is treated as the body of `pytest.raises` is: the failure is the
+    point (`analysis.model.says_it_fails`, issue 28). A comment that only mentions an error
+    (`# mean squared error`) changes nothing.
+
+    ## Why is this bad
+    NumPy reads host memory only. Converting a tensor that lives in GPU memory fails:
+
+    ```
+    TypeError: can't convert cuda:0 device type tensor to numpy. Use Tensor.cpu() to copy the tensor to host memory first.
+    ```
+
+    On the `meta` device, which plays the GPU in this project's runtime tests:
+
+    ```
+    TypeError: can't convert meta device type tensor to numpy. Use Tensor.cpu() to copy the tensor to host memory first.
+    ```
+
+    This is one of the most common crashes when a CPU script is first moved to a GPU (reported in
+    pytorch-openpose's `self.model(data).numpy()` and fast-reid's `distmat.numpy()`): the code ran
+    on the CPU, where `.numpy()` shares memory with the tensor, and breaks the first time it runs on
+    a GPU.
+
+    ## Example
+    ```python
+    def predict(model, inputs, device):
+        model.to(device)
+        scores = model(inputs.to(device))
+        return scores.numpy()
+    ```
+
+    ## Use instead
+    ```python
+    def predict(model, inputs, device):
+        model.to(device)
+        scores = model(inputs.to(device))
+        return scores.detach().cpu().numpy()
+    ```
+
+    ## Fix safety
+    `--fix` inserts `.cpu()` right after the tensor: `t.numpy()` becomes `t.cpu().numpy()` and
+    `np.asarray(t)` becomes `np.asarray(t.cpu())`. Where gradient recording may be on (not inside
+    `torch.no_grad()` / `torch.inference_mode()`, and the chain has no `.detach()` yet), it inserts
+    `.detach().cpu()`: a tensor that requires grad cannot be converted either ("Can't call numpy()
+    on Tensor that requires grad"). The fix is **safe**: on a CPU tensor without history, `.cpu()`
+    and `.detach()` return the same data, and on any other tensor the original call raised.
+
+    One difference remains: on the CPU, `t.numpy()` shares memory with `t`, so writing into the
+    array writes into the tensor. After `.cpu()` of a GPU tensor the array is a copy. Code that
+    relies on the sharing works only on the CPU anyway.
+
+    ## Known limits
+    - Silent when the evidence is outside the function that converts (a tensor returned by a helper
+      that moved it, an attribute such as `self.buffer`), or comes from a call the analysis does not
+      know (`helper(x.to(device))` may copy to the host itself).
+    - Names bound in a comprehension, a lambda or an enclosing function give no evidence.
+    - `numpy(force=True)` copies by itself and is never reported.
+    - `if`/`else` branches are followed in source order: a name moved in one branch and taken back
+      in the other is judged by the last one.
+    """
+
+    # The kind of finding (its message, as data; the report fills the fields).
+    ON_ACCELERATOR = Message(
+        "{conversion} of `{tensor}`, which is on an accelerator ({evidence}): NumPy reads host "
+        "memory only (" + CONVERT_ERROR + "); copy it first: `{written}`")
+
     code = "TDL008"
     name = "numpy-of-device-tensor"
     summary = "`.numpy()` / `np.asarray()` of a tensor that lives on an accelerator"
@@ -109,8 +199,8 @@ class NumpyOfDeviceTensor(Rule):
             f"{source_of(site.call.func)}({copied})"
         yield Violation(
             node,
-            f"{conversion} of `{shown}`, which is on an accelerator ({evidence.describe()}): "
-            f"NumPy reads host memory only ({CONVERT_ERROR}); copy it first: `{written}`",
+            self.ON_ACCELERATOR(conversion=conversion, tensor=shown,
+                                evidence=evidence.describe(), written=written),
             CopyToHost(tensor, detach))
 
 

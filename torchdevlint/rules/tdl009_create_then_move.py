@@ -34,12 +34,12 @@ from typing import Iterator, Optional, Tuple
 
 import libcst as cst
 
-from torchdevlint.analysis import K, Analysis, CallSite, Scope, is_device_name, string_value
+from torchdevlint.analysis import K, Analysis, CallSite, Scope, api, is_device_name, string_value
 from torchdevlint.findings import Finding
 from torchdevlint.fixes.context import FixContext
 from torchdevlint.fixes.model import Fix, FixPlan
 from torchdevlint.rules import factories
-from torchdevlint.rules.base import TOKEN_GAP, Rule, Violation, method_call_text, source_of
+from torchdevlint.rules.base import TOKEN_GAP, Message, Rule, Violation, method_call_text, source_of
 from torchdevlint.rules.prefilter import created_then_moved_in
 
 _DROPPABLE = frozenset(("non_blocking", "copy"))
@@ -69,6 +69,127 @@ class CreateOnDevice(FixPlan):
 
 
 class CreateThenMove(Rule):
+    """
+    **Off by default** (performance advice, not a bug). Turn it on with `--extend-select TDL009`,
+    or `extend-select = ["TDL009"]` in `[tool.torchdevlint]`, or `flake8 --extend-select TDL009`.
+    Prefix selectors (`TDL`, `TDL0`, `ALL`) leave it off: only its exact code turns it on.
+
+    ## What it does
+    Reports a torch factory call whose tensor is created on the CPU and copied to a device by the
+    very next call:
+
+    ```python
+    torch.zeros(batch, hidden).to(device)
+    torch.arange(n).cuda()
+    torch.ones(3, 3).to(device=device, dtype=torch.float16)
+    ```
+
+    The factory is one that generates its values (`zeros`, `ones`, `empty`, `full`, `eye`,
+    `arange`, `linspace`, `logspace`, `rand`, `randn`, `randint`, `randperm`) and has no `device=`.
+    The move is `.cuda(...)` or a `.to(...)` whose device is provably a device, not a dtype, not the
+    CPU and not another tensor: a string (`"cuda"`, `f"cuda:{rank}"`), an int, `torch.device(...)`,
+    `x.device`, a device-named variable (`device`, `self.device`, `args.device`, `*_device`), or
+    `device=` / a device followed by a dtype. The finding is on `.to` / `.cuda`.
+
+    What counts as a true finding (the definition the precision review applies): the code creates
+    a tensor on the CPU that is copied to an accelerator at once, where the factory could have
+    created it on that device in one call. Where and how often it runs (once at start-up, or in
+    every step) does not change the verdict, only how much it costs.
+
+    Silent:
+    - a factory with `device=` (already there), `generator=` (a CPU generator: creating on the
+      device would fail or draw other numbers), `pin_memory=` or `out=`;
+    - `.to(dtype)` alone, `.to(other_tensor)` (or any argument not provably a device), `.to("cpu")`
+      (a no-op: `.to()` returns the CPU tensor itself), `.to(*args)`;
+    - `pin_memory()` chains (`torch.zeros(n).pin_memory().to(device, non_blocking=True)` is a
+      deliberate staging buffer), and any call between the factory and the move
+      (`torch.zeros(n).float().to(device)`);
+    - `torch.tensor`, `torch.as_tensor`, `torch.asarray`, `torch.from_numpy` and the legacy
+      constructors: their data is on the host anyway. `torch.tensor(data, device="cuda")` itself
+      builds a CPU tensor and moves it with `.to` (torch's NOTE "[torch.tensor, lift_fresh, and
+      device movement]" in `torch/csrc/utils/tensor_new.h`), so `device=` saves nothing provable;
+    - `*_like` factories and `x.new_*`: they create on their input's device, which the analysis
+      does not know (on the device already, `.to(device)` is free).
+
+    ## Why is this bad
+    `torch.zeros(n).to(device)` allocates and fills `n` elements in host memory, allocates them
+    again on the device, copies them over (a synchronous host-to-device transfer from pageable
+    memory) and frees the host copy. `torch.zeros(n, device=device)` allocates and fills on the
+    device and nothing else. PyTorch's performance tuning guide says it: "create tensors directly
+    on the target device". In a training step or `forward` the waste repeats every iteration.
+
+    On the `meta` device, which plays the accelerator in this project's runtime tests, torch's
+    dispatcher shows the difference: the flagged code runs `aten.zeros` on `cpu` then
+    `aten._to_copy` to `meta`; the fixed code runs `aten.zeros` on `meta` only.
+
+    ## Example
+    ```python
+    def init_hidden(batch, hidden, device):
+        h = torch.zeros(batch, hidden).to(device)
+        positions = torch.arange(seq_len).cuda()
+        return h, positions
+    ```
+
+    ## Use instead
+    ```python
+    def init_hidden(batch, hidden, device):
+        h = torch.zeros(batch, hidden, device=device)
+        positions = torch.arange(seq_len, device="cuda")
+        return h, positions
+    ```
+
+    ## Fix safety
+    `--fix` moves the device, and a dtype given to `.to()`, into the factory's arguments and
+    removes the move: `torch.zeros(3, 4).to(device)` becomes `torch.zeros(3, 4, device=device)`,
+    `torch.ones(3).to(device, torch.float16)` and `.to(device=d, dtype=torch.float16)` become
+    `torch.ones(3, device=d, dtype=torch.float16)`, and `.cuda()` becomes `device="cuda"` (a device
+    without an index is the current CUDA device, exactly the one `.cuda()` uses: "If the device
+    ordinal is not present, this object will always represent the current device for the device
+    type", torch.device's documentation).
+
+    The fix is **safe** when the result is the very same tensor: `.to()` got only a device (and a
+    dtype), the factory's values cannot depend on the device or dtype that computes them
+    (`zeros`, `ones`, `empty`, `eye` in any dtype; `full` without a dtype; `arange(n)` with one
+    argument), and the factory has no `requires_grad=`. The runtime tests
+    (`tests/runtime/test_create_then_move_runtime.py`) run every fixture and its fixed version and check
+    equal tensors (values, dtype, device, shape, requires_grad) and that the fixed code creates no
+    CPU tensor and copies nothing.
+
+    It is **unsafe** when:
+    - the factory is random (`rand`, `randn`, `randint`, `randperm`): the device's own generator
+      draws other numbers for the same seed;
+    - it is `linspace`, `logspace` or `arange` with several arguments, or `full` with a dtype from
+      `.to()`: the device's kernels, or the other dtype, may round differently;
+    - `.to()` also had `non_blocking=` or `copy=` (dropped: a new tensor on the device needs
+      neither);
+    - the factory has `requires_grad=True`: the moved tensor was a non-leaf whose gradient went to
+      the CPU tensor; created on the device it is a leaf;
+    - `.cuda(i)` becomes `device=i`.
+
+    There is no fix when `.to()` has `memory_format=`, when both the factory and `.to()` give a
+    dtype, or when a comment sits between the factory and the move.
+
+    TDL002's fix for an unguarded `torch.zeros(3).cuda()` writes
+    `torch.zeros(3, device=device)` (a device chosen at runtime) wherever the fix above would be
+    safe, and `.to(device)` otherwise.
+
+    ## Known limits
+    - Only the factory's own result, moved by the very next call, is reported; a tensor created in
+      one statement and moved in another (`h = torch.zeros(n)` ... `h = h.to(device)`) is not.
+    - A device held in a variable that is not named like one (`.to(dev)`, `.to(rank)`) is not
+      recognised: `.to(x)` may be another tensor.
+    - A variable named like a device that holds the CPU at runtime makes `.to()` a no-op; the
+      finding then costs nothing to fix but saves nothing either.
+    """
+
+    # The kinds of finding (their messages, as data; the report fills the fields): what the
+    # move does besides moving (nothing; a dtype the factory gets; a cast after its own dtype).
+    _CREATED = ("`{callee}(...)` creates the tensor on the CPU and `.{method}({move})` then copies "
+                "it to {where}: create it there, `{callee}(..., device={device}")
+    CREATE_THEN_MOVE = Message(_CREATED + ")`")
+    CREATE_THEN_MOVE_WITH_DTYPE = Message(_CREATED + ", dtype={dtype})`")
+    CREATE_THEN_MOVE_AND_CAST = Message(_CREATED + ").to({dtype})`")
+
     code = "TDL009"
     name = "create-then-move"
     summary = "A tensor created on the CPU and copied to a device at once (create it there)"
@@ -78,6 +199,7 @@ class CreateThenMove(Rule):
     # ``.to(`` or ``.cuda(`` right after a closing parenthesis (the factory call's, or the
     # parentheses around it), and a torch factory (reached through a name of torch).
     required_text = (rf"\){TOKEN_GAP}{method_call_text('to', 'cuda')}", r"\btorch\b")
+    required_calls = tuple(sorted(api.ACCELERATOR_MOVE_METHODS))
     could_report_in = staticmethod(created_then_moved_in)  # (in prefilter: no LibCST there)
     valid = (
         "import torch\n\n\ndef f(device):\n    return torch.zeros(3, device=device).to(device)\n",
@@ -124,15 +246,12 @@ class CreateThenMove(Rule):
         callee = source_of(factory.func)
         shown_move = ", ".join((f"{a.keyword.value}=" if a.keyword is not None else "")
                                + source_of(a.value, 30) for a in move.args)
-        message = (f"`{callee}(...)` creates the tensor on the CPU and `.{method}({shown_move})` then "
-                   f"copies it to {where}: create it there, `{callee}(..., device={shown_device}")
         has_dtype = factories.keyword(factory, "dtype") is not None
-        if dtype is None:
-            message += ")`"
-        elif has_dtype:  # its own dtype first (int64 for exact ranges), then the conversion
-            message += f").to({source_of(dtype, 30)})`"
-        else:
-            message += f", dtype={source_of(dtype, 30)})`"
+        kind = self.CREATE_THEN_MOVE if dtype is None else \
+            self.CREATE_THEN_MOVE_AND_CAST if has_dtype else self.CREATE_THEN_MOVE_WITH_DTYPE
+        # (a factory's own dtype first, int64 for exact ranges, then the conversion)
+        message = kind(callee=callee, method=method, move=shown_move, where=where,
+                       device=shown_device, dtype=source_of(dtype, 30) if dtype is not None else None)
         plan = None
         if "memory_format" not in others and not (dtype is not None and has_dtype) \
                 and others <= _DROPPABLE:
@@ -146,7 +265,7 @@ class CreateThenMove(Rule):
         ``.cuda()``. None when the device is not provably one."""
         positional = [a.value for a in move.args if a.keyword is None]
         keywords = {a.keyword.value: a.value for a in move.args if a.keyword is not None}
-        others = set(keywords) - {"device", "dtype"}
+        others = set(keywords) - api.MOVE_KEYWORDS
         if move.func.attr.value == "cuda":
             device = keywords.get("device", positional[0] if positional else None)
             if len(positional) > 1:

@@ -39,7 +39,7 @@ from typing import Iterator, List, Optional
 import libcst as cst
 
 from torchdevlint.analysis import (
-    ASSIGN, Analysis, K, OnAccelerator, OnCPU, Scope, api, iter_children,
+    ASSIGN, Analysis, K, OnAccelerator, OnCPU, Scope, api, factory_dimensions, iter_children,
     last_name, move_device_argument, says_it_fails, walk_code, with_item_expects_failure,
 )
 from torchdevlint.findings import Finding
@@ -47,7 +47,7 @@ from torchdevlint.fixes.context import FixContext
 from torchdevlint.fixes.model import Edit, Fix, FixPlan
 from torchdevlint.positions import code_for_node
 from torchdevlint.rules import factories
-from torchdevlint.rules.base import Rule, Violation, method_call_text, source_of
+from torchdevlint.rules.base import Message, Rule, Violation, method_call_text, source_of
 from torchdevlint.rules.prefilter import SCALAR_FACTORIES, SIZED_FACTORIES, mixed_devices_in
 
 MIXED_ERROR = ("RuntimeError: Expected all tensors to be on the same device, but found at least "
@@ -59,19 +59,12 @@ _NOT_ENTERED = frozenset((cst.FunctionDef, cst.ClassDef, cst.Lambda, cst.ListCom
                           cst.DictComp, cst.GeneratorExp))
 # torch functions whose positional tensor arguments (or the elements of a list of them) must
 # share one device.
-_TORCH_FUNCTIONS = frozenset(
-    """cat concat concatenate stack hstack vstack dstack matmul mm bmm add sub subtract mul
-    multiply div divide true_divide maximum minimum where cdist dot inner outer""".split())
-_FUNCTIONAL = frozenset(
-    """linear bilinear mse_loss l1_loss smooth_l1_loss huber_loss cross_entropy nll_loss
-    binary_cross_entropy binary_cross_entropy_with_logits kl_div cosine_similarity
-    pairwise_distance""".split())
+_TORCH_FUNCTIONS = api.SAME_DEVICE_FUNCTIONS
+_FUNCTIONAL = api.SAME_DEVICE_FUNCTIONAL
 # Tensor methods combining the receiver with their first positional argument.
 _TENSOR_METHODS = api.BINARY_TENSOR_METHODS
 # What may leave a 0-dim tensor (which combines with any device): reductions and the like.
-_MAY_BE_SCALAR = frozenset(
-    """sum mean prod max min amax amin norm std var median mode all any argmax argmin logsumexp
-    dot vdot count_nonzero trace det logdet squeeze item nansum nanmean numel dist""".split())
+_MAY_BE_SCALAR = api.MAY_BE_SCALAR_METHODS
 
 
 @dataclass
@@ -102,6 +95,128 @@ class MoveOperand(FixPlan):
 
 
 class MixedDeviceOperands(Rule):
+    """
+    ## What it does
+    Reports an operation where a tensor known to be on the CPU meets a tensor or a model known to
+    be on an accelerator (or on the device chosen at runtime):
+
+    - arithmetic: `a + b`, `a * b`, `a @ b`, ... ;
+    - a torch function of both: `torch.cat`/`torch.stack` (of a list), `torch.matmul`,
+      `torch.where`, `torch.maximum`, ..., and `F.linear`, `F.mse_loss`, `F.cross_entropy`, ...;
+    - a tensor method combining two tensors: `a.add(b)`, `a.matmul(b)`, `a.masked_fill(mask, v)`;
+    - the call of a model moved to a device with a CPU tensor argument: `model(x)`.
+
+    The CPU side is a torch factory without `device=` (or with the CPU), `.cpu()`, `.to("cpu")`,
+    `torch.from_numpy`, or what is computed from those; the accelerator side is a move
+    (`.to(device)`, `.cuda()`), a factory given a device, a moved model or its output, or what is
+    computed from those. Both are judged where the operation is, following names in the order the
+    code runs within the function (`x = x.to(device)` first takes `x` off the CPU). The finding is
+    on the operation, and the message names both operands and the call that decided each one's
+    placement.
+
+    Silent when:
+    - either placement is unknown (a parameter, an attribute, a value from another function), or
+      the evidence for an operand points both ways;
+    - the CPU tensor may be 0-dim (`torch.tensor(2.0)`, `torch.zeros(())`, a reduction such as
+      `x.sum()` or `x.max()`, one element `x[0]`, anywhere in what it is computed from): a 0-dim
+      CPU tensor combines with a tensor on any device;
+    - the CPU tensor is only an index (`gpu[cpu_index]` is no operation of two tensors here);
+    - the operation is inside a `for` loop over a data loader (TDL004 reports the batches there);
+    - the operation is in a method of an `nn.Module` class (module state and tensors created in
+      `forward` are TDL005's and TDL007's);
+    - a comment on the line says it fails (`# this will error`, `# raises`, `# error!`: a
+      deliberate error demo, issue 28);
+    - it is under `pytest.raises` / `assertRaises`, or in a `try` body (the failure may be the
+      point).
+    - the model is called, or the accelerator tensor made by it, before the code moves the model
+      (in the order the code runs: a notebook that moves its model in a later cell);
+    - the CPU tensor was "moved" by a discarded statement (`x.to(device)` alone): TDL001 reports
+      that, and this operation is its consequence.
+    - a factory without `device=` runs under a default device other than the CPU: the file calls
+      `torch.set_default_device(<device>)` (the default is global, so anywhere in the file), or
+      the factory is in the body of `with torch.device(<device>):`. It creates on that device, so
+      it is no CPU evidence, and no fix adds a move that would do nothing (issue 28). Under
+      `with torch.device("cpu"):` factories are on the CPU as before.
+
+    ## Why is this bad
+    Operations need all their tensors on one device. On a GPU:
+
+    ```
+    RuntimeError: Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu!
+    ```
+
+    (or, for a model call, `... but got mat1 is on cpu, different from other tensors on cuda:0
+    (when checking argument for argument mat1 in method wrapper_CUDA_addmm)`). On the `meta`
+    device, which plays the GPU in this project's runtime tests:
+
+    ```
+    RuntimeError: Tensor on device cpu is not on the expected device meta!
+    ```
+
+    (or, depending on the operation, the other way round:)
+
+    ```
+    RuntimeError: Tensor on device meta is not on the expected device cpu!
+    ```
+
+    The code usually ran fine on a CPU-only machine, where both operands are on the CPU, and breaks
+    the first time it runs on a GPU: an inference helper that builds its input with
+    `torch.randn(...)`, a test that adds a constant tensor to the output of a moved model.
+
+    ## Example
+    ```python
+    def predict(device):
+        model = nn.Linear(128, 64).to(device)
+        x = torch.randn(32, 128)
+        return model(x)
+    ```
+
+    ## Use instead
+    ```python
+    def predict(device):
+        model = nn.Linear(128, 64).to(device)
+        x = torch.randn(32, 128)
+        return model(x.to(device))
+    ```
+
+    or create it there: `x = torch.randn(32, 128, device=device)`.
+
+    ## Fix safety
+    `--fix` moves the CPU operand to the other's device where it is used: `x` becomes
+    `x.to(device)` (a compound expression is parenthesized first), with the device expression of
+    the evidence (the argument of the move, the factory's `device=`, the device the model was
+    moved to), or `a.device` for a tensor `a` moved by `.cuda()`. An operand that is itself a
+    torch factory call is created on that device instead: `model(torch.randn(2, 3))` becomes
+    `model(torch.randn(2, 3, device=device))`, not `torch.randn(2, 3).to(device)`, which
+    [TDL009](TDL009.md) would report.
+
+    - Safe where the device expression is a plain name written in the same function (or module),
+      or a string literal: the operand then lands exactly where the other one is. A factory
+      operand whose values depend on the device that computes them (random factories,
+      `linspace`: see TDL009's fix safety) makes the fix unsafe.
+    - Unsafe where it is another expression (`self.device`, `args.device`, `a.device`) or a name
+      written elsewhere whose names are still in scope: it may have changed since, or mean
+      something else here.
+    - No fix where the device expression names something out of scope, or there is none (a model
+      moved by `.cuda()`).
+
+    ## Known limits
+    - Only what the file shows: tensors handed in from elsewhere, attributes and return values of
+      other functions have no known placement.
+    - Placement is followed through a function in source order, visiting each branch once: a move
+      in one branch of an `if` counts after it.
+    - The 0-dim test is conservative (any reduction or element access in the CPU operand's history
+      silences it), so some real mix-ups with reduced tensors go unreported.
+    - Comparisons, in-place `+=` and functions outside the lists above are not checked.
+    """
+
+    # The kinds of finding (their messages, as data; the report fills the fields): the CPU
+    # operand made by a torch factory (create it there), or otherwise (move it).
+    _MIXES = ("{what} mixes `{operand}`, a tensor on the CPU (made by `{origin}`), with {other}: "
+              "on a GPU this raises " + MIXED_ERROR + "; ")
+    MIXED_FACTORY = Message(_MIXES + "create it there: `{callee}(..., device={device})`")
+    MIXED_OPERAND = Message(_MIXES + "move it first: `{operand}.to({device})`")
+
     code = "TDL011"
     name = "mixed-device-operands"
     summary = "A CPU tensor meets a tensor or a model on an accelerator in one operation"
@@ -292,7 +407,7 @@ class MixedDeviceOperands(Rule):
         its result thrown away (TDL001 reports it; this is its consequence)."""
         if not isinstance(expr, cst.Name):
             return False
-        for name in ("to", "cuda"):
+        for name in api.ACCELERATOR_MOVE_METHODS:
             for site in self.analysis.collected.calls_by_name.get(name, ()):
                 func = site.call.func
                 if site.statement is not None and site.ctx.scope is scope and \
@@ -307,7 +422,7 @@ class MixedDeviceOperands(Rule):
             return None
         origin = evidence.origin
         func = origin.func
-        moved = isinstance(func, cst.Attribute) and func.attr.value in ("to", "cuda")
+        moved = isinstance(func, cst.Attribute) and func.attr.value in api.ACCELERATOR_MOVE_METHODS
         created = any(a.keyword is not None and a.keyword.value == "device" for a in origin.args)
         if not moved and not created:
             # the output of a model: moved before that call?
@@ -343,25 +458,9 @@ class MixedDeviceOperands(Rule):
                 name = last_name(node.func)
                 if name in _MAY_BE_SCALAR:
                     return True
-                if name in SCALAR_FACTORIES:
-                    first = node.args[0].value if node.args else None
-                    if not (isinstance(first, cst.ListComp) or (
-                            isinstance(first, (cst.List, cst.Tuple)) and first.elements)):
-                        return True
-                elif name in SIZED_FACTORIES:
-                    sizes = [a.value for a in node.args if a.keyword is None]
-                    if name == "randint":
-                        sizes = sizes[-1:]
-                    elif name == "full":
-                        sizes = sizes[:1]
-                    if name.endswith("_like"):
-                        if not sizes:
-                            return True
-                    elif not sizes or any(isinstance(s, (cst.Tuple, cst.List)) and not s.elements
-                                          for s in sizes):
-                        if not any(a.keyword is not None and a.keyword.value == "size"
-                                   for a in node.args):
-                            return True
+                if (name in SCALAR_FACTORIES or name in SIZED_FACTORIES) and \
+                        factory_dimensions(node, name) is False:
+                    return True  # a factory that may make a 0-dim tensor (the one answer)
             elif isinstance(node, cst.Name):
                 owner = scope.resolve(node.value)
                 if owner is None or owner is not scope:
@@ -389,16 +488,12 @@ class MixedDeviceOperands(Rule):
             safety = self._fix_safety(device, scope, owner)
             if safety is not None:
                 plan = MoveOperand(cpu_operand, _code(device), safety, factory)
-        if factory is not None:
-            callee = source_of(cpu_operand.func)
-            advice = f"create it there: `{callee}(..., device={shown_device})`"
-        else:
-            advice = f"move it first: `{source_of(cpu_operand)}.to({shown_device})`"
+        kind = self.MIXED_FACTORY if factory is not None else self.MIXED_OPERAND
         return Violation(
             node,
-            f"{what} mixes `{source_of(cpu_operand)}`, a tensor on the CPU (made by "
-            f"`{source_of(cpu_evidence.origin)}`), with {other}: on a GPU this raises "
-            f"{MIXED_ERROR}; {advice}",
+            kind(what=what, operand=source_of(cpu_operand), origin=source_of(cpu_evidence.origin),
+                 other=other, device=shown_device,
+                 callee=source_of(cpu_operand.func) if factory is not None else None),
             plan)
 
     def _fix_safety(self, device, scope: Scope, owner) -> Optional[bool]:

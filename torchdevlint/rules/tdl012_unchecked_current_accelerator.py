@@ -30,7 +30,7 @@ from torchdevlint.analysis import ASSIGN, Analysis, Ctx, Scope, api
 from torchdevlint.findings import Finding
 from torchdevlint.fixes.context import FixContext, file_quote
 from torchdevlint.fixes.model import Edit, Fix, FixPlan
-from torchdevlint.rules.base import Rule, Violation, source_of
+from torchdevlint.rules.base import Message, Rule, Violation, source_of
 from torchdevlint.rules.prefilter import current_accelerator_read_in
 
 
@@ -46,15 +46,14 @@ class NoneDereference:
     checks_device: bool  # ``check_available=True``
     instead: str  # ``(torch.accelerator.current_accelerator() or torch.device("cpu")).type``
 
-    def message(self) -> str:
+    def fields(self) -> dict:
+        """The fields of the rule's message."""
         holder = f"`{self.call}`" if self.name is None else \
             f"`{self.name}`, which holds `{self.call}`,"
         where = "no accelerator is available" if self.checks_device \
             else "torch has no accelerator (a CPU-only build)"
-        return (f"`{self.dereference}` dereferences {holder} without a "
-                f"`torch.accelerator.is_available()` check: it is None where {where}, so this "
-                f"raises {api.NONE_DEREFERENCE_ERROR}: 'NoneType' object has no attribute "
-                f"'{self.attribute}'; use `{self.instead}`")
+        return dict(dereference=self.dereference, holder=holder, where=where,
+                    attribute=self.attribute, instead=self.instead)
 
 
 def fallback(value: str, torch: str, quote: str) -> str:
@@ -83,12 +82,135 @@ class CpuFallback(FixPlan):
 
 
 class UncheckedCurrentAccelerator(Rule):
+    """
+    ## What it does
+    Reports a dereference of `torch.accelerator.current_accelerator()` (torch 2.6+) that no check
+    for an accelerator protects: an attribute or method of its value, taken right there
+    (`torch.accelerator.current_accelerator().type`, also through a walrus,
+    `(acc := torch.accelerator.current_accelerator()).type`) or through a name every binding of
+    which is that call (`acc = torch.accelerator.current_accelerator()` ... `acc.type`). The
+    message names the dereference, the call (and the name that holds it) and says that no
+    `torch.accelerator.is_available()` check covers it.
+
+    Most often it is the idiom of example folders of popular libraries:
+
+    ```python
+    device = torch.accelerator.current_accelerator().type if hasattr(torch, "accelerator") else "cuda"
+    ```
+
+    `hasattr(torch, "accelerator")` asks whether *torch* has the accelerator API (2.6 and later),
+    not whether the *machine* has an accelerator.
+
+    Code is protected, and not reported, where it only runs with an accelerator or where the
+    None is handled:
+
+    - under a check that an accelerator is there, in an `if` block, a conditional expression, the
+      right side of `and`, after an early exit or an `assert`, in a function or class whose
+      decorator makes the check (`@pytest.mark.skipif(not torch.accelerator.is_available(), ...)`),
+      or in a private function (or any function of a script) only called under one. The checks:
+      `torch.accelerator.is_available()`, `torch.accelerator.device_count()`, the MPS and XPU
+      checks, a name computed from one (`use_accelerator = hasattr(torch, "accelerator") and
+      torch.accelerator.is_available()`), and every CUDA guard that TDL002 accepts (CUDA is the
+      accelerator of a CUDA build, so `torch.cuda.is_available()` proves there is one);
+    - under a test of the value itself: `if acc is not None:`, `if acc:`, `acc.type if acc else
+      "cpu"`, `acc and acc.index`, `if (acc := torch.accelerator.current_accelerator()) is not
+      None:`, after `if acc is None: return ...`;
+    - where a name is rebound before the read (`acc = acc or torch.device("cpu")`): then not every
+      binding is the call;
+    - in a pytest fixture (not `autouse`) that only guarded tests of the file request
+      (`@requires_gpu`, a skip without CUDA or an accelerator), or that no test of the file
+      requests (a `conftest.py` fixture: the tests that request it are in files this one cannot
+      show);
+    - inside a small `try` whose handler catches `AttributeError` (or any exception TDL002's
+      `try` guard accepts), and under `pytest.raises` / `assertRaises` (a test that expects the
+      failure);
+    - in a file that stops without CUDA (TDL002's "GPU-only by design": a top-level `assert
+      torch.cuda.is_available()`, an NCCL process group, a Triton import).
+
+    `(torch.accelerator.current_accelerator() or torch.device("cpu")).type` and
+    `getattr(torch.accelerator.current_accelerator(), "type", "cpu")` dereference no None and are
+    never reported. `current_accelerator()` of an object that is not `torch.accelerator`
+    (`state.current_accelerator()`) is not this call.
+
+    ## Why is this bad
+    `current_accelerator()` returns None where torch has no accelerator: on every CPU-only build
+    of PyTorch (laptops, CPU-only CI runners, the `+cpu` wheels), and with
+    `check_available=True` also where the build has one but no device is present. The
+    dereference then raises, on every such machine:
+
+    ```
+    AttributeError: 'NoneType' object has no attribute 'type'
+    ```
+
+    The runtime suite runs each flagged fixture on a CPU-only torch and sees that error at the
+    flagged line, and runs its fixed version to the end.
+
+    ## Example
+    ```python
+    device = torch.accelerator.current_accelerator().type if hasattr(torch, "accelerator") else "cuda"
+
+    accelerator = torch.accelerator.current_accelerator()
+    with torch.autocast(device_type=accelerator.type):
+        ...
+    ```
+
+    ## Use instead
+    ```python
+    device = torch.accelerator.current_accelerator().type if torch.accelerator.is_available() else "cpu"
+
+    accelerator = torch.accelerator.current_accelerator() or torch.device("cpu")
+    with torch.autocast(device_type=accelerator.type):
+        ...
+    ```
+
+    ## Fix safety
+    `--fix` replaces the dereferenced value `V` with `(V or torch.device("cpu"))`:
+
+    ```python
+    device = (torch.accelerator.current_accelerator() or torch.device("cpu")).type
+    with torch.autocast(device_type=(accelerator or torch.device("cpu")).type):
+    ```
+
+    **Safe**: where `V` is a device (every machine where the code ran) it is unchanged, and the
+    CPU's device takes the place of the None that raised. It is the smallest change that keeps
+    that promise for any attribute (`.type` is `"cpu"`, `.index` None, as for the CPU's device)
+    and for a name as well as a call. PyTorch's tutorial idiom, `V.type if
+    torch.accelerator.is_available() else "cpu"`, is not what the fix writes: with the default
+    `check_available=False` it would also change the value on a build with an accelerator but no
+    device (where `V` names the accelerator, and code that only reads the type, such as
+    `torch.autocast(device_type=...)`, ran). The quote is the file's (the one most of its
+    one-line strings use); `torch` is the file's name for it (`import torch` is added where the
+    file has none).
+
+    The `"cuda"` fallback of `... if hasattr(torch, "accelerator") else "cuda"` is TDL002's
+    (see its page): it runs only on a torch older than 2.6.
+
+    ## Known limits
+    Not reported, though they may fail: a value kept in an attribute (`self.device =
+    torch.accelerator.current_accelerator()` ... `self.device.type`), in a tuple, or read in a
+    function defined before the module-level assignment of the name; `getattr(acc, "type")`
+    without a default; `torch.device(torch.accelerator.current_accelerator())`. Reported, though
+    it may never run without an accelerator: a public helper whose callers are in other files
+    (a `conftest.py` assertion helper that only GPU tests call); at module level of a test file
+    the dereference runs when pytest collects the file, and is reported. A check is read
+    without its polarity, as TDL002 reads it: a dereference in the `else` of `if
+    torch.cuda.is_available():` (or of `if acc is not None:`) counts as guarded, although it runs
+    exactly where the value is None.
+    """
+
+    # The kind of finding (its message, as data; the report fills the fields).
+    UNCHECKED = Message(
+        "`{dereference}` dereferences {holder} without a `torch.accelerator.is_available()` "
+        "check: it is None where {where}, so this raises " + api.NONE_DEREFERENCE_ERROR + ": "
+        "'NoneType' object has no attribute '{attribute}'; use `{instead}`")
+
     code = "TDL012"
     name = "unchecked-current-accelerator"
     summary = "torch.accelerator.current_accelerator() dereferenced without an is_available() check"
     fixable = True
     facts = frozenset(("kinds", "guards"))
     required_text = r"\bcurrent_accelerator\b"
+    required_calls = ("current_accelerator",)
     could_report_in = staticmethod(current_accelerator_read_in)  # (in prefilter)
     valid = (
         # PyTorch's tutorials: the accelerator only where there is one
@@ -150,7 +272,8 @@ class UncheckedCurrentAccelerator(Rule):
                 call=source_of(call, limit=80), name=name,
                 checks_device=_checks_device(call),
                 instead=f"{fallback(value, torch, quote)}.{attribute.attr.value}")
-            yield Violation(attribute.attr, found.message(), CpuFallback(attribute.value, ctx.scope))
+            yield Violation(attribute.attr, self.UNCHECKED(**found.fields()),
+                            CpuFallback(attribute.value, ctx.scope))
 
     @staticmethod
     def _none_value(analysis: Analysis, value: cst.BaseExpression, scope: Scope

@@ -1,0 +1,45 @@
+"""Questions about a file's text, asked before (or instead of) a parse: the one place that
+searches source text with regular expressions. The rules declare what they look for (the
+patterns of ``required_text``, the names below); they search no text themselves
+(``tests/test_torch_names_in_one_place.py``)."""
+
+from __future__ import annotations
+
+import re
+from typing import Iterable, Pattern, Set
+
+# What Python allows between two tokens: whitespace, line continuations and comments. (A
+# comment must end in a newline to be followed by a token; requiring it keeps the pattern
+# linear: a comment cannot be split into several.)
+TOKEN_GAP = r"(?:[\s\\]|#[^\r\n]*[\r\n])*"
+
+_FROM_TORCH_IMPORT = re.compile(r"\bfrom\s+torch\s+import\b")
+
+
+def method_call_text(*names: str) -> str:
+    """Text of a call of one of these methods: ``x.to(``, ``x . cuda  (``."""
+    return rf"\.{TOKEN_GAP}(?:{'|'.join(names)})\b{TOKEN_GAP}\("
+
+
+def words(names: Iterable[str], alternative: str = "") -> Pattern:
+    """A pattern that finds any of these names as a word (or the text ``alternative``)."""
+    pattern = r"\b(?:%s)\b" % "|".join(sorted(names))
+    return re.compile(pattern + ("|" + alternative if alternative else ""))
+
+
+def method_calls(names: Iterable[str], alternative: str = "") -> Pattern:
+    """A pattern that finds a call of one of these methods (or the text ``alternative``)."""
+    return re.compile(method_call_text(*sorted(names)) + ("|" + alternative if alternative else ""))
+
+
+def imports_from_torch(source: str) -> bool:
+    """Whether the text may hold ``from torch import ...``."""
+    return _FROM_TORCH_IMPORT.search(source) is not None
+
+
+def attribute_mentions(text: str, owner: str, names: Iterable[str], suffix: str = "") -> Set[str]:
+    """Which of ``names`` the text mentions as ``owner.NAME`` (followed by the pattern
+    ``suffix``)."""
+    pattern = r"\b%s\s*\.\s*(%s)\b%s" % (
+        re.escape(owner), "|".join(map(re.escape, sorted(names))), suffix)
+    return {match.group(1) for match in re.finditer(pattern, text)}
