@@ -144,7 +144,9 @@ class DiscardedTensorMove(Rule):
     to have `.to()` or `.cpu()`, and on anything whose kind it cannot tell. A name is judged by the
     definitions that reach the move: the last assignment before it in the same function (and
     earlier ones while that one sits in a branch the move is not under, and later ones in a loop
-    around the move), so `x = torch.zeros(3); x.to(d); x = other()` is reported and
+    around the move unless an assignment in the loop runs before the move on every pass: a tensor
+    made and then "moved" in one branch of an `if`/`elif` inside a loop is reported though another
+    branch binds the name to `None`), so `x = torch.zeros(3); x.to(d); x = other()` is reported and
     `if a: x = torch.zeros(3) else: x = other()` followed by `x.to(d)` is not. An unannotated
     parameter is a tensor when the function itself uses it as only a tensor is used (`x.shape`,
     `x.view(...)`, `x[...]`, `torch.cat([x, ...])`). An attribute the function has just replaced

@@ -226,9 +226,11 @@ class HardcodedCudaDevice(Rule):
     `"cuda"` whose every use comes after a guard (`device = "cuda"`, then `if not
     torch.cuda.is_available(): return`, then `model.to(device)`) is not reported either. A test
     read backwards guards nothing: the body of `if t.device != torch.device("cuda"):` (also
-    `device.type != "cuda"`, `"cuda" not in str(d)`) runs where the tensor is *not* on CUDA, a
-    machine without CUDA included, so a hard-coded CUDA device there is reported (the `else`
-    branch, and the code after `if device.type != "cuda": return`, stay guarded).
+    `device.type != "cuda"`, `"cuda" not in str(d)`, and the first branch of `x.to("cuda") if
+    x.device.type != "cuda" else x`) runs where the tensor is *not* on CUDA, a machine without
+    CUDA included, so a hard-coded CUDA device there is reported (the `else` branch, and the code
+    after `if device.type != "cuda": return`, stay guarded:
+    `fixtures/TDL002/negative/backwards_guard_else.py`).
 
     The fallback of the accelerator idiom of many example folders,
     `torch.accelerator.current_accelerator().type if hasattr(torch, "accelerator") else "cuda"`,

@@ -127,6 +127,21 @@ class LoadWithoutMapLocation(Rule):
       (after `model.cpu()`, or FSDP's `offload_to_cpu=True`): the file's own checkpoints are
       CPU data.
 
+    A load is not reported either where no machine without CUDA reaches it (issue 28;
+    `fixtures/TDL003/negative/cuda_branch.py`), or where the file is known to hold CPU storages:
+
+    - it runs only in the branch where CUDA is there or asked for: the body of `if
+      torch.cuda.is_available():` (also `device_count() > 0`, a name bound to such a test, an
+      `and` with one, `device.type == "cuda"`), of a flag that asks for CUDA (`if use_cuda:`,
+      `if args.cuda:`: without CUDA the user turns it off, as the program's own `.cuda()` fails
+      otherwise), after an early exit that proves such a test, or in a worker the file starts
+      once per GPU (`mp.spawn(main_worker, nprocs=torch.cuda.device_count())`) and never calls
+      otherwise. The `else` of such a test, `if args.gpu is None:`, `if args.no_cuda:` and a
+      worker also called directly are still reported (`fixtures/TDL003/positive/cpu_branch.py`);
+    - it reads PyTorch's own release weights (a URL under `https://download.pytorch.org/models/`,
+      `torch_api.CPU_RELEASE_URL_PREFIXES`): torchvision publishes them with CPU storages and
+      loads them itself without `map_location` on CPU-only machines.
+
     These rules come from reviewing every TDL003 finding on 27 public repositories
     ([docs/precision.md](../precision.md)); each is a fixture in
     `fixtures/TDL003/negative/round_trips.py`.

@@ -62,6 +62,14 @@ class NumpyOfDeviceTensor(Rule):
     - it is the output of a model moved there (`model.to(device)` or `model = Net().to(device)`
       earlier in the code the file shows, also through a parameter that every caller in the file
       passes a moved model to);
+    - it is the output of a helper the code hands such a model to (`outputs = synthesis(model,
+      text)`: a helper that runs a moved model gives what the model gave; not a builtin, not a
+      function of torch or NumPy);
+    - it is the result of a method of an object built with a device that is not the CPU
+      (`psnr = PSNR(device=device)`, then `psnr.compute()`: a metric, an environment or a module
+      built on the device keeps its state there);
+    - it is unpacked from one of those (`values, idx = out.max(1)`; `a, b = x.to(device),
+      y.to(device)` places each name with its own value);
     - it is computed from one of those by tensor methods (`out.argmax(1)`, `x.detach()`,
       `x[mask]`, `x.T`), arithmetic, or torch functions (`torch.cumprod(x, 0)`,
       `F.softmax(x, -1)`, `torch.cat([a, b])`).
@@ -126,6 +134,8 @@ class NumpyOfDeviceTensor(Rule):
     relies on the sharing works only on the CPU anyway.
 
     ## Known limits
+    - A helper given a moved model may copy its result to the host itself: `.numpy()` of such a
+      result is reported, since only a tensor has `.numpy()`, and so is `np.asarray(...)` of it.
     - Silent when the evidence is outside the function that converts (a tensor returned by a helper
       that moved it, an attribute such as `self.buffer`), or comes from a call the analysis does not
       know (`helper(x.to(device))` may copy to the host itself).
