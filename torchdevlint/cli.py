@@ -551,7 +551,9 @@ def _cache(args: argparse.Namespace, plan: _Plan, log):
     if not plan.fixing and not args.diff:
         log(f"cache: {args.cache_dir or root / CACHE_DIR_NAME}" if use_cache else "cache: off")
     from torchdevlint import project_index
-    project_index.configure(cache_dir=args.cache_dir, use_cache=use_cache)
+    # (one run: the files do not change under it, so one stat of each project is trusted)
+    project_index.configure(cache_dir=args.cache_dir, use_cache=use_cache, stamp=float("inf"))
+    project_index.new_run()
     return root, cache_maker(root, args.cache_dir) if use_cache else None
 
 

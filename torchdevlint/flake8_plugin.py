@@ -26,7 +26,7 @@ from torchdevlint import __version__, noqa
 from torchdevlint.engine import gc_paused, lint_source
 from torchdevlint.findings import PARSER_ERROR, READ_ERROR, Finding
 from torchdevlint.project import rules_for_location
-from torchdevlint.project_index import rules_for_project
+from torchdevlint.project_index import configure as configure_index, rules_for_project
 from torchdevlint.source import SourceError, decode_source
 from torchdevlint.rules import ALL_RULES, DEFAULT_RULES, OPT_IN_CODES
 from torchdevlint import torch_version as torch_versions
@@ -68,6 +68,8 @@ class TorchDevLintChecker:
                           if rule.default_enabled or rule.code in named)
         cls.torch_version = getattr(options, "torch_version", None)
         cls.disable_noqa = bool(getattr(options, "disable_noqa", False))
+        # one flake8 run: its files do not change under it (a stat of each project suffices)
+        configure_index(stamp=float("inf"))
 
     def __init__(self, tree, lines: List[str], filename: str = "") -> None:
         # LibCST parses the source; flake8's ``ast`` of it (built for every plugin anyway)
