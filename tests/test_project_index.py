@@ -368,3 +368,25 @@ def test_a_gpu_only_project_says_so_once_and_the_setting_turns_tdl002_back_on(tm
 def test_a_loose_directory_of_scripts_is_never_taken_for_gpu_only(tmp_path):
     (tmp_path / "run.py").write_text("import torch\n\nx = torch.zeros(2).cuda()\n")
     assert [code for _, _, code, _ in cli_json("run.py", cwd=tmp_path)] == ["TDL002"]
+
+
+def test_a_command_line_run_walks_each_project_once_however_long_it_takes(tmp_path, monkeypatch,
+                                                                           capsys):
+    """The index is asked several times a file (its rules, its cache key, its analysis): a
+    command-line run trusts one stat of the project for the whole run, where a stamp of a
+    few seconds made a slow run walk and stat a 2,000-file project again and again. Under
+    --watch, each run stats it afresh."""
+    from torchdevlint import cli
+    root = copy_project("placement_across_calls", tmp_path)
+    monkeypatch.setattr(project_index, "_settings", dict(project_index._settings))
+    walks = []
+    real = project_index._project_files
+    monkeypatch.setattr(project_index, "_project_files", lambda r: walks.append(r) or real(r))
+    clock = iter(range(0, 10**6, 10))  # ten seconds pass between any two questions
+    monkeypatch.setattr(project_index.time, "monotonic", lambda: next(clock))
+    monkeypatch.chdir(root)
+    assert cli.main(["--output-format", "json", "--cache-dir", str(tmp_path / "cache"), "."]) == 1
+    assert len(walks) == 1
+    assert len(json.loads(capsys.readouterr().out)) == 4
+    cli.main(["--output-format", "json", "--cache-dir", str(tmp_path / "cache"), "."])
+    assert len(walks) == 2  # a second run in the process (--watch) stats the files again
