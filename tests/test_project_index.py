@@ -390,3 +390,19 @@ def test_a_command_line_run_walks_each_project_once_however_long_it_takes(tmp_pa
     assert len(json.loads(capsys.readouterr().out)) == 4
     cli.main(["--output-format", "json", "--cache-dir", str(tmp_path / "cache"), "."])
     assert len(walks) == 2  # a second run in the process (--watch) stats the files again
+
+
+def test_learning_a_project_is_not_gpu_only_needs_no_index(tmp_path, monkeypatch, capsys):
+    """One process without a cache builds an index only when a fact asks for it: that the
+    project has a CPU path is found by summarising its files one by one, until the first."""
+    from torchdevlint import cli
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "a.py").write_text('import torch\n\ndevice = "cuda" if torch.cuda.is_available() else "cpu"\n')
+    (tmp_path / "b.py").write_text('import torch\n\nx = torch.zeros(2).to("cuda")\n')
+    monkeypatch.setattr(project_index, "_settings", dict(project_index._settings))
+    built = []
+    monkeypatch.setattr(ProjectIndex, "build", lambda self, jobs=1: built.append(self) or self)
+    monkeypatch.chdir(tmp_path)
+    assert cli.main(["--output-format", "json", "--no-cache", "-j", "1", "b.py"]) == 1
+    assert [f["code"] for f in json.loads(capsys.readouterr().out)] == ["TDL002"]
+    assert built == []

@@ -1121,6 +1121,7 @@ def files_changed(paths: Sequence[str]) -> None:
     """The editor saved or the file system changed these files: their indexes stat them again
     on the next question (the language server's ``didSave``/``didChangeWatchedFiles``)."""
     with _LOCK:
+        _cpu_paths.clear()
         for path in paths:
             root = root_of_path(path)
             index = _INDEXES.get(root)
@@ -1135,12 +1136,14 @@ def new_run() -> None:
     with _LOCK:
         _views.clear()
         _gpu_only_roots.clear()
+        _cpu_paths.clear()
         for index in _INDEXES.values():
             index.checked = float("-inf")
 
 
 def refresh_all() -> None:
     """Stat every loaded index's files again now (the editor saw files change)."""
+    _cpu_paths.clear()
     with _LOCK:
         indexes = list(_INDEXES.values())
     for index in indexes:
@@ -1148,6 +1151,8 @@ def refresh_all() -> None:
             index.refresh(_settings["jobs"], force=True)
 
 
+# root -> whether a file of it has a CPU path, learnt before its index was needed
+_cpu_paths: Dict[str, bool] = {}
 # Project roots whose TDL002 this process turned off as GPU-only (the CLI's summary says so).
 _gpu_only_roots: Dict[str, None] = {}
 
@@ -1157,10 +1162,35 @@ def gpu_only_project(path: str) -> bool:
     a root with a marker, CUDA named, no CPU path in any file)."""
     if not enabled() or not path or path in ("-", "stdin"):
         return False
-    if not _is_project(root_of_path(path)):
+    root = root_of_path(path)
+    if not _is_project(root):
         return False  # a loose script's directory is no project: its files speak for themselves
+    with _LOCK:
+        loaded = root in _INDEXES
+    if not loaded and _has_cpu_path(root):
+        return False
     view = view_for(path)
     return view is not None and view.gpu_only()
+
+
+def _has_cpu_path(root: str) -> bool:
+    """Whether some file of the project at ``root`` has a CPU path, found without building its
+    index: files are summarised one by one until one has (the first few, in most projects). A
+    run that never needs the index (one process, no cache, no other fact asked) so never
+    summarises the whole project to learn it is not GPU-only."""
+    known = _cpu_paths.get(root)
+    if known is None:
+        known = False
+        for relpath in _project_files(Path(root)):
+            try:
+                data = (Path(root) / relpath).read_bytes()
+            except OSError:
+                continue
+            if len(data) <= _MAX_FILE_BYTES and summarize(_source_of(relpath, data))["cpu_path"]:
+                known = True
+                break
+        _cpu_paths[root] = known
+    return known
 
 
 def rules_for_project(rules: Sequence[type], path: str,
@@ -1247,3 +1277,4 @@ def forget() -> None:
         _building.clear()
         _gpu_only_roots.clear()
         _views.clear()
+        _cpu_paths.clear()
