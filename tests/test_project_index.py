@@ -367,7 +367,17 @@ def test_a_gpu_only_project_says_so_once_and_the_setting_turns_tdl002_back_on(tm
 
 def test_a_loose_directory_of_scripts_is_never_taken_for_gpu_only(tmp_path):
     (tmp_path / "run.py").write_text("import torch\n\nx = torch.zeros(2).cuda()\n")
+    (tmp_path / "README.md").write_text("Needs a GPU.\n")
     assert [code for _, _, code, _ in cli_json("run.py", cwd=tmp_path)] == ["TDL002"]
+
+
+def test_a_project_whose_readme_names_no_gpu_is_not_gpu_only(tmp_path):
+    """Hard-coded CUDA in a small project (a script and its pyproject.toml) is the portability
+    bug TDL002 is for: GPU-only needs the project to say so too, in its README."""
+    root = copy_project("gpu_only", tmp_path)
+    (root / "README.md").write_text("# gpu_only\n\nA small model.\n")
+    assert sorted(code for _, _, code, _ in cli_json(".", cwd=root)) == \
+        ["TDL002", "TDL002", "TDL002", "TDL003"]
 
 
 def test_a_command_line_run_walks_each_project_once_however_long_it_takes(tmp_path, monkeypatch,

@@ -186,8 +186,9 @@ def _add_configuration_arguments(parser: argparse.ArgumentParser) -> None:
                        default=None,
                        help="the project runs only on machines with a GPU: hard-coded CUDA is "
                             "by design, TDL002 is off (default: the require-accelerator "
-                            "setting; unset, a project with no CPU path in any file is taken "
-                            "for GPU-only; --no-require-accelerator keeps TDL002 on there)")
+                            "setting; unset, a project with no CPU path in any file, whose "
+                            "README names a GPU, is taken for GPU-only; "
+                            "--no-require-accelerator keeps TDL002 on there)")
     group.add_argument("--target-version", metavar="VERSION", choices=syntax.TARGET_NAMES,
                        help="the Python version whose syntax files must be: "
                             f"{', '.join(syntax.TARGET_NAMES)} (default: the lowest that "

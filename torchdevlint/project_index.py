@@ -36,6 +36,7 @@ import hashlib
 import json
 import os
 import posixpath
+import re
 import sys
 import threading
 import time
@@ -623,7 +624,8 @@ class ProjectIndex:
             self._by_name = {"moves": moves, "saves": saves, "uses": uses, "calls": calls,
                              "placed": None,
                              "intent": {"gpu_only": cuda and not cpu_path
-                                        and has_marker(self.root)}}
+                                        and has_marker(self.root)
+                                        and documents_a_gpu(str(self.root))}}
         return self._by_name
 
     # building and refreshing
@@ -910,7 +912,8 @@ class ProjectIndex:
     def gpu_only(self) -> bool:
         """A project (a root with a marker) that names CUDA and has no CPU path anywhere: no
         file checks for an accelerator (``is_available()``, ``device_count()``) or names
-        ``"cpu"`` as a device. Its TDL002 findings are true but unwanted (issue 27)."""
+        ``"cpu"`` as a device; and its README names a GPU or CUDA (``documents_a_gpu``).
+        Its TDL002 findings are true but unwanted (issue 27)."""
         return self._lookups()["intent"]["gpu_only"]
 
     def dependency_key(self, relpath: str) -> str:
@@ -1122,6 +1125,7 @@ def files_changed(paths: Sequence[str]) -> None:
     on the next question (the language server's ``didSave``/``didChangeWatchedFiles``)."""
     with _LOCK:
         _cpu_paths.clear()
+        documents_a_gpu.cache_clear()
         for path in paths:
             root = root_of_path(path)
             index = _INDEXES.get(root)
@@ -1137,6 +1141,7 @@ def new_run() -> None:
         _views.clear()
         _gpu_only_roots.clear()
         _cpu_paths.clear()
+        documents_a_gpu.cache_clear()
         for index in _INDEXES.values():
             index.checked = float("-inf")
 
@@ -1144,6 +1149,7 @@ def new_run() -> None:
 def refresh_all() -> None:
     """Stat every loaded index's files again now (the editor saw files change)."""
     _cpu_paths.clear()
+    documents_a_gpu.cache_clear()
     with _LOCK:
         indexes = list(_INDEXES.values())
     for index in indexes:
@@ -1163,7 +1169,7 @@ def gpu_only_project(path: str) -> bool:
     if not enabled() or not path or path in ("-", "stdin"):
         return False
     root = root_of_path(path)
-    if not _is_project(root):
+    if not _is_project(root) or not documents_a_gpu(root):
         return False  # a loose script's directory is no project: its files speak for themselves
     with _LOCK:
         loaded = root in _INDEXES
@@ -1171,6 +1177,30 @@ def gpu_only_project(path: str) -> bool:
         return False
     view = view_for(path)
     return view is not None and view.gpu_only()
+
+
+_README = re.compile(r"readme(\.(md|rst|txt|markdown))?$", re.IGNORECASE)
+_GPU_WORDS = re.compile(r"\b(gpus?|cuda)\b", re.IGNORECASE)
+
+
+@lru_cache(maxsize=1024)
+def documents_a_gpu(root: str) -> bool:
+    """Whether a README at the project's root names a GPU or CUDA: what a project that never
+    chooses its device says of the machines it runs on. Without it, hard-coded CUDA in a
+    small project (a script and its pyproject.toml) is a portability bug TDL002 reports."""
+    try:
+        names = [entry.name for entry in os.scandir(root)
+                 if _README.match(entry.name) and entry.is_file()]
+    except OSError:
+        return False
+    for name in names:
+        try:
+            with open(os.path.join(root, name), encoding="utf-8", errors="replace") as handle:
+                if _GPU_WORDS.search(handle.read(200_000)):
+                    return True
+        except OSError:
+            continue
+    return False
 
 
 def _has_cpu_path(root: str) -> bool:
@@ -1212,7 +1242,8 @@ def gpu_only_roots() -> List[str]:
 
 
 GPU_ONLY_NOTE = ("{root}: no file of this project checks for an accelerator or names \"cpu\" "
-                 "as a device, so it is taken for GPU-only and TDL002 (hard-coded CUDA) is off; "
+                 "as a device and its README names a GPU, so it is taken for GPU-only and "
+                 "TDL002 (hard-coded CUDA) is off; "
                  "`require-accelerator = false` in [tool.torchdevlint] "
                  "(--no-require-accelerator) turns it back on")
 
@@ -1278,3 +1309,4 @@ def forget() -> None:
         _gpu_only_roots.clear()
         _views.clear()
         _cpu_paths.clear()
+        documents_a_gpu.cache_clear()
