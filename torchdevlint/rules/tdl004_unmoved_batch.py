@@ -182,13 +182,13 @@ class UnmovedBatch(Rule):
     # The kinds of finding (their messages, as data; the report fills the fields): where the
     # batch value meets the device, a model moved there or a value this loop put there.
     PASSED_TO_MODEL = Message(_FROM_LOADER + "is passed to `{callee}`, which was moved to a "
-                              "device," + _NOT_MOVED)
+                              "device{by}," + _NOT_MOVED)
     LOSS_WITH_OUTPUT = Message(_FROM_LOADER + "is passed to `{callee}` with the output of "
-                               "`{model}` (on a device)" + _NOT_MOVED)
+                               "`{model}` (on a device{on})" + _NOT_MOVED)
     COMPARED_WITH_OUTPUT = Message(_FROM_LOADER + "is compared with the output of `{model}` (on "
-                                   "a device)" + _NOT_MOVED)
+                                   "a device{on})" + _NOT_MOVED)
     COMBINED_WITH_OUTPUT = Message(_FROM_LOADER + "is combined with the output of `{model}` (on "
-                                   "a device)" + _NOT_MOVED)
+                                   "a device{on})" + _NOT_MOVED)
     LOSS_WITH_MOVED = Message(_FROM_LOADER + "is passed to `{callee}` with " + _PUT + _NOT_MOVED)
     COMPARED_WITH_MOVED = Message(_FROM_LOADER + "is compared with " + _PUT + _NOT_MOVED)
     COMBINED_WITH_MOVED = Message(_FROM_LOADER + "is combined with " + _PUT + _NOT_MOVED)
@@ -229,6 +229,7 @@ class UnmovedBatch(Rule):
         self.analysis = analysis
         self.kinds = analysis.kinds
         self.placement = analysis.placement
+        self._asked: set = set()  # loader parameters whose callers were asked
         # accelerate / Lightning Fabric can hand out prepared loaders from anywhere (a helper
         # in another file); in such files only a DataLoader built right here is trusted.
         self._prepares_elsewhere = any(
@@ -264,6 +265,15 @@ class UnmovedBatch(Rule):
           ``NeighborLoader(data.to(device, 'x'), ...)``) or whose class builds or moves its
           tensors onto a device.
         """
+        if isinstance(loader, cst.Name) and (loader.value, id(scope)) not in self._asked:
+            # a parameter: every call (in this file, and in the project's other files) passes
+            # a loader that yields device batches
+            self._asked.add((loader.value, id(scope)))
+            if self.placement.every_caller(
+                    loader.value, scope,
+                    lambda argument, site: self._yields_device_batches(argument, site.ctx.scope),
+                    ("loader",)) is not None:
+                return True
         constructions = [(loader, scope)] if isinstance(loader, cst.Call) else [
             (value, value_scope) for value, value_scope, _, _ in self.placement.bindings_of(loader, scope)]
         for value, value_scope in list(constructions):
@@ -483,6 +493,9 @@ class _LoopChecker(OrderedWalk):
                            "derived": rule.DERIVED_MEETS_MOVED}[sink]
             else:
                 model_expr, device = model if model else self.model_called
+                by = self.rule.placement.moved_by_callers(model_expr, self.scope)
+                on = f": every call passes a moved model, as {by} does" if by else ""
+                by = f" (every call passes a moved model, as {by} does)" if by else ""
                 message = {"model": rule.PASSED_TO_MODEL, "loss": rule.LOSS_WITH_OUTPUT,
                            "compare": rule.COMPARED_WITH_OUTPUT,
                            "arith": rule.COMBINED_WITH_OUTPUT}[sink]
@@ -498,7 +511,8 @@ class _LoopChecker(OrderedWalk):
                 node,
                 message(name=name, callee=callee, proposed=proposed,
                         partner=partner.text if partner is not None else None,
-                        model=source_of(model_expr)),
+                        model=source_of(model_expr), by=by if partner is None else "",
+                        on=on if partner is None else ""),
                 fix=UnmovedBatchFix(self.loop, name, value.after, device, model_expr,
                                     value.is_mapping, moved),
             )
