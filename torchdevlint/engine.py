@@ -110,7 +110,7 @@ def candidate_rules(source: str, rules: Sequence[type], tree: Optional[ast.AST] 
             placed_by_callers.append(rule)
     # The ast tests only matter when they can spare the parse: when every candidate has one.
     if tree is None or not candidates:
-        return candidates
+        return candidates + placed_by_callers
     from torchdevlint.rules.prefilter import forget_walk, has_ast_prefilter, passes_ast_prefilter
     if all(map(has_ast_prefilter, candidates)):
         try:
