@@ -288,7 +288,9 @@ class ModuleClasses:
         if not any(stays(o) for o in operands) and not (
                 isinstance(func, cst.Attribute) and stays(func.value)):
             return None
-        if isinstance(func, cst.Attribute) and func.attr.value in _COMBINING:
+        qualified = self.kinds.qualname(func, devices.method.scope) or ""
+        if isinstance(func, cst.Attribute) and func.attr.value in _COMBINING and not qualified:
+            # (a tensor method: ``torch.where(...)`` is a torch function, below)
             if (carries(func.value) and any(stays(o) for o in operands)) or \
                     (stays(func.value) and any(carries(o) for o in operands)):
                 return f"passes it to `.{func.attr.value}()` with a tensor on the module's device"
@@ -300,7 +302,6 @@ class ModuleClasses:
                     any(carries(o) for o in operands):
                 return f"passes it to the submodule `{self_name}.{func.attr.value}`"
             return None
-        qualified = self.kinds.qualname(func, devices.method.scope) or ""
         if api.is_tensor_function(qualified) and qualified.rpartition(".")[2] not in _TAKES_INDICES \
                 and any(carries(o) for o in operands):
             return f"passes it to `{qualified}` with a tensor on the module's device"
@@ -472,6 +473,9 @@ class MethodDevices(DeviceTrace):
             if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) \
                     and node.value.value == name and node.attr.value in ("device", "is_cuda"):
                 return True
+            if isinstance(node, cst.Subscript) and isinstance(node.value, cst.Name) \
+                    and node.value.value == name and _indexes_dimensions(node):
+                return True  # ``x[:, None]``: an input indexed by dimensions (not a list)
             if not isinstance(node, cst.Call):
                 continue
             func = node.func
@@ -547,3 +551,15 @@ class MethodDevices(DeviceTrace):
             return (method in api.TENSOR_METHODS or method in _SPLITTING_METHODS) \
                 and self.carries(func.value)
         return False
+
+
+def _indexes_dimensions(subscript: cst.Subscript) -> bool:
+    """``x[:, None]``, ``x[..., 0]``: an index of several dimensions with a slice, ``None``
+    or ``...`` among them, which lists and numbers do not take (a tensor or an array does,
+    and a module's method is given tensors)."""
+    if len(subscript.slice) < 2:
+        return False
+    return any(isinstance(e.slice, cst.Slice) or (
+        isinstance(e.slice, cst.Index) and (
+            (isinstance(e.slice.value, cst.Name) and e.slice.value.value == "None")
+            or isinstance(e.slice.value, cst.Ellipsis))) for e in subscript.slice)

@@ -170,10 +170,9 @@ class TensorCreatedOffDevice(Rule):
     # -- the CPU tensor: a factory's result, as it is --------------------------------------
 
     def _origin(self, expr, method: FunctionInfo) -> Optional[cst.Call]:
-        if isinstance(expr, cst.Comparison):  # ``mask == 0``: a CPU tensor of its shape
-            if all(is_number(c.comparator) for c in expr.comparisons):
-                return self._origin(expr.left, method)
-            return None
+        if isinstance(expr, cst.Comparison) and all(  # ``mask == 0``: a CPU tensor of its shape
+                is_number(c.comparator) for c in expr.comparisons):
+            return self._origin(expr.left, method)
         if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.BitInvert):
             return self._origin(expr.expression, method)
         evidence = self.analysis.on_cpu(expr, method.scope)
@@ -189,10 +188,15 @@ class TensorCreatedOffDevice(Rule):
         qualified = self.kinds.qualname(call.func, method.scope) or ""
         if not qualified.startswith("torch.") or qualified.count(".") != 1:
             return False
-        if any(a.star for a in call.args) or any(
+        if any(a.star == "**" for a in call.args) or any(
                 a.keyword is not None and a.keyword.value == "device" for a in call.args):
             return False
         tail = qualified[len("torch."):]
+        if any(a.star for a in call.args):
+            # ``torch.zeros(n, *y.shape[1:])``: the sizes written out give it a dimension
+            fixed = [a.value for a in call.args if a.keyword is None and not a.star]
+            return tail in SIZE_FACTORIES and tail != "full" and bool(fixed) and not any(
+                isinstance(v, cst.Integer) and v.evaluated_value == 0 for v in fixed)
         positional = [a.value for a in call.args if a.keyword is None]
         sized = [a.value for a in call.args if a.keyword is not None and a.keyword.value == "size"]
         if tail in ALWAYS_SHAPED_FACTORIES:
@@ -231,13 +235,17 @@ class TensorCreatedOffDevice(Rule):
             return True
         if isinstance(expr, cst.Name):
             name = expr.value
-            if name in seen or name in method.param_names:
+            if name in method.param_names:
                 return False
+            if name in seen:  # ``emb = x * emb``: the other assignments decide
+                return True
             bindings = method.scope.bindings.get(name, ())
             if not bindings:
                 return False
             related = False
             for binding in bindings:
+                if binding.how == ASSIGN and _contains(binding.value, expr):
+                    continue  # ``emb = x * emb[None]``: the read comes before this assignment
                 if binding.how != ASSIGN:
                     return False
                 evidence = self.analysis.on_cpu(binding.value, method.scope)
