@@ -413,6 +413,54 @@ def test_placement_follows_each_name_in_the_order_the_code_runs():
     }
 
 
+def _placed_at_observe(source: str) -> dict:
+    """What each name given to ``observe(...)`` holds there: "cpu", "accelerator" or None."""
+    analysis = analysis_of(source)
+    site = analysis.collected.calls_by_name["observe"][0]
+    row = {}
+    for arg in site.call.args:
+        cpu = analysis.on_cpu(arg.value, site.ctx.scope)
+        accelerator = analysis.on_accelerator(arg.value, site.ctx.scope)
+        row[arg.value.value] = "cpu" if cpu else "accelerator" if accelerator else None
+    return row
+
+
+def test_placement_after_if_else_holds_what_either_branch_left():
+    # issue 28 (DiT's token_drop): the else branch no longer erases the if branch's tensor
+    assert _placed_at_observe("""
+        import torch
+        def f(p, n, force, x, device):
+            if force is None:
+                drop = torch.rand(n) < p          # a comparison keeps its tensor's place
+                moved = x.to(device)
+            elif force:
+                drop = force == 1
+                moved = x.to(device)
+            else:
+                drop = force == 1
+                moved = x.to(device)
+            flag = x is None                      # ``is`` gives a Python bool
+            observe(drop, moved, flag)
+        """) == {"drop": "cpu", "moved": "accelerator", "flag": None}
+
+
+@pytest.mark.parametrize("expr, sequence", [
+    ("[1, 2]", True), ("[v for v in levels]", True), ("[1] + levels[:-1]", True),
+    ("levels", True), ("levels[:-1]", True), ("pairs", True), ("built", True),
+    ("[]", False), ("scale", False), ("ids", False), ("levels[0]", False), ("empty", False),
+])
+def test_is_sequence_reads_literals_names_and_annotations(expr, sequence):
+    analysis = analysis_of(f"""
+        from typing import Sequence
+        def f(levels: list[int], pairs: Sequence[tuple], scale: float, ids):
+            built = [1, 2, 3]
+            empty = []
+            observe({expr})
+        """)
+    site = analysis.collected.calls_by_name["observe"][0]
+    assert analysis.kinds.is_sequence(site.call.args[0].value, site.ctx.scope) is sequence
+
+
 # -- prefilters of the rules whose findings sit on one kind of node -------------------------
 
 _MODULE_WITH_MASK = """{imports}

@@ -207,9 +207,7 @@ class UnregisteredTensorAttribute(Rule):
             # the data: never 0-dim, whatever the argument
             return bool(positional)
         if tail in _FROM_DATA:
-            return len(positional) == 1 and isinstance(
-                positional[0], (cst.List, cst.Tuple, cst.ListComp)) and bool(
-                    getattr(positional[0], "elements", True))
+            return len(positional) == 1 and self.kinds.is_sequence(positional[0], scope)
         if tail in _SIZED:
             sizes = positional[:1] if tail == "full" else positional
             if not sizes:

@@ -202,7 +202,7 @@ class TensorCreatedOffDevice(Rule):
         if tail in ALWAYS_SHAPED_FACTORIES:
             return True
         if tail == "tensor":
-            return len(positional) == 1 and self._list_data(positional[0], method)
+            return len(positional) == 1 and self.kinds.is_sequence(positional[0], method.scope)
         if tail == "randint":
             sizes = [v for v in positional if isinstance(v, (cst.Tuple, cst.List))] + sized
             return len(sizes) == 1 and _nonempty_size(sizes[0])
@@ -214,19 +214,6 @@ class TensorCreatedOffDevice(Rule):
                 return len(sizes) > 1 and not any(
                     isinstance(v, cst.Integer) and v.evaluated_value == 0 for v in sizes)
             return _nonempty_size(sizes[0])
-        return False
-
-    def _list_data(self, data, method: FunctionInfo) -> bool:
-        if isinstance(data, (cst.List, cst.Tuple)):
-            return bool(data.elements)
-        if isinstance(data, cst.ListComp):
-            return True
-        if isinstance(data, cst.Name) and data.value not in method.param_names:
-            bindings = method.scope.bindings.get(data.value, ())
-            return bool(bindings) and all(
-                b.how == ASSIGN and not b.path and isinstance(b.value, (cst.List, cst.ListComp))
-                and (not isinstance(b.value, cst.List) or bool(b.value.elements))
-                for b in bindings)
         return False
 
     def _keeps(self, expr, factory: cst.Call, method: FunctionInfo, seen: Set[str]) -> bool:
