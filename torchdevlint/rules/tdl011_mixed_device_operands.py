@@ -4,7 +4,8 @@
 raise ``RuntimeError: Expected all tensors to be on the same device, but found at least two
 devices, cuda:0 and cpu!``. Reported where the two meet (arithmetic, a torch function of both
 such as ``torch.cat``/``torch.matmul``/``F.mse_loss``, a tensor method combining two tensors
-such as ``a.add(b)``, or the call of a model moved to a device), and only where the analysis
+such as ``a.add(b)``, the call of a model moved to a device, or gradients handed to autograd:
+``autograd.grad(out, x, torch.ones(n))``, ``out.backward(g)``), and only where the analysis
 has evidence for both sides at that point: ``analysis.on_cpu`` for the one (a factory without
 ``device=``, ``.cpu()``, ``torch.from_numpy``...) and ``analysis.on_accelerator`` (or a model
 moved to a device) for the other, both flow-sensitive within the function (``x = x.to(device)``
@@ -13,7 +14,8 @@ first takes ``x`` off the CPU).
 Silent: when either placement is unknown or the evidence conflicts; when the CPU tensor may be
 0-dim (``torch.tensor(3.0)``, a reduction such as ``x.sum()``, an element ``x[0]``: a 0-dim
 CPU tensor combines with any device); for indexing (``gpu[cpu_index]`` is no operation here);
-inside a ``for`` loop over a data loader (TDL004 reports those: ``engine.DEFERENCES``); in the methods of
+inside a ``for`` loop over a data loader where it reads a batch as the loop took it (TDL004
+reports those: ``engine.DEFERENCES``); in the methods of
 ``nn.Module`` classes (their state is TDL005/TDL007's); under ``pytest.raises`` /
 ``assertRaises`` and in ``try`` bodies (the failure may be the point); where the model is
 called (or its output made) before the code moves it, in the order the code runs (a notebook
@@ -66,6 +68,13 @@ _FUNCTIONAL = frozenset(
     """linear bilinear mse_loss l1_loss smooth_l1_loss huber_loss cross_entropy nll_loss
     binary_cross_entropy binary_cross_entropy_with_logits kl_div cosine_similarity
     pairwise_distance""".split())
+# Autograd's entry points: the gradients given must be on their outputs' device
+# (qualified name -> the positions and keywords of the outputs and of their gradients).
+_GRADIENT_FUNCTIONS = {
+    "torch.autograd.grad": ((0, "outputs"), (2, "grad_outputs")),
+    "torch.autograd.backward": ((0, "tensors"), (1, "grad_tensors")),
+}
+GRADIENT_ERROR = "RuntimeError: invalid gradient at index 0 - expected device cuda:0 but got cpu"
 # Tensor methods combining the receiver with their first positional argument.
 _TENSOR_METHODS = api.BINARY_TENSOR_METHODS
 # What may leave a 0-dim tensor (which combines with any device): reductions and the like.
@@ -159,8 +168,8 @@ class MixedDeviceOperands(Rule):
     # -- finding the operations -------------------------------------------------------
 
     def _check_block(self, statements, scope: Scope, owner) -> Iterator[Violation]:
-        # (those in a loop over a data loader are TDL004's: the engine drops them,
-        # ``engine.DEFERENCES``)
+        # (those in a loop over a data loader that read its batches are TDL004's: the engine
+        # drops them, ``engine.DEFERENCES``)
         for node in self._operations(statements):
             yield from self._check_operation(node, scope, owner)
 
@@ -263,6 +272,9 @@ class MixedDeviceOperands(Rule):
         func = call.func
         qualified = self.analysis.qualname(func, scope)
         positional = [a.value for a in call.args if a.keyword is None and not a.star]
+        if qualified in _GRADIENT_FUNCTIONS:
+            return [value for where in _GRADIENT_FUNCTIONS[qualified]
+                    for value in _spread(_argument(call, *where))]
         if qualified is not None:
             head, _, tail = qualified.rpartition(".")
             if (head == "torch" and tail in _TORCH_FUNCTIONS) or \
@@ -277,6 +289,10 @@ class MixedDeviceOperands(Rule):
             return []
         if isinstance(func, cst.Attribute) and func.attr.value in _TENSOR_METHODS and positional:
             return [func.value, positional[0]]
+        if isinstance(func, cst.Attribute) and func.attr.value == "backward" and \
+                self.analysis.kind_of(func.value, scope) not in K.MODULE_LIKE:
+            gradient = _argument(call, 0, "gradient")  # ``loss.backward(torch.ones(n))``
+            return [func.value] + _spread(gradient) if gradient is not None else []
         return []
 
     def _cpu(self, expr, scope: Scope) -> Optional[OnCPU]:
@@ -394,11 +410,12 @@ class MixedDeviceOperands(Rule):
             advice = f"create it there: `{callee}(..., device={shown_device})`"
         else:
             advice = f"move it first: `{source_of(cpu_operand)}.to({shown_device})`"
+        error = GRADIENT_ERROR if _gives_gradients(node, self.analysis, scope) else MIXED_ERROR
         return Violation(
             node,
             f"{what} mixes `{source_of(cpu_operand)}`, a tensor on the CPU (made by "
             f"`{source_of(cpu_evidence.origin)}`), with {other}: on a GPU this raises "
-            f"{MIXED_ERROR}; {advice}",
+            f"{error}; {advice}",
             plan)
 
     def _fix_safety(self, device, scope: Scope, owner) -> Optional[bool]:
@@ -457,6 +474,36 @@ def _with_accelerator_origins(analysis: Analysis, scopes: set) -> set:
                     placement.accelerator_origin(site.call, scope):
                 found.add(key)
     return found
+
+
+def _argument(call: cst.Call, index: int, keyword: str):
+    """What ``call`` passes as its ``index``-th positional argument or as ``keyword=``."""
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == keyword:
+            return arg.value
+    positional = [a for a in call.args if a.keyword is None]
+    if any(a.star for a in positional[:index + 1]) or len(positional) <= index:
+        return None
+    return positional[index].value
+
+
+def _spread(value) -> list:
+    """A tuple or list of tensors as its elements; one tensor as itself; nothing as none."""
+    if value is None:
+        return []
+    if isinstance(value, (cst.List, cst.Tuple)):
+        return [e.value for e in value.elements if not isinstance(e, cst.StarredElement)]
+    return [value]
+
+
+def _gives_gradients(node, analysis: Analysis, scope: Scope) -> bool:
+    """An autograd call given gradients (``autograd.grad``, ``.backward(gradient)``)."""
+    if not isinstance(node, cst.Call):
+        return False
+    func = node.func
+    return analysis.qualname(func, scope) in _GRADIENT_FUNCTIONS or (
+        isinstance(func, cst.Attribute) and func.attr.value == "backward"
+        and analysis.qualname(func, scope) is None)
 
 
 def _is_full_slice_marker(expr) -> bool:
