@@ -189,6 +189,10 @@ MODULE_BOOKKEEPING_METHODS = MODULE_SELF_METHODS | frozenset(
 # What a tensor method gives that no longer lives on the device (or is no tensor).
 OFF_ACCELERATOR_METHODS = NON_TENSOR_TENSOR_METHODS | frozenset("cpu numpy tolist item".split())
 
+# nn.Module's mode switches: users call them at any time, often before moving the module, so
+# what an override caches from the module's state stays where the module was (issue 28).
+MODULE_MODE_SWITCHES = ("train", "eval")
+
 # Classes whose subclasses (and instances) are nn.Modules. Matched on the qualified name.
 MODULE_BASES = frozenset(
     """

@@ -234,6 +234,29 @@ class ModuleClasses:
                 elsewhere |= self._reached_from(info, name)
         return {name for name in from_init if name == "__init__" or name not in elsewhere}
 
+    def mode_switches(self, info: ClassInfo) -> Set[str]:
+        """The class's own ``train`` / ``eval`` (``nn.Module``'s mode switches): code its
+        users run at any time, often before they move the module (``model.eval();
+        model.to(device)``), so what they cache from the module's state stays where the
+        module was then."""
+        return {name for name in api.MODULE_MODE_SWITCHES if name in info.methods}
+
+    def state_snapshot(self, state: ModuleState, value, self_name: Optional[str]) -> bool:
+        """Whether ``value`` is computed from the module's own parameters or buffers (``self.
+        attention_biases[:, self.idxs]``, ``self.weight.t()``): a tensor on the device the
+        module was on when it ran, which a later ``.to()`` does not follow."""
+        while True:
+            if isinstance(value, cst.Subscript):
+                value = value.value
+            elif isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and \
+                    value.func.attr.value in api.SHAPE_KEEPING_METHODS:
+                value = value.func.value
+            else:
+                break
+        return isinstance(value, cst.Attribute) and isinstance(value.value, cst.Name) and \
+            value.value.value == self_name and \
+            value.attr.value in (state.parameters | state.buffers)
+
     def self_reads(self, info: ClassInfo) -> Dict[str, List[tuple]]:
         """``self.NAME`` read in the class's methods: NAME -> [(method, Attribute node)]
         (nested functions and lambdas included: their ``self`` is the method's)."""

@@ -112,13 +112,16 @@ class UnregisteredTensorAttribute(Rule):
         info = state.info
         modules = self.analysis.modules
         init_methods = modules.init_methods(info)
+        switches = modules.mode_switches(info)
         reads = None
         for name in state.tensor_attributes:
             bindings = info.attributes[name]
             if any(b.ctx.func is None or b.ctx.func.cls is not info
-                   or b.ctx.func.name not in init_methods for b in bindings):
+                   or b.ctx.func.name not in init_methods | switches for b in bindings):
                 continue  # (re)bound while the module runs: it manages the attribute itself
-            created = [b for b in bindings if b.how == ASSIGN and self._created_on_cpu(b.value, b)]
+            created = [b for b in bindings if b.how == ASSIGN and (
+                self._created_on_cpu(b.value, b) if b.ctx.func.name not in switches
+                else modules.state_snapshot(state, b.value, b.ctx.func.self_name))]
             if not created or any(b not in created and not _is_none(b.value) for b in bindings):
                 continue
             if reads is None:
@@ -130,10 +133,14 @@ class UnregisteredTensorAttribute(Rule):
             safe = self._safe_fix(info, name, bindings)
             for binding in created:
                 owner = binding.node.value.value if isinstance(binding.node, cst.Attribute) else "self"
+                switch = binding.ctx.func.name
+                left = "so `.to(device)` leaves it on the CPU" if switch not in switches else (
+                    f"computed in `{switch}()` from the module's own state, so a `.to(device)` "
+                    f"after `{info.name}.{switch}()` leaves it where the module was")
                 yield Violation(
                     binding.node,
                     f"`{owner}.{name}` holds a tensor as a plain attribute of the module "
-                    f"`{info.name}`, so `.to(device)` leaves it on the CPU, and `{method}` "
+                    f"`{info.name}`, {left}, and `{method}` "
                     f"{where}: {SAME_DEVICE}; register it as a buffer "
                     f"(`{owner}.register_buffer(\"{name}\", ..., persistent=False)`)",
                     fix=RegisterBuffer(binding, name, safe)
@@ -292,6 +299,8 @@ class _Stays:
             return (method in _SHAPE_KEEPING or method in _ELEMENTWISE) and self(expr.func.value)
         if isinstance(expr, cst.UnaryOperation):
             return self(expr.expression)
+        if isinstance(expr, cst.IfExp):  # ``a if self.training else self.ab``: either may be
+            return self(expr.body) or self(expr.orelse)
         if isinstance(expr, cst.Comparison):
             operands = [expr.left] + [c.comparator for c in expr.comparisons]
             return self(expr.left) and all(is_number(o) for o in operands[1:])
