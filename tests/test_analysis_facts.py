@@ -444,6 +444,21 @@ def test_placement_after_if_else_holds_what_either_branch_left():
         """) == {"drop": "cpu", "moved": "accelerator", "flag": None}
 
 
+def test_einops_reshapes_and_legacy_constructors_have_a_place():
+    # issue 28 (DALLE-pytorch): rearrange keeps its input's place; torch.Tensor([...]) is a CPU
+    # tensor, torch.cuda.FloatTensor(...) is not
+    assert _placed_at_observe("""
+        import torch
+        from einops import rearrange
+        def f(device):
+            a = rearrange(torch.zeros(2, 3), "a b -> b a")
+            b = rearrange(torch.zeros(2, 3, device=device), "a b -> b a")
+            c = torch.Tensor([1.0]) * 2
+            d = torch.cuda.FloatTensor([1.0])
+            observe(a, b, c, d)
+        """) == {"a": "cpu", "b": "accelerator", "c": "cpu", "d": None}
+
+
 @pytest.mark.parametrize("expr, sequence", [
     ("[1, 2]", True), ("[v for v in levels]", True), ("[1] + levels[:-1]", True),
     ("levels", True), ("levels[:-1]", True), ("pairs", True), ("built", True),

@@ -58,7 +58,14 @@ SIZED_FACTORIES = SIZE_FACTORIES | {"randint"} | LIKE_FACTORIES
 SCALAR_FACTORIES = DATA_FACTORIES | frozenset(("from_numpy", "scalar_tensor", "asarray"))
 # Factories that compute their values (TDL009), and every factory TDL007 reports.
 GENERATING_FACTORIES = SIZE_FACTORIES | ALWAYS_SHAPED_FACTORIES | {"randint"}
-OFF_DEVICE_FACTORIES = ALWAYS_SHAPED_FACTORIES | SIZE_FACTORIES | {"tensor", "randint"}
+OFF_DEVICE_FACTORIES = ALWAYS_SHAPED_FACTORIES | SIZE_FACTORIES | LEGACY_TENSOR_TYPES | {
+    "tensor", "randint"}
+# The legacy constructors by their qualified names (``torch.Tensor([...])`` makes a CPU tensor;
+# ``torch.cuda.FloatTensor`` is another name).
+LEGACY_CONSTRUCTORS = frozenset(f"torch.{name}" for name in LEGACY_TENSOR_TYPES)
+# Functions outside torch whose result is a tensor on their first argument's device: einops'
+# reshapes (``rearrange(x, "b n d -> b d n")``).
+DEVICE_KEEPING_FUNCTIONS = frozenset(("einops.rearrange", "einops.repeat", "einops.reduce"))
 # Values independent of the device that computes them (exact in any dtype), and random ones.
 EXACT_FACTORIES = frozenset("zeros ones empty eye".split())
 RANDOM_FACTORIES = frozenset("rand randn randint randperm".split())

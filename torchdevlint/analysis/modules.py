@@ -560,7 +560,10 @@ class MethodDevices(DeviceTrace):
             # a registered module (dropout, an activation) given a tensor on the device
             return any(self.carries(a.value) for a in call.args)
         scope = self.method.scope
-        if scope is not None and self.kinds.qualname(func, scope) is not None:
+        qualified = self.kinds.qualname(func, scope) if scope is not None else None
+        if qualified in api.DEVICE_KEEPING_FUNCTIONS:  # ``rearrange(x, "b n -> n b")``
+            return bool(call.args) and self.carries(call.args[0].value)
+        if qualified is not None:
             # (a factory creates where ``device=`` says, a ``*_like`` like another tensor)
             return self._tensor_function(func) and (
                 any(self.carries(a.value) for a in call.args if a.keyword is None) or any(

@@ -30,8 +30,8 @@ from typing import Iterator, Optional, Set
 import libcst as cst
 
 from torchdevlint.analysis import (
-    ARITHMETIC_OPERATORS, ASSIGN, Analysis, FunctionInfo, ModuleState, is_number, root_name,
-    api, walk_code,
+    ARITHMETIC_OPERATORS, ASSIGN, Analysis, FunctionInfo, ModuleState, is_number, last_name,
+    root_name, api, walk_code,
 )
 from torchdevlint.findings import Finding
 from torchdevlint.fixes.context import FixContext
@@ -68,6 +68,21 @@ class AddDevice(FixPlan):
         text = f", device={self.device}"
         return Fix(finding.code, self.safe, f"create it on the device (`device={self.device}`)",
                    (Edit(end, end, text),))
+
+
+@dataclass
+class MoveThere(FixPlan):
+    """Append ``.to(<tensor>.device)`` to a legacy constructor (``torch.Tensor([...])``),
+    which takes no device but the CPU."""
+
+    factory: cst.Call
+    device: str
+    safe: bool
+
+    def build(self, finding: Finding, ctx: FixContext) -> Optional[Fix]:
+        end = ctx.span(self.factory)[1]
+        return Fix(finding.code, self.safe, f"move it to the device (`.to({self.device})`)",
+                   (Edit(end, end, f".to({self.device})"),))
 
 
 class TensorCreatedOffDevice(Rule):
@@ -152,9 +167,13 @@ class TensorCreatedOffDevice(Rule):
                 reported.add(id(factory))
                 device, safe = self._device_for(node, factory, devices, state, method)
                 shown = source_of(factory.func)
-                fix = AddDevice(factory, device, safe) if device is not None else None
-                advice = f"create it there (`device={device}`)" if device is not None \
-                    else "create it on the module's device"
+                # (``torch.Tensor(..., device=...)`` refuses any device but the CPU: moved)
+                legacy = last_name(factory.func) in api.LEGACY_TENSOR_TYPES
+                fix = None if device is None else MoveThere(factory, device, safe) if legacy \
+                    else AddDevice(factory, device, safe)
+                advice = "create it on the module's device" if device is None else \
+                    f"move it there (`.to({device})`)" if legacy else \
+                    f"create it there (`device={device}`)"
                 if evidence is None:  # only another file of the project shows it
                     evidence = f"another file moves it to an accelerator: {moved}"
                 elif moved is not None:  # the evidence is in another file: name it
@@ -201,6 +220,8 @@ class TensorCreatedOffDevice(Rule):
         sized = [a.value for a in call.args if a.keyword is not None and a.keyword.value == "size"]
         if tail in ALWAYS_SHAPED_FACTORIES:
             return True
+        if tail in api.LEGACY_TENSOR_TYPES:
+            return bool(positional)  # ``torch.Tensor([...])``, ``torch.Tensor(n)``: never 0-dim
         if tail == "tensor":
             return len(positional) == 1 and self.kinds.is_sequence(positional[0], method.scope)
         if tail == "randint":
