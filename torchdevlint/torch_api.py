@@ -196,6 +196,12 @@ MODULE_BOOKKEEPING_METHODS = MODULE_SELF_METHODS | frozenset(
 # What a tensor method gives that no longer lives on the device (or is no tensor).
 OFF_ACCELERATOR_METHODS = NON_TENSOR_TENSOR_METHODS | frozenset("cpu numpy tolist item".split())
 
+# Functions that want one argument on the CPU whatever the device of the others (their
+# qualified name -> (position, keyword) of that argument): packing's lengths.
+CPU_ARGUMENTS = {
+    "torch.nn.utils.rnn.pack_padded_sequence": (1, "lengths"),
+}
+
 # nn.Module's mode switches: users call them at any time, often before moving the module, so
 # what an override caches from the module's state stays where the module was (issue 28).
 MODULE_MODE_SWITCHES = ("train", "eval")

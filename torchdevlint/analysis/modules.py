@@ -257,6 +257,33 @@ class ModuleClasses:
             value.value.value == self_name and \
             value.attr.value in (state.parameters | state.buffers)
 
+    def cpu_inputs(self, info: ClassInfo) -> Set[object]:
+        """The arguments of ``info``'s ``forward`` (positions after ``self`` and names) that it
+        hands to a function wanting them on the CPU (``pack_padded_sequence(x, lengths)``,
+        ``torch_api.CPU_ARGUMENTS``): a caller gives them on the CPU on purpose."""
+        method = info.methods.get("forward")
+        if method is None or method.scope is None:
+            return set()
+        params = [name for name in method.param_names if name != method.self_name]
+        wanted: Set[object] = set()
+        for node in walk_code(method.node.body, into_functions=True):
+            if not isinstance(node, cst.Call):
+                continue
+            where = api.CPU_ARGUMENTS.get(self.kinds.qualname(node.func, method.scope) or "")
+            if where is None:
+                continue
+            position, keyword = where
+            given = [a.value for a in node.args if a.keyword is not None
+                     and a.keyword.value == keyword]
+            positional = [a for a in node.args if a.keyword is None]
+            if not given and len(positional) > position and not any(
+                    a.star for a in positional[:position + 1]):
+                given = [positional[position].value]
+            for value in given:
+                if isinstance(value, cst.Name) and value.value in params:
+                    wanted |= {params.index(value.value), value.value}
+        return wanted
+
     def self_reads(self, info: ClassInfo) -> Dict[str, List[tuple]]:
         """``self.NAME`` read in the class's methods: NAME -> [(method, Attribute node)]
         (nested functions and lambdas included: their ``self`` is the method's)."""

@@ -115,7 +115,7 @@ class MixedDeviceOperands(Rule):
     name = "mixed-device-operands"
     summary = "A CPU tensor meets a tensor or a model on an accelerator in one operation"
     fixable = True
-    facts = frozenset(("kinds", "placement", "devices"))
+    facts = frozenset(("kinds", "placement", "devices", "modules"))
     # Evidence of an accelerator needs a move (``.to(`` / ``.cuda(``) or a ``device=``.
     # And evidence of the CPU: a torch factory, ``.cpu()``, or the word "cpu" (``.to("cpu")``;
     # ``Devices.is_cpu_device`` knows it in lower case only, and a search without ``(?i)``
@@ -254,12 +254,17 @@ class MixedDeviceOperands(Rule):
         return None if order is None else placement.moved_model(callee, scope, before=order)
 
     def _check_model_call(self, call: cst.Call, model, scope: Scope, owner) -> Iterator[Violation]:
+        positional = [a for a in call.args if a.keyword is None]
         for arg in call.args:
             if arg.star:
                 continue
             evidence = self._cpu(arg.value, scope)
             if evidence is None:
                 continue
+            keyword = arg.keyword.value if arg.keyword is not None else None
+            index = next(i for i, a in enumerate(positional) if a is arg) if keyword is None else -1
+            if self.analysis.model_wants_on_cpu(call, index, keyword, scope):
+                continue  # ``model(x, lengths)``: packing wants the lengths on the CPU
             target, device = model
             yield self._violation(
                 call, f"the call of `{source_of(call.func)}`", arg.value, evidence,
