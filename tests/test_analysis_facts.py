@@ -474,6 +474,69 @@ def test_a_binding_that_runs_before_the_call_on_every_pass_hides_later_ones_in_t
     assert repr(kinds[1]) == "UNKNOWN"  # ``other = None`` reaches it on the next pass
 
 
+def _placed_at_observe(source: str) -> dict:
+    """What each name given to ``observe(...)`` holds there: "cpu", "accelerator" or None."""
+    analysis = analysis_of(source)
+    site = analysis.collected.calls_by_name["observe"][0]
+    row = {}
+    for arg in site.call.args:
+        cpu = analysis.on_cpu(arg.value, site.ctx.scope)
+        accelerator = analysis.on_accelerator(arg.value, site.ctx.scope)
+        row[arg.value.value] = "cpu" if cpu else "accelerator" if accelerator else None
+    return row
+
+
+def test_placement_after_if_else_holds_what_either_branch_left():
+    # issue 28 (DiT's token_drop): the else branch no longer erases the if branch's tensor
+    assert _placed_at_observe("""
+        import torch
+        def f(p, n, force, x, device):
+            if force is None:
+                drop = torch.rand(n) < p          # a comparison keeps its tensor's place
+                moved = x.to(device)
+            elif force:
+                drop = force == 1
+                moved = x.to(device)
+            else:
+                drop = force == 1
+                moved = x.to(device)
+            flag = x is None                      # ``is`` gives a Python bool
+            observe(drop, moved, flag)
+        """) == {"drop": "cpu", "moved": "accelerator", "flag": None}
+
+
+def test_einops_reshapes_and_legacy_constructors_have_a_place():
+    # issue 28 (DALLE-pytorch): rearrange keeps its input's place; torch.Tensor([...]) is a CPU
+    # tensor, torch.cuda.FloatTensor(...) is not
+    assert _placed_at_observe("""
+        import torch
+        from einops import rearrange
+        def f(device):
+            a = rearrange(torch.zeros(2, 3), "a b -> b a")
+            b = rearrange(torch.zeros(2, 3, device=device), "a b -> b a")
+            c = torch.Tensor([1.0]) * 2
+            d = torch.cuda.FloatTensor([1.0])
+            observe(a, b, c, d)
+        """) == {"a": "cpu", "b": "accelerator", "c": "cpu", "d": None}
+
+
+@pytest.mark.parametrize("expr, sequence", [
+    ("[1, 2]", True), ("[v for v in levels]", True), ("[1] + levels[:-1]", True),
+    ("levels", True), ("levels[:-1]", True), ("pairs", True), ("built", True),
+    ("[]", False), ("scale", False), ("ids", False), ("levels[0]", False), ("empty", False),
+])
+def test_is_sequence_reads_literals_names_and_annotations(expr, sequence):
+    analysis = analysis_of(f"""
+        from typing import Sequence
+        def f(levels: list[int], pairs: Sequence[tuple], scale: float, ids):
+            built = [1, 2, 3]
+            empty = []
+            observe({expr})
+        """)
+    site = analysis.collected.calls_by_name["observe"][0]
+    assert analysis.kinds.is_sequence(site.call.args[0].value, site.ctx.scope) is sequence
+
+
 # -- prefilters of the rules whose findings sit on one kind of node -------------------------
 
 _MODULE_WITH_MASK = """{imports}

@@ -37,15 +37,20 @@ def test_the_rule_stays_silent_whether_or_not_the_other_rule_runs():
 
 
 def test_tdl011_reports_the_same_operation_outside_a_loader_loop():
-    """The region is the loop over a data loader, not the function around it."""
+    """The region is the loop over a data loader, not the function around it, and in the loop
+    only the operations that read the batches as the loop took them (issue 28): a tensor the
+    code made itself there is no batch of TDL004's."""
     outside = ("import torch\n\n\ndef f(model, loader, device):\n"
                "    w = torch.randn(3, device=device)\n"
-               "    print(w + torch.randn(3))\n"
-               "    for batch in loader:\n"
-               "        print(w + torch.randn(3))\n"
-               "    for step in range(3):\n"
-               "        print(w + torch.randn(3))\n")
-    assert _codes(outside, [RULES_BY_CODE["TDL011"]]) == [(6, "TDL011"), (10, "TDL011")]
+               "    print(w + x.cpu())\n"
+               "    for x, y in loader:\n"
+               "        print(w + x.cpu())\n"
+               "        inputs = y[0]\n"
+               "        print(w + inputs.cpu().flatten(), w + torch.randn(3))\n"
+               "    for x in range(3):\n"
+               "        print(w + x.cpu())\n")
+    assert _codes(outside, [RULES_BY_CODE["TDL011"]]) == [(6, "TDL011"), (10, "TDL011"),
+                                                           (12, "TDL011")]
 
 
 def test_a_nested_function_starts_outside_the_loop():
@@ -59,6 +64,6 @@ def test_a_nested_function_starts_outside_the_loop():
               "            def h(device):\n"
               "                w = torch.randn(3, device=device)\n"
               "                for item in loader:\n"
-              "                    print(w + torch.randn(3))\n")
+              "                    print(w + item.cpu())\n")
     assert _codes(nested, [RULES_BY_CODE["TDL011"]]) == [(8, "TDL011")]
 

@@ -60,6 +60,9 @@ MORE_PROGRAMS = {
                "        correct = (x.argmax(1) == y).sum()\n",
                "def train(model, loader, device, criterion):\n    for data, target in loader:\n"
                "        output = model(data)\n        loss = criterion(output, target.to(device))\n"),
+    "TDL011": ("import torch\n\n\ndef penalty(x, device):\n    x = x.to(device).requires_grad_()\n"
+               "    out = x * 2\n    ones = torch.ones(3, 4)\n"
+               "    return torch.autograd.grad(out, x, grad_outputs=ones)\n",),
     "TDL009": ("import torch\nz = torch.arange(3, dtype=torch.int64).to(\"cuda\", torch.float32)\n",),
 }
 FOUND = None

@@ -42,6 +42,8 @@ NOT_TORCH_NAMES = {
         operator keyword arrow walrus star indent""".split())):
         "LibCST's fields that only hold syntax (``dot``, ``equal``)",
     ("kinds.py", frozenset({"property", "cached_property"})): "Python's property decorators",
+    ("kinds.py", frozenset(("list", "List", "tuple", "Tuple", "Sequence"))):
+        "annotations of a parameter that holds a list (Python's builtins and typing's names)",
     ("model.py", frozenset({"func", "name"})): "the ``__slots__`` of a class of the analysis",
     ("model.py", frozenset({"scope", "conditions", "func", "cls", "grad"})):
         "the ``__slots__`` of a class of the analysis",

@@ -530,9 +530,13 @@ class Deference:
 
 def _in_loader_loops(module: cst.Module, analysis: Analysis,
                      nodes: Collection[cst.CSTNode]) -> Set[int]:
-    """The ids of ``nodes`` inside a ``for`` loop (its iterable and target included) over a
-    data loader (``Analysis.loader_paths``), in the scope of the function (or module) that
-    holds the node."""
+    """The ids of ``nodes`` inside a ``for`` loop over a data loader (``Analysis.loader_paths``,
+    in the scope of the function or module that holds the node) that read a value the loop
+    takes from the loader as it came: a name the loop's target binds, or one unpacked or
+    indexed out of such a name in the loop body (``x, y = batch``, ``x = batch["x"]``).
+    Those are TDL004's batches; an operation of values the code made itself (a factory, a
+    model's output, ``real = Variable(imgs.type(T))``) in such a loop is not (issue 28:
+    WGAN-div's ``autograd.grad(..., torch.ones(n, 1))``)."""
     import libcst as cst
 
     from torchdevlint.analysis import iter_children
@@ -540,20 +544,51 @@ def _in_loader_loops(module: cst.Module, analysis: Analysis,
     def iterates_loader(iterable, scope) -> bool:
         return bool(analysis.loader_paths(iterable, scope))  # the one answer (analysis)
 
+    def batch_names(loop: cst.For) -> Set[str]:
+        names = {n.value for n in _walk(loop.target) if isinstance(n, cst.Name)}
+        assigns = [node for node in _walk(loop.body) if isinstance(node, cst.Assign)]
+        grown = True
+        while grown:
+            grown = False
+            for node in assigns:
+                if _taken_from(node.value, names):
+                    bound = {n.value for target in node.targets for n in _walk(target.target)
+                             if isinstance(n, cst.Name)}
+                    grown = grown or not bound <= names
+                    names |= bound
+        return names
+
+    def _walk(node):
+        stack = [node]
+        while stack:
+            current = stack.pop()
+            yield current
+            if not isinstance(current, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+                stack.extend(iter_children(current))
+
+    def _taken_from(value, names: Set[str]) -> bool:
+        while isinstance(value, (cst.Subscript, cst.Attribute)):
+            value = value.value
+        return isinstance(value, cst.Name) and value.value in names
+
+    def reads(node, names: Set[str]) -> bool:
+        return any(isinstance(n, cst.Name) and n.value in names for n in _walk(node))
+
     wanted = {id(node) for node in nodes}
     scopes = {id(info.node): info.scope for info in analysis.collected.functions}
     found: Set[int] = set()
     stack = [(module, analysis.collected.module_scope, ())]
     while stack:
         node, scope, loops = stack.pop()
-        if id(node) in wanted and loops \
-                and any(iterates_loader(iterable, scope) for iterable in loops):
+        if id(node) in wanted and any(
+                iterates_loader(loop.iter, scope) and reads(node, batch_names(loop))
+                for loop in loops):
             found.add(id(node))
         kind = type(node)
         if kind is cst.FunctionDef:  # a function's code is its own: its loops start here
             scope, loops = scopes.get(id(node), scope), ()
         elif kind is cst.For:
-            loops = loops + (node.iter,)
+            loops = loops + (node,)
         stack.extend((child, scope, loops) for child in iter_children(node))
     return found
 
@@ -561,11 +596,12 @@ def _in_loader_loops(module: cst.Module, analysis: Analysis,
 # Every place where one rule defers to another. A rule does not test for another rule's
 # region itself: it reports, and the engine drops what this table leaves to the other rule.
 DEFERENCES: Tuple[Deference, ...] = (
-    Deference("TDL011", ("TDL004",), "a `for` loop over a data loader", _in_loader_loops,
+    Deference("TDL011", ("TDL004",), "the batches of a `for` loop over a data loader",
+              _in_loader_loops,
               "import torch\n\n\ndef f(model, loader, device):\n"
               "    w = torch.randn(3, device=device)\n"
-              "    for batch in loader:\n"
-              "        print(w + torch.randn(3))\n"),
+              "    for x, y in loader:\n"
+              "        print(w + x.cpu())\n"),
 )
 
 

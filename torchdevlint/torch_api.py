@@ -58,7 +58,20 @@ SIZED_FACTORIES = SIZE_FACTORIES | {"randint"} | LIKE_FACTORIES
 SCALAR_FACTORIES = DATA_FACTORIES | frozenset(("from_numpy", "scalar_tensor", "asarray"))
 # Factories that compute their values (TDL009), and every factory TDL007 reports.
 GENERATING_FACTORIES = SIZE_FACTORIES | ALWAYS_SHAPED_FACTORIES | {"randint"}
-OFF_DEVICE_FACTORIES = ALWAYS_SHAPED_FACTORIES | SIZE_FACTORIES | {"tensor", "randint"}
+OFF_DEVICE_FACTORIES = ALWAYS_SHAPED_FACTORIES | SIZE_FACTORIES | LEGACY_TENSOR_TYPES | {
+    "tensor", "randint"}
+# The legacy constructors by their qualified names (``torch.Tensor([...])`` makes a CPU tensor;
+# ``torch.cuda.FloatTensor`` is another name).
+LEGACY_CONSTRUCTORS = frozenset(f"torch.{name}" for name in LEGACY_TENSOR_TYPES)
+# Functions outside torch whose result is a tensor on their first argument's device: einops'
+# reshapes (``rearrange(x, "b n d -> b d n")``).
+# Autograd's entry points (TDL011): the gradients given must be on their outputs' device
+# (qualified name -> the positions and keywords of the outputs and of their gradients).
+GRADIENT_FUNCTIONS = {
+    "torch.autograd.grad": ((0, "outputs"), (2, "grad_outputs")),
+    "torch.autograd.backward": ((0, "tensors"), (1, "grad_tensors")),
+}
+DEVICE_KEEPING_FUNCTIONS = frozenset(("einops.rearrange", "einops.repeat", "einops.reduce"))
 # Values independent of the device that computes them (exact in any dtype), and random ones.
 EXACT_FACTORIES = frozenset("zeros ones empty eye".split())
 RANDOM_FACTORIES = frozenset("rand randn randint randperm".split())
@@ -188,6 +201,16 @@ MODULE_BOOKKEEPING_METHODS = MODULE_SELF_METHODS | frozenset(
 
 # What a tensor method gives that no longer lives on the device (or is no tensor).
 OFF_ACCELERATOR_METHODS = NON_TENSOR_TENSOR_METHODS | frozenset("cpu numpy tolist item".split())
+
+# Functions that want one argument on the CPU whatever the device of the others (their
+# qualified name -> (position, keyword) of that argument): packing's lengths.
+CPU_ARGUMENTS = {
+    "torch.nn.utils.rnn.pack_padded_sequence": (1, "lengths"),
+}
+
+# nn.Module's mode switches: users call them at any time, often before moving the module, so
+# what an override caches from the module's state stays where the module was (issue 28).
+MODULE_MODE_SWITCHES = ("train", "eval")
 
 # Classes whose subclasses (and instances) are nn.Modules. Matched on the qualified name.
 MODULE_BASES = frozenset(

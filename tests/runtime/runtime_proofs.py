@@ -98,6 +98,12 @@ CUDA_DEVICE_MISMATCH = ExpectedError(
     example="Expected all tensors to be on the same device, but found at least two devices, "
             "cuda:0 and cpu!")
 
+# ...and for gradients handed to autograd (``autograd.grad(out, x, torch.ones(n))``,
+# ``out.backward(g)``) on another device than their outputs, on meta and on a GPU alike.
+GRADIENT_DEVICE_MISMATCH = ExpectedError(
+    "RuntimeError", r"invalid gradient at index \d+ - expected device (meta|cuda:\d+) but got cpu",
+    example="invalid gradient at index 0 - expected device cuda:0 but got cpu")
+
 NO_CUDA_DRIVER = ("Found no NVIDIA driver on your system. Please check that you have an NVIDIA GPU "
                   "and installed a driver from http://www.nvidia.com/Download/index.aspx")
 NO_CUDA = (
@@ -172,7 +178,8 @@ PROOFS = {
                         errors={"meta-host": (NUMPY_OF_DEVICE_TENSOR,),
                                 "cuda": (NUMPY_OF_DEVICE_TENSOR,)}),
     "TDL011": RuleProof("TDL011", argument="device", stand_in="meta", cuda_stand_in="cuda",
-                        errors={"meta": (META_DEVICE_MISMATCH,), "cuda": (CUDA_DEVICE_MISMATCH,)}),
+                        errors={"meta": (META_DEVICE_MISMATCH, GRADIENT_DEVICE_MISMATCH),
+                                "cuda": (CUDA_DEVICE_MISMATCH, GRADIENT_DEVICE_MISMATCH)}),
     "TDL012": RuleProof("TDL012", argument="none", stand_in="no-accelerator",
                         cuda_stand_in="no-accelerator",
                         errors={"no-accelerator": (NONE_ACCELERATOR,)}),

@@ -314,6 +314,18 @@ class Analysis:
         """What an ``nn.Module`` class of this file registers and what it holds unregistered."""
         return self.modules.state(info)
 
+    def model_wants_on_cpu(self, call: cst.Call, index: int, keyword: Optional[str],
+                           scope: Scope) -> bool:
+        """Whether the model called by ``call`` may want its argument (at ``index``, or
+        ``keyword=``) on the CPU: its class's ``forward``, or when the model's class is
+        unknown, that of any module class of this file, hands it to a function that wants it
+        there (``pack_padded_sequence(x, lengths)``: ``ModuleClasses.cpu_inputs``)."""
+        kind = self.kinds.kind_of(call.func, scope)
+        classes = [kind.info] if isinstance(kind, K.Instance) else [
+            info for info in self.collected.classes if "forward" in info.methods]
+        wanted = keyword if keyword is not None else index
+        return any(wanted in self.modules.cpu_inputs(info) for info in classes)
+
     def modules_moved_only_by_to(self):
         """The ``ModuleState`` of each module class of this file whose state only ``.to()``
         moves (see ``ModuleClasses.moved_only_by_to``)."""

@@ -28,6 +28,9 @@ import libcst as cst
 from torchdevlint import torch_api as api
 from torchdevlint.analysis.builder import walk_code
 
+_ELEMENTWISE_COMPARISONS = (cst.LessThan, cst.LessThanEqual, cst.GreaterThan,
+                            cst.GreaterThanEqual, cst.Equal, cst.NotEqual)
+
 # Returned by an attribute supplier that has nothing to say: the generic rule decides.
 UNDECIDED = object()
 
@@ -69,6 +72,11 @@ class DeviceTrace:
             return self.device_of(expr.left) or self.device_of(expr.right)
         if isinstance(expr, cst.UnaryOperation):
             return self.device_of(expr.expression)
+        if isinstance(expr, cst.Comparison) and all(
+                isinstance(c.operator, _ELEMENTWISE_COMPARISONS) for c in expr.comparisons):
+            # ``t < p``, ``mask == 0``: a bool tensor where its tensor operands are (``is``
+            # and ``in`` give a Python bool)
+            return self.first_device([expr.left] + [c.comparator for c in expr.comparisons])
         if isinstance(expr, cst.Call):
             return self.call_device(expr)
         return None
@@ -159,17 +167,7 @@ class OrderedWalk(DeviceTrace):
             elif isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
                 continue
             elif isinstance(statement, cst.If):
-                self.expression(statement.test)
-                self._suite(statement.body)
-                orelse = statement.orelse
-                while orelse is not None:
-                    if isinstance(orelse, cst.If):
-                        self.expression(orelse.test)
-                        self._suite(orelse.body)
-                        orelse = orelse.orelse
-                    else:
-                        self._suite(orelse.body)
-                        orelse = None
+                self._if(statement)
             elif isinstance(statement, (cst.For, cst.While)):
                 self.expression(statement.iter if isinstance(statement, cst.For) else statement.test)
                 if isinstance(statement, cst.For):
@@ -191,6 +189,28 @@ class OrderedWalk(DeviceTrace):
                     self._suite(statement.orelse.body)
                 if statement.finalbody is not None:
                     self._suite(statement.finalbody.body)
+
+    def _if(self, statement: cst.If) -> None:
+        """The test, then each branch. Without ``else`` the body may run or not: what it
+        places stays placed (a ``may`` walk). With ``else`` exactly one branch runs: each
+        starts from what held before the ``if``, and after it a name holds what either
+        branch left it (``if p is None: m = torch.rand(n) < p else: m = p == 1`` may hold
+        the CPU tensor), the ``else`` branch's evidence first."""
+        self.expression(statement.test)
+        if statement.orelse is None:
+            self._suite(statement.body)
+            return
+        before = dict(self.placed)
+        self._suite(statement.body)
+        taken = self.placed
+        self.placed = dict(before)
+        orelse = statement.orelse
+        if isinstance(orelse, cst.If):
+            self._if(orelse)
+        else:
+            self._suite(orelse.body)
+        for name, evidence in taken.items():
+            self.placed.setdefault(name, evidence)
 
     def _suite(self, suite) -> None:
         if isinstance(suite, cst.SimpleStatementSuite):

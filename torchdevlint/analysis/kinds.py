@@ -18,6 +18,10 @@ from torchdevlint.analysis.model import (
 )
 
 
+# Annotations of a parameter that holds a list or tuple of values.
+_SEQUENCE_ANNOTATIONS = frozenset(("list", "List", "tuple", "Tuple", "Sequence"))
+
+
 class Kind:
     __slots__ = ()
 
@@ -244,6 +248,41 @@ class KindInference:
         if isinstance(kind, ClassRef):
             return Instance(kind.info)
         return UNKNOWN
+
+    def is_sequence(self, expr: cst.BaseExpression, scope: Scope, depth: int = 0) -> bool:
+        """Whether ``expr`` is a list or tuple of values, the data from which
+        ``torch.tensor(data)`` makes a tensor with a dimension: a non-empty literal, a
+        comprehension, a concatenation with one (``[1] + levels[:-1]``), a slice of one, a
+        name every assignment of which is one, or a parameter annotated as a sequence
+        (``levels: list[int]``, ``Sequence[float]``, ``tuple[int, ...]``). (An empty literal
+        is a placeholder that code fills later: not counted.)"""
+        if depth > 4:
+            return False
+        if isinstance(expr, (cst.List, cst.Tuple)):
+            return bool(expr.elements)
+        if isinstance(expr, cst.ListComp):
+            return True
+        if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Add):
+            return self.is_sequence(expr.left, scope, depth + 1) or \
+                self.is_sequence(expr.right, scope, depth + 1)
+        if isinstance(expr, cst.Subscript):
+            return len(expr.slice) == 1 and isinstance(expr.slice[0].slice, cst.Slice) and \
+                self.is_sequence(expr.value, scope, depth + 1)
+        if not isinstance(expr, cst.Name):
+            return False
+        owner = scope.resolve(expr.value)
+        bindings = owner.bindings.get(expr.value, ()) if owner is not None else ()
+        return bool(bindings) and all(self._holds_sequence(b, depth) for b in bindings)
+
+    def _holds_sequence(self, binding: Binding, depth: int) -> bool:
+        if binding.how == PARAM:
+            param = binding.value[0]
+            annotation = param.annotation.annotation if param.annotation is not None else None
+            if isinstance(annotation, cst.Subscript):
+                annotation = annotation.value
+            return annotation is not None and last_name(annotation) in _SEQUENCE_ANNOTATIONS
+        return binding.how == ASSIGN and not binding.path and \
+            self.is_sequence(binding.value, binding.ctx.scope, depth + 1)
 
     # -- expressions --------------------------------------------------------------------
 

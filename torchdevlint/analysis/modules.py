@@ -227,6 +227,56 @@ class ModuleClasses:
                 elsewhere |= self._reached_from(info, name)
         return {name for name in from_init if name == "__init__" or name not in elsewhere}
 
+    def mode_switches(self, info: ClassInfo) -> Set[str]:
+        """The class's own ``train`` / ``eval`` (``nn.Module``'s mode switches): code its
+        users run at any time, often before they move the module (``model.eval();
+        model.to(device)``), so what they cache from the module's state stays where the
+        module was then."""
+        return {name for name in api.MODULE_MODE_SWITCHES if name in info.methods}
+
+    def state_snapshot(self, state: ModuleState, value, self_name: Optional[str]) -> bool:
+        """Whether ``value`` is computed from the module's own parameters or buffers (``self.
+        attention_biases[:, self.idxs]``, ``self.weight.t()``): a tensor on the device the
+        module was on when it ran, which a later ``.to()`` does not follow."""
+        while True:
+            if isinstance(value, cst.Subscript):
+                value = value.value
+            elif isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and \
+                    value.func.attr.value in api.SHAPE_KEEPING_METHODS:
+                value = value.func.value
+            else:
+                break
+        return isinstance(value, cst.Attribute) and isinstance(value.value, cst.Name) and \
+            value.value.value == self_name and \
+            value.attr.value in (state.parameters | state.buffers)
+
+    def cpu_inputs(self, info: ClassInfo) -> Set[object]:
+        """The arguments of ``info``'s ``forward`` (positions after ``self`` and names) that it
+        hands to a function wanting them on the CPU (``pack_padded_sequence(x, lengths)``,
+        ``torch_api.CPU_ARGUMENTS``): a caller gives them on the CPU on purpose."""
+        method = info.methods.get("forward")
+        if method is None or method.scope is None:
+            return set()
+        params = [name for name in method.param_names if name != method.self_name]
+        wanted: Set[object] = set()
+        for node in walk_code(method.node.body, into_functions=True):
+            if not isinstance(node, cst.Call):
+                continue
+            where = api.CPU_ARGUMENTS.get(self.kinds.qualname(node.func, method.scope) or "")
+            if where is None:
+                continue
+            position, keyword = where
+            given = [a.value for a in node.args if a.keyword is not None
+                     and a.keyword.value == keyword]
+            positional = [a for a in node.args if a.keyword is None]
+            if not given and len(positional) > position and not any(
+                    a.star for a in positional[:position + 1]):
+                given = [positional[position].value]
+            for value in given:
+                if isinstance(value, cst.Name) and value.value in params:
+                    wanted |= {params.index(value.value), value.value}
+        return wanted
+
     def self_reads(self, info: ClassInfo) -> Dict[str, List[tuple]]:
         """``self.NAME`` read in the class's methods: NAME -> [(method, Attribute node)]
         (nested functions and lambdas included: their ``self`` is the method's)."""
@@ -281,7 +331,9 @@ class ModuleClasses:
         if not any(stays(o) for o in operands) and not (
                 isinstance(func, cst.Attribute) and stays(func.value)):
             return None
-        if isinstance(func, cst.Attribute) and func.attr.value in _COMBINING:
+        qualified = self.kinds.qualname(func, devices.method.scope) or ""
+        if isinstance(func, cst.Attribute) and func.attr.value in _COMBINING and not qualified:
+            # (a tensor method: ``torch.where(...)`` is a torch function, below)
             if (carries(func.value) and any(stays(o) for o in operands)) or \
                     (stays(func.value) and any(carries(o) for o in operands)):
                 return f"passes it to `.{func.attr.value}()` with a tensor on the module's device"
@@ -293,7 +345,6 @@ class ModuleClasses:
                     any(carries(o) for o in operands):
                 return f"passes it to the submodule `{self_name}.{func.attr.value}`"
             return None
-        qualified = self.kinds.qualname(func, devices.method.scope) or ""
         if api.is_tensor_function(qualified) and qualified.rpartition(".")[2] not in _TAKES_INDICES \
                 and any(carries(o) for o in operands):
             return f"passes it to `{qualified}` with a tensor on the module's device"
@@ -460,6 +511,9 @@ class MethodDevices(DeviceTrace):
             if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) \
                     and node.value.value == name and node.attr.value in api.DEVICE_ATTRIBUTES:
                 return True
+            if isinstance(node, cst.Subscript) and isinstance(node.value, cst.Name) \
+                    and node.value.value == name and _indexes_dimensions(node):
+                return True  # ``x[:, None]``: an input indexed by dimensions (not a list)
             if not isinstance(node, cst.Call):
                 continue
             func = node.func
@@ -521,7 +575,10 @@ class MethodDevices(DeviceTrace):
             # a registered module (dropout, an activation) given a tensor on the device
             return any(self.carries(a.value) for a in call.args)
         scope = self.method.scope
-        if scope is not None and self.kinds.qualname(func, scope) is not None:
+        qualified = self.kinds.qualname(func, scope) if scope is not None else None
+        if qualified in api.DEVICE_KEEPING_FUNCTIONS:  # ``rearrange(x, "b n -> n b")``
+            return bool(call.args) and self.carries(call.args[0].value)
+        if qualified is not None:
             # (a factory creates where ``device=`` says, a ``*_like`` like another tensor)
             return self._tensor_function(func) and (
                 any(self.carries(a.value) for a in call.args if a.keyword is None) or any(
@@ -535,3 +592,15 @@ class MethodDevices(DeviceTrace):
             return (method in api.TENSOR_METHODS or method in _SPLITTING_METHODS) \
                 and self.carries(func.value)
         return False
+
+
+def _indexes_dimensions(subscript: cst.Subscript) -> bool:
+    """``x[:, None]``, ``x[..., 0]``: an index of several dimensions with a slice, ``None``
+    or ``...`` among them, which lists and numbers do not take (a tensor or an array does,
+    and a module's method is given tensors)."""
+    if len(subscript.slice) < 2:
+        return False
+    return any(isinstance(e.slice, cst.Slice) or (
+        isinstance(e.slice, cst.Index) and (
+            (isinstance(e.slice.value, cst.Name) and e.slice.value.value == "None")
+            or isinstance(e.slice.value, cst.Ellipsis))) for e in subscript.slice)

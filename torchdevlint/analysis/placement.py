@@ -298,6 +298,8 @@ class Placement:
             if method in api.TENSOR_METHODS or method in api.SPLITTING_METHODS:
                 return trace.device_of(func.value)
             return None
+        if qualified in api.DEVICE_KEEPING_FUNCTIONS:
+            return trace.device_of(call.args[0].value) if call.args else None
         torch_call = _torch_function(call, qualified)
         if torch_call is None:
             return None
@@ -380,6 +382,8 @@ class Placement:
         if model is not None:
             return OnAccelerator(call, model[1])
         qualified = self.kinds.qualname(func, scope)
+        if qualified in api.DEVICE_KEEPING_FUNCTIONS:
+            return trace.device_of(call.args[0].value) if call.args else None
         if qualified is None:
             found = self._method_of_device_object(call, scope)
             if found is not None:
@@ -733,7 +737,8 @@ def _torch_function(call: cst.Call, qualified: Optional[str]):
     """(its name in torch, its ``device=`` argument or None) when ``call``, whose callee
     resolves to ``qualified``, is a torch function that returns tensors; else None. Both
     placements start from it, then read the device each their own way."""
-    if qualified is None or not api.is_tensor_function(qualified):
+    if qualified is None or not (api.is_tensor_function(qualified)
+                                 or qualified in api.LEGACY_CONSTRUCTORS):
         return None
     device = next((a.value for a in call.args
                    if a.keyword is not None and a.keyword.value == "device"), None)

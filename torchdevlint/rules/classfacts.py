@@ -214,7 +214,8 @@ def assigned_and_read_elsewhere(tree: ast.AST, source: str, containers: bool) ->
                     names |= attribute_mentions(class_text, method.self_name, method.empty,
                                        r"\s*(?:\.\s*(?:append|extend|insert)\s*\(|\[)")
             else:
-                names = method.stored if method.calls_factory else set()
+                names = method.stored if method.calls_factory or \
+                    method.name in api.MODULE_MODE_SWITCHES else set()
             if names:
                 assigned.append((method, names))
         if not assigned:

@@ -170,9 +170,8 @@ def off_device_factory_in(tree: ast.AST, source: str) -> bool:
             if not ((isinstance(func, ast.Attribute) and func.attr in OFF_DEVICE_FACTORIES)
                     or (isinstance(func, ast.Name) and func.id in imported)):
                 continue
-            if any(k.arg in ("device", None) for k in call.keywords) or \
-                    any(isinstance(a, ast.Starred) for a in call.args):
-                continue
+            if any(k.arg in ("device", None) for k in call.keywords):
+                continue  # (``*sizes`` may follow a size written out: the check decides)
             inside = scope
             while inside is not None and inside not in with_forward:
                 inside = walk.parents.get(inside)

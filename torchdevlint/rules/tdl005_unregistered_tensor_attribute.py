@@ -77,7 +77,10 @@ class UnregisteredTensorAttribute(Rule):
       one, and what slices (`[..., None]`, `[:, :n]`), dtype casts and reshapes make of one;
     - it is neither an `nn.Parameter` nor registered (`register_buffer`, `nn.Buffer`);
     - the attribute is assigned only while the module is built (in `__init__` and the methods only
-      `__init__` calls);
+      `__init__` calls), or is a cache that the class's own `train()` / `eval()` computes from
+      its parameters or buffers (`self.ab = self.attention_biases[:, self.idxs]`, issue 28):
+      users switch modes at any time, often before `.to(device)`, which then moves the
+      parameters and leaves the cache where the module was (the message says so);
     - a method other than those combines it, as it is, with a tensor on the module's device: in
       arithmetic or a comparison, in a tensor method that combines (`x.masked_fill(self.mask, ...)`,
       `x.matmul(self.w)`), passed to a torch function together with such a tensor
@@ -93,7 +96,10 @@ class UnregisteredTensorAttribute(Rule):
     (`torch.zeros(n)`, not `torch.zeros(())`), a list (`torch.tensor([...])`), a legacy
     constructor (`torch.Tensor(...)`, never 0-dim), `torch.from_numpy`, `torch.cat`/`stack` of
     such, elementwise math, arithmetic (broadcasting never drops a dimension), and a local name
-    of `__init__` bound to one.
+    of `__init__` bound to one. `torch.tensor(data)` has a dimension when `data` is a list or
+    tuple (`analysis.kinds.is_sequence`): a non-empty literal, a comprehension, a concatenation
+    or slice of one, or a parameter annotated `list[...]` / `tuple[...]` / `Sequence[...]`
+    (`torch.tensor(levels)`, issue 28).
 
     The finding is on the assignment.
 
@@ -189,6 +195,13 @@ class UnregisteredTensorAttribute(Rule):
         "`{owner}.{name}` holds a tensor as a plain attribute of the module `{module}`, so "
         "`.to(device)` leaves it on the CPU, and `{method}` {where}{moved}: " + SAME_DEVICE + "; "
         "register it as a buffer (`{owner}.register_buffer(\"{name}\", ..., persistent=False)`)")
+    # a cache that ``train()``/``eval()`` computes from the module's own state
+    CACHED_IN_SWITCH = Message(
+        "`{owner}.{name}` holds a tensor as a plain attribute of the module `{module}`, computed "
+        "in `{switch}()` from the module's own state, so a `.to(device)` after "
+        "`{module}.{switch}()` leaves it where the module was, and `{method}` {where}{moved}: "
+        + SAME_DEVICE + "; register it as a buffer "
+        "(`{owner}.register_buffer(\"{name}\", ..., persistent=False)`)")
 
     code = "TDL005"
     name = "unregistered-tensor-attribute"
@@ -232,13 +245,16 @@ class UnregisteredTensorAttribute(Rule):
         info = state.info
         modules = self.analysis.modules
         init_methods = modules.init_methods(info)
+        switches = modules.mode_switches(info)
         reads = None
         for name in state.tensor_attributes:
             bindings = info.attributes[name]
             if any(b.ctx.func is None or b.ctx.func.cls is not info
-                   or b.ctx.func.name not in init_methods for b in bindings):
+                   or b.ctx.func.name not in init_methods | switches for b in bindings):
                 continue  # (re)bound while the module runs: it manages the attribute itself
-            created = [b for b in bindings if b.how == ASSIGN and self._created_on_cpu(b.value, b)]
+            created = [b for b in bindings if b.how == ASSIGN and (
+                self._created_on_cpu(b.value, b) if b.ctx.func.name not in switches
+                else modules.state_snapshot(state, b.value, b.ctx.func.self_name))]
             if not created or any(b not in created and not _is_none(b.value) for b in bindings):
                 continue
             if reads is None:
@@ -253,10 +269,12 @@ class UnregisteredTensorAttribute(Rule):
             safe = self._safe_fix(info, name, bindings)
             for binding in created:
                 owner = binding.node.value.value if isinstance(binding.node, cst.Attribute) else "self"
+                switch = binding.ctx.func.name
+                kind = self.PLAIN_ATTRIBUTE if switch not in switches else self.CACHED_IN_SWITCH
                 yield Violation(
                     binding.node,
-                    self.PLAIN_ATTRIBUTE(owner=owner, name=name, module=info.name, method=method,
-                                         where=where, moved=moved),
+                    kind(owner=owner, name=name, module=info.name, method=method, where=where,
+                         moved=moved, switch=switch),
                     fix=RegisterBuffer(binding, name, safe)
                     if isinstance(binding.node, cst.Attribute) else None,
                 )
@@ -333,7 +351,8 @@ class UnregisteredTensorAttribute(Rule):
         if tail == "from_numpy":
             return True  # a numpy array: 0-dim ones are all but unheard of in module state
         # a factory: with a dimension, by the one answer (a 0-dim one combines with any device)
-        return tail in FACTORY_CALLS and factory_dimensions(value, tail) is True
+        return tail in FACTORY_CALLS and factory_dimensions(
+            value, tail, lambda data: self.kinds.is_sequence(data, scope)) is True
 
     # -- where it meets the module's device ---------------------------------------------------
 
@@ -406,6 +425,8 @@ class _Stays:
             return (method in _SHAPE_KEEPING or method in _ELEMENTWISE) and self(expr.func.value)
         if isinstance(expr, cst.UnaryOperation):
             return self(expr.expression)
+        if isinstance(expr, cst.IfExp):  # ``a if self.training else self.ab``: either may be
+            return self(expr.body) or self(expr.orelse)
         if isinstance(expr, cst.Comparison):
             operands = [expr.left] + [c.comparator for c in expr.comparisons]
             return self(expr.left) and all(is_number(o) for o in operands[1:])

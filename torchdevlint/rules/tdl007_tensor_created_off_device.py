@@ -30,8 +30,8 @@ from typing import Iterator, Optional, Set
 import libcst as cst
 
 from torchdevlint.analysis import (
-    ARITHMETIC_OPERATORS, ASSIGN, Analysis, FunctionInfo, ModuleState, is_number, root_name,
-    api, factory_dimensions, makes_an_empty_tensor, walk_code,
+    ARITHMETIC_OPERATORS, ASSIGN, Analysis, FunctionInfo, ModuleState, is_number, last_name,
+    root_name, api, factory_dimensions, makes_an_empty_tensor, walk_code,
 )
 from torchdevlint.findings import Finding
 from torchdevlint.fixes.context import FixContext
@@ -68,12 +68,28 @@ class AddDevice(FixPlan):
                    (Edit(end, end, text),))
 
 
+@dataclass
+class MoveThere(FixPlan):
+    """Append ``.to(<tensor>.device)`` to a legacy constructor (``torch.Tensor([...])``),
+    which takes no device but the CPU."""
+
+    factory: cst.Call
+    device: str
+    safe: bool
+
+    def build(self, finding: Finding, ctx: FixContext) -> Optional[Fix]:
+        end = ctx.span(self.factory)[1]
+        return Fix(finding.code, self.safe, f"move it to the device (`.to({self.device})`)",
+                   (Edit(end, end, f".to({self.device})"),))
+
+
 class TensorCreatedOffDevice(Rule):
     """
     ## What it does
     Reports a torch factory call without `device=` (`torch.zeros`, `ones`, `empty`, `full`,
     `arange`, `eye`, `rand`, `randn`, `randint`, `randperm`, `linspace`, `logspace`,
-    `torch.tensor([...])` of a list) inside `forward` of an `nn.Module`, or inside a method that
+    `torch.tensor([...])` of a list, the legacy constructors `torch.Tensor([...])`,
+    `torch.FloatTensor(...)`) inside `forward` of an `nn.Module`, or inside a method that
     `forward` calls on `self` (transitively), when its result, as it is, meets a tensor on the
     module's device in the same method:
 
@@ -83,7 +99,8 @@ class TensorCreatedOffDevice(Rule):
     - an argument of a registered submodule with weights (an RNN's initial hidden state,
       `self.rnn(x, h0)`, `self.rec(h)`).
 
-    "A tensor on the module's device" is what TDL005 uses: the method's tensor arguments,
+    "A tensor on the module's device" is what TDL005 uses: the method's tensor arguments (an
+    argument indexed by dimensions, `x[:, None]`, is one: a list takes no such index),
     registered parameters and buffers, outputs of weighted submodules, and what is computed from
     them. "As it is" means still on the CPU (tracked flow-sensitively: a `.to(x.device)` before the
     use silences it) and with at least one dimension: `torch.tril(...)` of it, slices, casts,
@@ -175,8 +192,12 @@ class TensorCreatedOffDevice(Rule):
     - Only factories in the same method as the meeting: a tensor returned by a helper, or kept on
       `self`, is not followed (TDL005 covers attributes).
     - 0-dim factories (`torch.tensor(0.5)`, `torch.zeros(())`) and factories with a literal `0`
-      in their size (empty placeholders) are silent; `torch.tensor(name)` counts only when the name
-      is bound to a list literal or comprehension.
+      in their size (empty placeholders) are silent; `torch.tensor(data)` counts only when `data`
+      is a list or tuple (`analysis.kinds.is_sequence`: a non-empty literal, a comprehension, a
+      concatenation or slice of one, a name bound only to those, a parameter annotated
+      `list[...]`/`tuple[...]`/`Sequence[...]`). A size with `*shape` counts when a size written
+      out beside it gives a dimension (`torch.zeros(n, *y.shape[1:])`).
+    - A legacy constructor takes no device but the CPU: its fix appends `.to(<tensor>.device)`.
     - `torch.multinomial(torch.ones(n), k)` is not a meeting (its other arguments are numbers).
     - A method argument used as a tensor counts as on the module's device even in a helper that a
       caller might give a CPU tensor.
@@ -273,9 +294,13 @@ class TensorCreatedOffDevice(Rule):
                 reported.add(id(factory))
                 device, safe = self._device_for(node, factory, devices, state, method)
                 shown = source_of(factory.func)
-                fix = AddDevice(factory, device, safe) if device is not None else None
-                advice = f"create it there (`device={device}`)" if device is not None \
-                    else "create it on the module's device"
+                # (``torch.Tensor(..., device=...)`` refuses any device but the CPU: moved)
+                legacy = last_name(factory.func) in api.LEGACY_TENSOR_TYPES
+                fix = None if device is None else MoveThere(factory, device, safe) if legacy \
+                    else AddDevice(factory, device, safe)
+                advice = "create it on the module's device" if device is None else \
+                    f"move it there (`.to({device})`)" if legacy else \
+                    f"create it there (`device={device}`)"
                 if evidence is None:  # only another file of the project shows it
                     evidence = f"another file moves it to an accelerator: {moved}"
                 elif moved is not None:  # the evidence is in another file: name it
@@ -290,10 +315,9 @@ class TensorCreatedOffDevice(Rule):
     # -- the CPU tensor: a factory's result, as it is --------------------------------------
 
     def _origin(self, expr, method: FunctionInfo) -> Optional[cst.Call]:
-        if isinstance(expr, cst.Comparison):  # ``mask == 0``: a CPU tensor of its shape
-            if all(is_number(c.comparator) for c in expr.comparisons):
-                return self._origin(expr.left, method)
-            return None
+        if isinstance(expr, cst.Comparison) and all(  # ``mask == 0``: a CPU tensor of its shape
+                is_number(c.comparator) for c in expr.comparisons):
+            return self._origin(expr.left, method)
         if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.BitInvert):
             return self._origin(expr.expression, method)
         evidence = self.analysis.on_cpu(expr, method.scope)
@@ -309,28 +333,15 @@ class TensorCreatedOffDevice(Rule):
         qualified = self.kinds.qualname(call.func, method.scope) or ""
         if not qualified.startswith("torch.") or qualified.count(".") != 1:
             return False
-        if any(a.star for a in call.args) or any(
+        if any(a.star == "**" for a in call.args) or any(
                 a.keyword is not None and a.keyword.value == "device" for a in call.args):
             return False
         tail = qualified[len("torch."):]
         # with a dimension, by the one answer; an empty tensor (a literal 0 size) is a
         # placeholder
         return tail in OFF_DEVICE_FACTORIES and factory_dimensions(
-            call, tail, lambda data: self._list_data(data, method)) is True and \
+            call, tail, lambda data: self.kinds.is_sequence(data, method.scope)) is True and \
             not makes_an_empty_tensor(call, tail)
-
-    def _list_data(self, data, method: FunctionInfo) -> bool:
-        if isinstance(data, (cst.List, cst.Tuple)):
-            return bool(data.elements)
-        if isinstance(data, cst.ListComp):
-            return True
-        if isinstance(data, cst.Name) and data.value not in method.param_names:
-            bindings = method.scope.bindings.get(data.value, ())
-            return bool(bindings) and all(
-                b.how == ASSIGN and not b.path and isinstance(b.value, (cst.List, cst.ListComp))
-                and (not isinstance(b.value, cst.List) or bool(b.value.elements))
-                for b in bindings)
-        return False
 
     def _keeps(self, expr, factory: cst.Call, method: FunctionInfo, seen: Set[str]) -> bool:
         """``expr`` is ``factory``'s result with at least its dimensions, still on the CPU."""
@@ -338,13 +349,17 @@ class TensorCreatedOffDevice(Rule):
             return True
         if isinstance(expr, cst.Name):
             name = expr.value
-            if name in seen or name in method.param_names:
+            if name in method.param_names:
                 return False
+            if name in seen:  # ``emb = x * emb``: the other assignments decide
+                return True
             bindings = method.scope.bindings.get(name, ())
             if not bindings:
                 return False
             related = False
             for binding in bindings:
+                if binding.how == ASSIGN and _contains(binding.value, expr):
+                    continue  # ``emb = x * emb[None]``: the read comes before this assignment
                 if binding.how != ASSIGN:
                     return False
                 evidence = self.analysis.on_cpu(binding.value, method.scope)

@@ -4,7 +4,8 @@
 raise ``RuntimeError: Expected all tensors to be on the same device, but found at least two
 devices, cuda:0 and cpu!``. Reported where the two meet (arithmetic, a torch function of both
 such as ``torch.cat``/``torch.matmul``/``F.mse_loss``, a tensor method combining two tensors
-such as ``a.add(b)``, or the call of a model moved to a device), and only where the analysis
+such as ``a.add(b)``, the call of a model moved to a device, or gradients handed to autograd:
+``autograd.grad(out, x, torch.ones(n))``, ``out.backward(g)``), and only where the analysis
 has evidence for both sides at that point: ``analysis.on_cpu`` for the one (a factory without
 ``device=``, ``.cpu()``, ``torch.from_numpy``...) and ``analysis.on_accelerator`` (or a model
 moved to a device) for the other, both flow-sensitive within the function (``x = x.to(device)``
@@ -13,7 +14,8 @@ first takes ``x`` off the CPU).
 Silent: when either placement is unknown or the evidence conflicts; when the CPU tensor may be
 0-dim (``torch.tensor(3.0)``, a reduction such as ``x.sum()``, an element ``x[0]``: a 0-dim
 CPU tensor combines with any device); for indexing (``gpu[cpu_index]`` is no operation here);
-inside a ``for`` loop over a data loader (TDL004 reports those: ``engine.DEFERENCES``); in the methods of
+inside a ``for`` loop over a data loader where it reads a batch as the loop took it (TDL004
+reports those: ``engine.DEFERENCES``); in the methods of
 ``nn.Module`` classes (their state is TDL005/TDL007's); under ``pytest.raises`` /
 ``assertRaises`` and in ``try`` bodies (the failure may be the point); where the model is
 called (or its output made) before the code moves it, in the order the code runs (a notebook
@@ -61,6 +63,9 @@ _NOT_ENTERED = frozenset((cst.FunctionDef, cst.ClassDef, cst.Lambda, cst.ListCom
 # share one device.
 _TORCH_FUNCTIONS = api.SAME_DEVICE_FUNCTIONS
 _FUNCTIONAL = api.SAME_DEVICE_FUNCTIONAL
+# Autograd's entry points: the gradients given must be on their outputs' device.
+_GRADIENT_FUNCTIONS = api.GRADIENT_FUNCTIONS
+GRADIENT_ERROR = "RuntimeError: invalid gradient at index 0 - expected device cuda:0 but got cpu"
 # Tensor methods combining the receiver with their first positional argument.
 _TENSOR_METHODS = api.BINARY_TENSOR_METHODS
 # What may leave a 0-dim tensor (which combines with any device): reductions and the like.
@@ -104,7 +109,10 @@ class MixedDeviceOperands(Rule):
     - a torch function of both: `torch.cat`/`torch.stack` (of a list), `torch.matmul`,
       `torch.where`, `torch.maximum`, ..., and `F.linear`, `F.mse_loss`, `F.cross_entropy`, ...;
     - a tensor method combining two tensors: `a.add(b)`, `a.matmul(b)`, `a.masked_fill(mask, v)`;
-    - the call of a model moved to a device with a CPU tensor argument: `model(x)`.
+    - the call of a model moved to a device with a CPU tensor argument: `model(x)`;
+    - gradients handed to autograd for outputs on another device: `torch.autograd.grad(out, x,
+      torch.ones(n, 1))`, `torch.autograd.backward(out, g)`, `out.backward(g)` (issue 28: the
+      WGAN-div gradient penalty).
 
     The CPU side is a torch factory without `device=` (or with the CPU), `.cpu()`, `.to("cpu")`,
     `torch.from_numpy`, or what is computed from those; the accelerator side is a move
@@ -121,7 +129,10 @@ class MixedDeviceOperands(Rule):
       `x.sum()` or `x.max()`, one element `x[0]`, anywhere in what it is computed from): a 0-dim
       CPU tensor combines with a tensor on any device;
     - the CPU tensor is only an index (`gpu[cpu_index]` is no operation of two tensors here);
-    - the operation is inside a `for` loop over a data loader (TDL004 reports the batches there);
+    - the operation is inside a `for` loop over a data loader and reads a batch as the loop took
+      it (a name its target binds, or one unpacked or indexed out of one): TDL004 reports the
+      batches there. An operation of tensors the loop body made itself (a factory, a model's
+      output) is checked as anywhere else (issue 28);
     - the operation is in a method of an `nn.Module` class (module state and tensors created in
       `forward` are TDL005's and TDL007's);
     - a comment on the line says it fails (`# this will error`, `# raises`, `# error!`: a
@@ -157,6 +168,13 @@ class MixedDeviceOperands(Rule):
 
     ```
     RuntimeError: Tensor on device meta is not on the expected device cpu!
+    ```
+
+    Gradients given to autograd must be on their outputs' device; on a GPU and on `meta`
+    alike:
+
+    ```
+    RuntimeError: invalid gradient at index 0 - expected device cuda:0 but got cpu
     ```
 
     The code usually ran fine on a CPU-only machine, where both operands are on the CPU, and breaks
@@ -216,12 +234,17 @@ class MixedDeviceOperands(Rule):
               "on a GPU this raises " + MIXED_ERROR + "; ")
     MIXED_FACTORY = Message(_MIXES + "create it there: `{callee}(..., device={device})`")
     MIXED_OPERAND = Message(_MIXES + "move it first: `{operand}.to({device})`")
+    # gradients handed to autograd (``autograd.grad(..., grad_outputs=...)``, ``out.backward(g)``)
+    _GRADIENT_MIXES = ("{what} mixes `{operand}`, a tensor on the CPU (made by `{origin}`), with "
+                       "{other}: on a GPU this raises " + GRADIENT_ERROR + "; ")
+    GRADIENT_FACTORY = Message(_GRADIENT_MIXES + "create it there: `{callee}(..., device={device})`")
+    GRADIENT_OPERAND = Message(_GRADIENT_MIXES + "move it first: `{operand}.to({device})`")
 
     code = "TDL011"
     name = "mixed-device-operands"
     summary = "A CPU tensor meets a tensor or a model on an accelerator in one operation"
     fixable = True
-    facts = frozenset(("kinds", "placement", "devices"))
+    facts = frozenset(("kinds", "placement", "devices", "modules"))
     # Evidence of an accelerator needs a move (``.to(`` / ``.cuda(``) or a ``device=``.
     # And evidence of the CPU: a torch factory, ``.cpu()``, or the word "cpu" (``.to("cpu")``;
     # ``Devices.is_cpu_device`` knows it in lower case only, and a search without ``(?i)``
@@ -274,8 +297,8 @@ class MixedDeviceOperands(Rule):
     # -- finding the operations -------------------------------------------------------
 
     def _check_block(self, statements, scope: Scope, owner) -> Iterator[Violation]:
-        # (those in a loop over a data loader are TDL004's: the engine drops them,
-        # ``engine.DEFERENCES``)
+        # (those in a loop over a data loader that read its batches are TDL004's: the engine
+        # drops them, ``engine.DEFERENCES``)
         for node in self._operations(statements):
             yield from self._check_operation(node, scope, owner)
 
@@ -360,12 +383,17 @@ class MixedDeviceOperands(Rule):
         return None if order is None else placement.moved_model(callee, scope, before=order)
 
     def _check_model_call(self, call: cst.Call, model, scope: Scope, owner) -> Iterator[Violation]:
+        positional = [a for a in call.args if a.keyword is None]
         for arg in call.args:
             if arg.star:
                 continue
             evidence = self._cpu(arg.value, scope)
             if evidence is None:
                 continue
+            keyword = arg.keyword.value if arg.keyword is not None else None
+            index = next(i for i, a in enumerate(positional) if a is arg) if keyword is None else -1
+            if self.analysis.model_wants_on_cpu(call, index, keyword, scope):
+                continue  # ``model(x, lengths)``: packing wants the lengths on the CPU
             target, device = model
             yield self._violation(
                 call, f"the call of `{source_of(call.func)}`", arg.value, evidence,
@@ -378,6 +406,9 @@ class MixedDeviceOperands(Rule):
         func = call.func
         qualified = self.analysis.qualname(func, scope)
         positional = [a.value for a in call.args if a.keyword is None and not a.star]
+        if qualified in _GRADIENT_FUNCTIONS:
+            return [value for where in _GRADIENT_FUNCTIONS[qualified]
+                    for value in _spread(_argument(call, *where))]
         if qualified is not None:
             head, _, tail = qualified.rpartition(".")
             if (head == "torch" and tail in _TORCH_FUNCTIONS) or \
@@ -392,6 +423,10 @@ class MixedDeviceOperands(Rule):
             return []
         if isinstance(func, cst.Attribute) and func.attr.value in _TENSOR_METHODS and positional:
             return [func.value, positional[0]]
+        if isinstance(func, cst.Attribute) and func.attr.value == "backward" and \
+                self.analysis.kind_of(func.value, scope) not in K.MODULE_LIKE:
+            gradient = _argument(call, 0, "gradient")  # ``loss.backward(torch.ones(n))``
+            return [func.value] + _spread(gradient) if gradient is not None else []
         return []
 
     def _cpu(self, expr, scope: Scope) -> Optional[OnCPU]:
@@ -490,7 +525,10 @@ class MixedDeviceOperands(Rule):
             safety = self._fix_safety(device, scope, owner)
             if safety is not None:
                 plan = MoveOperand(cpu_operand, _code(device), safety, factory)
-        kind = self.MIXED_FACTORY if factory is not None else self.MIXED_OPERAND
+        if _gives_gradients(node, self.analysis, scope):
+            kind = self.GRADIENT_FACTORY if factory is not None else self.GRADIENT_OPERAND
+        else:
+            kind = self.MIXED_FACTORY if factory is not None else self.MIXED_OPERAND
         return Violation(
             node,
             kind(what=what, operand=source_of(cpu_operand), origin=source_of(cpu_evidence.origin),
@@ -558,6 +596,36 @@ def _with_accelerator_origins(analysis: Analysis, scopes: set) -> set:
                 placement.parameters_on_accelerator(scope):
             found.add(id(scope))
     return found
+
+
+def _argument(call: cst.Call, index: int, keyword: str):
+    """What ``call`` passes as its ``index``-th positional argument or as ``keyword=``."""
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == keyword:
+            return arg.value
+    positional = [a for a in call.args if a.keyword is None]
+    if any(a.star for a in positional[:index + 1]) or len(positional) <= index:
+        return None
+    return positional[index].value
+
+
+def _spread(value) -> list:
+    """A tuple or list of tensors as its elements; one tensor as itself; nothing as none."""
+    if value is None:
+        return []
+    if isinstance(value, (cst.List, cst.Tuple)):
+        return [e.value for e in value.elements if not isinstance(e, cst.StarredElement)]
+    return [value]
+
+
+def _gives_gradients(node, analysis: Analysis, scope: Scope) -> bool:
+    """An autograd call given gradients (``autograd.grad``, ``.backward(gradient)``)."""
+    if not isinstance(node, cst.Call):
+        return False
+    func = node.func
+    return analysis.qualname(func, scope) in _GRADIENT_FUNCTIONS or (
+        isinstance(func, cst.Attribute) and func.attr.value == "backward"
+        and analysis.qualname(func, scope) is None)
 
 
 def _is_full_slice_marker(expr) -> bool:
