@@ -416,22 +416,25 @@ def test_placement_follows_each_name_in_the_order_the_code_runs():
 PLACED_FURTHER = '''
 import torch
 import torch.nn as nn
+from tools import helper
 
 
-def f(device, x, y, helper, Metric, load):
+def f(device, x, y, helpers, Metric, load):
     net = nn.Linear(3, 3).to(device)
     a, b = x.to(device), y
     values, idx = net(x).max(1)
     rows, cols = a.shape
     out = helper(net, x)
     size = helper(len(x), x)
+    chosen = helpers["eval"]
+    picked = chosen(net, x)
     metric = Metric(device=device)
     host_metric = Metric(device="cpu")
     result = metric.compute()
     host_result = host_metric.compute()
     c = x.to(device)
     c, extra = load()
-    assert observe(a, b, values, idx, rows, out, size, result, host_result, c)
+    assert observe(a, b, values, idx, rows, out, size, result, host_result, c, picked)
 '''
 
 
@@ -447,7 +450,8 @@ def test_placement_follows_unpacking_helpers_given_moved_models_and_objects_buil
         "result",  # a method's result of an object built with ``device=device``
     }
     # rows: sizes; b: never moved; size: the helper was given no model; host_result: built on
-    # the CPU; c: rebound by an unpacking the analysis cannot see into
+    # the CPU; c: rebound by an unpacking the analysis cannot see into; picked: a function
+    # chosen while the program runs (which one, and what it returns, is unknown)
     assert "given `net`, a model moved to a device" in placed["out"].describe()
     assert "an object built with `device=device`" in placed["result"].describe()
 

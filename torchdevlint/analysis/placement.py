@@ -17,7 +17,7 @@ from torchdevlint.analysis.devices import Devices, move_device_argument
 from torchdevlint.analysis.flow import DeviceTrace, OrderedWalk
 from torchdevlint.analysis.kinds import KindInference, combine
 from torchdevlint.analysis.model import (
-    ASSIGN, PARAM, CallSite, Scope, is_number, last_name, source_of,
+    ASSIGN, DEF, IMPORT, PARAM, CallSite, Scope, is_number, last_name, source_of,
 )
 
 _WRAPPERS_THAT_SCATTER = api.SCATTERING_WRAPPERS
@@ -450,6 +450,11 @@ class Placement:
         if isinstance(func, cst.Name) and scope.resolve(func.value) is None:
             return None  # a builtin
         if not isinstance(func, (cst.Name, cst.Attribute)):
+            return None
+        if isinstance(func, cst.Name) and any(b.how not in (DEF, IMPORT)
+                                              for b in scope.lookup(func.value)):
+            # a function chosen while the program runs (``metric = name2metric[name]``, a
+            # parameter): which one, and what it gives back, is unknown
             return None
         for arg in call.args:
             value = arg.value
