@@ -83,6 +83,11 @@ class Corpus:
                 f"git -C {target} checkout {self.commit}")
 
 
+# The reason of a TRUE verdict that a GPU-only project's intent silences (issue 27): the
+# finding is true and unwanted, and its absence is no recall loss.
+BY_INTENT = "gpu-only-project:"
+
+
 @dataclass(frozen=True)
 class Verdict:
     location: str
@@ -349,6 +354,8 @@ class Review:
     new: List[Tuple[str, Finding]] = field(default_factory=list)
     still_false: List[Tuple[str, Finding, Verdict]] = field(default_factory=list)
     lost_true: List[Tuple[str, Verdict]] = field(default_factory=list)
+    # TRUE findings a GPU-only project's intent silences (reason ``gpu-only-project:``)
+    by_intent: List[Tuple[str, Verdict]] = field(default_factory=list)
     gone_false: List[Tuple[str, Verdict]] = field(default_factory=list)
     problems: List[str] = field(default_factory=list)
 
@@ -395,6 +402,9 @@ def compare(results: List[CorpusResult], data_dir: Path, known_rules: Sequence[s
         for key, verdict in verdicts.items():
             if key not in reported and verdict.code in known_rules:
                 # (a verdict of a rule that did not run, an opt-in one, says nothing here)
+                if verdict.true and verdict.reason.startswith(BY_INTENT):
+                    review.by_intent.append((name, verdict))  # true, and unwanted: not lost
+                    continue
                 (review.lost_true if verdict.true else review.gone_false).append((name, verdict))
     return review
 
@@ -507,6 +517,11 @@ def print_report(review: Review, rule_names: Dict[str, str], max_false_rate: flo
         say("!" * 78)
     else:
         say("LOST TRUE findings (0)")
+    if review.by_intent:
+        say(f"TRUE findings silenced by their project's intent ({len(review.by_intent)}): "
+            "a GPU-only project (no CPU path in any file) reports no TDL002")
+        for name, verdict in review.by_intent:
+            say(f"  {name}: {verdict.location}\t{verdict.code}")
 
     say()
     say(f"GONE FALSE findings: fixed false positives ({len(review.gone_false)}); their rows may "
@@ -748,6 +763,7 @@ def review_json(review: Review, reasons: List[str]) -> dict:
                   for code, c in sorted(review.by_rule().items())},
         "new": [{"corpus": n, **finding(f)} for n, f in review.new],
         "lost_true": [{"corpus": n, **verdict(v)} for n, v in review.lost_true],
+        "by_intent": [{"corpus": n, **verdict(v)} for n, v in review.by_intent],
         "gone_false": [{"corpus": n, **verdict(v)} for n, v in review.gone_false],
         "still_false": [{"corpus": n, **verdict(v)} for n, _f, v in review.still_false],
         "problems": review.problems,

@@ -114,6 +114,19 @@ def test_classification(corpus):
     assert report_only.returncode == 0, report_only.stderr
 
 
+def test_a_true_finding_silenced_by_its_projects_intent_is_no_recall_loss(corpus):
+    """Issue 27: a GPU-only project reports no TDL002; a TRUE verdict whose reason starts with
+    `gpu-only-project:` is listed apart when its finding is absent, and the gate passes."""
+    base, found = corpus
+    verdicts = all_true(found) + [
+        ("gone.py:7:3", "TDL002", "TRUE", "gpu-only-project: no file checks for CUDA")]
+    done, result = run_script(base, write_data(base, verdicts))
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert result["lost_true"] == [] and "RECALL LOSS" not in done.stdout
+    assert [(v["location"], v["code"]) for v in result["by_intent"]] == [("gone.py:7:3", "TDL002")]
+    assert "silenced by their project's intent (1)" in done.stdout
+
+
 def test_passes_when_everything_is_reviewed_true(corpus):
     base, found = corpus
     done, result = run_script(base, write_data(base, all_true(found)))

@@ -194,3 +194,29 @@ def test_hook_on_a_changed_file_sees_the_rest_of_the_project(tmp_path, hook_repo
     assert guarded.returncode == 0, guarded.stdout + guarded.stderr
     unguarded = pre_commit(project, pre_commit_home, "--files", "report.py")
     assert unguarded.returncode == 1 and "report.py:8:18: TDL002" in unguarded.stdout
+
+
+@pytest.mark.parametrize("name, changed, expected", [
+    ("placement_across_calls", ("engine.py", "metrics.py"),
+     {("engine.py", 6, "TDL004", "as main.py:16 does"), ("metrics.py", 6, "TDL008", "as main.py:19 does"),
+      ("metrics.py", 14, "TDL011", "as main.py:19 does")}),
+    ("buffer_moved", ("model.py",), {("model.py", 9, "TDL005", "train.py:6")}),
+    ("gpu_only", ("train.py", "model.py"), {("train.py", 10, "TDL003", "map_location")}),
+])
+def test_hook_on_changed_files_gets_the_cross_file_findings(tmp_path, hook_repo, pre_commit_home,
+                                                           name, changed, expected):
+    """Issue 27: pre-commit on the changed files of the fixture projects reports what the CLI
+    reports on the whole project (tests/test_project_index.py), naming the file that proves
+    a finding; a GPU-only project reports no TDL002 and says so once."""
+    project = make_project(tmp_path / "project", hook_repo)
+    for item in (ROOT / "fixtures" / "projects" / name).glob("[!.]*"):
+        (shutil.copytree if item.is_dir() else shutil.copy)(item, project / item.name)
+    result = pre_commit(project, pre_commit_home, "--files", *changed)
+    assert result.returncode == 1, result.stdout + result.stderr
+    rows = [line for line in result.stdout.splitlines() if ": TDL" in line]
+    found = {(row.split(":")[0], int(row.split(":")[1]), row.split(": ")[1].split()[0])
+             for row in rows}
+    assert found == {item[:3] for item in expected}, result.stdout
+    for file, line, code, words in expected:
+        assert any(row.startswith(f"{file}:{line}:") and words in row for row in rows), rows
+    assert result.stdout.count("taken for GPU-only") == (name == "gpu_only")

@@ -22,16 +22,41 @@ from torchdevlint.project_index import ProjectIndex, summarize
 
 PROJECTS = FIXTURES / "projects"
 
-# What each fixture project reports with the index, and, without it, what it reports besides.
+# What each fixture project reports with the index, and what it reports without it.
 EXPECTED = {
     "guard_across_imports": {("report.py", 8, "TDL002", None)},
     "writer_provenance": {("evaluate.py", 9, "TDL003", "written from device state in train.py:9")},
     "module_moved": {("models.py", 20, "TDL007", "moved to an accelerator in main.py:8")},
+    # engine.py's loop gets its model from main.py, moved; fit() gets a device loader there
+    # (silent); metrics.py's helpers get a device tensor from every call, except summarize(),
+    # which report.py calls with a CPU tensor (silent)
+    "placement_across_calls": {
+        ("engine.py", 6, "TDL004", "`x` comes from the data loader on the CPU and is passed to "
+                                   "`model`, which was moved to a device (every call passes a "
+                                   "moved model, as main.py:16 does)"),
+        ("engine.py", 6, "TDL004", "`y` comes from the data loader on the CPU and is passed to "
+                                   "`F.cross_entropy` with the output of `model` (on a device: "
+                                   "every call passes a moved model, as main.py:16 does)"),
+        ("metrics.py", 6, "TDL008", "every call of `to_numpy` passes one on an accelerator, as "
+                                    "main.py:19 does"),
+        ("metrics.py", 14, "TDL011", "every call of `scale` passes one on an accelerator, as "
+                                     "main.py:19 does"),
+    },
+    # Masked is moved by train.py (reported, naming it); Smoothed by nothing: the script of
+    # model.py runs it on the CPU (silent)
+    "buffer_moved": {("model.py", 9, "TDL005", "another file moves it to an accelerator: train.py:6")},
+    # no file checks for an accelerator or names "cpu": GPU-only, TDL002 off (TDL003 stays)
+    "gpu_only": {("train.py", 10, "TDL003", None)},
 }
 WITHOUT_INDEX = {
-    "guard_across_imports": {("train.py", 8, "TDL002"), ("train.py", 14, "TDL002")},
-    "writer_provenance": {("evaluate.py", 8, "TDL003")},
-    "module_moved": set(),
+    "guard_across_imports": {("report.py", 8, "TDL002"), ("train.py", 8, "TDL002"),
+                             ("train.py", 14, "TDL002")},
+    "writer_provenance": {("evaluate.py", 8, "TDL003"), ("evaluate.py", 9, "TDL003")},
+    "module_moved": {("models.py", 20, "TDL007")},
+    "placement_across_calls": set(),
+    "buffer_moved": set(),
+    "gpu_only": {("train.py", 7, "TDL002"), ("train.py", 8, "TDL002"), ("model.py", 11, "TDL002"),
+                 ("train.py", 10, "TDL003")},
 }
 
 
@@ -94,9 +119,31 @@ def test_summary_records_guards_classes_moves_saves_and_imports():
     assert [1, "flags", "FAST", "F"] in summary["imports"]
 
 
+def test_summary_records_what_each_call_into_the_project_passes():
+    summary = summarize(
+        "import torch\nimport engine\nfrom utils import to_np, DeviceLoader\n"
+        "def main(device, loader):\n    model = Net().to(device)\n"
+        "    dl = DeviceLoader(loader, device)\n    x = torch.zeros(3, device=device)\n"
+        "    y = torch.ones(2).to(device)\n    y = y.cpu()\n"
+        "    engine.train(model, loader, device)\n    engine.fit(model=model, loader=dl)\n"
+        "    to_np(x, y, *rest)\n    to_np(x.cuda())\n    torch.save(x, 'x.pt')\n")
+    assert summary["defs"] == ["main"]
+    assert summary["calls"] == [
+        ["DeviceLoader", 6, ["", ""], {}],
+        ["engine.train", 10, ["model", "", ""], {}],
+        ["engine.fit", 11, [], {"model": "model", "loader": "loader"}],
+        ["to_np", 12, None, {}],  # a starred argument: no parameter is matched
+        ["to_np", 13, ["moved"], {}]]  # (torch.save: outside the project, not recorded)
+    assert summary["cuda"] is True and summary["cpu_path"] is False  # (`.cpu()` names no device)
+    assert summarize("import torch\nd = 'cuda' if torch.cuda.is_available() else 'cpu'\n")[
+        "cpu_path"] is True
+    assert summarize("import torch\nx = torch.zeros(2, device='cuda:0')\n")["cuda"] is True
+
+
 def test_a_file_python_cannot_parse_has_an_empty_summary():
     assert summarize("def (:\n") == {"imports": [], "names": {}, "classes": {}, "moves": [],
-                                     "saves": [], "loads": []}
+                                     "saves": [], "loads": [], "defs": [], "calls": [],
+                                     "cuda": False, "cpu_path": False}
 
 
 # -- the index and its cache ----------------------------------------------------------------
@@ -116,6 +163,15 @@ def test_cross_file_questions_on_the_fixture_projects(tmp_path):
     assert moved.moved_to_accelerator("models.py", "Net") == ("main.py", 8)
     assert moved.moved_to_accelerator("models.py", "Head") == ("main.py", 8)  # inside Net
     assert moved.moved_to_accelerator("models.py", "Unused") is None
+    calls = ProjectIndex(copy_project("placement_across_calls", tmp_path)).build()
+    assert calls.callers("engine.py", "fit") == [("main.py", 17, ["model", "loader", ""], {})]
+    assert sorted(calls.callers("metrics.py", "summarize")) == [
+        ("main.py", 19, ["tensor"], {}), ("report.py", 8, [""], {})]
+    assert calls.placed_by_callers() == {"engine.py", "metrics.py"}
+    view = project_index.ProjectView(calls, "metrics.py")
+    assert view.passed_by_every_caller("to_numpy", "scores", 0, ("tensor",)) == (1, "main.py:19")
+    assert view.passed_by_every_caller("summarize", "scores", 0, ("tensor",)) is None
+    assert view.passed_by_every_caller("unknown", "x", 0, ("tensor",)) == (0, None)
 
 
 def test_relative_imports_resolve_inside_packages(tmp_path):
@@ -180,15 +236,14 @@ def test_cli_on_the_whole_project_and_without_the_index(name, tmp_path):
     found = cli_json(".", cwd=root)
     assert matches(found, EXPECTED[name]), found
     without = cli_json(".", "--no-cache", cwd=root, env={"TORCHDEVLINT_NO_INDEX": "1"})
-    assert {item[:3] for item in without} == \
-        {item[:3] for item in EXPECTED[name]} | WITHOUT_INDEX[name]
+    assert {item[:3] for item in without} == WITHOUT_INDEX[name]
 
 
 @pytest.mark.parametrize("name", sorted(EXPECTED))
 def test_cli_on_one_file_and_flake8_agree_with_the_whole_project(name, tmp_path):
     root = copy_project(name, tmp_path)
     whole = cli_json(".", "--no-cache", cwd=root)
-    for file in sorted({item[0] for item in EXPECTED[name] | WITHOUT_INDEX[name]}):
+    for file in sorted({item[0] for item in EXPECTED[name]} | {i[0] for i in WITHOUT_INDEX[name]}):
         alone = cli_json(file, "--no-cache", cwd=root)
         assert alone == {item for item in whole if item[0] == file}
         flake8 = subprocess.run([sys.executable, "-m", "flake8", "--select", "TDL",
@@ -283,3 +338,81 @@ def test_a_writer_in_a_notebook_is_named_by_cell_and_line(tmp_path):
     (tmp_path / "use.py").write_text("import torch\n\nstate = torch.load(\"model.pth\")\n")
     found = cli_json("use.py", "--no-cache", cwd=tmp_path)
     assert matches(found, {("use.py", 3, "TDL003", "written from device state in train.ipynb cell 3, line 3")}), found
+
+
+def test_a_gpu_only_project_says_so_once_and_the_setting_turns_tdl002_back_on(tmp_path):
+    """Issue 27, project intent: a project with no CPU path anywhere reports no TDL002, and
+    the run says so once, after its summary, naming the setting; `require-accelerator =
+    false` or `--no-require-accelerator` turns TDL002 back on, and so does a CPU path
+    added in any file (the cached results follow)."""
+    root = copy_project("gpu_only", tmp_path)
+    result = run_cli(".", cwd=root)
+    notes = [line for line in result.stdout.splitlines() if "taken for GPU-only" in line]
+    assert len(notes) == 1 and "require-accelerator = false" in notes[0] \
+        and "--no-require-accelerator" in notes[0], result.stdout
+    assert result.stdout.index("Found 1 finding") < result.stdout.index(notes[0])
+    assert "TDL002" not in result.stdout.replace(notes[0], "")
+    codes = lambda found: sorted(code for _, _, code, _ in found)  # noqa: E731
+    assert codes(cli_json(".", "--no-require-accelerator", cwd=root)) == \
+        ["TDL002", "TDL002", "TDL002", "TDL003"]
+    assert "GPU-only" not in run_cli(".", "--no-require-accelerator", cwd=root).stdout
+    with open(root / "pyproject.toml", "a") as handle:
+        handle.write("\n[tool.torchdevlint]\nrequire-accelerator = false\n")
+    assert codes(cli_json(".", cwd=root)) == ["TDL002", "TDL002", "TDL002", "TDL003"]
+    other = copy_project("gpu_only", tmp_path / "again")
+    assert codes(cli_json(".", cwd=other)) == ["TDL003"]
+    (other / "evaluate.py").write_text('import torch\n\nx = torch.zeros(2, device="cpu")\n')
+    assert codes(cli_json(".", cwd=other)) == ["TDL002", "TDL002", "TDL002", "TDL003"]
+
+
+def test_a_loose_directory_of_scripts_is_never_taken_for_gpu_only(tmp_path):
+    (tmp_path / "run.py").write_text("import torch\n\nx = torch.zeros(2).cuda()\n")
+    (tmp_path / "README.md").write_text("Needs a GPU.\n")
+    assert [code for _, _, code, _ in cli_json("run.py", cwd=tmp_path)] == ["TDL002"]
+
+
+def test_a_project_whose_readme_names_no_gpu_is_not_gpu_only(tmp_path):
+    """Hard-coded CUDA in a small project (a script and its pyproject.toml) is the portability
+    bug TDL002 is for: GPU-only needs the project to say so too, in its README."""
+    root = copy_project("gpu_only", tmp_path)
+    (root / "README.md").write_text("# gpu_only\n\nA small model.\n")
+    assert sorted(code for _, _, code, _ in cli_json(".", cwd=root)) == \
+        ["TDL002", "TDL002", "TDL002", "TDL003"]
+
+
+def test_a_command_line_run_walks_each_project_once_however_long_it_takes(tmp_path, monkeypatch,
+                                                                           capsys):
+    """The index is asked several times a file (its rules, its cache key, its analysis): a
+    command-line run trusts one stat of the project for the whole run, where a stamp of a
+    few seconds made a slow run walk and stat a 2,000-file project again and again. Under
+    --watch, each run stats it afresh."""
+    from torchdevlint import cli
+    root = copy_project("placement_across_calls", tmp_path)
+    monkeypatch.setattr(project_index, "_settings", dict(project_index._settings))
+    walks = []
+    real = project_index._project_files
+    monkeypatch.setattr(project_index, "_project_files", lambda r: walks.append(r) or real(r))
+    clock = iter(range(0, 10**6, 10))  # ten seconds pass between any two questions
+    monkeypatch.setattr(project_index.time, "monotonic", lambda: next(clock))
+    monkeypatch.chdir(root)
+    assert cli.main(["--output-format", "json", "--cache-dir", str(tmp_path / "cache"), "."]) == 1
+    assert len(walks) == 1
+    assert len(json.loads(capsys.readouterr().out)) == 4
+    cli.main(["--output-format", "json", "--cache-dir", str(tmp_path / "cache"), "."])
+    assert len(walks) == 2  # a second run in the process (--watch) stats the files again
+
+
+def test_learning_a_project_is_not_gpu_only_needs_no_index(tmp_path, monkeypatch, capsys):
+    """One process without a cache builds an index only when a fact asks for it: that the
+    project has a CPU path is found by summarising its files one by one, until the first."""
+    from torchdevlint import cli
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "a.py").write_text('import torch\n\ndevice = "cuda" if torch.cuda.is_available() else "cpu"\n')
+    (tmp_path / "b.py").write_text('import torch\n\nx = torch.zeros(2).to("cuda")\n')
+    monkeypatch.setattr(project_index, "_settings", dict(project_index._settings))
+    built = []
+    monkeypatch.setattr(ProjectIndex, "build", lambda self, jobs=1: built.append(self) or self)
+    monkeypatch.chdir(tmp_path)
+    assert cli.main(["--output-format", "json", "--no-cache", "-j", "1", "b.py"]) == 1
+    assert [f["code"] for f in json.loads(capsys.readouterr().out)] == ["TDL002"]
+    assert built == []

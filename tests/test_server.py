@@ -594,8 +594,21 @@ async def wait_for(client: LanguageClient, uri: str, wanted, after: int = 0):
     raise AssertionError(f"never published as wanted for {uri}: {client.published}")
 
 
+# (file, code) of what each fixture project reports with its index (tests/test_project_index.py)
+PROJECT_FINDINGS = {
+    "guard_across_imports": {("report.py", "TDL002")},
+    "writer_provenance": {("evaluate.py", "TDL003")},
+    "module_moved": {("models.py", "TDL007")},
+    "placement_across_calls": {("engine.py", "TDL004"), ("metrics.py", "TDL008"),
+                               ("metrics.py", "TDL011")},
+    "buffer_moved": {("model.py", "TDL005")},
+    "gpu_only": {("train.py", "TDL003")},
+}
+
+
 @pytest.mark.asyncio
-@pytest.mark.parametrize("name", ["guard_across_imports", "writer_provenance"])
+@pytest.mark.parametrize("name", ["guard_across_imports", "writer_provenance", "module_moved",
+                                  "placement_across_calls", "buffer_moved", "gpu_only"])
 async def test_the_project_index_gives_the_cli_findings(client: LanguageClient, tmp_path, name):
     """Issue 27: the facts of the project's other files, as the CLI on the whole project has
     them; after a file they come from changes on disk, the open document follows."""
@@ -603,10 +616,14 @@ async def test_the_project_index_gives_the_cli_findings(client: LanguageClient, 
     shutil.copytree(ROOT / "fixtures" / "projects" / name, root,
                     ignore=shutil.ignore_patterns(".torchdevlint_cache"))
     await start(client, root)
+    reported = set()
     for path in sorted(root.glob("*.py")):
         expected = expected_ranges(path.read_text(), cli_findings(path))
+        reported.update((path.name, code) for code, *_ in expected)
         uri = open_file(client, path)
         await wait_for(client, uri, lambda diagnostics: actual_ranges(diagnostics) == expected)
+    # (the cross-file findings are among them: the CLI's on one file are the whole project's)
+    assert reported == PROJECT_FINDINGS[name]
     if name != "guard_across_imports":
         return
     flags = root / "config" / "flags.py"

@@ -186,7 +186,9 @@ def _add_configuration_arguments(parser: argparse.ArgumentParser) -> None:
                        default=None,
                        help="the project runs only on machines with a GPU: hard-coded CUDA is "
                             "by design, TDL002 is off (default: the require-accelerator "
-                            "setting, off)")
+                            "setting; unset, a project with no CPU path in any file, whose "
+                            "README names a GPU, is taken for GPU-only; "
+                            "--no-require-accelerator keeps TDL002 on there)")
     group.add_argument("--target-version", metavar="VERSION", choices=syntax.TARGET_NAMES,
                        help="the Python version whose syntax files must be: "
                             f"{', '.join(syntax.TARGET_NAMES)} (default: the lowest that "
@@ -550,7 +552,9 @@ def _cache(args: argparse.Namespace, plan: _Plan, log):
     if not plan.fixing and not args.diff:
         log(f"cache: {args.cache_dir or root / CACHE_DIR_NAME}" if use_cache else "cache: off")
     from torchdevlint import project_index
-    project_index.configure(cache_dir=args.cache_dir, use_cache=use_cache)
+    # (one run: the files do not change under it, so one stat of each project is trusted)
+    project_index.configure(cache_dir=args.cache_dir, use_cache=use_cache, stamp=float("inf"))
+    project_index.new_run()
     return root, cache_maker(root, args.cache_dir) if use_cache else None
 
 
@@ -596,7 +600,20 @@ def _lint(args: argparse.Namespace, resolver: Resolver, plan: _Plan, make_cache,
         run.file_done(result.findings, [result.error] if result.error is not None else [],
                       result.error is not None and result.internal_error)
     run.finish()
+    _note_gpu_only_projects(args, plan)
     return run.exit_code(args.exit_zero)
+
+
+def _note_gpu_only_projects(args: argparse.Namespace, plan: _Plan) -> None:
+    """Once per run, after the summary: the projects taken for GPU-only (TDL002 off), with
+    the setting that turns it back on (on standard error for machine-readable formats)."""
+    from torchdevlint import project_index
+    if args.quiet or args.silent:
+        return
+    stream = plan.out if args.output_format in TEXT_FORMATS else sys.stderr
+    for root in project_index.gpu_only_roots():
+        shown = os.path.relpath(root) if not os.path.relpath(root).startswith("..") else root
+        print(project_index.GPU_ONLY_NOTE.format(root=shown), file=stream)
 
 
 def _attach_stdin_fixes(result: FileResult, resolver: Resolver) -> None:

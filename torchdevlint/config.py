@@ -270,6 +270,9 @@ class Settings:
     # project's torch requirement allows, else 2.0), and where that value came from.
     torch_version: Tuple[int, int] = torch_versions.DEFAULT
     torch_version_origin: str = DEFAULT_ORIGIN
+    # require-accelerator: True (TDL002 off), False (on, even in a GPU-only project), None
+    # (the default: off only in a project that the index finds GPU-only)
+    require_accelerator: Optional[bool] = None
 
     def rules_for(self, path: Path) -> Tuple[type, ...]:
         """The rules to run on ``path``: the enabled ones minus its per-file ignores, and
@@ -280,9 +283,10 @@ class Settings:
             for entry in self.per_file_ignores:
                 if entry.applies_to(text, name):
                     ignored.update(code for selector in entry.codes for code in _rules_of(selector))
-        return rules_for_location(
+        from torchdevlint.project_index import rules_for_project
+        return rules_for_project(rules_for_location(
             [rule for rule in ALL_RULES if rule.code in self.enabled and rule.code not in ignored],
-            str(path))
+            str(path)), str(path), self.require_accelerator)
 
     def fix_options(self):
         """The fix options a fix of a file with these settings uses (every front end's)."""
@@ -485,8 +489,10 @@ def build_settings(table: Optional[Mapping[str, Any]], root: Path, config_path: 
 
     # A project that only runs on GPUs says so once: its hard-coded CUDA is by design, so
     # TDL002 is off for it, as if the file ignored it (the command line can still select it).
+    # Unset, a project with no CPU path anywhere is taken for one (``Settings.rules_for``);
+    # ``false`` keeps TDL002 on even there.
     require_accelerator = overrides.require_accelerator \
-        if overrides.require_accelerator is not None else table.get("require-accelerator", False)
+        if overrides.require_accelerator is not None else table.get("require-accelerator")
     gpu_only = ("TDL002",) if require_accelerator else ()
     file_layer = RuleSelection(
         tuple(table["select"]) if "select" in table else None,
@@ -548,7 +554,8 @@ def build_settings(table: Optional[Mapping[str, Any]], root: Path, config_path: 
         force_exclude=flag(overrides.force_exclude, "force-exclude", False),
         fixable=fixable, unsafe_fixes=flag(overrides.unsafe_fixes, "unsafe-fixes", False),
         fix=table.get("fix", False),
-        target_version=target, torch_version=torch, torch_version_origin=torch_origin)
+        target_version=target, torch_version=torch, torch_version_origin=torch_origin,
+        require_accelerator=require_accelerator)
 
 
 def _is_file(candidate: Path) -> bool:

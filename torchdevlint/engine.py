@@ -73,9 +73,19 @@ def _prefilter(rules: Sequence[type]) -> List[List["re.Pattern[str]"]]:
     return patterns
 
 
-def candidate_rules(source: str, rules: Sequence[type], tree: Optional[ast.AST] = None) -> list:
+# Rules whose evidence of a device may come from the callers of the file's functions in other
+# files of the project (``Placement.every_caller``): the index of their ``required_text``
+# that asks for that evidence in the file's own text (a move, a ``device``). A file whose
+# functions another file calls with a moved model, a device loader or a device tensor is a
+# candidate without it, and without the rule's ast test, which asks for the same evidence.
+_EVIDENCE_FROM_CALLERS = {"TDL004": 0, "TDL008": 1, "TDL011": 0}
+
+
+def candidate_rules(source: str, rules: Sequence[type], tree: Optional[ast.AST] = None,
+                    path: str = "") -> list:
     """The rules that could report something in ``source`` (and in ``tree``, Python's ast of
-    it, when the caller has one): the only ones worth running, and none means no parse."""
+    it, when the caller has one): the only ones worth running, and none means no parse.
+    ``path``: where the file lies, for the project's word on its functions' callers."""
     searched: dict = {}  # pattern -> found (TDL008 and TDL011 share one; torch's name, three)
 
     def found(pattern: re.Pattern) -> bool:
@@ -84,8 +94,20 @@ def candidate_rules(source: str, rules: Sequence[type], tree: Optional[ast.AST] 
             answer = searched[pattern] = pattern.search(source) is not None
         return answer
 
-    candidates = [rule for rule, required in zip(rules, _prefilter(rules))
-                  if all(found(pattern) for pattern in required)]
+    candidates, placed_by_callers, asked = [], [], []
+    for rule, required in zip(rules, _prefilter(rules)):
+        if all(found(pattern) for pattern in required):
+            candidates.append(rule)
+            continue
+        waived = _EVIDENCE_FROM_CALLERS.get(rule.code)
+        if waived is None or not path or not all(
+                found(pattern) for i, pattern in enumerate(required) if i != waived):
+            continue
+        if not asked:
+            from torchdevlint.project_index import placed_by_callers as placed
+            asked.append(placed(path))
+        if asked[0]:
+            placed_by_callers.append(rule)
     # The ast tests only matter when they can spare the parse: when every candidate has one.
     if tree is not None and candidates and all(rule.could_report_in for rule in candidates):
         from torchdevlint.rules.prefilter import forget_walk
@@ -93,7 +115,7 @@ def candidate_rules(source: str, rules: Sequence[type], tree: Optional[ast.AST] 
             candidates = [rule for rule in candidates if rule.could_report_in(tree, source)]
         finally:
             forget_walk()  # (the tests' shared walk of the tree: not kept past this file)
-    return candidates
+    return candidates + placed_by_callers
 
 
 def _diagnostic(path: str, code: str, message: str, line: int = 1, column: int = 1) -> Finding:
@@ -172,7 +194,7 @@ def lint_source(source: str, path: str, rules: Optional[Sequence[type]] = DEFAUL
             return result
         tree = tree if tree is not None else checked
     if prefilter:
-        rules = candidate_rules(source, rules, tree)
+        rules = candidate_rules(source, rules, tree, path)
     if not rules:
         return result
     exemption = _file_exemption(source) if apply_noqa else None

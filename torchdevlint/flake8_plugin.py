@@ -26,6 +26,7 @@ from torchdevlint import __version__, noqa
 from torchdevlint.engine import gc_paused, lint_source
 from torchdevlint.findings import PARSER_ERROR, READ_ERROR, Finding
 from torchdevlint.project import rules_for_location
+from torchdevlint.project_index import configure as configure_index, rules_for_project
 from torchdevlint.source import SourceError, decode_source
 from torchdevlint.rules import ALL_RULES, DEFAULT_RULES, OPT_IN_CODES
 from torchdevlint import torch_version as torch_versions
@@ -67,6 +68,8 @@ class TorchDevLintChecker:
                           if rule.default_enabled or rule.code in named)
         cls.torch_version = getattr(options, "torch_version", None)
         cls.disable_noqa = bool(getattr(options, "disable_noqa", False))
+        # one flake8 run: its files do not change under it (a stat of each project suffices)
+        configure_index(stamp=float("inf"))
 
     def __init__(self, tree, lines: List[str], filename: str = "") -> None:
         # LibCST parses the source; flake8's ``ast`` of it (built for every plugin anyway)
@@ -89,7 +92,9 @@ class TorchDevLintChecker:
             # Only the findings are kept: the tree is freed before collections resume.
             with gc_paused():
                 result = lint_source("".join(self.lines), self.filename,
-                                     rules_for_location(self.rules, self.filename),
+                                     rules_for_project(
+                                         rules_for_location(self.rules, self.filename),
+                                         self.filename, self._require_accelerator()),
                                      apply_noqa=False, check_syntax=False, tree=self.tree,
                                      torch_version=torch_version)
                 result.drop_tree()
@@ -123,6 +128,18 @@ class TorchDevLintChecker:
             return cls._resolver.for_path(path).torch_version, None
         except ConfigError as exc:
             return torch_versions.DEFAULT, f"invalid torchdevlint configuration: {exc}"
+
+    def _require_accelerator(self) -> Optional[bool]:
+        """``require-accelerator`` as the command resolves it for this file (None: unset, or
+        a configuration ``_torch_version`` has reported as invalid)."""
+        from torchdevlint.config import ConfigError, Resolver
+        try:
+            if type(self)._resolver is None:
+                type(self)._resolver = Resolver()
+            path = Path(self.filename if self.filename not in ("", "-", "stdin") else ".")
+            return type(self)._resolver.for_path(path).require_accelerator
+        except ConfigError:
+            return None
 
     def _undecodable(self) -> Optional[Finding]:
         """E902 for a file that is not text in its declared encoding (PEP 263, UTF-8 without a

@@ -36,6 +36,7 @@ import hashlib
 import json
 import os
 import posixpath
+import re
 import sys
 import threading
 import time
@@ -45,7 +46,7 @@ from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
 from torchdevlint import torch_api as api
 
-_FORMAT = 2
+_FORMAT = 3
 ROOT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
 _SUFFIXES = (".py", ".ipynb")
 # Directories no project file lives in (virtual environments, caches, build output).
@@ -110,25 +111,35 @@ def _strings(expr: ast.AST, constants: Dict[str, List[str]]) -> List[str]:
 
 # Words without which a file has nothing for the walk below (moves, saves, loads, tests in a
 # function's returns, classes built inside classes): its top-level statements suffice.
-_WALK_WORDS = ("cuda", "save", "load", ".to(", "Module", "nn.", "is_available",
-               "is_initialized", "device_count", "get_world_size")
+_WALK_WORDS = ("cuda", "cpu", "save", "load", ".to(", "Module", "nn.", "is_available",
+               "is_initialized", "device_count", "get_world_size", "device")
+# Modules no project defines: calls into them are not recorded as call sites (``calls``).
+_EXTERNAL = frozenset(getattr(sys, "stdlib_module_names", ())) | frozenset(
+    "torch numpy np typing os sys math random time json re collections functools itertools "
+    "logging argparse pathlib transformers torchvision torchaudio torchtext tqdm matplotlib "
+    "pandas scipy sklearn PIL cv2 einops timm accelerate lightning pytorch_lightning "
+    "datasets wandb yaml".split())
 
 
 class _ScopeState:
     """What one function (or the module's own statements) has bound so far, in order."""
-    __slots__ = ("created", "moved", "cpu")
+    __slots__ = ("created", "moved", "cpu", "tensors", "loaders")
 
     def __init__(self) -> None:
         self.created: Dict[str, str] = {}  # name -> class constructed into it
         self.moved: set = set()  # names bound to a value moved to an accelerator
         self.cpu: set = set()  # names bound to CPU data
+        self.tensors: set = set()  # names bound to a tensor created on an accelerator
+        self.loaders: set = set()  # names bound to a loader told to yield device batches
 
 
 class _Summariser:
     def __init__(self) -> None:
         self.out: Dict[str, object] = {"imports": [], "names": {}, "classes": {}, "moves": [],
-                                       "saves": [], "loads": []}
+                                       "saves": [], "loads": [], "defs": [], "calls": [],
+                                       "cuda": False, "cpu_path": False}
         self.constants: Dict[str, List[str]] = {}
+        self.imported: set = set()  # names bound by imports of modules a project may define
 
     def run(self, tree: ast.Module, source: Optional[str] = None) -> dict:
         for statement in tree.body:
@@ -155,7 +166,9 @@ class _Summariser:
             state = states.get(scope)
             if state is None:
                 state = states[scope] = _ScopeState()
-            if isinstance(node, ast.Assign):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str):
+                self._device_string(node.value)
+            elif isinstance(node, ast.Assign):
                 self._assign(node, state)
             elif isinstance(node, ast.Call):
                 self._call(node, state, cls)
@@ -198,6 +211,9 @@ class _Summariser:
                     if tests or refs:
                         names[target.id] = {"line": statement.lineno, "tests": tests,
                                             "refs": refs, "kind": "name"}
+        elif isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            if statement.args.args or statement.args.kwonlyargs:
+                self.out["defs"].append(statement.name)
         elif isinstance(statement, ast.ClassDef):
             self.out["classes"][statement.name] = {
                 "line": statement.lineno, "bases": [_dotted(b) for b in statement.bases],
@@ -208,16 +224,37 @@ class _Summariser:
         if isinstance(node, ast.Import):
             for alias in node.names:
                 imports.append([0, alias.name, None, alias.asname or alias.name.split(".")[0]])
+                if alias.name.split(".")[0] not in _EXTERNAL:
+                    self.imported.add(alias.asname or alias.name.split(".")[0])
         else:
+            if node.level or (node.module or "").split(".")[0] not in _EXTERNAL:
+                self.imported.update(alias.asname or alias.name for alias in node.names)
             for alias in node.names:
                 entry = [node.level, node.module or "", alias.name, alias.asname or alias.name]
                 if entry not in imports:
                     imports.append(entry)
 
+    def _device_string(self, text: str) -> None:
+        """``"cpu"`` names the CPU as a device (a CPU path); ``"cuda"`` an accelerator."""
+        head = text.split(":")[0].lower()
+        if head == "cpu":
+            self.out["cpu_path"] = True
+        elif head == "cuda":
+            self.out["cuda"] = True
+
     def _assign(self, node: ast.Assign, state: _ScopeState) -> None:
         if len(node.targets) != 1 or not isinstance(node.targets[0], ast.Name):
             return
         name, value = node.targets[0].id, node.value
+        cpu = _is_cpu_value(value, state.cpu)
+        state.tensors.discard(name)  # rebound: what the name held before is gone
+        state.loaders.discard(name)
+        if cpu:
+            state.moved.discard(name)  # ``x = x.cpu()``
+        if _created_on_accelerator(value):
+            state.tensors.add(name)
+        elif _is_device_loader(value):
+            state.loaders.add(name)
         constructed = _constructed_class(value)
         if constructed is not None:
             state.created[name] = constructed
@@ -231,10 +268,55 @@ class _Summariser:
                 state.created[name] = receiver
             if accelerator and (receiver is not None or isinstance(inner, ast.Name)):
                 state.moved.add(name)
-        if _is_cpu_value(value, state.cpu):
+        if cpu:
             state.cpu.add(name)
 
+    def _argument_kind(self, value: ast.AST, state: _ScopeState) -> str:
+        """What a call site passes: ``model`` (a module moved to an accelerator), ``tensor``
+        (a tensor created on or moved to one), ``moved`` (moved, model or tensor),
+        ``loader`` (a loader told to yield device batches), or ``""`` (unknown)."""
+        if isinstance(value, ast.Name):
+            if value.id in state.tensors:
+                return "tensor"
+            if value.id in state.loaders:
+                return "loader"
+            if value.id in state.moved:
+                return "model" if value.id in state.created else "moved"
+            return ""
+        if _created_on_accelerator(value):
+            return "tensor"
+        if _is_device_loader(value):
+            return "loader"
+        move = _move_of(value)
+        if move is not None and move[1]:
+            if _constructed_class(move[0]) is not None:
+                return "model"
+            return "moved"
+        return ""
+
+    def _record_call(self, node: ast.Call, state: _ScopeState) -> None:
+        """A call of a function another module of the project may define (the head of its
+        callee is bound by an import): [callee, line, kinds of positional arguments,
+        {keyword: kind}] (``Summary["calls"]``)."""
+        callee = _dotted(node.func)
+        if not callee or callee.split(".")[0] not in self.imported or not (
+                node.args or node.keywords):
+            return
+        if any(isinstance(a, ast.Starred) for a in node.args) or \
+                any(k.arg is None for k in node.keywords):
+            positional, keywords = None, {}  # matched to no parameter: unknown for every one
+        else:
+            positional = [self._argument_kind(a, state) for a in node.args]
+            keywords = {k.arg: self._argument_kind(k.value, state) for k in node.keywords}
+        self.out["calls"].append([callee, node.lineno, positional, keywords])
+
     def _call(self, node: ast.Call, state: _ScopeState, cls: Optional[str]) -> None:
+        self._record_call(node, state)
+        name = _dotted(node.func)
+        if name.endswith(_CPU_PATH_CALLS):
+            self.out["cpu_path"] = True
+        if name.endswith(".cuda"):
+            self.out["cuda"] = True
         if cls is not None:
             built = _constructed_class(node)
             info = self.out["classes"].get(cls)
@@ -276,6 +358,49 @@ def _constructed_class(value: ast.AST) -> Optional[str]:
         if tail[:1].isupper():
             return name
     return None
+
+
+# Calls that choose a device at runtime: where they are, the program has a path without one.
+_CPU_PATH_CALLS = ("is_available", "device_count", "is_built")
+
+
+def _created_on_accelerator(value: ast.AST) -> bool:
+    """``torch.zeros(n, device=d)``, ``torch.randn(n).cuda()``: a tensor on an accelerator
+    (``d`` not the CPU); a name moved there is ``moved`` (a model or a tensor)."""
+    if not isinstance(value, ast.Call):
+        return False
+    move = _move_of(value)
+    if move is not None:
+        return move[1] and _created_on_accelerator(move[0]) or (
+            move[1] and isinstance(move[0], ast.Call)
+            and _dotted(move[0].func).startswith("torch.")
+            and _dotted(move[0].func).rpartition(".")[2] in api.FACTORIES)
+    name = _dotted(value.func)
+    if not name.startswith("torch.") or name.rpartition(".")[2] not in api.FACTORIES:
+        return False
+    device = next((k.value for k in value.keywords if k.arg == "device"), None)
+    if device is None:
+        return False
+    if isinstance(device, ast.Constant):
+        return isinstance(device.value, str) and \
+            device.value.split(":")[0] in api.ACCELERATOR_DEVICE_TYPES
+    return not (isinstance(device, ast.Attribute) and device.attr == "device")
+
+
+def _is_device_loader(value: ast.AST) -> bool:
+    """A loader (its class's name says so) built with a device to put its batches on:
+    ``DeviceDataLoader(loader, device)``, ``BucketIterator(..., device=device)``."""
+    if not isinstance(value, ast.Call):
+        return False
+    tail = _dotted(value.func).rpartition(".")[2].lower()
+    if not any(word in tail for word in ("loader", "iterator", "prefetch")):
+        return False
+    for keyword in value.keywords:
+        if keyword.arg in ("device", "to_device", "target_device"):
+            return not (isinstance(keyword.value, ast.Constant)
+                        and str(keyword.value.value).split(":")[0] == "cpu")
+    return any(isinstance(a, ast.Name) and a.id.lower().rpartition("_")[2] in
+               api.DEVICE_NAME_WORDS for a in value.args)
 
 
 def _move_of(value: ast.AST) -> Optional[Tuple[ast.AST, bool]]:
@@ -377,8 +502,10 @@ def project_root(path) -> Path:
     return Path(root_of_path(str(path)))
 
 
+@lru_cache(maxsize=65536)
 def root_of_path(path: str) -> str:
-    """``project_root`` as text, cheap to ask once per file."""
+    """``project_root`` as text, cheap to ask once per file (and asked 3 times a file in a
+    warm run: remembered)."""
     full = os.path.abspath(path)
     if not full.endswith((".py", ".pyi", ".ipynb")) or os.path.isdir(full):
         return _root_of(full) if os.path.isdir(full) else _root_of(os.path.dirname(full))
@@ -395,6 +522,11 @@ def _root_of(start: str) -> str:
         if parent == directory:
             return start
         directory = parent
+
+
+@lru_cache(maxsize=4096)
+def _is_project(root: str) -> bool:
+    return has_marker(Path(root))
 
 
 def has_marker(directory: Path) -> bool:
@@ -467,6 +599,8 @@ class ProjectIndex:
             moves: Dict[str, list] = {}
             saves: Dict[str, list] = {}
             uses: Dict[str, list] = {}
+            calls: Dict[str, list] = {}
+            cpu_path = cuda = False
             for relpath in sorted(self.files):
                 summary = self.summary(relpath)
                 if summary is None:
@@ -482,7 +616,16 @@ class ProjectIndex:
                     for used in info.get("uses", ()):
                         uses.setdefault(used.rpartition(".")[2], []).append(
                             (relpath, owner, used))
-            self._by_name = {"moves": moves, "saves": saves, "uses": uses}
+                for callee, line, positional, keywords in summary["calls"]:
+                    calls.setdefault(callee.rpartition(".")[2], []).append(
+                        (relpath, callee, line, positional, keywords))
+                cpu_path = cpu_path or summary["cpu_path"]
+                cuda = cuda or summary["cuda"]
+            self._by_name = {"moves": moves, "saves": saves, "uses": uses, "calls": calls,
+                             "placed": None,
+                             "intent": {"gpu_only": cuda and not cpu_path
+                                        and has_marker(self.root)
+                                        and documents_a_gpu(str(self.root))}}
         return self._by_name
 
     # building and refreshing
@@ -500,7 +643,7 @@ class ProjectIndex:
         """Stat the project's files again; summarise those whose size or mtime changed (from
         the cache when their content was seen). True when anything changed."""
         now = time.monotonic()
-        if not force and not paths and now - self.checked < _STAMP_SECONDS:
+        if not force and not paths and now - self.checked < _settings["stamp"]:
             return False
         self.checked = now
         current = _project_files(self.root)
@@ -740,6 +883,39 @@ class ProjectIndex:
                     return found
         return None
 
+    def callers(self, relpath: str, function: str) -> List[Tuple[str, int, object, dict]]:
+        """(relpath, line, kinds of the positional arguments or None, {keyword: kind}) of
+        every call, in another file of the project, of the top-level function ``function``
+        of ``relpath`` (``Summary["calls"]``: what each argument is, as that file shows)."""
+        found = []
+        for other, callee, line, positional, keywords in self._lookups()["calls"].get(
+                function, ()):
+            if other != relpath and self._class_location(other, callee) == (relpath, function):
+                found.append((other, line, positional, keywords))
+        return found
+
+    def placed_by_callers(self) -> set:
+        """The files of the project whose top-level functions another file calls with a
+        moved model, a device loader or a device tensor (what the prefilter asks)."""
+        lookups = self._lookups()
+        if lookups["placed"] is None:
+            placed = set()
+            for entries in lookups["calls"].values():
+                for other, callee, _, positional, keywords in entries:
+                    if any(positional or ()) or any(keywords.values()):
+                        found = self._class_location(other, callee)
+                        if found is not None and found[0] != other:
+                            placed.add(found[0])
+            lookups["placed"] = placed
+        return lookups["placed"]
+
+    def gpu_only(self) -> bool:
+        """A project (a root with a marker) that names CUDA and has no CPU path anywhere: no
+        file checks for an accelerator (``is_available()``, ``device_count()``) or names
+        ``"cpu"`` as a device; and its README names a GPU or CUDA (``documents_a_gpu``).
+        Its TDL002 findings are true but unwanted (issue 27)."""
+        return self._lookups()["intent"]["gpu_only"]
+
     def dependency_key(self, relpath: str) -> str:
         """A digest of every fact of other files that ``relpath``'s findings may depend on:
         the summaries of the project modules it imports (guards), the saves of the files it
@@ -763,6 +939,12 @@ class ProjectIndex:
             moved = self.moved_to_accelerator(relpath, name)
             if moved is not None:
                 parts.append(f"{name}:{moved}")
+        for name in summary["defs"]:
+            callers = self.callers(relpath, name)
+            if callers:
+                parts.append(f"{name}:{callers!r}")
+        if self.gpu_only():
+            parts.append("gpu-only")
         # (a file that depends on nothing else keeps the key of its bytes alone)
         return hashlib.sha256(";".join(parts).encode()).hexdigest()[:16] if parts else ""
 
@@ -827,6 +1009,34 @@ class ProjectView:
             return None  # (a move in this file is the analysis's own evidence)
         return self.shown(*found)
 
+    def passed_by_every_caller(self, function: str, parameter: str, position: int,
+                               kinds: Iterable[str]) -> Optional[Tuple[int, str]]:
+        """(how many calls, ``file:line`` of the first) when every call of this file's
+        top-level ``function`` from another file of the project passes, for ``parameter``
+        (at ``position``; -1: keyword-only), a value of one of ``kinds`` (see
+        ``Summary["calls"]``), (0, None) when no other file calls it; None when another file
+        calls it with anything else."""
+        kinds = set(kinds)
+        callers = self.index.callers(self.relpath, function)
+        first = None
+        for relpath, line, positional, keywords in callers:
+            if positional is None:
+                return None
+            if parameter in keywords:
+                kind = keywords[parameter]
+            elif 0 <= position < len(positional):
+                kind = positional[position]
+            else:
+                return None  # its default: nothing known
+            if kind not in kinds:
+                return None
+            if first is None:
+                first = self.shown(relpath, line)
+        return len(callers), first
+
+    def gpu_only(self) -> bool:
+        return self.index.gpu_only()
+
     def dependency_key(self) -> str:
         return self.index.dependency_key(self.relpath)
 
@@ -834,7 +1044,10 @@ class ProjectView:
 _INDEXES: Dict[str, ProjectIndex] = {}
 _LOCK = threading.Lock()
 _settings = {"cache_dir": None, "jobs": 1, "background": False, "use_cache": True,
-             "background_above": 100}
+             "background_above": 100, "stamp": _STAMP_SECONDS}
+# path -> its ProjectView, while the process trusts its stat for the whole run (``stamp``
+# infinite: a command-line run): 2,000 files asked 4,000 times cost 0.3 s of a 1 s run
+_views: Dict[str, "ProjectView"] = {}
 _building: Dict[str, threading.Thread] = {}
 # How many times a file asked for an index still being built (the server asks again later).
 _pending = [0]
@@ -853,7 +1066,10 @@ def configure(**settings) -> None:
     project root), ``use_cache`` (``--no-cache``: the index lives in memory only), ``jobs``
     (processes that summarise), ``background`` (the language server: build the index of a
     project of more than ``background_above`` files in a thread, and lint files without it
-    until it is ready; a smaller one is built at once). Settings not named are kept."""
+    until it is ready; a smaller one is built at once), ``stamp`` (how many seconds a stat
+    of the project's files is trusted: 2 for a long-lived process; a command-line run, whose
+    files do not change under it, trusts its first for the whole run). Settings not named
+    are kept."""
     unknown = set(settings) - set(_settings)
     if unknown:
         raise TypeError(f"unknown index settings: {sorted(unknown)}")
@@ -908,6 +1124,8 @@ def files_changed(paths: Sequence[str]) -> None:
     """The editor saved or the file system changed these files: their indexes stat them again
     on the next question (the language server's ``didSave``/``didChangeWatchedFiles``)."""
     with _LOCK:
+        _cpu_paths.clear()
+        documents_a_gpu.cache_clear()
         for path in paths:
             root = root_of_path(path)
             index = _INDEXES.get(root)
@@ -916,13 +1134,125 @@ def files_changed(paths: Sequence[str]) -> None:
                 index.refresh(force=True, paths=(relpath,))
 
 
+def new_run() -> None:
+    """A run begins (the command line's, again under ``--watch``): the loaded indexes stat
+    their files again when next asked, and no view is remembered from the last run."""
+    with _LOCK:
+        _views.clear()
+        _gpu_only_roots.clear()
+        _cpu_paths.clear()
+        documents_a_gpu.cache_clear()
+        for index in _INDEXES.values():
+            index.checked = float("-inf")
+
+
 def refresh_all() -> None:
     """Stat every loaded index's files again now (the editor saw files change)."""
+    _cpu_paths.clear()
+    documents_a_gpu.cache_clear()
     with _LOCK:
         indexes = list(_INDEXES.values())
     for index in indexes:
         with _LOCK:
             index.refresh(_settings["jobs"], force=True)
+
+
+# root -> whether a file of it has a CPU path, learnt before its index was needed
+_cpu_paths: Dict[str, bool] = {}
+# Project roots whose TDL002 this process turned off as GPU-only (the CLI's summary says so).
+_gpu_only_roots: Dict[str, None] = {}
+
+
+def gpu_only_project(path: str) -> bool:
+    """Whether the file at ``path`` belongs to a GPU-only project (``ProjectIndex.gpu_only``:
+    a root with a marker, CUDA named, no CPU path in any file)."""
+    if not enabled() or not path or path in ("-", "stdin"):
+        return False
+    root = root_of_path(path)
+    if not _is_project(root) or not documents_a_gpu(root):
+        return False  # a loose script's directory is no project: its files speak for themselves
+    with _LOCK:
+        loaded = root in _INDEXES
+    if not loaded and _has_cpu_path(root):
+        return False
+    view = view_for(path)
+    return view is not None and view.gpu_only()
+
+
+_README = re.compile(r"readme(\.(md|rst|txt|markdown))?$", re.IGNORECASE)
+_GPU_WORDS = re.compile(r"\b(gpus?|cuda)\b", re.IGNORECASE)
+
+
+@lru_cache(maxsize=1024)
+def documents_a_gpu(root: str) -> bool:
+    """Whether a README at the project's root names a GPU or CUDA: what a project that never
+    chooses its device says of the machines it runs on. Without it, hard-coded CUDA in a
+    small project (a script and its pyproject.toml) is a portability bug TDL002 reports."""
+    try:
+        names = [entry.name for entry in os.scandir(root)
+                 if _README.match(entry.name) and entry.is_file()]
+    except OSError:
+        return False
+    for name in names:
+        try:
+            with open(os.path.join(root, name), encoding="utf-8", errors="replace") as handle:
+                if _GPU_WORDS.search(handle.read(200_000)):
+                    return True
+        except OSError:
+            continue
+    return False
+
+
+def _has_cpu_path(root: str) -> bool:
+    """Whether some file of the project at ``root`` has a CPU path, found without building its
+    index: files are summarised one by one until one has (the first few, in most projects). A
+    run that never needs the index (one process, no cache, no other fact asked) so never
+    summarises the whole project to learn it is not GPU-only."""
+    known = _cpu_paths.get(root)
+    if known is None:
+        known = False
+        for relpath in _project_files(Path(root)):
+            try:
+                data = (Path(root) / relpath).read_bytes()
+            except OSError:
+                continue
+            if len(data) <= _MAX_FILE_BYTES and summarize(_source_of(relpath, data))["cpu_path"]:
+                known = True
+                break
+        _cpu_paths[root] = known
+    return known
+
+
+def rules_for_project(rules: Sequence[type], path: str,
+                      require_accelerator: Optional[bool] = None) -> Tuple[type, ...]:
+    """``rules`` without TDL002 where the project is GPU-only (``gpu_only_project``) and
+    ``require-accelerator`` is not set (``false`` keeps TDL002, ``true`` has removed it
+    already). Every front end asks here (``Settings.rules_for``, the flake8 plugin)."""
+    from torchdevlint.project import GPU_ONLY_RULES
+    if require_accelerator is not None or not any(r.code in GPU_ONLY_RULES for r in rules) \
+            or not gpu_only_project(path):
+        return tuple(rules)
+    _gpu_only_roots.setdefault(root_of_path(path), None)
+    return tuple(rule for rule in rules if rule.code not in GPU_ONLY_RULES)
+
+
+def gpu_only_roots() -> List[str]:
+    """The GPU-only projects this process linted without TDL002, in the order met."""
+    return list(_gpu_only_roots)
+
+
+GPU_ONLY_NOTE = ("{root}: no file of this project checks for an accelerator or names \"cpu\" "
+                 "as a device and its README names a GPU, so it is taken for GPU-only and "
+                 "TDL002 (hard-coded CUDA) is off; "
+                 "`require-accelerator = false` in [tool.torchdevlint] "
+                 "(--no-require-accelerator) turns it back on")
+
+
+def placed_by_callers(path: str) -> bool:
+    """Whether another file of the project calls a function of the file at ``path`` with a
+    moved model, a device loader or a device tensor (the prefilter of TDL004/TDL008/TDL011)."""
+    view = view_for(path)
+    return view is not None and view.relpath in view.index.placed_by_callers()
 
 
 def may_define(path: str, qualified: str) -> bool:
@@ -944,6 +1274,16 @@ def may_define(path: str, qualified: str) -> bool:
 
 def view_for(path: str) -> Optional[ProjectView]:
     """What the analysis of the file at ``path`` asks the project (None: no project facts)."""
+    known = _views.get(path)
+    if known is not None:
+        return known
+    view = _view_for(path)
+    if view is not None and _settings["stamp"] == float("inf") and view.relpath in view.index.files:
+        _views[path] = view
+    return view
+
+
+def _view_for(path: str) -> Optional[ProjectView]:
     try:
         index = index_for(path)
     except (OSError, RecursionError):
@@ -966,3 +1306,7 @@ def forget() -> None:
     with _LOCK:
         _INDEXES.clear()
         _building.clear()
+        _gpu_only_roots.clear()
+        _views.clear()
+        _cpu_paths.clear()
+        documents_a_gpu.cache_clear()

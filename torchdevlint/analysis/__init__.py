@@ -275,7 +275,8 @@ class Analysis:
     def placement(self) -> Placement:
         self._declared("placement")
         if self._placement is None:
-            self._placement = Placement(self.collected, self._kinds, self._device_provider)
+            self._placement = Placement(self.collected, self._kinds, self._device_provider,
+                                        self._project_view)
         return self._placement
 
     @property

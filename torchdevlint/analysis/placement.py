@@ -47,6 +47,25 @@ class OnAccelerator:
         return f"the output of `{source_of(func)}`, which was moved to a device"
 
 
+class PassedOnAccelerator(OnAccelerator):
+    """Evidence that a parameter is on an accelerator: every call of its function passes a
+    value on one (in this file, and in the project's other files through the index). No
+    call of this function is its origin; ``where`` is ``file:line`` of a call in another
+    file that proves it, or "" when the calls are all in this file."""
+
+    __slots__ = ("function", "where")
+
+    def __init__(self, function: str, where: str) -> None:
+        super().__init__(None, None)
+        self.function = function
+        self.where = where
+
+    def describe(self) -> str:
+        if self.where:
+            return f"every call of `{self.function}` passes one on an accelerator, as {self.where} does"
+        return f"every call of `{self.function}` passes one on an accelerator"
+
+
 class OnCPU:
     """Evidence that a tensor is on the CPU: the call that put it there (a factory without a
     device, ``.cpu()``, ``.to("cpu")``, ``torch.from_numpy``)."""
@@ -106,8 +125,16 @@ class Placement:
     ``Analysis.on_accelerator``."""
 
     def __init__(self, collected: Collected, kinds: KindInference,
-                 devices: Callable[[], Devices]) -> None:
+                 devices: Callable[[], Devices], project: Callable[[], object] = lambda: None
+                 ) -> None:
         self.collected = collected
+        # the project's other files (``project_index.ProjectView``), asked for the calls of a
+        # top-level function made there
+        self._project = project
+        # model key -> ``file:line`` of a call in another file that passes a moved model
+        self._caller_evidence: Dict[tuple, str] = {}
+        # id(function scope) -> {parameter: evidence} (``parameters_on_accelerator``)
+        self._parameters: Dict[int, Dict[str, OnAccelerator]] = {}
         self.kinds = kinds
         self._devices = devices  # built only when a model's move is judged
         self._bare_moves: Optional[Dict[tuple, List[tuple]]] = None
@@ -197,6 +224,8 @@ class Placement:
         if at is None:
             at = self._walked[key] = {}
             walk = _AcceleratorWalk(self, scope, at, side)
+            if side == "accelerator" and body is not None:
+                walk.placed.update(self.parameters_on_accelerator(scope))
             if body is None:
                 walk.walk(scope.node.body)  # the module
             elif isinstance(body, cst.IndentedBlock):
@@ -500,17 +529,44 @@ class Placement:
         return False, None
 
     def _moved_by_every_caller(self, name: str, scope: Scope, depth: int) -> bool:
+        def passes_a_moved_model(argument, site: CallSite) -> bool:
+            if self.moved_model(argument, site.ctx.scope, site.order, depth + 1) is None:
+                return False
+            if self.model_key(argument, site.ctx.scope) in self._scattering:
+                self._scattering.add(self.model_key(cst.Name(name), scope))
+            return True
+
+        found = self.every_caller(name, scope, passes_a_moved_model, ("model", "moved"))
+        if found is None:
+            return False
+        if found[1]:
+            self._caller_evidence[self.model_key(cst.Name(name), scope)] = found[1]
+        return True
+
+    def moved_by_callers(self, target: cst.BaseExpression, scope: Scope) -> Optional[str]:
+        """``file:line`` of a call in another file of the project that passes the moved model
+        a parameter is known by (``moved_model`` found it so), else None."""
+        return self._caller_evidence.get(self.model_key(target, scope))
+
+    def every_caller(self, name: str, scope: Scope, passes: Callable[[object, CallSite], bool],
+                     kinds) -> Optional[Tuple[str, str]]:
+        """When the parameter ``name`` (seen from ``scope``) of a plain function is given, by
+        every call of the function, a value that ``passes`` (a call in this file) or is of one
+        of ``kinds`` (a call in another file of the project, as its summary says:
+        ``project_index.Summary["calls"]``): (the function's name, ``file:line`` of a call in
+        another file, or "" when all calls are in this file). None when a call passes
+        anything else, or nothing calls it."""
         owner = scope.resolve(name)
         if owner is None or owner.func is None or owner.kind != "function":
-            return False
+            return None
         bindings = owner.bindings[name]
         if len(bindings) != 1 or bindings[0].how != PARAM:
-            return False
+            return None
         param, func, index = bindings[0].value
         if func is None or func.cls is not None or param.star in ("*", "**"):
-            return False  # methods and *args: call sites are not matched reliably
+            return None  # methods and *args: call sites are not matched reliably
         if func.name in self.collected.unseen_call_names:
-            return False  # some callers were analysed apart (a huge literal table)
+            return None  # some callers were analysed apart (a huge literal table)
         parameters = func.node.params
         if index >= len(parameters.posonly_params) + len(parameters.params):
             index = -1  # keyword-only: matched by name alone
@@ -520,13 +576,38 @@ class Placement:
             if not (isinstance(callee, K.FuncRef) and callee.info is func):
                 continue
             argument = _argument_for(site.call, name, index)
-            if argument is None or self.moved_model(argument, site.ctx.scope, site.order,
-                                                    depth + 1) is None:
-                return False
-            if self.model_key(argument, site.ctx.scope) in self._scattering:
-                self._scattering.add(self.model_key(cst.Name(name), scope))
+            if argument is None or not passes(argument, site):
+                return None
             callers += 1
-        return callers > 0
+        where = ""
+        project = self._project() if func.ctx.scope.kind == "module" else None
+        if project is not None:
+            across = project.passed_by_every_caller(func.name, name, index, kinds)
+            if across is None:
+                return None
+            callers += across[0]
+            where = across[1] or ""
+        return (func.name, where) if callers else None
+
+    def parameters_on_accelerator(self, scope: Scope) -> Dict[str, OnAccelerator]:
+        """The parameters of the function of ``scope`` that every call passes a value on an
+        accelerator (``every_caller``), with that evidence."""
+        known = self._parameters.get(id(scope))
+        if known is not None:
+            return known
+        found = self._parameters[id(scope)] = {}
+        if scope.kind != "function" or scope.func is None or scope.func.cls is not None:
+            return found
+        for name, bindings in scope.bindings.items():
+            if not bindings or bindings[0].how != PARAM:
+                continue
+            calls = self.every_caller(
+                name, scope,
+                lambda argument, site: self.on_accelerator(argument, site.ctx.scope) is not None,
+                ("tensor", "moved"))
+            if calls is not None:
+                found[name] = PassedOnAccelerator(*calls)
+        return found
 
     def bindings_of(self, target, scope: Scope) -> List[tuple]:
         """(value, scope, unpacking path, order) of each assignment to a name or ``self``

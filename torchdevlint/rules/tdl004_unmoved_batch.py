@@ -118,6 +118,7 @@ class UnmovedBatch(Rule):
         self.analysis = analysis
         self.kinds = analysis.kinds
         self.placement = analysis.placement
+        self._asked: set = set()  # loader parameters whose callers were asked
         # accelerate / Lightning Fabric can hand out prepared loaders from anywhere (a helper
         # in another file); in such files only a DataLoader built right here is trusted.
         self._prepares_elsewhere = any(
@@ -153,6 +154,15 @@ class UnmovedBatch(Rule):
           ``NeighborLoader(data.to(device, 'x'), ...)``) or whose class builds or moves its
           tensors onto a device.
         """
+        if isinstance(loader, cst.Name) and (loader.value, id(scope)) not in self._asked:
+            # a parameter: every call (in this file, and in the project's other files) passes
+            # a loader that yields device batches
+            self._asked.add((loader.value, id(scope)))
+            if self.placement.every_caller(
+                    loader.value, scope,
+                    lambda argument, site: self._yields_device_batches(argument, site.ctx.scope),
+                    ("loader",)) is not None:
+                return True
         constructions = [(loader, scope)] if isinstance(loader, cst.Call) else [
             (value, value_scope) for value, value_scope, _, _ in self.placement.bindings_of(loader, scope)]
         for value, value_scope in list(constructions):
@@ -377,11 +387,14 @@ class _LoopChecker(OrderedWalk):
             else:
                 model_expr, device = model if model else self.model_called
                 model_text = source_of(model_expr)
+                by = self.rule.placement.moved_by_callers(model_expr, self.scope)
+                on = f": every call passes a moved model, as {by} does" if by else ""
+                by = f" (every call passes a moved model, as {by} does)" if by else ""
                 where = {
-                    "model": f"is passed to `{callee}`, which was moved to a device,",
-                    "loss": f"is passed to `{callee}` with the output of `{model_text}` (on a device)",
-                    "compare": f"is compared with the output of `{model_text}` (on a device)",
-                    "arith": f"is combined with the output of `{model_text}` (on a device)",
+                    "model": f"is passed to `{callee}`, which was moved to a device{by},",
+                    "loss": f"is passed to `{callee}` with the output of `{model_text}` (on a device{on})",
+                    "compare": f"is compared with the output of `{model_text}` (on a device{on})",
+                    "arith": f"is combined with the output of `{model_text}` (on a device{on})",
                 }[sink]
             # The message proposes what --fix writes: one device expression for both.
             device_text = _device_text_at(self.scope, device, model_expr)

@@ -74,7 +74,7 @@ class UnregisteredTensorAttribute(Rule):
     name = "unregistered-tensor-attribute"
     summary = "A tensor kept as a plain nn.Module attribute is not moved by .to(device)"
     fixable = True
-    facts = frozenset(("kinds", "modules"))
+    facts = frozenset(("kinds", "modules", "project"))
     # A module class (its base is named through an import of torch or of a library whose
     # modules the analysis knows) that assigns a torch factory's result.
     required_text = (r"\bclass\b", r"\btorch\b")
@@ -127,6 +127,9 @@ class UnregisteredTensorAttribute(Rule):
             if meeting is None:
                 continue
             method, where = meeting
+            moved = self._moved_elsewhere(info)
+            if moved is None:
+                return  # a program that never uses an accelerator: the module stays on the CPU
             safe = self._safe_fix(info, name, bindings)
             for binding in created:
                 owner = binding.node.value.value if isinstance(binding.node, cst.Attribute) else "self"
@@ -134,11 +137,22 @@ class UnregisteredTensorAttribute(Rule):
                     binding.node,
                     f"`{owner}.{name}` holds a tensor as a plain attribute of the module "
                     f"`{info.name}`, so `.to(device)` leaves it on the CPU, and `{method}` "
-                    f"{where}: {SAME_DEVICE}; register it as a buffer "
+                    f"{where}{moved}: {SAME_DEVICE}; register it as a buffer "
                     f"(`{owner}.register_buffer(\"{name}\", ..., persistent=False)`)",
                     fix=RegisterBuffer(binding, name, safe)
                     if isinstance(binding.node, cst.Attribute) else None,
                 )
+
+    def _moved_elsewhere(self, info) -> Optional[str]:
+        """What shows that the module meets an accelerator, as TDL007 asks it
+        (``modules.accelerator_evidence``; else another file of the project that moves the
+        class): "" when this file shows it, the words naming the other file when only that
+        one does, None when nothing does (a script that moves nothing keeps it on the CPU)."""
+        if self.analysis.modules.accelerator_evidence(info) is not None:
+            return ""
+        moved = self.analysis.class_moved_in_project(info.name) \
+            if info.ctx.scope.kind == "module" else None
+        return None if moved is None else f" (another file moves it to an accelerator: {moved})"
 
     # -- the value: a CPU tensor with at least one dimension --------------------------------
 

@@ -306,6 +306,8 @@ class MixedDeviceOperands(Rule):
         if evidence is None or self.analysis.on_cpu(expr, scope) is not None:
             return None
         origin = evidence.origin
+        if origin is None:
+            return evidence  # a parameter every call passes on an accelerator
         func = origin.func
         moved = isinstance(func, cst.Attribute) and func.attr.value in ("to", "cuda")
         created = any(a.keyword is not None and a.keyword.value == "device" for a in origin.args)
@@ -456,6 +458,10 @@ def _with_accelerator_origins(analysis: Analysis, scopes: set) -> set:
             if key in scopes and key not in found and \
                     placement.accelerator_origin(site.call, scope):
                 found.add(key)
+    for scope in analysis.collected.scopes:  # or a parameter that every call passes on one
+        if id(scope) in scopes and id(scope) not in found and \
+                placement.parameters_on_accelerator(scope):
+            found.add(id(scope))
     return found
 
 
