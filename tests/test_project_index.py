@@ -467,3 +467,23 @@ def test_learning_a_project_is_not_gpu_only_needs_no_index(tmp_path, monkeypatch
     assert cli.main(["--output-format", "json", "--no-cache", "-j", "1", "b.py"]) == 1
     assert [f["code"] for f in json.loads(capsys.readouterr().out)] == ["TDL002"]
     assert built == []
+
+
+def test_placement_across_calls_is_asked_only_in_a_project(tmp_path, monkeypatch, capsys):
+    """A directory of loose files (no pyproject.toml, setup.py, setup.cfg or .git: torch's
+    installed sources) never has its index built to learn who calls its functions: without
+    the marker the placement project reports nothing across files, and builds nothing."""
+    from torchdevlint import cli
+    root = copy_project("placement_across_calls", tmp_path)
+    (root / "pyproject.toml").unlink()
+    with open(root / "metrics.py", "a") as handle:  # a function the analysis walks
+        handle.write("\n\ndef moved(x, device):\n    y = x.to(device)\n    return y.numpy()\n")
+    monkeypatch.setattr(project_index, "_settings", dict(project_index._settings))
+    built = []
+    monkeypatch.setattr(ProjectIndex, "build", lambda self, jobs=1: built.append(self) or self)
+    monkeypatch.chdir(root)
+    assert cli.main(["--output-format", "json", "--no-cache", "-j", "1", "."]) == 1
+    found = json.loads(capsys.readouterr().out)
+    assert [(Path(f["path"]).name, f["line"], f["code"]) for f in found] == [
+        ("metrics.py", 19, "TDL008")]  # (its own move: no caller's word needed)
+    assert built == []

@@ -583,11 +583,14 @@ def project_root(path) -> Path:
     return Path(root_of_path(str(path)))
 
 
-@lru_cache(maxsize=65536)
 def root_of_path(path: str) -> str:
     """``project_root`` as text, cheap to ask once per file (and asked 3 times a file in a
-    warm run: remembered)."""
-    full = os.path.abspath(path)
+    warm run: remembered by absolute path)."""
+    return _root_of_full(os.path.abspath(path))
+
+
+@lru_cache(maxsize=65536)
+def _root_of_full(full: str) -> str:
     if not full.endswith((".py", ".pyi", ".ipynb")) or os.path.isdir(full):
         return _root_of(full) if os.path.isdir(full) else _root_of(os.path.dirname(full))
     return _root_of(os.path.dirname(full))
@@ -1207,6 +1210,7 @@ def files_changed(paths: Sequence[str]) -> None:
     with _LOCK:
         _cpu_paths.clear()
         documents_a_gpu.cache_clear()
+        _is_project.cache_clear()
         for path in paths:
             root = root_of_path(path)
             index = _INDEXES.get(root)
@@ -1224,6 +1228,7 @@ def new_run() -> None:
         _gpu_only_programs.clear()
         _cpu_paths.clear()
         documents_a_gpu.cache_clear()
+        _is_project.cache_clear()
         for index in _INDEXES.values():
             index.checked = float("-inf")
 
@@ -1232,6 +1237,7 @@ def refresh_all() -> None:
     """Stat every loaded index's files again now (the editor saw files change)."""
     _cpu_paths.clear()
     documents_a_gpu.cache_clear()
+    _is_project.cache_clear()
     with _LOCK:
         indexes = list(_INDEXES.values())
     for index in indexes:
@@ -1455,9 +1461,19 @@ GPU_ONLY_NOTE = ("{root}: no file of this project checks for an accelerator or n
                  "(--no-require-accelerator) turns it back on")
 
 
+def in_project(path: str) -> bool:
+    """Whether the file at ``path`` lies in a project (a root with a marker), known from the
+    file system alone: placement across calls is asked only there, so that a directory of
+    loose files (torch's installed sources) never has its index built to learn that no other
+    file calls its functions with device values."""
+    return bool(path) and path not in ("-", "stdin") and _is_project(root_of_path(path))
+
+
 def placed_by_callers(path: str) -> bool:
     """Whether another file of the project calls a function of the file at ``path`` with a
     moved model, a device loader or a device tensor (the prefilter of TDL004/TDL008/TDL011)."""
+    if not in_project(path):
+        return False
     view = view_for(path)
     return view is not None and view.relpath in view.index.placed_by_callers()
 
@@ -1518,3 +1534,4 @@ def forget() -> None:
         _views.clear()
         _cpu_paths.clear()
         documents_a_gpu.cache_clear()
+        _is_project.cache_clear()

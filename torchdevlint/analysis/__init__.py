@@ -264,6 +264,13 @@ class Analysis:
             self._project = (view_for(self.path) if self.path else None) or False
         return self._project or None
 
+    def _project_of_calls(self):
+        """The project's view for placement across calls: only in a project (a root with a
+        marker, ``project_index.in_project``), so that asking about a function's callers never
+        builds the index of a directory of loose files."""
+        from torchdevlint.project_index import in_project
+        return self._project_view() if self.path and in_project(self.path) else None
+
     def class_moved_in_project(self, name: str) -> Optional[str]:
         """``file:line`` where the project moves an instance of this file's ``nn.Module``
         class ``name`` to an accelerator (``.to(device)``, ``.cuda()``), or None: no code of
@@ -276,7 +283,7 @@ class Analysis:
         self._declared("placement")
         if self._placement is None:
             self._placement = Placement(self.collected, self._kinds, self._device_provider,
-                                        self._project_view)
+                                        self._project_of_calls)
         return self._placement
 
     @property
