@@ -127,6 +127,25 @@ def test_a_true_finding_silenced_by_its_projects_intent_is_no_recall_loss(corpus
     assert "silenced by their project's intent (1)" in done.stdout
 
 
+def test_a_gpu_only_by_design_finding_is_counted_and_its_absence_is_no_recall_loss(corpus):
+    """Issue 28: a TRUE verdict whose reason starts with `gpu-only-by-design:` counts in the
+    GPU-only share while reported, and is listed apart (not lost) once a GPU-only program's
+    intent silences it; any other TRUE verdict absent is still a recall loss."""
+    base, found = corpus
+    verdicts = [(loc, code, "TRUE", "gpu-only-by-design: NCCL program") if code == "TDL002"
+                else (loc, code, verdict, reason) for loc, code, verdict, reason in all_true(found)]
+    verdicts.append(("gone.py:7:3", "TDL002", "TRUE", "gpu-only-by-design: exits without CUDA"))
+    done, result = run_script(base, write_data(base, verdicts))
+    assert done.returncode == 0, done.stdout + done.stderr
+    shares = result["gpu_only"]
+    assert shares["TDL002"]["gpu_only_by_design"] == shares["TDL002"]["findings"] > 0
+    assert "are TRUE but GPU-only by design" in done.stdout
+    assert [(v["location"], v["code"]) for v in result["by_intent"]] == [("gone.py:7:3", "TDL002")]
+    lost, result = run_script(base, write_data(base, verdicts[:-1] + [
+        ("gone.py:7:3", "TDL002", "TRUE", "hard-coded cuda in a program with a CPU path")]))
+    assert [v["location"] for v in result["lost_true"]] == ["gone.py:7:3"]
+
+
 def test_passes_when_everything_is_reviewed_true(corpus):
     base, found = corpus
     done, result = run_script(base, write_data(base, all_true(found)))

@@ -47,6 +47,11 @@ EXPECTED = {
     "buffer_moved": {("model.py", 9, "TDL005", "another file moves it to an accelerator: train.py:6")},
     # no file checks for an accelerator or names "cpu": GPU-only, TDL002 off (TDL003 stays)
     "gpu_only": {("train.py", 10, "TDL003", None)},
+    # train.py calls distributed.init_distributed_mode, which exits without CUDA (silent);
+    # evaluate.py has a CPU path and hard-codes .cuda() anyway (reported); three_nn.py's
+    # work is a compiled extension's (silent, in-file); knn.py allocates CUDA memory alone
+    "program_stops_without_cuda": {("evaluate.py", 8, "TDL002", None),
+                                   ("knn.py", 5, "TDL002", None)},
 }
 WITHOUT_INDEX = {
     "guard_across_imports": {("report.py", 8, "TDL002"), ("train.py", 8, "TDL002"),
@@ -57,6 +62,8 @@ WITHOUT_INDEX = {
     "buffer_moved": set(),
     "gpu_only": {("train.py", 7, "TDL002"), ("train.py", 8, "TDL002"), ("model.py", 11, "TDL002"),
                  ("train.py", 10, "TDL003")},
+    "program_stops_without_cuda": {("train.py", 10, "TDL002"), ("train.py", 11, "TDL002"),
+                                   ("evaluate.py", 8, "TDL002"), ("knn.py", 5, "TDL002")},
 }
 
 
@@ -140,10 +147,32 @@ def test_summary_records_what_each_call_into_the_project_passes():
     assert summarize("import torch\nx = torch.zeros(2, device='cuda:0')\n")["cuda"] is True
 
 
+def test_summary_records_helpers_that_stop_without_cuda_and_the_calls_that_run_them():
+    summary = summarize(
+        "import sys\nimport torch\nimport utils\nimport a.b\nfrom .dist import init as go\n"
+        "def launch(args):\n    if 'RANK' in args:\n        pass\n"
+        "    elif torch.cuda.is_available():\n        pass\n    else:\n        sys.exit(1)\n"
+        "def strict():\n    assert torch.cuda.is_available()\n"
+        "def nccl():\n    torch.distributed.init_process_group(backend='nccl')\n"
+        "def refuse():\n    if not torch.cuda.is_available():\n        raise RuntimeError()\n"
+        "def lenient(args):\n    if args.cuda and not torch.cuda.is_available():\n        sys.exit(1)\n"
+        "def gloo():\n    torch.distributed.init_process_group('gloo')\n"
+        "def main():\n    utils.setup(1)\n    x = go()\n    if x:\n        utils.later()\n"
+        "if __name__ == '__main__':\n    a.b.run()\n")
+    assert summary["stops"] == {"launch": 6, "strict": 13, "nccl": 15, "refuse": 17}
+    # statements of top-level functions and of the __main__ block, not nested ones
+    assert summary["entry_calls"] == [["torch.distributed.init_process_group", 16],
+                                      ["torch.distributed.init_process_group", 24],
+                                      ["utils.setup", 26], ["go", 27], ["a.b.run", 31]]
+    assert list(project_index._entry_callees(summary))[2:] == ["utils.setup", ".dist.init",
+                                                               "a.b.run"]
+
+
 def test_a_file_python_cannot_parse_has_an_empty_summary():
     assert summarize("def (:\n") == {"imports": [], "names": {}, "classes": {}, "moves": [],
                                      "saves": [], "loads": [], "defs": [], "calls": [],
-                                     "cuda": False, "cpu_path": False}
+                                     "cuda": False, "cpu_path": False, "stops": {},
+                                     "entry_calls": []}
 
 
 # -- the index and its cache ----------------------------------------------------------------
@@ -363,6 +392,28 @@ def test_a_gpu_only_project_says_so_once_and_the_setting_turns_tdl002_back_on(tm
     assert codes(cli_json(".", cwd=other)) == ["TDL003"]
     (other / "evaluate.py").write_text('import torch\n\nx = torch.zeros(2, device="cpu")\n')
     assert codes(cli_json(".", cwd=other)) == ["TDL002", "TDL002", "TDL002", "TDL003"]
+
+
+def test_a_program_calling_a_helper_that_stops_without_cuda_is_gpu_only_and_says_so(tmp_path):
+    """Issue 28: a program that calls a project helper which exits without CUDA (dino's
+    utils.init_distributed_mode) reports no TDL002, and the run names it once with why;
+    the sibling program with a CPU path keeps its finding; `--no-require-accelerator`
+    turns it back on, and so does the helper losing its exit (the cached results follow)."""
+    root = copy_project("program_stops_without_cuda", tmp_path)
+    result = run_cli(".", cwd=root)
+    notes = [line for line in result.stdout.splitlines() if "taken for GPU-only" in line]
+    assert len(notes) == 1 and "train.py (init_distributed_mode (distributed.py:8) stops " \
+        "without CUDA)" in notes[0] and "--no-require-accelerator" in notes[0], result.stdout
+    assert "evaluate.py" not in notes[0] and "evaluate.py:8:35: TDL002" in result.stdout
+    back = cli_json(".", "--no-require-accelerator", cwd=root)
+    assert sorted((name, line) for name, line, _, _ in back) == \
+        [("evaluate.py", 8), ("knn.py", 5), ("train.py", 10), ("train.py", 11)]
+    helper = root / "distributed.py"
+    helper.write_text(helper.read_text().replace('    else:\n        print("Does not support '
+                                                 'training without GPU.")\n        sys.exit(1)\n',
+                                                 "").replace('backend="nccl"', 'backend="gloo"'))
+    assert sorted(name for name, _, _, _ in cli_json(".", cwd=root)) == \
+        ["evaluate.py", "knn.py", "train.py", "train.py"]
 
 
 def test_a_loose_directory_of_scripts_is_never_taken_for_gpu_only(tmp_path):

@@ -612,8 +612,17 @@ def _note_gpu_only_projects(args: argparse.Namespace, plan: _Plan) -> None:
         return
     stream = plan.out if args.output_format in TEXT_FORMATS else sys.stderr
     for root in project_index.gpu_only_roots():
-        shown = os.path.relpath(root) if not os.path.relpath(root).startswith("..") else root
-        print(project_index.GPU_ONLY_NOTE.format(root=shown), file=stream)
+        print(project_index.GPU_ONLY_NOTE.format(root=_shown_path(root)), file=stream)
+    programs = project_index.gpu_only_programs()
+    if programs:
+        listed = "; ".join(f"{_shown_path(path)} ({why})" for path, why in programs)
+        print(project_index.GPU_ONLY_PROGRAMS_NOTE.format(count=len(programs), programs=listed),
+              file=stream)
+
+
+def _shown_path(path: str) -> str:
+    relative = os.path.relpath(path)
+    return path if relative.startswith("..") else relative
 
 
 def _attach_stdin_fixes(result: FileResult, resolver: Resolver) -> None:

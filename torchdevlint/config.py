@@ -283,8 +283,8 @@ class Settings:
             for entry in self.per_file_ignores:
                 if entry.applies_to(text, name):
                     ignored.update(code for selector in entry.codes for code in _rules_of(selector))
-        from torchdevlint.project_index import rules_for_project
-        return rules_for_project(rules_for_location(
+        from torchdevlint.project_index import rules_for_program
+        return rules_for_program(rules_for_location(
             [rule for rule in ALL_RULES if rule.code in self.enabled and rule.code not in ignored],
             str(path)), str(path), self.require_accelerator)
 

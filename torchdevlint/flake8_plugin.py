@@ -26,7 +26,7 @@ from torchdevlint import __version__, noqa
 from torchdevlint.engine import gc_paused, lint_source
 from torchdevlint.findings import PARSER_ERROR, READ_ERROR, Finding
 from torchdevlint.project import rules_for_location
-from torchdevlint.project_index import configure as configure_index, rules_for_project
+from torchdevlint.project_index import configure as configure_index, rules_for_program
 from torchdevlint.source import SourceError, decode_source
 from torchdevlint.rules import ALL_RULES, DEFAULT_RULES, OPT_IN_CODES
 from torchdevlint import torch_version as torch_versions
@@ -92,7 +92,7 @@ class TorchDevLintChecker:
             # Only the findings are kept: the tree is freed before collections resume.
             with gc_paused():
                 result = lint_source("".join(self.lines), self.filename,
-                                     rules_for_project(
+                                     rules_for_program(
                                          rules_for_location(self.rules, self.filename),
                                          self.filename, self._require_accelerator()),
                                      apply_noqa=False, check_syntax=False, tree=self.tree,

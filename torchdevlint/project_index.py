@@ -16,7 +16,13 @@ costs a fraction of its lint), and holds only what another file may ask:
 - ``saves``: what ``torch.save`` writes (the file names in its target) and from what kind of
   value (``cpu``: ``.cpu()``, NumPy, plain numbers; ``device``: the state of a moved model,
   ``.cuda()`` tensors; ``unknown``);
-- ``loads``: the file names ``torch.load`` reads (what makes a file depend on the saves).
+- ``loads``: the file names ``torch.load`` reads (what makes a file depend on the saves);
+- ``stops``: top-level functions that stop the program without CUDA, with their line (a
+  statement of the body exits unless CUDA is available, as dino's ``init_distributed_mode``
+  ``sys.exit(1)``s; or it sets up an NCCL group): a program that calls one is GPU-only from
+  that call on (``gpu_only_program``);
+- ``entry_calls``: the calls that statements of the module or of its top-level functions
+  make as a whole, with their line (where such a helper is called).
 
 Summaries are cached by file content (``index-<salt>/`` under the result cache's directory,
 salted as the result cache is); the project's table of files (path, size, mtime, content
@@ -42,7 +48,7 @@ import threading
 import time
 from functools import lru_cache
 from pathlib import Path
-from typing import Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 
 from torchdevlint import torch_api as api
 
@@ -137,7 +143,8 @@ class _Summariser:
     def __init__(self) -> None:
         self.out: Dict[str, object] = {"imports": [], "names": {}, "classes": {}, "moves": [],
                                        "saves": [], "loads": [], "defs": [], "calls": [],
-                                       "cuda": False, "cpu_path": False}
+                                       "cuda": False, "cpu_path": False, "stops": {},
+                                       "entry_calls": []}
         self.constants: Dict[str, List[str]] = {}
         self.imported: set = set()  # names bound by imports of modules a project may define
 
@@ -214,10 +221,28 @@ class _Summariser:
         elif isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
             if statement.args.args or statement.args.kwonlyargs:
                 self.out["defs"].append(statement.name)
+            if any(_stops_without_cuda(inner) for inner in statement.body):
+                self.out["stops"][statement.name] = statement.lineno
+            self._entry_calls(statement.body)
         elif isinstance(statement, ast.ClassDef):
             self.out["classes"][statement.name] = {
                 "line": statement.lineno, "bases": [_dotted(b) for b in statement.bases],
                 "uses": []}
+        elif isinstance(statement, ast.If) and _is_main_test(statement.test):
+            self._entry_calls(statement.body)  # ``if __name__ == "__main__":``
+        if isinstance(statement, (ast.Expr, ast.Assign)):
+            self._entry_calls([statement])
+
+    def _entry_calls(self, statements: List[ast.stmt]) -> None:
+        """``Summary["entry_calls"]``: [callee, line] of each call that a statement of the
+        module or of a top-level function makes as a whole (``utils.init_distributed_mode(
+        args)``, ``x = setup()``): what runs whenever the program or that function does."""
+        for statement in statements:
+            value = statement.value if isinstance(statement, (ast.Expr, ast.Assign)) else None
+            if isinstance(value, ast.Call):
+                callee = _dotted(value.func)
+                if callee:
+                    self.out["entry_calls"].append([callee, statement.lineno])
 
     def _import(self, node) -> None:
         imports = self.out["imports"]
@@ -362,6 +387,62 @@ def _constructed_class(value: ast.AST) -> Optional[str]:
 
 # Calls that choose a device at runtime: where they are, the program has a path without one.
 _CPU_PATH_CALLS = ("is_available", "device_count", "is_built")
+
+
+_STOP_CALLS = ("exit", "_exit", "quit", "abort")  # (builder._STOP_CALLS, without LibCST)
+
+
+def _is_main_test(test: ast.AST) -> bool:
+    """``__name__ == "__main__"``"""
+    return isinstance(test, ast.Compare) and isinstance(test.left, ast.Name) and \
+        test.left.id == "__name__" and len(test.comparators) == 1 and \
+        isinstance(test.comparators[0], ast.Constant) and test.comparators[0].value == "__main__"
+
+
+def _stops_without_cuda(statement: ast.stmt) -> bool:
+    """A function's top-level statement that stops the program unless CUDA is available:
+    ``assert torch.cuda.is_available()``; ``if not torch.cuda.is_available(): raise/exit``;
+    ``if ...: elif torch.cuda.is_available(): ... else: sys.exit(1)`` (dino's launch
+    branches); or an NCCL process group (``init_process_group("nccl")``: NVIDIA GPUs only).
+    (The in-file twin is ``Guards.requires_cuda_throughout``, on LibCST.)"""
+    if isinstance(statement, ast.Assert):
+        return _asks_cuda(statement.test)
+    if isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call):
+        call = statement.value
+        return _dotted(call.func).rpartition(".")[2] == "init_process_group" and any(
+            isinstance(value, ast.Constant) and value.value == "nccl"
+            for value in call.args[:1] + [k.value for k in call.keywords if k.arg == "backend"])
+    if not isinstance(statement, ast.If):
+        return False
+    if _ends_in_stop(statement.body):
+        test = statement.test
+        return isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not) and \
+            _asks_cuda(test.operand)
+    tests = []
+    while isinstance(statement, ast.If):
+        tests.append(statement.test)
+        if len(statement.orelse) == 1 and isinstance(statement.orelse[0], ast.If):
+            statement = statement.orelse[0]
+        elif statement.orelse and _ends_in_stop(statement.orelse):
+            return any(_asks_cuda(test) for test in tests)  # every branch that goes on ...
+        else:
+            return False
+    return False
+
+
+def _asks_cuda(test: ast.AST) -> bool:
+    """``torch.cuda.is_available()`` / ``torch.cuda.device_count()`` (alone or compared)."""
+    if isinstance(test, ast.Compare) and len(test.ops) == 1:
+        test = test.left
+    return isinstance(test, ast.Call) and _dotted(test.func).endswith(
+        ("cuda.is_available", "cuda.device_count"))
+
+
+def _ends_in_stop(body: List[ast.stmt]) -> bool:
+    last = body[-1] if body else None
+    return isinstance(last, ast.Raise) or (
+        isinstance(last, ast.Expr) and isinstance(last.value, ast.Call)
+        and _dotted(last.value.func).rpartition(".")[2] in _STOP_CALLS)
 
 
 def _created_on_accelerator(value: ast.AST) -> bool:
@@ -1144,6 +1225,7 @@ def new_run() -> None:
     with _LOCK:
         _views.clear()
         _gpu_only_roots.clear()
+        _gpu_only_programs.clear()
         _cpu_paths.clear()
         documents_a_gpu.cache_clear()
         _is_project.cache_clear()
@@ -1167,6 +1249,8 @@ def refresh_all() -> None:
 _cpu_paths: Dict[str, bool] = {}
 # Project roots whose TDL002 this process turned off as GPU-only (the CLI's summary says so).
 _gpu_only_roots: Dict[str, None] = {}
+# Programs (paths) whose TDL002 this process turned off as GPU-only, with why (``gpu_only_program``).
+_gpu_only_programs: Dict[str, str] = {}
 
 
 def gpu_only_project(path: str) -> bool:
@@ -1240,6 +1324,129 @@ def rules_for_project(rules: Sequence[type], path: str,
         return tuple(rules)
     _gpu_only_roots.setdefault(root_of_path(path), None)
     return tuple(rule for rule in rules if rule.code not in GPU_ONLY_RULES)
+
+
+def gpu_only_program(path: str) -> Optional[str]:
+    """Why the program at ``path`` is GPU-only from a call on, or None: a statement of it (of
+    the module, of its ``__main__`` block or of a top-level function) calls a project helper
+    that stops the program without CUDA (``Summary["stops"]``: dino's
+    ``utils.init_distributed_mode(args)``, which ``sys.exit(1)``s without a GPU). Asked only
+    of a project's files that name CUDA (what TDL002 could report); the helper's module is
+    found from the file system (``_module_file``) and summarised alone: no index is built."""
+    if not enabled() or not path or path in ("-", "stdin"):
+        return None
+    root = root_of_path(path)
+    if not _is_project(root):
+        return None
+    try:
+        with open(path, "rb") as handle:
+            if b"cuda" not in handle.read(_MAX_FILE_BYTES + 1):
+                return None
+    except OSError:
+        return None
+    summary = _file_summary(path)
+    if summary is None:
+        return None
+    for qualified in _entry_callees(summary):
+        if not may_define(path, qualified):
+            continue
+        module, _, name = qualified.rpartition(".")
+        found = _module_file(path, root, module)
+        helper = _file_summary(found) if found is not None else None
+        line = ((helper or {}).get("stops") or {}).get(name)
+        if line is not None:
+            shown = os.path.relpath(found, root).replace(os.sep, "/")
+            return f"{name} ({shown}:{line}) stops without CUDA"
+    return None
+
+
+def _entry_callees(summary: dict) -> Iterator[str]:
+    """The dotted names, through the file's imports, of the calls its statements make as a
+    whole (``Summary["entry_calls"]``): ``utils.init_distributed_mode`` for ``import utils``;
+    ``.utils.init`` for ``from .utils import init``."""
+    bound = {entry[3]: entry for entry in summary["imports"]}
+    for callee, _ in summary.get("entry_calls", ()):
+        head, _, rest = callee.partition(".")
+        entry = bound.get(head)
+        if entry is None:
+            continue
+        level, module, imported, _ = entry
+        if imported is None and head != module and head == module.split(".")[0]:
+            yield callee  # ``import a.b`` binds ``a``: ``a.b.f()``
+        else:
+            yield "." * level + ".".join(part for part in (module, imported, rest) if part)
+
+
+def _module_file(path: str, root: str, module: str) -> Optional[str]:
+    """The file of project module ``module`` (dotted, relative when it starts with a dot)
+    imported by the file at ``path``: ``module.py`` or ``module/__init__.py`` under the
+    project root or beside the file (``may_define``'s places)."""
+    level = len(module) - len(module.lstrip("."))
+    parts = [part for part in module[level:].split(".") if part]
+    if level:
+        base = os.path.dirname(os.path.abspath(path))
+        for _ in range(level - 1):
+            base = os.path.dirname(base)
+        directories = [base]
+    else:
+        directories = [root, os.path.dirname(os.path.abspath(path))]
+    for directory in directories:
+        stem = os.path.join(directory, *parts) if parts else directory
+        for candidate in (stem + ".py", os.path.join(stem, "__init__.py")):
+            if parts and os.path.isfile(candidate) or not parts and candidate.endswith(
+                    "__init__.py") and os.path.isfile(candidate):
+                return candidate
+    return None
+
+
+def _file_summary(path: str) -> Optional[dict]:
+    """The summary of one file, read now and kept while it is unchanged (None: unreadable or
+    too large)."""
+    try:
+        stat = os.stat(path)
+    except OSError:
+        return None
+    return _summary_of(os.path.abspath(path), stat.st_mtime_ns, stat.st_size)
+
+
+@lru_cache(maxsize=4096)
+def _summary_of(path: str, mtime: int, size: int) -> Optional[dict]:
+    if size > _MAX_FILE_BYTES:
+        return None
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read()
+    except OSError:
+        return None
+    return summarize(_source_of(path, data))
+
+
+def rules_for_program(rules: Sequence[type], path: str,
+                      require_accelerator: Optional[bool] = None) -> Tuple[type, ...]:
+    """``rules_for_project``, and without TDL002 where the program at ``path`` is GPU-only
+    (``gpu_only_program``) and ``require-accelerator`` is not set: the same setting turns it
+    back on. Every front end asks here (``Settings.rules_for``, the flake8 plugin)."""
+    from torchdevlint.project import GPU_ONLY_RULES
+    rules = rules_for_project(rules, path, require_accelerator)
+    if require_accelerator is not None or not any(r.code in GPU_ONLY_RULES for r in rules):
+        return rules
+    why = gpu_only_program(path)
+    if why is None:
+        return rules
+    _gpu_only_programs.setdefault(path, why)
+    return tuple(rule for rule in rules if rule.code not in GPU_ONLY_RULES)
+
+
+def gpu_only_programs() -> List[Tuple[str, str]]:
+    """The programs this process linted without TDL002 as GPU-only, with why, in the order
+    met."""
+    return list(_gpu_only_programs.items())
+
+
+GPU_ONLY_PROGRAMS_NOTE = ("{count} program(s) call a project helper that stops without CUDA, so "
+                          "they are taken for GPU-only and TDL002 (hard-coded CUDA) is off "
+                          "there: {programs}; `require-accelerator = false` in "
+                          "[tool.torchdevlint] (--no-require-accelerator) turns it back on")
 
 
 def gpu_only_roots() -> List[str]:
@@ -1323,6 +1530,7 @@ def forget() -> None:
         _INDEXES.clear()
         _building.clear()
         _gpu_only_roots.clear()
+        _gpu_only_programs.clear()
         _views.clear()
         _cpu_paths.clear()
         documents_a_gpu.cache_clear()

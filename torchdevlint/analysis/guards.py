@@ -522,6 +522,11 @@ class Guards:
                     self._requires_cuda = True
                     return True
             module_scope = self.collected.module_scope
+            if any(last_name(call.func) == "load_ext" for call in _top_calls(self.module.body)):
+                # ``ext_module = ext_loader.load_ext("_ext", [...])`` (mmcv's ops): the
+                # module's work is done by a compiled CUDA extension's kernels.
+                self._requires_cuda = True
+                return True
             bodies = [(self.module.body, module_scope)] + [
                 (info.node.body.body, info.scope) for info in self.collected.functions
                 if isinstance(info.node.body, cst.IndentedBlock)]
@@ -629,6 +634,17 @@ def _names_and_attributes(expr: cst.CSTNode):
         elif isinstance(node, cst.Attribute):
             yield node.attr
             stack.append(node.value)
+
+
+def _top_calls(statements):
+    """The calls that statements run as a whole: ``f(...)`` and ``x = f(...)`` (the module's
+    ``ext_module = ext_loader.load_ext(...)``)."""
+    for statement in statements:
+        if isinstance(statement, cst.SimpleStatementLine):
+            for small in statement.body:
+                value = small.value if isinstance(small, (cst.Expr, cst.Assign)) else None
+                if isinstance(value, cst.Call):
+                    yield value
 
 
 def _stopping_requirement(statement) -> "cst.CSTNode | None":
