@@ -191,7 +191,11 @@ class HardcodedCudaDevice(Rule):
     A file that says itself that it needs CUDA is not reported at all: an `assert
     torch.cuda.is_available()` or an exit/raise without CUDA at the top level of the module or of
     one of its functions (also dino's `if ...: elif torch.cuda.is_available(): ... else:
-    sys.exit(1)`), an NCCL process group (`init_process_group("nccl")`), or an import of Triton.
+    sys.exit(1)`), an NCCL process group (`init_process_group("nccl")`), an import of Triton, or
+    an op module of a compiled CUDA extension (mmcv's `ext_module = ext_loader.load_ext(...)`).
+    Nor is a program that calls a project helper which stops without CUDA (dino's
+    `utils.init_distributed_mode(args)`): the run names such programs once, and
+    `require-accelerator = false` turns the rule back on there.
     Nor is a Python file beside a `setup.py` that builds a CUDA extension (`CUDAExtension(...)`
     with no `CppExtension` fallback): the extension's wrappers and unit tests run only where CUDA
     is (Swin-Transformer's `kernels/window_process`, Deformable-DETR's `models/ops`). This one
