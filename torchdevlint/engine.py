@@ -541,8 +541,14 @@ def _in_loader_loops(module: cst.Module, analysis: Analysis,
 
     from torchdevlint.analysis import iter_children
 
-    def iterates_loader(iterable, scope) -> bool:
-        return bool(analysis.loader_paths(iterable, scope))  # the one answer (analysis)
+    batches: dict = {}  # id(loop) -> its batch names (empty: not a loop over a loader)
+
+    def loader_batches(loop: cst.For, scope) -> Set[str]:
+        found = batches.get(id(loop))
+        if found is None:  # (asked once a loop, not once a node in it)
+            found = batches[id(loop)] = batch_names(loop) \
+                if analysis.loader_paths(loop.iter, scope) else set()  # the one answer
+        return found
 
     def batch_names(loop: cst.For) -> Set[str]:
         names = {n.value for n in _walk(loop.target) if isinstance(n, cst.Name)}
@@ -581,7 +587,7 @@ def _in_loader_loops(module: cst.Module, analysis: Analysis,
     while stack:
         node, scope, loops = stack.pop()
         if id(node) in wanted and any(
-                iterates_loader(loop.iter, scope) and reads(node, batch_names(loop))
+                loader_batches(loop, scope) and reads(node, loader_batches(loop, scope))
                 for loop in loops):
             found.add(id(node))
         kind = type(node)

@@ -389,7 +389,6 @@ def _constructed_class(value: ast.AST) -> Optional[str]:
 _CPU_PATH_CALLS = ("is_available", "device_count", "is_built")
 
 
-_STOP_CALLS = ("exit", "_exit", "quit", "abort")  # (builder._STOP_CALLS, without LibCST)
 
 
 def _is_main_test(test: ast.AST) -> bool:
@@ -442,7 +441,7 @@ def _ends_in_stop(body: List[ast.stmt]) -> bool:
     last = body[-1] if body else None
     return isinstance(last, ast.Raise) or (
         isinstance(last, ast.Expr) and isinstance(last.value, ast.Call)
-        and _dotted(last.value.func).rpartition(".")[2] in _STOP_CALLS)
+        and _dotted(last.value.func).rpartition(".")[2] in api.PROGRAM_STOP_CALLS)
 
 
 def _created_on_accelerator(value: ast.AST) -> bool:

@@ -65,6 +65,10 @@ OFF_DEVICE_FACTORIES = ALWAYS_SHAPED_FACTORIES | SIZE_FACTORIES | LEGACY_TENSOR_
 LEGACY_CONSTRUCTORS = frozenset(f"torch.{name}" for name in LEGACY_TENSOR_TYPES)
 # Functions outside torch whose result is a tensor on their first argument's device: einops'
 # reshapes (``rearrange(x, "b n d -> b d n")``).
+# Python's calls that stop the whole program (``sys.exit``, ``os._exit``, ``os.abort``):
+# an exit without CUDA says the program needs it (the builder on LibCST, the project index
+# on ast).
+PROGRAM_STOP_CALLS = frozenset("exit _exit quit abort".split())
 # Autograd's entry points (TDL011): the gradients given must be on their outputs' device
 # (qualified name -> the positions and keywords of the outputs and of their gradients).
 GRADIENT_FUNCTIONS = {

@@ -34,7 +34,7 @@ from torchdevlint.analysis.targets import Targets
 from torchdevlint.analysis.model import (  # noqa: F401 (facade)
     ASSIGN, EXPECTS_FAILURE, GRAD_OFF, GRAD_ON, GRAD_RUNTIME, HANDLES_FAILURE, IMPORT, PARAM,
     Binding, CallSite, Ctx, DefaultOf, expects_failure, grad_mode_set_by,
-    ClassInfo, FunctionInfo, Scope, dotted_name, is_number, last_name, root_name, says_it_fails,
+    ClassInfo, FunctionInfo, Scope, dotted_name, is_number, keyword_value, last_name, root_name, says_it_fails,
     source_of, string_value, with_item_expects_failure,
 )
 

@@ -69,9 +69,9 @@ def walk_code(root: cst.CSTNode, into_functions: bool = False):
             stack.extend(reversed(list(iter_children(node))))
 
 
-_EXIT_CALLS = frozenset("skip skipTest exit _exit quit abort fail SkipTest".split())
-# Of those, the ones that stop the whole program, not just one test.
-_STOP_CALLS = frozenset("exit _exit quit abort".split())
+# Of the calls that end a test, the ones that stop the whole program, not just one test.
+_STOP_CALLS = api.PROGRAM_STOP_CALLS
+_EXIT_CALLS = _STOP_CALLS | frozenset("skip skipTest fail SkipTest".split())
 _TRANSPARENT_DECORATORS = api.TRANSPARENT_DECORATORS
 
 

@@ -10,7 +10,7 @@ import libcst as cst
 
 from torchdevlint import torch_api as api
 from torchdevlint.analysis.kinds import KindInference
-from torchdevlint.analysis.model import ASSIGN, Scope, string_value
+from torchdevlint.analysis.model import ASSIGN, Scope, keyword_value, string_value
 
 
 def is_device_name(identifier: str) -> bool:
@@ -37,8 +37,7 @@ def device_names_visible(scope: Scope) -> list:
 def move_device_argument(call: cst.Call) -> Optional[cst.BaseExpression]:
     """The device (or dtype, or tensor) argument of ``X.to(...)``: ``device=``, else the
     first positional argument."""
-    keyword = next((a.value for a in call.args
-                    if a.keyword is not None and a.keyword.value == "device"), None)
+    keyword = keyword_value(call, "device")
     if keyword is not None:
         return keyword
     return next((a.value for a in call.args if a.keyword is None and not a.star), None)

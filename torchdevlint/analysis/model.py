@@ -301,6 +301,12 @@ class CallSite:
         self.loop = loop  # the outermost loop of its function around the call, if any
 
 
+def keyword_value(call: cst.Call, name: str) -> Optional[cst.BaseExpression]:
+    """The value of ``call``'s ``name=`` argument (``device=``), or None."""
+    return next((a.value for a in call.args if a.keyword is not None and a.keyword.value == name),
+                None)
+
+
 def last_name(expr: cst.BaseExpression) -> Optional[str]:
     """``a.b.c`` -> "c", ``f`` -> "f", anything else -> None."""
     if isinstance(expr, cst.Name):

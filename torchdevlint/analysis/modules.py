@@ -18,7 +18,7 @@ from torchdevlint.analysis.builder import Collected, walk_code
 from torchdevlint.analysis.devices import Devices, move_device_argument
 from torchdevlint.analysis.flow import UNDECIDED, DeviceTrace
 from torchdevlint.analysis.kinds import TENSOR, ClassRef, KindInference
-from torchdevlint.analysis.model import source_of
+from torchdevlint.analysis.model import keyword_value, source_of
 from torchdevlint.analysis.model import (
     ASSIGN, Binding, ClassInfo, FunctionInfo, last_name, root_name, string_value,
 )
@@ -159,8 +159,7 @@ class ModuleClasses:
                     if argument is not None and not self._cpu_or_dtype(argument, site.ctx.scope):
                         moves.append(call)
             for site in self.collected.devices.keyword_calls:
-                device = next((a.value for a in site.call.args
-                               if a.keyword is not None and a.keyword.value == "device"), None)
+                device = keyword_value(site.call, "device")
                 if device is not None and not self._cpu_or_dtype(device, site.ctx.scope):
                     moves.append(site.call)
             if len(moves) > 1:  # in source order, for the message

@@ -17,7 +17,7 @@ from torchdevlint.analysis.devices import Devices, move_device_argument
 from torchdevlint.analysis.flow import DeviceTrace, OrderedWalk
 from torchdevlint.analysis.kinds import KindInference, combine
 from torchdevlint.analysis.model import (
-    ASSIGN, DEF, IMPORT, PARAM, CallSite, Scope, is_number, last_name, source_of,
+    ASSIGN, DEF, IMPORT, PARAM, CallSite, Scope, is_number, keyword_value, last_name, source_of,
 )
 
 _WRAPPERS_THAT_SCATTER = api.SCATTERING_WRAPPERS
@@ -53,7 +53,7 @@ class OnAccelerator:
                     f"`device={source_of(self.device)}`")
         if isinstance(func, cst.Attribute) and func.attr.value in api.ACCELERATOR_MOVE_METHODS:
             return f"moved by `.{func.attr.value}({source_of(self.device) if self.device else ''})`"
-        if any(a.keyword is not None and a.keyword.value == "device" for a in call.args):
+        if keyword_value(call, "device") is not None:
             return f"created with `device={source_of(self.device)}`"
         return f"the output of `{source_of(func)}`, which was moved to a device"
 
@@ -365,8 +365,8 @@ class Placement:
                         return trace.device_of(device.value)  # follows another value
                     return OnAccelerator(call, device)
                 argument = move_device_argument(call) if method == "to" else None
-                if argument is not None and self.devices.is_dtype(argument, scope) and not any(
-                        a.keyword is not None and a.keyword.value == "device" for a in call.args):
+                if argument is not None and self.devices.is_dtype(argument, scope) and \
+                        keyword_value(call, "device") is None:
                     return trace.device_of(func.value)  # ``.to(torch.float16)`` stays put
                 return None
             if method in api.OFF_ACCELERATOR_METHODS:
@@ -433,8 +433,7 @@ class Placement:
             if path or not isinstance(value, cst.Call) or \
                     self.kinds.kind_of(value, value_scope) in (K.TENSOR, K.OTHER, K.DEVICE):
                 continue
-            device = next((a.value for a in value.args
-                           if a.keyword is not None and a.keyword.value == "device"), None)
+            device = keyword_value(value, "device")
             if device is None or (isinstance(device, cst.Name) and device.value == "None") or \
                     self.devices.is_cpu_device(device, value_scope) or \
                     _torch_function(value, self.kinds.qualname(value.func, value_scope)):
@@ -745,8 +744,7 @@ def _torch_function(call: cst.Call, qualified: Optional[str]):
     if qualified is None or not (api.is_tensor_function(qualified)
                                  or qualified in api.LEGACY_CONSTRUCTORS):
         return None
-    device = next((a.value for a in call.args
-                   if a.keyword is not None and a.keyword.value == "device"), None)
+    device = keyword_value(call, "device")
     return qualified.rpartition(".")[2], device
 
 

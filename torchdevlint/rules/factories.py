@@ -18,7 +18,7 @@ from typing import Optional, Tuple
 
 import libcst as cst
 
-from torchdevlint.analysis import api
+from torchdevlint.analysis import api, keyword_value
 from torchdevlint.fixes.context import FixContext
 from torchdevlint.fixes.model import Edit
 
@@ -32,10 +32,6 @@ RANDOM = api.RANDOM_FACTORIES
 # Keywords that make the CPU creation deliberate (a CPU generator, a pinned staging buffer, an
 # output tensor): no finding, and no rewrite.
 _DELIBERATE = api.DELIBERATE_CPU_KEYWORDS
-
-
-def keyword(call: cst.Call, name: str) -> Optional[cst.Arg]:
-    return next((a for a in call.args if a.keyword is not None and a.keyword.value == name), None)
 
 
 def factory_name(call: cst.BaseExpression, qualname: Optional[str]) -> Optional[str]:
@@ -59,10 +55,10 @@ def same_tensor(tail: str, factory: cst.Call, with_dtype: bool) -> bool:
     gives the very tensor that creating it on the CPU and moving it gave: the same values,
     dtype, device, and a leaf where it was one (``requires_grad=True`` on the CPU tensor makes
     the moved one a non-leaf whose gradient goes to the CPU tensor)."""
-    if keyword(factory, "requires_grad") is not None:
+    if keyword_value(factory, "requires_grad") is not None:
         return False
     if with_dtype:
-        return tail in _EXACT and keyword(factory, "dtype") is None
+        return tail in _EXACT and keyword_value(factory, "dtype") is None
     if tail in _EXACT_WITHOUT_DTYPE:
         return True
     # ``torch.arange(n)``: the integers 0..n-1, exact on every device and in every dtype

@@ -37,6 +37,7 @@ from typing import Iterator, List, Optional
 import libcst as cst
 
 from torchdevlint.analysis import (
+    keyword_value,
     ASSIGN, PARAM, K, Analysis, CallSite, Ctx, Scope, api, is_device_name, iter_children, last_name,
     move_device_argument, string_value, walk_code,
 )
@@ -462,7 +463,7 @@ class HardcodedCudaDevice(Rule):
                     CudaLiteral(literal, outer))
         for site in collected.calls_by_name.get("cuda", ()):
             func = site.call.func
-            if any(a.keyword is not None and a.keyword.value == "device" for a in site.call.args):
+            if keyword_value(site.call, "device") is not None:
                 continue  # a custom ``cuda(x, device=...)`` helper: the device is passed in
             if not isinstance(func, cst.Attribute) or analysis.is_guarded(site.ctx):
                 continue

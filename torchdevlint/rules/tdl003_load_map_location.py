@@ -15,6 +15,7 @@ from typing import Iterator, List, Optional
 import libcst as cst
 
 from torchdevlint.analysis import (
+    keyword_value,
     ASSIGN, K, Analysis, CallSite, FunctionInfo, Scope, api, dotted_name, last_name, root_name,
     walk_code,
 )
@@ -462,7 +463,7 @@ def _cpu_only(analysis: Analysis, expr, scope: Scope, depth: int = 0, site=None)
         if qualified.startswith(("numpy.", "np.")):
             return True
         if qualified.startswith("torch.") and qualified.rpartition(".")[2] in api.FACTORIES:
-            return not any(a.keyword is not None and a.keyword.value == "device" for a in expr.args)
+            return keyword_value(expr, "device") is None
         chain = expr
         while isinstance(chain, cst.Call) and isinstance(chain.func, cst.Attribute):
             method = chain.func.attr.value

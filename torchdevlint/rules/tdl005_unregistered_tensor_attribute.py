@@ -18,6 +18,7 @@ from typing import Dict, Iterator, List, Optional, Set
 import libcst as cst
 
 from torchdevlint.analysis import (
+    keyword_value,
     ARITHMETIC_OPERATORS, ASSIGN, Analysis, Binding, FunctionInfo, ModuleState, is_number,
     api, factory_dimensions, walk_code,
 )
@@ -335,7 +336,7 @@ class UnregisteredTensorAttribute(Rule):
         tail = qualified.rpartition(".")[2]
         if qualified.count(".") != 1 and not (qualified.startswith("torch.nn.") and tail == "Buffer"):
             return False  # torch.cuda.FloatTensor, torch.Tensor's namespaces
-        if any(a.keyword is not None and a.keyword.value == "device" for a in value.args):
+        if keyword_value(value, "device") is not None:
             return False
         if any(a.star for a in value.args):
             return False

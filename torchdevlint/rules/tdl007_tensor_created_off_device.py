@@ -30,6 +30,7 @@ from typing import Iterator, Optional, Set
 import libcst as cst
 
 from torchdevlint.analysis import (
+    keyword_value,
     ARITHMETIC_OPERATORS, ASSIGN, Analysis, FunctionInfo, ModuleState, is_number, last_name,
     root_name, api, factory_dimensions, makes_an_empty_tensor, walk_code,
 )
@@ -333,8 +334,7 @@ class TensorCreatedOffDevice(Rule):
         qualified = self.kinds.qualname(call.func, method.scope) or ""
         if not qualified.startswith("torch.") or qualified.count(".") != 1:
             return False
-        if any(a.star == "**" for a in call.args) or any(
-                a.keyword is not None and a.keyword.value == "device" for a in call.args):
+        if any(a.star == "**" for a in call.args) or keyword_value(call, "device") is not None:
             return False
         tail = qualified[len("torch."):]
         # with a dimension, by the one answer; an empty tensor (a literal 0 size) is a

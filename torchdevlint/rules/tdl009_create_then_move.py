@@ -34,7 +34,9 @@ from typing import Iterator, Optional, Tuple
 
 import libcst as cst
 
-from torchdevlint.analysis import K, Analysis, CallSite, Scope, api, is_device_name, string_value
+from torchdevlint.analysis import (
+    K, Analysis, CallSite, Scope, api, is_device_name, keyword_value, string_value,
+)
 from torchdevlint.findings import Finding
 from torchdevlint.fixes.context import FixContext
 from torchdevlint.fixes.model import Fix, FixPlan
@@ -246,7 +248,7 @@ class CreateThenMove(Rule):
         callee = source_of(factory.func)
         shown_move = ", ".join((f"{a.keyword.value}=" if a.keyword is not None else "")
                                + source_of(a.value, 30) for a in move.args)
-        has_dtype = factories.keyword(factory, "dtype") is not None
+        has_dtype = keyword_value(factory, "dtype") is not None
         kind = self.CREATE_THEN_MOVE if dtype is None else \
             self.CREATE_THEN_MOVE_AND_CAST if has_dtype else self.CREATE_THEN_MOVE_WITH_DTYPE
         # (a factory's own dtype first, int64 for exact ranges, then the conversion)

@@ -41,6 +41,7 @@ from typing import Iterator, List, Optional
 import libcst as cst
 
 from torchdevlint.analysis import (
+    keyword_value,
     ASSIGN, Analysis, K, OnAccelerator, OnCPU, Scope, api, factory_dimensions, iter_children,
     last_name, move_device_argument, says_it_fails, walk_code, with_item_expects_failure,
 )
@@ -460,7 +461,7 @@ class MixedDeviceOperands(Rule):
             return evidence  # a parameter every call passes on an accelerator
         func = origin.func
         moved = isinstance(func, cst.Attribute) and func.attr.value in api.ACCELERATOR_MOVE_METHODS
-        created = any(a.keyword is not None and a.keyword.value == "device" for a in origin.args)
+        created = keyword_value(origin, "device") is not None
         if not moved and not created:
             # the output of a model: moved before that call?
             if self._moved_model_at(origin, func, scope) is None and not (
