@@ -18,6 +18,16 @@ nothing about devices.
     python benchmarks/runtime_opinfo.py --ops 40 --seed 1 --samples 3
     python benchmarks/runtime_opinfo.py --json result.json
 
+On a machine with a GPU, ``--record`` writes, for every case (all inputs on the accelerator, and
+each input left on the CPU in turn), how it ended: on the real GPU (``--accelerator real``) or
+on the pretend one (``--accelerator pretend``, run with the GPU hidden: ``CUDA_VISIBLE_DEVICES=``).
+``--compare REAL PRETEND`` lists where the two disagree: the pretend accelerator's fidelity,
+measured against a GPU rather than argued from ATen's sources.
+
+    python benchmarks/runtime_opinfo.py --record real.jsonl --accelerator real
+    CUDA_VISIBLE_DEVICES= python benchmarks/runtime_opinfo.py --record pretend.jsonl --accelerator pretend
+    python benchmarks/runtime_opinfo.py --compare real.jsonl pretend.jsonl
+
 tests/runtime/test_runtime_opinfo.py runs a small sample of ops in CI.
 """
 from __future__ import annotations
@@ -244,6 +254,100 @@ def sweep(op_db, samples_per_op: int = 3, backward: bool = True, on_op=None) -> 
     return report
 
 
+def _outcome(op, source, args, kwargs, grad) -> str:
+    """How one run ended: "ok", or the error's type and message (the first line, numbers of
+    memory addresses aside, which differ from run to run)."""
+    try:
+        _run(op, source, args, kwargs, grad)
+    except Exception as error:
+        first = str(error).strip().splitlines()[0] if str(error).strip() else ""
+        return f"{type(error).__name__}: {first[:300]}"
+    return "ok"
+
+
+def record(op_db, accelerator: str, samples_per_op: int, backward: bool, output: Path) -> int:
+    """Write one JSON line per op: {case: outcome} for every sample that runs on the plain CPU,
+    with all its inputs on the accelerator ("all") and with each one left on the CPU."""
+    import contextlib
+
+    import torch
+    from torchdevlint.runtime import fake_accelerator
+
+    if accelerator == "real" and not torch.cuda.is_available():
+        raise SystemExit("--accelerator real needs a visible GPU")
+    cases = 0
+    with output.open("w", encoding="utf-8") as sink:
+        for op in op_db:
+            dtype = torch.float32 if torch.float32 in op.supported_dtypes("cpu") else next(
+                iter(op.supported_dtypes("cpu")), None)
+            if dtype is None:
+                continue
+            grad = backward and op.supports_autograd and dtype.is_floating_point
+            torch.manual_seed(0)
+            try:
+                samples = list(op.sample_inputs("cpu", dtype, requires_grad=grad))[:samples_per_op]
+            except Exception:
+                continue
+            outcomes = {}
+            for number, sample in enumerate(samples):
+                try:
+                    _run(op, sample.input, list(sample.args), dict(sample.kwargs), grad)
+                except Exception:
+                    continue
+                paths = _tensors(sample)
+                if any(_get(sample, path).layout != torch.strided for path in paths):
+                    continue
+                context = fake_accelerator() if accelerator == "pretend" else contextlib.nullcontext()
+                with context:
+                    outcomes[f"{number}:all"] = _outcome(op, *_moved(sample), grad)
+                    if len(paths) > 1:
+                        for path in paths:
+                            key = f"{number}:cpu=" + "/".join(map(str, path))
+                            outcomes[key] = _outcome(op, *_moved(sample, keep_on_cpu=path), grad)
+            cases += len(outcomes)
+            sink.write(json.dumps({"op": f"{op.name}.{op.variant_test_name}".rstrip("."),
+                                   "outcomes": outcomes}) + "\n")
+            sink.flush()
+    return cases
+
+
+def _device_error(outcome: str) -> bool:
+    return outcome != "ok" and DEVICE_ERROR.search(outcome) is not None
+
+
+def compare(real_path: Path, pretend_path: Path) -> dict:
+    """Each case in both recordings, by what the two did: the same outcome, the same kind
+    (both raised a device error, in other words; or both ran) but other words, or not."""
+    def load(path):
+        table = {}
+        for line in path.read_text(encoding="utf-8").splitlines():
+            entry = json.loads(line)
+            for case, outcome in entry["outcomes"].items():
+                table[f"{entry['op']} #{case}"] = outcome
+        return table
+
+    real, pretend = load(real_path), load(pretend_path)
+    kinds = {}
+    for case in sorted(set(real) & set(pretend)):
+        a, b = real[case], pretend[case]
+        if a == b:
+            kind = "same outcome"
+        elif _device_error(a) and _device_error(b):
+            kind = "both a device error, other words"
+        elif _device_error(a) and not _device_error(b):
+            kind = "MISSED: the GPU raises a device error, the pretend one " + (
+                "runs" if b == "ok" else "raises another error")
+        elif _device_error(b):
+            kind = "FALSE ALARM: the pretend one raises a device error, the GPU " + (
+                "runs" if a == "ok" else "raises another error")
+        elif a == "ok" or b == "ok":
+            kind = "one runs, the other raises a non-device error"
+        else:
+            kind = "both raise non-device errors, other words"
+        kinds.setdefault(kind, []).append((case, a, b))
+    return {"real": len(real), "pretend": len(pretend), "kinds": kinds}
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--ops", type=int, default=0, help="a random sample of this many ops (0: all)")
@@ -251,13 +355,39 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser.add_argument("--samples", type=int, default=3, help="sample inputs per op")
     parser.add_argument("--no-backward", action="store_true")
     parser.add_argument("--json", type=Path, help="write the full report here")
+    parser.add_argument("--record", type=Path, metavar="JSONL",
+                        help="write every case's outcome here (see --accelerator)")
+    parser.add_argument("--accelerator", choices=("real", "pretend"), default="pretend",
+                        help="with --record: a real GPU, or the pretend one (hide the GPU)")
+    parser.add_argument("--compare", type=Path, nargs=2, metavar=("REAL", "PRETEND"),
+                        help="compare two --record files, a real GPU's and the pretend one's")
+    parser.add_argument("--shard", default="0/1", metavar="I/N",
+                        help="only every N-th op, from the I-th (to run N processes side by side)")
+    parser.add_argument("--show", type=int, default=10,
+                        help="with --compare: cases shown per kind of disagreement")
     args = parser.parse_args(argv)
+    if args.compare:
+        result = compare(*args.compare)
+        print(f"{result['real']} cases recorded on the GPU, {result['pretend']} on the pretend one")
+        for kind, cases in sorted(result["kinds"].items(), key=lambda item: -len(item[1])):
+            print(f"{len(cases):6d}  {kind}")
+            if kind != "same outcome":
+                for case, a, b in cases[:args.show]:
+                    print(f"          {case}\n            GPU:     {a}\n            pretend: {b}")
+        return 0
 
     import torch
     op_db = load_op_db()
     ops = list(op_db)
     if args.ops:
         ops = random.Random(args.seed).sample(ops, min(args.ops, len(ops)))
+    shard, shards = map(int, args.shard.split("/"))
+    ops = ops[shard::shards]
+    if args.record:
+        cases = record(ops, args.accelerator, args.samples, not args.no_backward, args.record)
+        print(f"torch {torch.__version__}: {cases} cases on the {args.accelerator} accelerator "
+              f"written to {args.record}")
+        return 0
     report = sweep(ops, args.samples, not args.no_backward)
     print(f"torch {torch.__version__}: {report.ops} ops, {report.samples} samples that run on the CPU "
           f"({report.sparse} sparse ones left out)")

@@ -98,6 +98,15 @@ CUDA_DEVICE_MISMATCH = ExpectedError(
     example="Expected all tensors to be on the same device, but found at least two devices, "
             "cuda:0 and cpu!")
 
+# ...and masked_fill's own check on a GPU (its CUDA kernel tests self and mask before any
+# TensorIterator does), seen on an H200 (tests/runtime/data/gpu/proofs-h200.json).
+CUDA_MASK_DEVICE_MISMATCH = ExpectedError(
+    "RuntimeError",
+    r"expected self and mask to be on the same device, but got mask on (cpu|cuda:\d+) and self "
+    r"on (cuda:\d+|cpu)",
+    example="expected self and mask to be on the same device, but got mask on cpu and self on "
+            "cuda:0")
+
 # ...and for gradients handed to autograd (``autograd.grad(out, x, torch.ones(n))``,
 # ``out.backward(g)``) on another device than their outputs, on meta and on a GPU alike.
 GRADIENT_DEVICE_MISMATCH = ExpectedError(
@@ -157,6 +166,9 @@ NUMPY_OF_DEVICE_TENSOR = ExpectedError(
     example="can't convert cuda:0 device type tensor to numpy. Use Tensor.cpu() to copy the "
             "tensor to host memory first.")
 
+# (the rules whose fixtures mask attention scores with a tensor the model did not move)
+CUDA_MISMATCHES = (CUDA_DEVICE_MISMATCH, CUDA_MASK_DEVICE_MISMATCH)
+
 PROOFS = {
     "TDL001": RuleProof("TDL001", argument="device", stand_in="meta", cuda_stand_in="cuda",
                         errors={"meta": (META_DEVICE_MISMATCH,), "cuda": (CUDA_DEVICE_MISMATCH,)}),
@@ -167,11 +179,11 @@ PROOFS = {
     "TDL004": RuleProof("TDL004", argument="device", stand_in="meta", cuda_stand_in="cuda",
                         errors={"meta": (META_DEVICE_MISMATCH,), "cuda": (CUDA_DEVICE_MISMATCH,)}),
     "TDL005": RuleProof("TDL005", argument="device", stand_in="meta", cuda_stand_in="cuda",
-                        errors={"meta": (META_DEVICE_MISMATCH,), "cuda": (CUDA_DEVICE_MISMATCH,)}),
+                        errors={"meta": (META_DEVICE_MISMATCH,), "cuda": CUDA_MISMATCHES}),
     "TDL006": RuleProof("TDL006", argument="device", stand_in="meta", cuda_stand_in="cuda",
                         errors={"meta": (META_DEVICE_MISMATCH,), "cuda": (CUDA_DEVICE_MISMATCH,)}),
     "TDL007": RuleProof("TDL007", argument="device", stand_in="meta", cuda_stand_in="cuda",
-                        errors={"meta": (META_DEVICE_MISMATCH,), "cuda": (CUDA_DEVICE_MISMATCH,)}),
+                        errors={"meta": (META_DEVICE_MISMATCH,), "cuda": CUDA_MISMATCHES}),
     # meta-host: meta plays the GPU, and its .cpu() gives a host tensor of the same shape,
     # dtype and requires_grad (meta has no data to copy; see meta_host_copies)
     "TDL008": RuleProof("TDL008", argument="device", stand_in="meta-host", cuda_stand_in="cuda",

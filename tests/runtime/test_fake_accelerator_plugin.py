@@ -13,6 +13,14 @@ pytest_plugins = ["pytester"]
 
 CONFTEST_FREE = "-p", "no:cacheprovider"
 
+
+@pytest.fixture(autouse=True)
+def cpu_only_ci(monkeypatch):
+    """The child runs are a user's CI without a GPU: on a machine with one, it is hidden from
+    them (as on an H200, where the children otherwise found the real GPU and failed the tests
+    that show the plugin inert)."""
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "")
+
 DEVICE_AT_IMPORT = '''
 import torch
 

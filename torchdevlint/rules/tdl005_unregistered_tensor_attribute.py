@@ -113,6 +113,13 @@ class UnregisteredTensorAttribute(Rule):
     RuntimeError: Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu!
     ```
 
+    An operation with its own device check says it in its own words; `masked_fill` with a CPU
+    mask on a GPU (seen on an H200):
+
+    ```
+    RuntimeError: expected self and mask to be on the same device, but got mask on cpu and self on cuda:0
+    ```
+
     On the `meta` device, which plays the GPU in this project's runtime tests, the same bug reads,
     depending on which operand the operation checks first:
 

@@ -135,6 +135,13 @@ class TensorCreatedOffDevice(Rule):
     RuntimeError: Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu!
     ```
 
+    An operation with its own device check says it in its own words; `masked_fill` with a CPU
+    mask on a GPU (seen on an H200):
+
+    ```
+    RuntimeError: expected self and mask to be on the same device, but got mask on cpu and self on cuda:0
+    ```
+
     (for `nn.RNN`/`LSTM`/`GRU`, the same bug reads "Input and hidden tensors are not at the same
     device").
 

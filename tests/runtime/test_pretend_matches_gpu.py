@@ -1,0 +1,94 @@
+"""What a real GPU did with the proofs' fixtures (recorded on an H200, data/gpu/), held against
+the proofs and against the pretend accelerator, on every CI run without a GPU.
+
+* the proofs accept the GPU's outcomes: each flagged fixture failed there with an error its
+  rule promises, on a consequence line, and each fixed version ran;
+* the pretend accelerator ends each case exactly as the GPU did (error type, message, the
+  fixture's lines), but for the differences listed below with their reasons.
+
+A fixture changed since the recording is left out (its digest no longer matches): record again
+on a GPU (tests/runtime/on_gpu.sh, data/gpu/README.md).
+"""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from device_outcomes import case_name, digest, record
+from runtime_harness import FIXTURES, ROOT, Outcome
+from runtime_proofs import PROOFS, check_fails_as_promised, check_runs
+
+RECORDING = ROOT / "tests" / "runtime" / "data" / "gpu" / "proofs-h200.json"
+GPU = json.loads(RECORDING.read_text(encoding="utf-8"))
+
+# Cases where the pretend accelerator does not (yet) end as the GPU did, and why.
+KNOWN_DIFFERENCES = {
+    # masked_fill's CUDA kernel checks self and mask itself, with its own words; the pretend
+    # accelerator raises TensorIterator's message
+    "fixtures/TDL005/positive/causal_mask.py": "masked_fill's own device check",
+    "fixtures/TDL007/positive/causal_mask.py": "masked_fill's own device check",
+    # autograd's engine checks a gradient's device against its output's before the backward
+    # runs; the pretend accelerator lets the CPU gradient through and the backward's mm fails
+    "fixtures/TDL011/positive/gradient_penalty.py": "autograd's check of the gradient's device",
+}
+
+
+def recorded_cases():
+    """(rule, path, recorded entry) of every recorded case whose fixture is unchanged."""
+    cases = []
+    for name, entry in sorted(GPU["outcomes"].items()):
+        path = ROOT / name
+        if path.exists() and digest(path) == entry["digest"]:
+            cases.append(pytest.param(entry["rule"], path, entry, id=name))
+    return cases
+
+
+CASES = recorded_cases()
+GPU_CASES = [case for case in CASES if PROOFS[case.values[0]].cuda_stand_in == "cuda"]
+
+
+def outcome(fields: dict) -> Outcome:
+    return Outcome(**dict(fields, lines=tuple(fields["lines"])))
+
+
+def test_the_recording_covers_the_proofs():
+    """Most proof fixtures are in the recording unchanged (a stale recording says so here)."""
+    from runtime_harness import positive_fixtures
+    gpu_played = [path for rule, path in positive_fixtures()
+                  if rule in PROOFS and PROOFS[rule].cuda_stand_in in ("cuda", "no-cuda")]
+    assert GPU["environment"]["accelerator"].startswith("NVIDIA")
+    assert len(CASES) >= 0.8 * len(gpu_played), \
+        "most fixtures changed since the GPU recording: record again (data/gpu/README.md)"
+
+
+@pytest.mark.parametrize("rule, path, entry", CASES)
+def test_the_proofs_accept_what_the_gpu_did(rule, path, entry):
+    proof = PROOFS[rule]
+    check_fails_as_promised(proof, path, proof.cuda_stand_in, outcome(entry["flagged"]))
+    fixed = path.with_name(path.stem + ".fixed.py")
+    check_runs(proof, fixed, proof.cuda_stand_in, outcome(entry["fixed"]))
+
+
+@pytest.fixture(scope="module")
+def pretend():
+    """Every recorded GPU case, run now on the pretend accelerator."""
+    return record(pretend=True, cases=[case.values[:2] for case in GPU_CASES])["outcomes"]
+
+
+@pytest.mark.parametrize("rule, path, entry", GPU_CASES)
+def test_the_pretend_accelerator_ends_as_the_gpu_did(rule, path, entry, pretend):
+    name = case_name(path)
+    mine = pretend[name]
+    same = all(mine[label] == entry[label] for label in ("flagged", "fixed"))
+    if name in KNOWN_DIFFERENCES:
+        assert not same, f"{name} now ends as on the GPU: take it off KNOWN_DIFFERENCES"
+        assert mine["fixed"] == entry["fixed"]  # the fixed version runs on both
+        return
+    assert mine["flagged"] == entry["flagged"], (mine["flagged"], entry["flagged"])
+    assert mine["fixed"] == entry["fixed"], (mine["fixed"], entry["fixed"])
+
+
+def test_known_differences_are_recorded_cases():
+    assert set(KNOWN_DIFFERENCES) <= {case_name(case.values[1]) for case in GPU_CASES}
+    assert all((ROOT / name).is_relative_to(FIXTURES) for name in KNOWN_DIFFERENCES)
