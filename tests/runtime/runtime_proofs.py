@@ -282,10 +282,33 @@ def run_fixture(proof: RuleProof, path: Path, stand_in: str, workdir: Path,
             with cpu_only():
                 return run_main(path, *main_arguments(proof.argument, value))
         return run_main_without_cuda(path, proof.argument, value)
-    if stand_in == "meta-host":
-        with meta_host_copies():
-            return run_main(path, *main_arguments(proof.argument, value))
-    return run_main(path, *main_arguments(proof.argument, value))
+    with real_gpu_hidden() if stand_in in ("meta", "meta-host") else _nothing():
+        if stand_in == "meta-host":
+            with meta_host_copies():
+                return run_main(path, *main_arguments(proof.argument, value))
+        return run_main(path, *main_arguments(proof.argument, value))
+
+
+@contextmanager
+def _nothing():
+    yield
+
+
+@contextmanager
+def real_gpu_hidden():
+    """Meta plays the GPU on a machine without one. Where a real GPU is, code that asks torch
+    for one must not find it: ``nn.DataParallel`` replicated a meta module onto the H200's
+    cuda:0 ("Cannot copy out of meta tensor"). Without a GPU this changes nothing."""
+    import torch
+    if not cuda_available():
+        yield
+        return
+    saved = torch.cuda.is_available, torch.cuda.device_count
+    torch.cuda.is_available, torch.cuda.device_count = (lambda: False), (lambda: 0)
+    try:
+        yield
+    finally:
+        torch.cuda.is_available, torch.cuda.device_count = saved
 
 
 @contextmanager
