@@ -524,6 +524,50 @@ def test_einops_reshapes_and_legacy_constructors_have_a_place():
         """) == {"a": "cpu", "b": "accelerator", "c": "cpu", "d": None}
 
 
+def test_a_top_level_function_that_returns_a_cpu_tensor_is_cpu_evidence_at_its_calls():
+    # issue 28 (LLMs-from-scratch gpt_generate.py): ``text_to_token_ids(...)`` is a CPU tensor
+    assert _placed_at_observe("""
+        import torch
+        def cpu_ids(tokens):
+            return torch.tensor(tokens).unsqueeze(0)
+        def maybe(tokens, device):
+            if device is None:
+                return torch.tensor(tokens)
+            return torch.tensor(tokens, device=device)
+        def given(ids):
+            return ids
+        def recursive(n):
+            return recursive(n - 1) if n else torch.zeros(2)
+        def f(device, x):
+            a = cpu_ids([1, 2])
+            b = maybe([1, 2], device)
+            c = given(torch.zeros(2))
+            d = cpu_ids([1, 2]).to(device)
+            e = recursive(3)
+            observe(a, b, c, d, e)
+        """) == {"a": "cpu", "b": None, "c": None, "d": "accelerator", "e": None}
+
+
+def test_fed_to_model_pairs_a_tensor_parameter_with_the_parameter_called_with_it():
+    analysis = analysis_of("""
+        import torch
+        def generate(model, idx, n):
+            for _ in range(n):
+                logits = model(idx[:, -4:].long())
+                idx = torch.cat((idx, logits.argmax(-1, keepdim=True)), dim=1)
+            return idx
+        def moving(model, idx):
+            return model(idx.to(next(model.parameters()).device))
+        def rebinding(model, idx):
+            model = model.eval()
+            return model(idx)
+        def shapes(model, idx):
+            return model(idx.shape)
+        """)
+    fed = {info.name: analysis.fed_to_model(info) for info in analysis.collected.functions}
+    assert fed == {"generate": [("idx", "model")], "moving": [], "rebinding": [], "shapes": []}
+
+
 @pytest.mark.parametrize("expr, sequence", [
     ("[1, 2]", True), ("[v for v in levels]", True), ("[1] + levels[:-1]", True),
     ("levels", True), ("levels[:-1]", True), ("pairs", True), ("built", True),

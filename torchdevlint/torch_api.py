@@ -424,6 +424,9 @@ SAME_DEVICE_FUNCTIONAL = frozenset(
 MAY_BE_SCALAR_METHODS = frozenset(
     """sum mean prod max min amax amin norm std var median mode all any argmax argmin logsumexp
     dot vdot count_nonzero trace det logdet squeeze item nansum nanmean numel dist""".split())
+# Tensor methods whose result has at least one dimension, whatever their receiver had: no
+# 0-dim tensor comes out of them (``torch.tensor(ids).unsqueeze(0)``).
+DIMENSION_ADDING_METHODS = frozenset(("unsqueeze",))
 
 # nn.Module state (the ``modules`` provider): torch functions given an index (a CPU index into
 # a device tensor works), tensor methods that combine their receiver with their argument, and

@@ -354,6 +354,16 @@ class Analysis:
         on the CPU where it is read, or None."""
         return self.placement.on_cpu(expr, scope)
 
+    def helper_called(self, call: cst.Call, scope: Scope):
+        """The ``FunctionInfo`` of the plain function of this file that ``call`` calls by
+        name, or None (``Placement.helper_called``)."""
+        return self.placement.helper_called(call, scope)
+
+    def fed_to_model(self, info) -> list:
+        """(tensor parameter, model parameter) pairs of a plain function of this file that
+        calls the one with the other's value (``Placement.fed_to_model``)."""
+        return self.placement.fed_to_model(info)
+
     # -- CUDA availability guards --------------------------------------------------------
 
     def is_guarded(self, ctx: Ctx) -> bool:

@@ -332,11 +332,27 @@ def mixed_devices_in(tree: ast.AST, source: str) -> bool:
                 copying.add(key)
             if moving and copying and (len(moving) > 1 or moving != copying):
                 return True
+    # A function of the module that makes a CPU tensor may return it: its calls (by name)
+    # may be CPU evidence where they are (``placement.returned_on_cpu``, issue 28).
+    helpers = {scope.name for scope, (_, copying) in sides.items()
+               if copying and type(scope) in (ast.FunctionDef, ast.AsyncFunctionDef)
+               and walk.parents.get(scope) is tree}
+    for name in helpers:
+        for call, scope in walk.calls_by_name.get(name, ()):
+            if type(call.func) is not ast.Name:
+                continue
+            moving, copying = sides.get(scope) or sides.setdefault(scope, (set(), set()))
+            copying.add(id(call))
+            if moving:
+                return True
     calling_models = [walk.calls[scope] for scope, (_, copying) in sides.items() if copying]
     if not calling_models or not _MOVE_TEXT.search(source):
         return False  # a moved model needs a ``.to(`` / ``.cuda(`` or a DDP wrapper
     moved = _moved_names(tree)  # (only for the files that get here)
-    return any(_calls_model(call, moved, imported.roots)
+    # (a call given a moved model may feed it a CPU tensor: ``placement.fed_to_model``)
+    return any(_calls_model(call, moved, imported.roots) or
+               any(_model_name(arg) in moved for arg in call.args)
+               or any(_model_name(k.value) in moved for k in call.keywords)
                for calls in calling_models for call in calls)
 
 

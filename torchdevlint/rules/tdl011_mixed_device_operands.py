@@ -71,6 +71,7 @@ GRADIENT_ERROR = "RuntimeError: invalid gradient at index 0 - expected device cu
 _TENSOR_METHODS = api.BINARY_TENSOR_METHODS
 # What may leave a 0-dim tensor (which combines with any device): reductions and the like.
 _MAY_BE_SCALAR = api.MAY_BE_SCALAR_METHODS
+_ADDS_A_DIMENSION = api.DIMENSION_ADDING_METHODS
 
 
 @dataclass
@@ -111,12 +112,19 @@ class MixedDeviceOperands(Rule):
       `torch.where`, `torch.maximum`, ..., and `F.linear`, `F.mse_loss`, `F.cross_entropy`, ...;
     - a tensor method combining two tensors: `a.add(b)`, `a.matmul(b)`, `a.masked_fill(mask, v)`;
     - the call of a model moved to a device with a CPU tensor argument: `model(x)`;
+    - the call of a function of the file that calls one of its parameters with another's
+      value (`def generate(model, idx): ... model(idx[:, -n:])`), given a moved model for the
+      one and a CPU tensor for the other: `generate(model=gpt, idx=text_to_token_ids(text))`
+      (issue 28: they meet in there; the finding and the fix are at the call, where the
+      tensor is chosen);
     - gradients handed to autograd for outputs on another device: `torch.autograd.grad(out, x,
       torch.ones(n, 1))`, `torch.autograd.backward(out, g)`, `out.backward(g)` (issue 28: the
       WGAN-div gradient penalty).
 
     The CPU side is a torch factory without `device=` (or with the CPU), `.cpu()`, `.to("cpu")`,
-    `torch.from_numpy`, or what is computed from those; the accelerator side is a move
+    `torch.from_numpy`, the call of a top-level function of the file whose every `return`
+    gives such a tensor (`def text_to_token_ids(t): return torch.tensor(...).unsqueeze(0)`),
+    or what is computed from those; the accelerator side is a move
     (`.to(device)`, `.cuda()`), a factory given a device, a moved model or its output, or what is
     computed from those. Both are judged where the operation is, following names in the order the
     code runs within the function (`x = x.to(device)` first takes `x` off the CPU). The finding is
@@ -221,7 +229,9 @@ class MixedDeviceOperands(Rule):
 
     ## Known limits
     - Only what the file shows: tensors handed in from elsewhere, attributes and return values of
-      other functions have no known placement.
+      other functions have no known placement (a top-level function of the file that always
+      returns a CPU tensor is the exception). A function that feeds its model parameter a
+      tensor parameter is judged at its calls, not in its body, where both are parameters.
     - Placement is followed through a function in source order, visiting each branch once: a move
       in one branch of an `if` counts after it.
     - The 0-dim test is conservative (any reduction or element access in the CPU operand's history
@@ -340,6 +350,10 @@ class MixedDeviceOperands(Rule):
                     and analysis.kind_of(func, scope) is not K.TENSOR:
                 yield from self._check_model_call(node, model, scope, owner)
                 return
+            helper = analysis.helper_called(node, scope)
+            if helper is not None:
+                yield from self._check_helper_call(node, helper, scope, owner)
+                return
             operands = self._call_operands(node, scope)
             if not operands:
                 return
@@ -400,6 +414,31 @@ class MixedDeviceOperands(Rule):
                 call, f"the call of `{source_of(call.func)}`", arg.value, evidence,
                 f"the model `{source_of(target)}`, moved to "
                 f"{'`' + source_of(device) + '`' if device is not None else 'a device'}",
+                device, scope, owner)
+            return
+
+    def _check_helper_call(self, call: cst.Call, helper, scope: Scope, owner) -> Iterator[Violation]:
+        """``generate(model=gpt, idx=token_ids)``: a function of this file that feeds one of
+        its parameters to the call of another (``Analysis.fed_to_model``), given a model
+        moved to a device for the one and a CPU tensor for the other: they meet in there."""
+        for tensor_name, model_name in self.analysis.fed_to_model(helper):
+            model_arg = _argument_for(call, model_name, helper)
+            tensor_arg = _argument_for(call, tensor_name, helper)
+            if model_arg is None or tensor_arg is None or \
+                    not isinstance(model_arg, (cst.Name, cst.Attribute)):
+                continue
+            model = self._moved_model_at(call, model_arg, scope)
+            if model is None or self.analysis.placement.scatters(model_arg, scope):
+                continue
+            evidence = self._cpu(tensor_arg, scope)
+            if evidence is None:
+                continue
+            target, device = model
+            moved_to = "`" + source_of(device) + "`" if device is not None else "a device"
+            yield self._violation(
+                call, f"the call of `{source_of(call.func)}`", tensor_arg, evidence,
+                f"the model `{source_of(target)}`, moved to {moved_to}, which "
+                f"`{helper.name}` calls with it (`{model_name}({tensor_name})`)",
                 device, scope, owner)
             return
 
@@ -481,6 +520,9 @@ class MixedDeviceOperands(Rule):
             node = stack.pop()
             if isinstance(node, (cst.Lambda, cst.FunctionDef)):
                 continue
+            if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and \
+                    node.func.attr.value in _ADDS_A_DIMENSION:
+                continue  # ``x.unsqueeze(0)`` has a dimension, whatever ``x`` is
             if isinstance(node, cst.Call) and last_name(node.func) in SIZED_FACTORIES:
                 # its arguments are sizes and numbers, not tensors it is computed from
                 stack.extend(a.value for a in node.args
@@ -495,6 +537,11 @@ class MixedDeviceOperands(Rule):
             elif isinstance(node, cst.Call):
                 name = last_name(node.func)
                 if name in _MAY_BE_SCALAR:
+                    return True
+                helper = self.analysis.helper_called(node, scope)
+                if helper is not None and any(  # what a function of the file returns
+                        value is None or self._may_be_scalar(value, ctx.scope, depth + 1)
+                        for value, ctx in helper.returns):
                     return True
                 if (name in SCALAR_FACTORIES or name in SIZED_FACTORIES) and \
                         factory_dimensions(node, name) is False:
@@ -562,15 +609,24 @@ def _making_cpu_tensors(analysis: Analysis) -> set:
     sources, where ``.to(device)`` and ``.to(dtype)`` are everywhere and ``.to("cpu")`` is
     rare, asking ``.to()`` for its device spares the walk of most of them."""
     owners = set()
+    # the plain functions of the file (one of them may return a CPU tensor: issue 28)
+    helpers = {info.name: info for info in analysis.collected.functions
+               if info.cls is None and not info.opaque_return and info.returns}
     for name, sites in analysis.collected.calls_by_name.items():
         if name is None:
             continue
         to_cpu = name == "to"
-        if not (to_cpu or name == "cpu" or name in api.FACTORIES or name.endswith("_like")):
+        if not (to_cpu or name == "cpu" or name in api.FACTORIES or name.endswith("_like")
+                or name in helpers):
             continue
         for site in sites:
             scope = site.ctx.scope.code_owner()  # judged with the function around it
-            if to_cpu:
+            if name in helpers:
+                if id(scope) in owners or \
+                        analysis.helper_called(site.call, site.ctx.scope) is not helpers[name] \
+                        or analysis.on_cpu(site.call, site.ctx.scope) is None:
+                    continue
+            elif to_cpu:
                 device = move_device_argument(site.call)
                 if device is None or not analysis.is_cpu_device(device, scope):
                     continue
@@ -597,6 +653,17 @@ def _with_accelerator_origins(analysis: Analysis, scopes: set) -> set:
                 placement.parameters_on_accelerator(scope):
             found.add(id(scope))
     return found
+
+
+def _argument_for(call: cst.Call, name: str, helper):
+    """What ``call`` passes for the parameter ``name`` of the function ``helper``; None when
+    unknown (a ``*args`` / ``**kwargs`` in the call) or not passed."""
+    if any(arg.star for arg in call.args) or name not in helper.param_names:
+        return None
+    params = helper.node.params
+    positional = len(params.posonly_params) + len(params.params)
+    index = helper.param_names.index(name)
+    return _argument(call, index if index < positional else 10 ** 6, name)
 
 
 def _argument(call: cst.Call, index: int, keyword: str):
