@@ -8,7 +8,7 @@ import textwrap
 import libcst as cst
 import pytest
 
-from torchdevlint.analysis import Analysis, UndeclaredFact
+from torchdevlint.analysis import Analysis, UndeclaredFact, exclusive_branches
 from torchdevlint.engine import lint_source
 
 
@@ -566,6 +566,34 @@ def test_fed_to_model_pairs_a_tensor_parameter_with_the_parameter_called_with_it
         """)
     fed = {info.name: analysis.fed_to_model(info) for info in analysis.collected.functions}
     assert fed == {"generate": [("idx", "model")], "moving": [], "rebinding": [], "shapes": []}
+
+
+def test_appended_to_gives_the_appends_of_a_list_built_in_the_function():
+    analysis = analysis_of("""
+        import torch
+        def f(batches, cuda):
+            jdict, stats = [], []
+            kept = [torch.zeros(1)]
+            for x in batches:
+                if cuda:
+                    stats.append(x)
+                else:
+                    stats.append(torch.zeros(1))
+                kept.append(x)
+                kept.pop()
+            probe(stats, kept, jdict)
+            stats = [s for s in stats]
+            stats.append(1)
+        """)
+    scope = next(info.scope for info in analysis.collected.functions if info.name == "f")
+    order = analysis.collected.calls_by_name["probe"][0].order
+    first, second = analysis.appended_to("stats", scope, order)
+    assert first.order < second.order
+    assert exclusive_branches(first.ctx, second.ctx)
+    assert not exclusive_branches(first.ctx, first.ctx)
+    assert analysis.appended_to("kept", scope, order) is None  # not ``[]``, and popped
+    assert analysis.appended_to("jdict", scope, order) == []
+    assert analysis.appended_to("stats", scope, 10 ** 9) is None  # rebound by a comprehension
 
 
 @pytest.mark.parametrize("expr, sequence", [

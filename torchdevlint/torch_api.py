@@ -372,6 +372,12 @@ HOST_COPY_METHODS = frozenset("cpu numpy tolist item".split())
 DETACHING_METHODS = frozenset("detach detach_ item tolist".split())
 # torch functions that join a list of tensors; the transposes a tensor has as attributes.
 JOINING_FUNCTIONS = frozenset(("cat", "stack"))
+# torch functions that join a sequence of tensors, given as their first argument (TDL011: the
+# pieces a list collects must share a device).
+SEQUENCE_JOINING_FUNCTIONS = frozenset(
+    "cat concat concatenate stack hstack vstack dstack column_stack row_stack".split())
+# list methods that take pieces out of a list (what a list collects is then unknown)
+LIST_REMOVING_METHODS = frozenset("pop clear remove".split())
 TRANSPOSE_ATTRIBUTES = frozenset(("T", "mT"))
 
 # What only a tensor does among the things whose .to()/.cuda() returns a copy (a module has

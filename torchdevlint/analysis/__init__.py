@@ -33,7 +33,7 @@ from torchdevlint.analysis.shapes import factory_dimensions, makes_an_empty_tens
 from torchdevlint.analysis.targets import Targets
 from torchdevlint.analysis.model import (  # noqa: F401 (facade)
     ASSIGN, EXPECTS_FAILURE, GRAD_OFF, GRAD_ON, GRAD_RUNTIME, HANDLES_FAILURE, IMPORT, PARAM,
-    Binding, CallSite, Ctx, DefaultOf, expects_failure, grad_mode_set_by,
+    Binding, CallSite, Ctx, DefaultOf, exclusive_branches, expects_failure, grad_mode_set_by,
     ClassInfo, FunctionInfo, Scope, dotted_name, is_number, keyword_value, last_name, root_name, says_it_fails,
     source_of, string_value, with_item_expects_failure,
 )
@@ -363,6 +363,11 @@ class Analysis:
         """(tensor parameter, model parameter) pairs of a plain function of this file that
         calls the one with the other's value (``Placement.fed_to_model``)."""
         return self.placement.fed_to_model(info)
+
+    def appended_to(self, name: str, scope: Scope, before: int):
+        """The ``append`` calls of a list the function builds itself, as they reach the point
+        ``before``, or None (``Placement.appended_to``)."""
+        return self.placement.appended_to(name, scope, before)
 
     # -- CUDA availability guards --------------------------------------------------------
 

@@ -563,6 +563,45 @@ class Placement:
                         found.append((fed.name, name))
         return found
 
+    def appended_to(self, name: str, scope: Scope, before: int) -> Optional[List[CallSite]]:
+        """The ``name.append(value)`` calls, in the order they run, of a list the function
+        (or the module's code) of ``scope`` builds itself, as they reach the point ``before``
+        (a call's order: the ``torch.cat(name)`` that joins the pieces, issue 28, yolov5's
+        ``val.py``): the last binding of ``name`` there before that point is ``[]`` (also as
+        one of ``a, b = [], []``), the appends between the two, and nothing is taken out of
+        the list (``pop``, ``clear``, ``remove``). None for any other name: what it collects
+        is then unknown."""
+        scope = scope.code_owner()
+        if scope.resolve(name) is not scope:
+            return None
+        earlier = [b for b in scope.bindings.get(name, ()) if b.order < before]
+        if not earlier or earlier[-1].how != ASSIGN:
+            return None
+        binding = earlier[-1]
+        value = binding.value
+        for index in binding.path:
+            if not isinstance(value, (cst.Tuple, cst.List)) or index >= len(value.elements) \
+                    or isinstance(value.elements[index], cst.StarredElement):
+                return None
+            value = value.elements[index].value
+        if not isinstance(value, cst.List) or value.elements:
+            return None
+
+        def on_the_list(site: CallSite) -> bool:
+            func = site.call.func
+            return isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and \
+                func.value.value == name and site.ctx.scope.code_owner() is scope
+
+        calls = self.collected.calls_by_name
+        if any(on_the_list(site) for method in api.LIST_REMOVING_METHODS
+               for site in calls.get(method, ())):
+            return None
+        return sorted((site for site in calls.get("append", ())
+                       if on_the_list(site) and binding.order < site.order < before
+                       and len(site.call.args) == 1 and not site.call.args[0].star
+                       and site.call.args[0].keyword is None),
+                      key=lambda site: site.order)
+
     # -- models moved to a device ----------------------------------------------------
 
 
