@@ -26,7 +26,7 @@ from torchdevlint.analysis.guards import Guards
 from torchdevlint.analysis.modules import ARITHMETIC_OPERATORS, ModuleClasses, ModuleState  # noqa: F401 (facade)
 from torchdevlint.analysis.kinds import KindInference
 from torchdevlint.analysis.placement import (  # noqa: F401 (facade)
-    OnAccelerator, OnCPU, Placement, assignments_of,
+    OnAccelerator, OnCPU, Placement, argument_for_parameter, assignments_of,
 )
 from torchdevlint.analysis import testcode
 from torchdevlint.analysis.shapes import factory_dimensions, makes_an_empty_tensor  # noqa: F401 (facade)

@@ -807,9 +807,7 @@ class Placement:
             return None  # methods and *args: call sites are not matched reliably
         if func.name in self.collected.unseen_call_names:
             return None  # some callers were analysed apart (a huge literal table)
-        parameters = func.node.params
-        if index >= len(parameters.posonly_params) + len(parameters.params):
-            index = -1  # keyword-only: matched by name alone
+        index = _positional_index(func, index)
         callers = 0
         for site in self.collected.calls_by_name.get(func.name, ()):
             callee = self.kinds.kind_of(site.call.func, site.ctx.scope)
@@ -892,6 +890,22 @@ def _chain_links(conditions) -> set:
         links.add(id(conditions))
         conditions = conditions[1]
     return links
+
+
+def argument_for_parameter(call: cst.Call, function, name: str):
+    """What ``call`` passes for the parameter ``name`` of ``function`` (a ``FunctionInfo``),
+    by keyword or by position (a keyword-only parameter by keyword alone); None when it
+    passes nothing for it or spreads ``*args`` / ``**kwargs``."""
+    if name not in function.param_names:
+        return None
+    return _argument_for(call, name, _positional_index(function, function.param_names.index(name)))
+
+
+def _positional_index(function, index: int) -> int:
+    """The position a call passes the ``index``-th parameter of ``function`` at, or -1 for
+    one passed by keyword alone (after ``*`` or ``*args``)."""
+    params = function.node.params
+    return index if index < len(params.posonly_params) + len(params.params) else -1
 
 
 def _argument_for(call: cst.Call, name: str, index: int):

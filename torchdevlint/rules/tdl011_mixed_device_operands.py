@@ -42,7 +42,8 @@ import libcst as cst
 
 from torchdevlint.analysis import (
     keyword_value,
-    ASSIGN, Analysis, K, OnAccelerator, OnCPU, Scope, api, exclusive_branches,
+    ASSIGN, Analysis, K, OnAccelerator, OnCPU, Scope, api, argument_for_parameter,
+    exclusive_branches,
     factory_dimensions, iter_children,
     last_name, move_device_argument, says_it_fails, walk_code, with_item_expects_failure,
 )
@@ -372,7 +373,7 @@ class MixedDeviceOperands(Rule):
                     yield from self._check_pieces(
                         node, joined.value, [[(s.call.args[0].value, s) for s in sites]],
                         scope, owner)
-                return
+                    return
             helper = analysis.helper_called(node, scope)
             if helper is not None:
                 yield from self._check_helper_call(node, helper, scope, owner)
@@ -517,8 +518,8 @@ class MixedDeviceOperands(Rule):
         its parameters to the call of another (``Analysis.fed_to_model``), given a model
         moved to a device for the one and a CPU tensor for the other: they meet in there."""
         for tensor_name, model_name in self.analysis.fed_to_model(helper):
-            model_arg = _argument_for(call, model_name, helper)
-            tensor_arg = _argument_for(call, tensor_name, helper)
+            model_arg = argument_for_parameter(call, helper, model_name)
+            tensor_arg = argument_for_parameter(call, helper, tensor_name)
             if model_arg is None or tensor_arg is None or \
                     not isinstance(model_arg, (cst.Name, cst.Attribute)):
                 continue
@@ -783,17 +784,6 @@ def _first_size(factory) -> Optional[int]:
     if isinstance(first, cst.Integer):
         return int(first.value, 0)
     return None
-
-
-def _argument_for(call: cst.Call, name: str, helper):
-    """What ``call`` passes for the parameter ``name`` of the function ``helper``; None when
-    unknown (a ``*args`` / ``**kwargs`` in the call) or not passed."""
-    if any(arg.star for arg in call.args) or name not in helper.param_names:
-        return None
-    params = helper.node.params
-    positional = len(params.posonly_params) + len(params.params)
-    index = helper.param_names.index(name)
-    return _argument(call, index if index < positional else 10 ** 6, name)
 
 
 def _argument(call: cst.Call, index: int, keyword: str):
