@@ -8,7 +8,7 @@ import textwrap
 import libcst as cst
 import pytest
 
-from torchdevlint.analysis import Analysis, UndeclaredFact
+from torchdevlint.analysis import Analysis, UndeclaredFact, exclusive_branches
 from torchdevlint.engine import lint_source
 
 
@@ -522,6 +522,78 @@ def test_einops_reshapes_and_legacy_constructors_have_a_place():
             d = torch.cuda.FloatTensor([1.0])
             observe(a, b, c, d)
         """) == {"a": "cpu", "b": "accelerator", "c": "cpu", "d": None}
+
+
+def test_a_top_level_function_that_returns_a_cpu_tensor_is_cpu_evidence_at_its_calls():
+    # issue 28 (LLMs-from-scratch gpt_generate.py): ``text_to_token_ids(...)`` is a CPU tensor
+    assert _placed_at_observe("""
+        import torch
+        def cpu_ids(tokens):
+            return torch.tensor(tokens).unsqueeze(0)
+        def maybe(tokens, device):
+            if device is None:
+                return torch.tensor(tokens)
+            return torch.tensor(tokens, device=device)
+        def given(ids):
+            return ids
+        def recursive(n):
+            return recursive(n - 1) if n else torch.zeros(2)
+        def f(device, x):
+            a = cpu_ids([1, 2])
+            b = maybe([1, 2], device)
+            c = given(torch.zeros(2))
+            d = cpu_ids([1, 2]).to(device)
+            e = recursive(3)
+            observe(a, b, c, d, e)
+        """) == {"a": "cpu", "b": None, "c": None, "d": "accelerator", "e": None}
+
+
+def test_fed_to_model_pairs_a_tensor_parameter_with_the_parameter_called_with_it():
+    analysis = analysis_of("""
+        import torch
+        def generate(model, idx, n):
+            for _ in range(n):
+                logits = model(idx[:, -4:].long())
+                idx = torch.cat((idx, logits.argmax(-1, keepdim=True)), dim=1)
+            return idx
+        def moving(model, idx):
+            return model(idx.to(next(model.parameters()).device))
+        def rebinding(model, idx):
+            model = model.eval()
+            return model(idx)
+        def shapes(model, idx):
+            return model(idx.shape)
+        """)
+    fed = {info.name: analysis.fed_to_model(info) for info in analysis.collected.functions}
+    assert fed == {"generate": [("idx", "model")], "moving": [], "rebinding": [], "shapes": []}
+
+
+def test_appended_to_gives_the_appends_of_a_list_built_in_the_function():
+    analysis = analysis_of("""
+        import torch
+        def f(batches, cuda):
+            jdict, stats = [], []
+            kept = [torch.zeros(1)]
+            for x in batches:
+                if cuda:
+                    stats.append(x)
+                else:
+                    stats.append(torch.zeros(1))
+                kept.append(x)
+                kept.pop()
+            probe(stats, kept, jdict)
+            stats = [s for s in stats]
+            stats.append(1)
+        """)
+    scope = next(info.scope for info in analysis.collected.functions if info.name == "f")
+    order = analysis.collected.calls_by_name["probe"][0].order
+    first, second = analysis.appended_to("stats", scope, order)
+    assert first.order < second.order
+    assert exclusive_branches(first.ctx, second.ctx)
+    assert not exclusive_branches(first.ctx, first.ctx)
+    assert analysis.appended_to("kept", scope, order) is None  # not ``[]``, and popped
+    assert analysis.appended_to("jdict", scope, order) == []
+    assert analysis.appended_to("stats", scope, 10 ** 9) is None  # rebound by a comprehension
 
 
 @pytest.mark.parametrize("expr, sequence", [

@@ -372,6 +372,12 @@ HOST_COPY_METHODS = frozenset("cpu numpy tolist item".split())
 DETACHING_METHODS = frozenset("detach detach_ item tolist".split())
 # torch functions that join a list of tensors; the transposes a tensor has as attributes.
 JOINING_FUNCTIONS = frozenset(("cat", "stack"))
+# torch functions that join a sequence of tensors, given as their first argument (TDL011: the
+# pieces a list collects must share a device).
+SEQUENCE_JOINING_FUNCTIONS = frozenset(
+    "cat concat concatenate stack hstack vstack dstack column_stack row_stack".split())
+# list methods that take pieces out of a list (what a list collects is then unknown)
+LIST_REMOVING_METHODS = frozenset("pop clear remove".split())
 TRANSPOSE_ATTRIBUTES = frozenset(("T", "mT"))
 
 # What only a tensor does among the things whose .to()/.cuda() returns a copy (a module has
@@ -424,6 +430,9 @@ SAME_DEVICE_FUNCTIONAL = frozenset(
 MAY_BE_SCALAR_METHODS = frozenset(
     """sum mean prod max min amax amin norm std var median mode all any argmax argmin logsumexp
     dot vdot count_nonzero trace det logdet squeeze item nansum nanmean numel dist""".split())
+# Tensor methods whose result has at least one dimension, whatever their receiver had: no
+# 0-dim tensor comes out of them (``torch.tensor(ids).unsqueeze(0)``).
+DIMENSION_ADDING_METHODS = frozenset(("unsqueeze",))
 
 # nn.Module state (the ``modules`` provider): torch functions given an index (a CPU index into
 # a device tensor works), tensor methods that combine their receiver with their argument, and

@@ -26,14 +26,14 @@ from torchdevlint.analysis.guards import Guards
 from torchdevlint.analysis.modules import ARITHMETIC_OPERATORS, ModuleClasses, ModuleState  # noqa: F401 (facade)
 from torchdevlint.analysis.kinds import KindInference
 from torchdevlint.analysis.placement import (  # noqa: F401 (facade)
-    OnAccelerator, OnCPU, Placement, assignments_of,
+    OnAccelerator, OnCPU, Placement, argument_for_parameter, assignments_of,
 )
 from torchdevlint.analysis import testcode
 from torchdevlint.analysis.shapes import factory_dimensions, makes_an_empty_tensor  # noqa: F401 (facade)
 from torchdevlint.analysis.targets import Targets
 from torchdevlint.analysis.model import (  # noqa: F401 (facade)
     ASSIGN, EXPECTS_FAILURE, GRAD_OFF, GRAD_ON, GRAD_RUNTIME, HANDLES_FAILURE, IMPORT, PARAM,
-    Binding, CallSite, Ctx, DefaultOf, expects_failure, grad_mode_set_by,
+    Binding, CallSite, Ctx, DefaultOf, exclusive_branches, expects_failure, grad_mode_set_by,
     ClassInfo, FunctionInfo, Scope, dotted_name, is_number, keyword_value, last_name, root_name, says_it_fails,
     source_of, string_value, with_item_expects_failure,
 )
@@ -353,6 +353,21 @@ class Analysis:
         """Evidence (``OnCPU``: the call that put it there) that ``expr``'s value is a tensor
         on the CPU where it is read, or None."""
         return self.placement.on_cpu(expr, scope)
+
+    def helper_called(self, call: cst.Call, scope: Scope):
+        """The ``FunctionInfo`` of the plain function of this file that ``call`` calls by
+        name, or None (``Placement.helper_called``)."""
+        return self.placement.helper_called(call, scope)
+
+    def fed_to_model(self, info) -> list:
+        """(tensor parameter, model parameter) pairs of a plain function of this file that
+        calls the one with the other's value (``Placement.fed_to_model``)."""
+        return self.placement.fed_to_model(info)
+
+    def appended_to(self, name: str, scope: Scope, before: int):
+        """The ``append`` calls of a list the function builds itself, as they reach the point
+        ``before``, or None (``Placement.appended_to``)."""
+        return self.placement.appended_to(name, scope, before)
 
     # -- CUDA availability guards --------------------------------------------------------
 

@@ -143,6 +143,27 @@ class Ctx:
         return Ctx(self.scope, self.conditions, self.func, self.cls, grad)
 
 
+def exclusive_branches(first: Ctx, second: Ctx) -> bool:
+    """Whether code in ``first`` and code in ``second`` sit in the two branches of one ``if``
+    (or conditional expression): the one in its body, the other in its ``else``. On any one
+    pass only one of them runs, and where the test never changes (``if cuda:``) only one
+    of them ever does."""
+    def tests(conditions):
+        taken, otherwise = set(), set()
+        while conditions is not None:
+            item = conditions[0]
+            if isinstance(item, OrElse):
+                otherwise.add(id(item.test))
+            elif isinstance(item, cst.CSTNode):
+                taken.add(id(item))
+            conditions = conditions[1]
+        return taken, otherwise
+
+    taken_first, otherwise_first = tests(first.conditions)
+    taken_second, otherwise_second = tests(second.conditions)
+    return bool(taken_first & otherwise_second or taken_second & otherwise_first)
+
+
 GRAD_OFF = "off"
 GRAD_ON = "on"
 GRAD_RUNTIME = "runtime"

@@ -87,6 +87,16 @@ class OnCPU:
         self.origin = origin
 
 
+class _FromParameter(OnCPU):
+    """The value of a parameter, followed through a function's body by ``fed_to_model``."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        super().__init__(None)
+        self.name = name
+
+
 # Libraries whose functions given a model say nothing of where their result lives: torch's
 # own are judged as torch functions, NumPy's give arrays.
 _LIBRARIES_OF_KNOWN_RESULTS = ("torch.", "numpy.")
@@ -179,6 +189,10 @@ class Placement:
         # on the first question about it
         self._walked: Dict[int, Dict[int, object]] = {}
         self._default_device: Optional[Tuple[bool, set]] = None
+        # id(function node) -> what it returns on the CPU (``returned_on_cpu``), and what its
+        # parameters feed to the call of another parameter (``fed_to_model``)
+        self._returns: Dict[int, Optional[OnCPU]] = {}
+        self._feeds: Dict[int, List[Tuple[str, str]]] = {}
 
     @property
     def devices(self) -> Devices:
@@ -300,6 +314,9 @@ class Placement:
             return None
         if qualified in api.DEVICE_KEEPING_FUNCTIONS:
             return trace.device_of(call.args[0].value) if call.args else None
+        helper = self.helper_called(call, scope)
+        if helper is not None:
+            return OnCPU(call) if self.returned_on_cpu(helper) is not None else None
         torch_call = _torch_function(call, qualified)
         if torch_call is None:
             return None
@@ -464,6 +481,126 @@ class Placement:
             if model is not None:
                 return OnAccelerator(call, model[1], given=value)
         return None
+
+    # -- plain functions of this file: what they return, what they feed a model ----------
+
+    def helper_called(self, call: cst.Call, scope: Scope):
+        """The ``FunctionInfo`` of the plain top-level function of this file that ``call``
+        calls by its name (not a method, a nested function, a generator, a coroutine or a
+        decorated function, whose call does not give what the body returns), else None."""
+        if not isinstance(call.func, cst.Name):
+            return None
+        kind = self.kinds.kind_of(call.func, scope)
+        if not isinstance(kind, K.FuncRef):
+            return None
+        info = kind.info
+        if info.cls is not None or info.opaque_return or info.scope is None or \
+                info.ctx.scope.kind != "module":
+            return None
+        return info
+
+    def returned_on_cpu(self, info) -> Optional[OnCPU]:
+        """Evidence that every ``return`` of the plain function ``info`` gives a tensor on the
+        CPU (``def text_to_token_ids(...): return torch.tensor(ids).unsqueeze(0)``), judged
+        in its body as ``on_cpu`` judges; None when a return gives anything else or nothing
+        (a parameter, whose placement is its caller's: issue 28)."""
+        key = id(info.node)
+        if key in self._returns:
+            return self._returns[key]
+        self._returns[key] = None  # (a recursive function: no evidence from itself)
+        found = None
+        if info.returns and all(value is not None for value, _ in info.returns):
+            each = [self.on_cpu(value, ctx.scope) for value, ctx in info.returns]
+            if all(each):
+                found = each[0]
+        self._returns[key] = found
+        return found
+
+    def fed_to_model(self, info) -> List[Tuple[str, str]]:
+        """(tensor parameter, model parameter) pairs of the plain function ``info`` whose body
+        calls the one parameter with the other's value, not moved on the way
+        (``def generate(model, idx): ... logits = model(idx[:, -n:])``): a caller that passes
+        a moved model and a CPU tensor makes them meet there (issue 28, LLMs-from-scratch's
+        ``generate(model=gpt, idx=text_to_token_ids(...))``). The walk follows each
+        parameter as ``on_cpu`` follows a CPU tensor: tensor methods, indexing and torch
+        functions keep it; a move, a reassignment from anything else, drops it."""
+        key = id(info.node)
+        known = self._feeds.get(key)
+        if known is not None:
+            return known
+        found = self._feeds[key] = []
+        scope = info.scope
+        if info.cls is not None or scope is None:
+            return found
+        parameters = [name for name, bindings in scope.bindings.items()
+                      if bindings and bindings[0].how == PARAM
+                      and bindings[0].value[0].star not in ("*", "**")]
+        # the model: a parameter never rebound, called in this body
+        callees = {name for name in parameters if len(scope.bindings[name]) == 1
+                   and self.collected.calls_by_name.get(name)}
+        if not callees:
+            return found
+        at: Dict[int, object] = {}
+        walk = _AcceleratorWalk(self, scope, at, "cpu")
+        walk.placed.update((name, _FromParameter(name)) for name in parameters)
+        body = info.node.body
+        if isinstance(body, cst.IndentedBlock):
+            walk.walk(body.body)
+        else:
+            walk._suite(body)
+        trace = _PointTrace(self, scope, at, "cpu")
+        for name in sorted(callees):
+            for site in self.collected.calls_by_name[name]:
+                if site.ctx.scope.code_owner() is not scope or \
+                        not isinstance(site.call.func, cst.Name):
+                    continue
+                for arg in site.call.args:
+                    if arg.star:
+                        continue
+                    fed = trace.device_of(arg.value)
+                    if isinstance(fed, _FromParameter) and fed.name != name and \
+                            (fed.name, name) not in found:
+                        found.append((fed.name, name))
+        return found
+
+    def appended_to(self, name: str, scope: Scope, before: int) -> Optional[List[CallSite]]:
+        """The ``name.append(value)`` calls, in the order they run, of a list the function
+        (or the module's code) of ``scope`` builds itself, as they reach the point ``before``
+        (a call's order: the ``torch.cat(name)`` that joins the pieces, issue 28, yolov5's
+        ``val.py``): the last binding of ``name`` there before that point is ``[]`` (also as
+        one of ``a, b = [], []``), the appends between the two, and nothing is taken out of
+        the list (``pop``, ``clear``, ``remove``). None for any other name: what it collects
+        is then unknown."""
+        scope = scope.code_owner()
+        if scope.resolve(name) is not scope:
+            return None
+        earlier = [b for b in scope.bindings.get(name, ()) if b.order < before]
+        if not earlier or earlier[-1].how != ASSIGN:
+            return None
+        binding = earlier[-1]
+        value = binding.value
+        for index in binding.path:
+            if not isinstance(value, (cst.Tuple, cst.List)) or index >= len(value.elements) \
+                    or isinstance(value.elements[index], cst.StarredElement):
+                return None
+            value = value.elements[index].value
+        if not isinstance(value, cst.List) or value.elements:
+            return None
+
+        def on_the_list(site: CallSite) -> bool:
+            func = site.call.func
+            return isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and \
+                func.value.value == name and site.ctx.scope.code_owner() is scope
+
+        calls = self.collected.calls_by_name
+        if any(on_the_list(site) for method in api.LIST_REMOVING_METHODS
+               for site in calls.get(method, ())):
+            return None
+        return sorted((site for site in calls.get("append", ())
+                       if on_the_list(site) and binding.order < site.order < before
+                       and len(site.call.args) == 1 and not site.call.args[0].star
+                       and site.call.args[0].keyword is None),
+                      key=lambda site: site.order)
 
     # -- models moved to a device ----------------------------------------------------
 
@@ -670,9 +807,7 @@ class Placement:
             return None  # methods and *args: call sites are not matched reliably
         if func.name in self.collected.unseen_call_names:
             return None  # some callers were analysed apart (a huge literal table)
-        parameters = func.node.params
-        if index >= len(parameters.posonly_params) + len(parameters.params):
-            index = -1  # keyword-only: matched by name alone
+        index = _positional_index(func, index)
         callers = 0
         for site in self.collected.calls_by_name.get(func.name, ()):
             callee = self.kinds.kind_of(site.call.func, site.ctx.scope)
@@ -755,6 +890,22 @@ def _chain_links(conditions) -> set:
         links.add(id(conditions))
         conditions = conditions[1]
     return links
+
+
+def argument_for_parameter(call: cst.Call, function, name: str):
+    """What ``call`` passes for the parameter ``name`` of ``function`` (a ``FunctionInfo``),
+    by keyword or by position (a keyword-only parameter by keyword alone); None when it
+    passes nothing for it or spreads ``*args`` / ``**kwargs``."""
+    if name not in function.param_names:
+        return None
+    return _argument_for(call, name, _positional_index(function, function.param_names.index(name)))
+
+
+def _positional_index(function, index: int) -> int:
+    """The position a call passes the ``index``-th parameter of ``function`` at, or -1 for
+    one passed by keyword alone (after ``*`` or ``*args``)."""
+    params = function.node.params
+    return index if index < len(params.posonly_params) + len(params.params) else -1
 
 
 def _argument_for(call: cst.Call, name: str, index: int):

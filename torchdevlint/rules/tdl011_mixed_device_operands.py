@@ -42,7 +42,9 @@ import libcst as cst
 
 from torchdevlint.analysis import (
     keyword_value,
-    ASSIGN, Analysis, K, OnAccelerator, OnCPU, Scope, api, factory_dimensions, iter_children,
+    ASSIGN, Analysis, K, OnAccelerator, OnCPU, Scope, api, argument_for_parameter,
+    exclusive_branches,
+    factory_dimensions, iter_children,
     last_name, move_device_argument, says_it_fails, walk_code, with_item_expects_failure,
 )
 from torchdevlint.findings import Finding
@@ -71,6 +73,8 @@ GRADIENT_ERROR = "RuntimeError: invalid gradient at index 0 - expected device cu
 _TENSOR_METHODS = api.BINARY_TENSOR_METHODS
 # What may leave a 0-dim tensor (which combines with any device): reductions and the like.
 _MAY_BE_SCALAR = api.MAY_BE_SCALAR_METHODS
+_ADDS_A_DIMENSION = api.DIMENSION_ADDING_METHODS
+_SEQUENCE_JOINS = api.SEQUENCE_JOINING_FUNCTIONS
 
 
 @dataclass
@@ -111,12 +115,26 @@ class MixedDeviceOperands(Rule):
       `torch.where`, `torch.maximum`, ..., and `F.linear`, `F.mse_loss`, `F.cross_entropy`, ...;
     - a tensor method combining two tensors: `a.add(b)`, `a.matmul(b)`, `a.masked_fill(mask, v)`;
     - the call of a model moved to a device with a CPU tensor argument: `model(x)`;
+    - the call of a function of the file that calls one of its parameters with another's
+      value (`def generate(model, idx): ... model(idx[:, -n:])`), given a moved model for the
+      one and a CPU tensor for the other: `generate(model=gpt, idx=text_to_token_ids(text))`
+      (issue 28: they meet in there; the finding and the fix are at the call, where the
+      tensor is chosen);
+    - the pieces a list collects with `.append()` and `torch.cat`/`torch.stack` joins: a CPU
+      piece and an accelerator piece appended to one list (`pieces.append(torch.zeros(0))`
+      beside `pieces.append(out)`), or at one position of the tuples a list collects, joined
+      position by position (`[torch.cat(x, 0) for x in zip(*stats)]`, yolov5's `val.py`,
+      issue 28). Reported at the CPU piece, where it is made; the list must be bound to `[]`
+      in the same function, nothing taken out of it, and the two appends not the two
+      branches of one `if` (`if cuda: ... else: ...` never collects both);
     - gradients handed to autograd for outputs on another device: `torch.autograd.grad(out, x,
       torch.ones(n, 1))`, `torch.autograd.backward(out, g)`, `out.backward(g)` (issue 28: the
       WGAN-div gradient penalty).
 
     The CPU side is a torch factory without `device=` (or with the CPU), `.cpu()`, `.to("cpu")`,
-    `torch.from_numpy`, or what is computed from those; the accelerator side is a move
+    `torch.from_numpy`, the call of a top-level function of the file whose every `return`
+    gives such a tensor (`def text_to_token_ids(t): return torch.tensor(...).unsqueeze(0)`),
+    or what is computed from those; the accelerator side is a move
     (`.to(device)`, `.cuda()`), a factory given a device, a moved model or its output, or what is
     computed from those. Both are judged where the operation is, following names in the order the
     code runs within the function (`x = x.to(device)` first takes `x` off the CPU). The finding is
@@ -221,7 +239,9 @@ class MixedDeviceOperands(Rule):
 
     ## Known limits
     - Only what the file shows: tensors handed in from elsewhere, attributes and return values of
-      other functions have no known placement.
+      other functions have no known placement (a top-level function of the file that always
+      returns a CPU tensor is the exception). A function that feeds its model parameter a
+      tensor parameter is judged at its calls, not in its body, where both are parameters.
     - Placement is followed through a function in source order, visiting each branch once: a move
       in one branch of an `if` counts after it.
     - The 0-dim test is conservative (any reduction or element access in the CPU operand's history
@@ -311,6 +331,8 @@ class MixedDeviceOperands(Rule):
             node = stack.pop()
             kind = type(node)  # exact types: isinstance of libcst's ABCs is slow here
             if kind in _NOT_ENTERED:
+                if kind in (cst.ListComp, cst.GeneratorExp) and _zip_join(node) is not None:
+                    found.append(node)  # ``[torch.cat(x) for x in zip(*stats)]``
                 continue  # runs later, or binds its own names: no evidence there
             if kind is cst.With and any(with_item_expects_failure(item.item) for item in node.items):
                 continue  # the failure is expected
@@ -330,6 +352,9 @@ class MixedDeviceOperands(Rule):
 
     def _check_operation(self, node, scope: Scope, owner) -> Iterator[Violation]:
         analysis = self.analysis
+        if isinstance(node, (cst.ListComp, cst.GeneratorExp)):
+            yield from self._check_zip_join(node, scope, owner)
+            return
         if isinstance(node, cst.BinaryOperation):
             operands = [node.left, node.right]
             what = "arithmetic"
@@ -339,6 +364,19 @@ class MixedDeviceOperands(Rule):
             if model is not None and not analysis.placement.scatters(func, scope) \
                     and analysis.kind_of(func, scope) is not K.TENSOR:
                 yield from self._check_model_call(node, model, scope, owner)
+                return
+            joined = self._joined_list(node, scope)
+            if joined is not None:
+                order = self._site_order(node)
+                sites = None if order is None else analysis.appended_to(joined.value, scope, order)
+                if sites:
+                    yield from self._check_pieces(
+                        node, joined.value, [[(s.call.args[0].value, s) for s in sites]],
+                        scope, owner)
+                    return
+            helper = analysis.helper_called(node, scope)
+            if helper is not None:
+                yield from self._check_helper_call(node, helper, scope, owner)
                 return
             operands = self._call_operands(node, scope)
             if not operands:
@@ -400,6 +438,103 @@ class MixedDeviceOperands(Rule):
                 call, f"the call of `{source_of(call.func)}`", arg.value, evidence,
                 f"the model `{source_of(target)}`, moved to "
                 f"{'`' + source_of(device) + '`' if device is not None else 'a device'}",
+                device, scope, owner)
+            return
+
+    def _joined_list(self, call: cst.Call, scope: Scope) -> Optional[cst.Name]:
+        """``torch.cat(pieces)`` / ``torch.stack(pieces, 1)``: the name of the list joined."""
+        qualified = self.analysis.qualname(call.func, scope) or ""
+        head, _, tail = qualified.rpartition(".")
+        positional = [a.value for a in call.args if a.keyword is None and not a.star]
+        if head != "torch" or tail not in _SEQUENCE_JOINS or not positional or \
+                not isinstance(positional[0], cst.Name):
+            return None
+        return positional[0]
+
+    def _check_zip_join(self, comprehension, scope: Scope, owner) -> Iterator[Violation]:
+        """``[torch.cat(x, 0) for x in zip(*stats)]`` where ``stats`` collects tuples
+        (``stats.append((correct, conf, cls))``): each position's pieces are joined."""
+        join, listed = _zip_join(comprehension)
+        if self._joined_list(join, scope) is None:
+            return
+        order = self._site_order(join)
+        sites = None if order is None else self.analysis.appended_to(listed, scope, order)
+        if not sites:
+            return
+        positions: List[list] = []
+        for site in sites:
+            for index, piece in enumerate(self._tuple_pieces(site.call.args[0].value, scope)):
+                if index == len(positions):
+                    positions.append([])
+                positions[index].append((piece, site))
+        yield from self._check_pieces(join, listed, positions, scope, owner)
+
+    def _tuple_pieces(self, value, scope: Scope) -> list:
+        """The tensors a tuple appended to a list puts at each position: its elements, a
+        starred CPU factory of a literal first size (``*torch.zeros((3, 0))``) as that many
+        pieces of it; the positions after a starred element of unknown length are unknown."""
+        if not isinstance(value, (cst.Tuple, cst.List)):
+            return []
+        pieces = []
+        for element in value.elements:
+            if not isinstance(element, cst.StarredElement):
+                pieces.append(element.value)
+                continue
+            count = _first_size(element.value)
+            if count is None or self.analysis.on_cpu(element.value, scope) is None:
+                break
+            pieces += [element.value] * count
+        return pieces
+
+    def _check_pieces(self, join: cst.Call, listed: str, positions: List[list], scope: Scope,
+                      owner) -> Iterator[Violation]:
+        """Pieces appended to ``listed`` (by position) that ``join`` joins: a CPU piece and
+        an accelerator piece at one position, appended where both may run (not the two
+        branches of one ``if``), meet there. Reported at the CPU piece, where it is made."""
+        reported = set()
+        for pieces in positions:
+            cpu = [(piece, site, evidence) for piece, site in pieces
+                   for evidence in [self._cpu(piece, site.ctx.scope)] if evidence is not None]
+            acc = [(piece, site, evidence) for piece, site in pieces
+                   for evidence in [self._accelerator(piece, site.ctx.scope)]
+                   if evidence is not None]
+            for cpu_piece, cpu_site, cpu_evidence in cpu:
+                if id(cpu_piece) in reported:
+                    continue
+                other = next(((piece, evidence) for piece, site, evidence in acc
+                              if not exclusive_branches(site.ctx, cpu_site.ctx)), None)
+                if other is None:
+                    continue
+                acc_piece, acc_evidence = other
+                reported.add(id(cpu_piece))
+                device = acc_evidence.device
+                yield self._violation(
+                    cpu_piece, f"`{source_of(join)}` of what `{listed}` collects", cpu_piece,
+                    cpu_evidence, f"`{source_of(acc_piece)}`, appended to `{listed}` too, on an "
+                    f"accelerator ({acc_evidence.describe()})", device, scope, owner)
+
+    def _check_helper_call(self, call: cst.Call, helper, scope: Scope, owner) -> Iterator[Violation]:
+        """``generate(model=gpt, idx=token_ids)``: a function of this file that feeds one of
+        its parameters to the call of another (``Analysis.fed_to_model``), given a model
+        moved to a device for the one and a CPU tensor for the other: they meet in there."""
+        for tensor_name, model_name in self.analysis.fed_to_model(helper):
+            model_arg = argument_for_parameter(call, helper, model_name)
+            tensor_arg = argument_for_parameter(call, helper, tensor_name)
+            if model_arg is None or tensor_arg is None or \
+                    not isinstance(model_arg, (cst.Name, cst.Attribute)):
+                continue
+            model = self._moved_model_at(call, model_arg, scope)
+            if model is None or self.analysis.placement.scatters(model_arg, scope):
+                continue
+            evidence = self._cpu(tensor_arg, scope)
+            if evidence is None:
+                continue
+            target, device = model
+            moved_to = "`" + source_of(device) + "`" if device is not None else "a device"
+            yield self._violation(
+                call, f"the call of `{source_of(call.func)}`", tensor_arg, evidence,
+                f"the model `{source_of(target)}`, moved to {moved_to}, which "
+                f"`{helper.name}` calls with it (`{model_name}({tensor_name})`)",
                 device, scope, owner)
             return
 
@@ -481,6 +616,9 @@ class MixedDeviceOperands(Rule):
             node = stack.pop()
             if isinstance(node, (cst.Lambda, cst.FunctionDef)):
                 continue
+            if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and \
+                    node.func.attr.value in _ADDS_A_DIMENSION:
+                continue  # ``x.unsqueeze(0)`` has a dimension, whatever ``x`` is
             if isinstance(node, cst.Call) and last_name(node.func) in SIZED_FACTORIES:
                 # its arguments are sizes and numbers, not tensors it is computed from
                 stack.extend(a.value for a in node.args
@@ -495,6 +633,11 @@ class MixedDeviceOperands(Rule):
             elif isinstance(node, cst.Call):
                 name = last_name(node.func)
                 if name in _MAY_BE_SCALAR:
+                    return True
+                helper = self.analysis.helper_called(node, scope)
+                if helper is not None and any(  # what a function of the file returns
+                        value is None or self._may_be_scalar(value, ctx.scope, depth + 1)
+                        for value, ctx in helper.returns):
                     return True
                 if (name in SCALAR_FACTORIES or name in SIZED_FACTORIES) and \
                         factory_dimensions(node, name) is False:
@@ -562,15 +705,24 @@ def _making_cpu_tensors(analysis: Analysis) -> set:
     sources, where ``.to(device)`` and ``.to(dtype)`` are everywhere and ``.to("cpu")`` is
     rare, asking ``.to()`` for its device spares the walk of most of them."""
     owners = set()
+    # the plain functions of the file (one of them may return a CPU tensor: issue 28)
+    helpers = {info.name: info for info in analysis.collected.functions
+               if info.cls is None and not info.opaque_return and info.returns}
     for name, sites in analysis.collected.calls_by_name.items():
         if name is None:
             continue
         to_cpu = name == "to"
-        if not (to_cpu or name == "cpu" or name in api.FACTORIES or name.endswith("_like")):
+        if not (to_cpu or name == "cpu" or name in api.FACTORIES or name.endswith("_like")
+                or name in helpers):
             continue
         for site in sites:
             scope = site.ctx.scope.code_owner()  # judged with the function around it
-            if to_cpu:
+            if name in helpers:
+                if id(scope) in owners or \
+                        analysis.helper_called(site.call, site.ctx.scope) is not helpers[name] \
+                        or analysis.on_cpu(site.call, site.ctx.scope) is None:
+                    continue
+            elif to_cpu:
                 device = move_device_argument(site.call)
                 if device is None or not analysis.is_cpu_device(device, scope):
                     continue
@@ -597,6 +749,41 @@ def _with_accelerator_origins(analysis: Analysis, scopes: set) -> set:
                 placement.parameters_on_accelerator(scope):
             found.add(id(scope))
     return found
+
+
+def _zip_join(comprehension) -> Optional[tuple]:
+    """``[torch.cat(x, 0) ... for x in zip(*stats)]``: (the join call, "stats"), else None
+    (the join is any call in the element given ``x`` first; which one is torch's is asked
+    with the scope)."""
+    if comprehension.for_in.inner_for_in is not None or comprehension.for_in.ifs:
+        return None  # one ``for``, every tuple
+    target, iterable = comprehension.for_in.target, comprehension.for_in.iter
+    if not isinstance(target, cst.Name) or not isinstance(iterable, cst.Call) or \
+            not isinstance(iterable.func, cst.Name) or iterable.func.value != "zip" or \
+            len(iterable.args) != 1 or iterable.args[0].star != "*" or \
+            not isinstance(iterable.args[0].value, cst.Name):
+        return None
+    for node in walk_code(comprehension.elt):
+        if isinstance(node, cst.Call) and node.args and node.args[0].keyword is None and \
+                not node.args[0].star and isinstance(node.args[0].value, cst.Name) and \
+                node.args[0].value.value == target.value and \
+                last_name(node.func) in _SEQUENCE_JOINS:
+            return node, iterable.args[0].value.value
+    return None
+
+
+def _first_size(factory) -> Optional[int]:
+    """The literal first size of a torch factory call (``torch.zeros((3, 0))``,
+    ``torch.zeros(3, 0)``): how many tensors unpacking it gives."""
+    if not isinstance(factory, cst.Call) or last_name(factory.func) not in api.FACTORIES \
+            or not factory.args or factory.args[0].keyword is not None:
+        return None
+    first = factory.args[0].value
+    if isinstance(first, (cst.Tuple, cst.List)) and first.elements:
+        first = first.elements[0].value
+    if isinstance(first, cst.Integer):
+        return int(first.value, 0)
+    return None
 
 
 def _argument(call: cst.Call, index: int, keyword: str):
