@@ -1402,9 +1402,10 @@ def gpu_only_program(path: str) -> Optional[str]:
     - it imports a CUDA-only package at its top level (``Summary["requires"]``: Apex,
       FlashAttention, Transformer Engine, ...; not in ``try:``), so it cannot run without an
       NVIDIA GPU at all;
-    - it is a notebook whose metadata asks for a GPU runtime (Colab's ``"accelerator":
-      "GPU"``) and none of whose cells checks for an accelerator or chooses the CPU
-      (``Summary["cpu_path"]``): a project's README naming a GPU, for one notebook;
+    - it is a notebook whose metadata asks for a GPU runtime and whose text says so
+      (``notebook.declares_gpu_runtime``), and none of whose cells checks for an accelerator
+      or chooses the CPU (``Summary["cpu_path"]``): a project's README naming a GPU, for one
+      notebook;
     - a statement of it (of the module, of its ``__main__`` block or of a top-level function)
       calls a project helper that stops the program without CUDA (``Summary["stops"]``:
       dino's ``utils.init_distributed_mode(args)``, which ``sys.exit(1)``s without a GPU):
@@ -1429,7 +1430,7 @@ def gpu_only_program(path: str) -> Optional[str]:
         return None
     for package, line in summary.get("requires", ()):
         return f"imports {package} at line {line}, which runs only on CUDA"
-    if path.endswith(".ipynb") and not summary["cpu_path"] and _notebook_asks_gpu(path):
+    if summary.get("asks_gpu") and not summary["cpu_path"]:
         return "it asks for a GPU runtime, says so, and no cell chooses the CPU"
     for qualified in _entry_callees(summary):
         if not may_define(path, qualified):
@@ -1483,27 +1484,6 @@ def _module_file(path: str, root: str, module: str) -> Optional[str]:
     return None
 
 
-def _notebook_asks_gpu(path: str) -> bool:
-    """``notebook.declares_gpu_runtime`` of the notebook at ``path`` (False: unreadable)."""
-    try:
-        stat = os.stat(path)
-    except OSError:
-        return False
-    return _asks_gpu(os.path.abspath(path), stat.st_mtime_ns, stat.st_size)
-
-
-@lru_cache(maxsize=256)
-def _asks_gpu(path: str, mtime: int, size: int) -> bool:
-    from torchdevlint.notebook import NotebookError, declares_gpu_runtime, parse_notebook
-    if size > _max_bytes(path):
-        return False
-    try:
-        with open(path, "rb") as handle:
-            return declares_gpu_runtime(parse_notebook(handle.read()).document)
-    except (OSError, NotebookError):
-        return False
-
-
 def _file_summary(path: str) -> Optional[dict]:
     """The summary of one file, read now and kept while it is unchanged (None: unreadable or
     too large)."""
@@ -1523,7 +1503,19 @@ def _summary_of(path: str, mtime: int, size: int) -> Optional[dict]:
             data = handle.read()
     except OSError:
         return None
-    return summarize(_source_of(path, data))
+    summary = summarize(_source_of(path, data))
+    if path.endswith(".ipynb"):  # (what the notebook's metadata and markdown say)
+        summary = dict(summary, asks_gpu=_asks_gpu(data))
+    return summary
+
+
+def _asks_gpu(data: bytes) -> bool:
+    """``notebook.declares_gpu_runtime`` of a notebook's bytes (False: unreadable)."""
+    from torchdevlint.notebook import NotebookError, declares_gpu_runtime, parse_notebook
+    try:
+        return declares_gpu_runtime(parse_notebook(data).document)
+    except NotebookError:
+        return False
 
 
 def rules_for_program(rules: Sequence[type], path: str,
