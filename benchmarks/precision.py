@@ -538,7 +538,7 @@ def print_report(review: Review, rule_names: Dict[str, str], max_false_rate: flo
         say("LOST TRUE findings (0)")
     if review.by_intent:
         say(f"TRUE findings silenced by their project's intent ({len(review.by_intent)}): "
-            "a GPU-only project (no CPU path in any file) or program (it stops without CUDA) "
+            "a GPU-only project (no CPU path in any file) or program (its own code says so) "
             "reports no TDL002")
         for name, verdict in review.by_intent:
             say(f"  {name}: {verdict.location}\t{verdict.code}")

@@ -52,6 +52,13 @@ EXPECTED = {
     # work is a compiled extension's (silent, in-file); knn.py allocates CUDA memory alone
     "program_stops_without_cuda": {("evaluate.py", 8, "TDL002", None),
                                    ("knn.py", 5, "TDL002", None)},
+    # fp8_benchmark.py imports Transformer Engine (CUDA-only) at its top level and
+    # colab_gpu.ipynb asks Colab for a GPU runtime with no CPU path (silent); fused_adam.py
+    # imports Apex only if it can, colab_with_cpu_path.ipynb chooses the CPU in a cell and
+    # local.ipynb asks for no GPU (reported)
+    "program_gpu_evidence": {("fused_adam.py", 10, "TDL002", None),
+                             ("colab_with_cpu_path.ipynb", 1, "TDL002", None),
+                             ("local.ipynb", 1, "TDL002", None)},
 }
 WITHOUT_INDEX = {
     "guard_across_imports": {("report.py", 8, "TDL002"), ("train.py", 8, "TDL002"),
@@ -64,6 +71,10 @@ WITHOUT_INDEX = {
                  ("train.py", 10, "TDL003")},
     "program_stops_without_cuda": {("train.py", 10, "TDL002"), ("train.py", 11, "TDL002"),
                                    ("evaluate.py", 8, "TDL002"), ("knn.py", 5, "TDL002")},
+    "program_gpu_evidence": {("fp8_benchmark.py", 6, "TDL002"), ("fp8_benchmark.py", 7, "TDL002"),
+                             ("fused_adam.py", 10, "TDL002"), ("colab_gpu.ipynb", 1, "TDL002"),
+                             ("colab_with_cpu_path.ipynb", 1, "TDL002"),
+                             ("local.ipynb", 1, "TDL002")},
 }
 
 
@@ -172,7 +183,7 @@ def test_a_file_python_cannot_parse_has_an_empty_summary():
     assert summarize("def (:\n") == {"imports": [], "names": {}, "classes": {}, "moves": [],
                                      "saves": [], "loads": [], "defs": [], "calls": [],
                                      "cuda": False, "cpu_path": False, "stops": {},
-                                     "entry_calls": []}
+                                     "entry_calls": [], "requires": []}
 
 
 # -- the index and its cache ----------------------------------------------------------------
@@ -275,6 +286,8 @@ def test_cli_on_one_file_and_flake8_agree_with_the_whole_project(name, tmp_path)
     for file in sorted({item[0] for item in EXPECTED[name]} | {i[0] for i in WITHOUT_INDEX[name]}):
         alone = cli_json(file, "--no-cache", cwd=root)
         assert alone == {item for item in whole if item[0] == file}
+        if file.endswith(".ipynb"):
+            continue  # (flake8 reads no notebook)
         flake8 = subprocess.run([sys.executable, "-m", "flake8", "--select", "TDL",
                                  "--format", "%(path)s|%(row)d|%(code)s|%(text)s", file],
                                 cwd=root, capture_output=True, text=True)
@@ -390,7 +403,8 @@ def test_a_gpu_only_project_says_so_once_and_the_setting_turns_tdl002_back_on(tm
     assert codes(cli_json(".", cwd=root)) == ["TDL002", "TDL002", "TDL002", "TDL003"]
     other = copy_project("gpu_only", tmp_path / "again")
     assert codes(cli_json(".", cwd=other)) == ["TDL003"]
-    (other / "evaluate.py").write_text('import torch\n\nx = torch.zeros(2, device="cpu")\n')
+    # (choosing the CPU is a CPU path; ``torch.zeros(2, device="cpu")`` alone would not be)
+    (other / "evaluate.py").write_text('import torch\n\ndevice = "cpu"\nx = torch.zeros(2, device=device)\n')
     assert codes(cli_json(".", cwd=other)) == ["TDL002", "TDL002", "TDL002", "TDL003"]
 
 
@@ -414,6 +428,48 @@ def test_a_program_calling_a_helper_that_stops_without_cuda_is_gpu_only_and_says
                                                  "").replace('backend="nccl"', 'backend="gloo"'))
     assert sorted(name for name, _, _, _ in cli_json(".", cwd=root)) == \
         ["evaluate.py", "knn.py", "train.py", "train.py"]
+
+
+def test_a_program_whose_own_code_says_it_needs_a_gpu_is_gpu_only_and_says_so(tmp_path):
+    """Issue 28: a program that imports a CUDA-only package at its top level, or a notebook
+    whose metadata asks for a GPU runtime and that never chooses the CPU, reports no TDL002;
+    the run names each once with its evidence. An optional import (in ``try:``), a notebook
+    with a CPU path and one that asks for no GPU keep their findings; the setting turns the
+    rule back on, and the notebook that stops asking for a GPU is reported again."""
+    root = copy_project("program_gpu_evidence", tmp_path)
+    result = run_cli(".", cwd=root)
+    notes = [line for line in result.stdout.splitlines() if "taken for GPU-only" in line]
+    assert len(notes) == 1, result.stdout
+    assert "fp8_benchmark.py (imports transformer_engine at line 2, which runs only on CUDA)" \
+        in notes[0] and "colab_gpu.ipynb (it asks for a GPU runtime, says so" in notes[0]
+    assert "fused_adam.py" not in notes[0] and "fused_adam.py:10:37: TDL002" in result.stdout
+    back = cli_json(".", "--no-require-accelerator", cwd=root)
+    assert {name for name, _, _, _ in back} == {"fp8_benchmark.py", "fused_adam.py",
+                                                 "colab_gpu.ipynb", "colab_with_cpu_path.ipynb",
+                                                 "local.ipynb"}
+    notebook = root / "colab_gpu.ipynb"
+    notebook.write_text(notebook.read_text().replace('"accelerator": "GPU",', ""))
+    assert "colab_gpu.ipynb" in {name for name, _, _, _ in cli_json(".", cwd=root)}
+
+
+def test_loading_to_or_moving_results_to_the_cpu_is_no_cpu_path():
+    """Issue 28: a GPU-only program loads checkpoints to the CPU and moves results there; only
+    choosing the CPU as the device (or checking for an accelerator) is a CPU path, which
+    keeps a project or a notebook from being taken for GPU-only."""
+    placing = ("import torch\nstate = torch.load('w.pt', map_location='cpu')\n"
+               "other = torch.load('v.pt', torch.device('cpu'))\n"
+               "def load_state_dict(path, location='cpu'):\n    return torch.load(path, location)\n"
+               "out = torch.zeros(2, device='cpu') + state['x'].to('cpu')\nmodel = Net().cuda()\n")
+    assert summarize(placing)["cpu_path"] is False
+    for choosing in ("device = 'cpu'\n", "device = torch.device('cpu')\n",
+                     "def run(device='cpu'):\n    pass\n", "on_cpu = x.device.type == 'cpu'\n",
+                     "parser.add_argument('--device', default='cpu')\n",
+                     "ok = torch.cuda.is_available()\n"):
+        assert summarize("import torch\n" + choosing)["cpu_path"] is True, choosing
+    summary = summarize("import torch\ntry:\n    import apex\nexcept ImportError:\n"
+                        "    apex = None\nimport flash_attn.ops\nfrom xformers import ops\n"
+                        "def f():\n    import bitsandbytes\n")
+    assert summary["requires"] == [["flash_attn", 6], ["xformers", 7]]
 
 
 def test_a_loose_directory_of_scripts_is_never_taken_for_gpu_only(tmp_path):

@@ -29,6 +29,7 @@ from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from torchdevlint.findings import Finding
 from torchdevlint.ipysyntax import MAGIC_PLACEHOLDER, cell_lines
+from torchdevlint.textsearch import names_a_gpu
 
 SUFFIX = ".ipynb"
 CELL_MARKER = "# torchdevlint: cell {number}\n"
@@ -337,6 +338,29 @@ def parse_notebook(data: bytes) -> Notebook:
                                             and all(isinstance(s, str) for s in source))):
             raise NotebookError(f"not a Jupyter notebook: cell {position} has no cell_type or source")
     return Notebook(text, document)
+
+
+def declares_gpu_runtime(document: Dict[str, Any]) -> bool:
+    """Whether a notebook says it runs on a GPU: its metadata asks for a GPU runtime (Colab's
+    ``"accelerator": "GPU"`` or ``"gpuType"``, what Runtime > Change runtime type writes) and
+    its own text says so too: a markdown cell names a GPU or CUDA ("Make sure you're
+    running a GPU runtime"), or a cell runs ``!nvidia-smi``. The metadata alone only tells
+    where the notebook was last saved from."""
+    metadata = document.get("metadata") if isinstance(document, dict) else None
+    if not isinstance(metadata, dict):
+        return False
+    colab = metadata.get("colab")
+    if not (str(metadata.get("accelerator", "")).upper() == "GPU" or (
+            isinstance(colab, dict) and bool(colab.get("gpuType")))):
+        return False
+    for cell in document.get("cells") or ():
+        if not isinstance(cell, dict):
+            continue
+        text = _cell_source(cell)
+        if cell.get("cell_type") == "markdown" and names_a_gpu(text) or \
+                cell.get("cell_type") == "code" and "nvidia-smi" in text:
+            return True
+    return False
 
 
 def is_python_notebook(notebook: Notebook) -> bool:

@@ -22,7 +22,10 @@ costs a fraction of its lint), and holds only what another file may ask:
   ``sys.exit(1)``s; or it sets up an NCCL group): a program that calls one is GPU-only from
   that call on (``gpu_only_program``);
 - ``entry_calls``: the calls that statements of the module or of its top-level functions
-  make as a whole, with their line (where such a helper is called).
+  make as a whole, with their line (where such a helper is called);
+- ``requires``: the CUDA-only packages (``torch_api.CUDA_ONLY_PACKAGES``: Apex,
+  FlashAttention, Transformer Engine, ...) that a top-level statement imports, with their
+  line: the file cannot run without an NVIDIA GPU (``gpu_only_program``).
 
 Summaries are cached by file content (``index-<salt>/`` under the result cache's directory,
 salted as the result cache is); the project's table of files (path, size, mtime, content
@@ -51,8 +54,9 @@ from pathlib import Path
 from typing import Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 
 from torchdevlint import torch_api as api
+from torchdevlint.textsearch import names_a_gpu
 
-_FORMAT = 3
+_FORMAT = 4
 ROOT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
 _SUFFIXES = (".py", ".ipynb")
 # Directories no project file lives in (virtual environments, caches, build output).
@@ -60,6 +64,7 @@ _SKIPPED_DIRS = frozenset((".git", ".hg", ".svn", ".tox", ".nox", ".venv", "venv
                            "__pycache__", "node_modules", "build", "dist", ".eggs",
                            ".mypy_cache", ".pytest_cache", ".ruff_cache", "site-packages"))
 _MAX_FILE_BYTES = 2_000_000  # bigger files (generated tables) are summarised as empty
+_MAX_NOTEBOOK_BYTES = 20_000_000  # a notebook's outputs (images) weigh more than its code
 _AVAILABILITY = ("cuda.is_available", "cuda.device_count", "cuda.is_initialized")
 _DISTRIBUTED = ("is_initialized", "is_nccl_available", "get_world_size")
 _STAMP_SECONDS = 2.0  # how long a process trusts its stat of the project's files
@@ -144,9 +149,10 @@ class _Summariser:
         self.out: Dict[str, object] = {"imports": [], "names": {}, "classes": {}, "moves": [],
                                        "saves": [], "loads": [], "defs": [], "calls": [],
                                        "cuda": False, "cpu_path": False, "stops": {},
-                                       "entry_calls": []}
+                                       "entry_calls": [], "requires": []}
         self.constants: Dict[str, List[str]] = {}
         self.imported: set = set()  # names bound by imports of modules a project may define
+        self.placements: set = set()  # ids of "cpu" strings that place data (``_placements``)
 
     def run(self, tree: ast.Module, source: Optional[str] = None) -> dict:
         for statement in tree.body:
@@ -174,11 +180,15 @@ class _Summariser:
             if state is None:
                 state = states[scope] = _ScopeState()
             if isinstance(node, ast.Constant) and isinstance(node.value, str):
-                self._device_string(node.value)
+                if id(node) not in self.placements:
+                    self._device_string(node.value)
             elif isinstance(node, ast.Assign):
                 self._assign(node, state)
             elif isinstance(node, ast.Call):
+                self.placements.update(map(id, _placements(node)))
                 self._call(node, state, cls)
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+                self.placements.update(map(id, _location_defaults(node.args)))
             elif isinstance(node, ast.Return) and func is not None and node.value is not None:
                 tests, refs = _tests_of(node.value)
                 found = returns.setdefault(func, (set(), set()))
@@ -207,6 +217,7 @@ class _Summariser:
         names = self.out["names"]
         if isinstance(statement, (ast.Import, ast.ImportFrom)):
             self._import(statement)
+            self._requires(statement)
         elif isinstance(statement, (ast.Assign, ast.AnnAssign)) and statement.value is not None:
             targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
             for target in targets:
@@ -244,6 +255,19 @@ class _Summariser:
                 if callee:
                     self.out["entry_calls"].append([callee, statement.lineno])
 
+    def _requires(self, node) -> None:
+        """``Summary["requires"]``: [package, line] of each CUDA-only package
+        (``torch_api.CUDA_ONLY_PACKAGES``) that a top-level statement imports: the module
+        cannot even be imported without it (an import in ``try:`` or a function is optional)."""
+        if isinstance(node, ast.Import):
+            packages = [alias.name for alias in node.names]
+        else:
+            packages = [node.module or ""] if not node.level else []
+        for package in packages:
+            top = package.split(".")[0]
+            if top in api.CUDA_ONLY_PACKAGES and [top, node.lineno] not in self.out["requires"]:
+                self.out["requires"].append([top, node.lineno])
+
     def _import(self, node) -> None:
         imports = self.out["imports"]
         if isinstance(node, ast.Import):
@@ -260,7 +284,8 @@ class _Summariser:
                     imports.append(entry)
 
     def _device_string(self, text: str) -> None:
-        """``"cpu"`` names the CPU as a device (a CPU path); ``"cuda"`` an accelerator."""
+        """``"cpu"`` names the CPU as a device (a CPU path), unless it only places data there
+        (``_placements``); ``"cuda"`` an accelerator."""
         head = text.split(":")[0].lower()
         if head == "cpu":
             self.out["cpu_path"] = True
@@ -501,6 +526,47 @@ def _move_of(value: ast.AST) -> Optional[Tuple[ast.AST, bool]]:
     return None
 
 
+# Keywords and parameters whose "cpu" says where data is loaded to, not where the program runs.
+_LOCATION_WORDS = ("map_location", "location")
+
+
+def _placements(call: ast.Call) -> List[ast.Constant]:
+    """The ``"cpu"`` strings of ``call`` that place data on the CPU rather than choose the
+    device a program computes on: where a load puts what it reads (``map_location="cpu"``,
+    ``torch.load(f, "cpu")``, a helper's ``location="cpu"``), a move to the CPU
+    (``x.to("cpu")``: results, offloading) and where a call creates its tensors or model
+    (``device="cpu"``). A GPU-only program does all of these; its CPU *path* is a choice of
+    the CPU as its device (``device = "cpu"``, ``"cuda" if ... else "cpu"``, a comparison,
+    an option's default) or an availability check."""
+    values = [k.value for k in call.keywords if k.arg in _LOCATION_WORDS or k.arg == "device"]
+    func = _dotted(call.func)
+    if isinstance(call.func, ast.Attribute) and call.func.attr == "to":
+        values.extend(call.args[:1])
+    elif func.rpartition(".")[2] in api.LOAD_CALL_NAMES and len(call.args) > 1:
+        values.append(call.args[1])
+    return [node for value in values for node in _cpu_strings(value)]
+
+
+def _location_defaults(arguments: ast.arguments) -> List[ast.Constant]:
+    """``def load_state_dict(path, location="cpu")``: the default of a load location."""
+    positional = arguments.posonlyargs + arguments.args
+    pairs = list(zip(positional[len(positional) - len(arguments.defaults):],
+                     arguments.defaults)) + list(zip(arguments.kwonlyargs, arguments.kw_defaults))
+    return [node for arg, default in pairs if default is not None and
+            arg.arg in _LOCATION_WORDS for node in _cpu_strings(default)]
+
+
+def _cpu_strings(value: ast.AST) -> List[ast.Constant]:
+    """``"cpu"`` or ``torch.device("cpu")``: the string."""
+    if isinstance(value, ast.Call) and _dotted(value.func).rpartition(".")[2] == "device" \
+            and value.args:
+        value = value.args[0]
+    if isinstance(value, ast.Constant) and isinstance(value.value, str) and \
+            value.value.split(":")[0].lower() == "cpu":
+        return [value]
+    return []
+
+
 def _is_cpu_value(value: ast.AST, cpu_names: set) -> bool:
     """A value with no device tensor in it: ``.cpu()`` / ``.numpy()`` / ``.tolist()`` /
     ``.item()`` results, NumPy arrays, numbers and strings, containers of these."""
@@ -559,6 +625,11 @@ def summarize(source: str) -> dict:
         return _Summariser().run(tree, source)
     except RecursionError:
         return _Summariser().out
+
+
+def _max_bytes(path: str) -> int:
+    """The size above which a file is summarised as empty (a generated table)."""
+    return _MAX_NOTEBOOK_BYTES if path.endswith(".ipynb") else _MAX_FILE_BYTES
 
 
 def _source_of(path: str, data: bytes) -> str:
@@ -774,7 +845,8 @@ class ProjectIndex:
             if isinstance(cached, dict):
                 yield relpath, cached, digest, size, mtime
             else:
-                todo.append((relpath, data if size <= _MAX_FILE_BYTES else b"", digest, size, mtime))
+                todo.append((relpath, data if size <= _max_bytes(relpath) else b"", digest, size,
+                             mtime))
         if jobs > 1 and len(todo) > 32:
             from concurrent.futures import ProcessPoolExecutor
             with ProcessPoolExecutor(max_workers=jobs) as pool:
@@ -1269,7 +1341,6 @@ def gpu_only_project(path: str) -> bool:
 
 
 _README = re.compile(r"readme(\.(md|rst|txt|markdown))?$", re.IGNORECASE)
-_GPU_WORDS = re.compile(r"\b(gpus?|cuda)\b", re.IGNORECASE)
 
 
 @lru_cache(maxsize=1024)
@@ -1285,7 +1356,7 @@ def documents_a_gpu(root: str) -> bool:
     for name in names:
         try:
             with open(os.path.join(root, name), encoding="utf-8", errors="replace") as handle:
-                if _GPU_WORDS.search(handle.read(200_000)):
+                if names_a_gpu(handle.read(200_000)):
                     return True
         except OSError:
             continue
@@ -1305,7 +1376,7 @@ def _has_cpu_path(root: str) -> bool:
                 data = (Path(root) / relpath).read_bytes()
             except OSError:
                 continue
-            if len(data) <= _MAX_FILE_BYTES and summarize(_source_of(relpath, data))["cpu_path"]:
+            if len(data) <= _max_bytes(relpath) and summarize(_source_of(relpath, data))["cpu_path"]:
                 known = True
                 break
         _cpu_paths[root] = known
@@ -1326,12 +1397,23 @@ def rules_for_project(rules: Sequence[type], path: str,
 
 
 def gpu_only_program(path: str) -> Optional[str]:
-    """Why the program at ``path`` is GPU-only from a call on, or None: a statement of it (of
-    the module, of its ``__main__`` block or of a top-level function) calls a project helper
-    that stops the program without CUDA (``Summary["stops"]``: dino's
-    ``utils.init_distributed_mode(args)``, which ``sys.exit(1)``s without a GPU). Asked only
-    of a project's files that name CUDA (what TDL002 could report); the helper's module is
-    found from the file system (``_module_file``) and summarised alone: no index is built."""
+    """Why the program at ``path`` is GPU-only, or None. The evidence, in its own code:
+
+    - it imports a CUDA-only package at its top level (``Summary["requires"]``: Apex,
+      FlashAttention, Transformer Engine, ...; not in ``try:``), so it cannot run without an
+      NVIDIA GPU at all;
+    - it is a notebook whose metadata asks for a GPU runtime and whose text says so
+      (``notebook.declares_gpu_runtime``), and none of whose cells checks for an accelerator
+      or chooses the CPU (``Summary["cpu_path"]``): a project's README naming a GPU, for one
+      notebook;
+    - a statement of it (of the module, of its ``__main__`` block or of a top-level function)
+      calls a project helper that stops the program without CUDA (``Summary["stops"]``:
+      dino's ``utils.init_distributed_mode(args)``, which ``sys.exit(1)``s without a GPU):
+      GPU-only from that call on.
+
+    Asked only of a project's files that name CUDA (what TDL002 could report); a helper's
+    module is found from the file system (``_module_file``) and summarised alone: no index
+    is built."""
     if not enabled() or not path or path in ("-", "stdin"):
         return None
     root = root_of_path(path)
@@ -1339,13 +1421,17 @@ def gpu_only_program(path: str) -> Optional[str]:
         return None
     try:
         with open(path, "rb") as handle:
-            if b"cuda" not in handle.read(_MAX_FILE_BYTES + 1):
+            if b"cuda" not in handle.read(_max_bytes(path) + 1):
                 return None
     except OSError:
         return None
     summary = _file_summary(path)
     if summary is None:
         return None
+    for package, line in summary.get("requires", ()):
+        return f"imports {package} at line {line}, which runs only on CUDA"
+    if summary.get("asks_gpu") and not summary["cpu_path"]:
+        return "it asks for a GPU runtime, says so, and no cell chooses the CPU"
     for qualified in _entry_callees(summary):
         if not may_define(path, qualified):
             continue
@@ -1410,14 +1496,26 @@ def _file_summary(path: str) -> Optional[dict]:
 
 @lru_cache(maxsize=4096)
 def _summary_of(path: str, mtime: int, size: int) -> Optional[dict]:
-    if size > _MAX_FILE_BYTES:
+    if size > _max_bytes(path):
         return None
     try:
         with open(path, "rb") as handle:
             data = handle.read()
     except OSError:
         return None
-    return summarize(_source_of(path, data))
+    summary = summarize(_source_of(path, data))
+    if path.endswith(".ipynb"):  # (what the notebook's metadata and markdown say)
+        summary = dict(summary, asks_gpu=_asks_gpu(data))
+    return summary
+
+
+def _asks_gpu(data: bytes) -> bool:
+    """``notebook.declares_gpu_runtime`` of a notebook's bytes (False: unreadable)."""
+    from torchdevlint.notebook import NotebookError, declares_gpu_runtime, parse_notebook
+    try:
+        return declares_gpu_runtime(parse_notebook(data).document)
+    except NotebookError:
+        return False
 
 
 def rules_for_program(rules: Sequence[type], path: str,
@@ -1442,9 +1540,9 @@ def gpu_only_programs() -> List[Tuple[str, str]]:
     return list(_gpu_only_programs.items())
 
 
-GPU_ONLY_PROGRAMS_NOTE = ("{count} program(s) call a project helper that stops without CUDA, so "
-                          "they are taken for GPU-only and TDL002 (hard-coded CUDA) is off "
-                          "there: {programs}; `require-accelerator = false` in "
+GPU_ONLY_PROGRAMS_NOTE = ("{count} program(s) say in their own code that they run only on a "
+                          "GPU, so they are taken for GPU-only and TDL002 (hard-coded CUDA) is "
+                          "off there: {programs}; `require-accelerator = false` in "
                           "[tool.torchdevlint] (--no-require-accelerator) turns it back on")
 
 

@@ -32,6 +32,15 @@ def method_calls(names: Iterable[str], alternative: str = "") -> Pattern:
     return re.compile(method_call_text(*sorted(names)) + ("|" + alternative if alternative else ""))
 
 
+_GPU_WORDS = re.compile(r"\b(gpus?|cuda)\b", re.IGNORECASE)
+
+
+def names_a_gpu(prose: str) -> bool:
+    """Whether prose (a README, a notebook's markdown) names a GPU or CUDA: what a project or
+    a notebook that never chooses its device says of the machines it runs on."""
+    return _GPU_WORDS.search(prose) is not None
+
+
 def imports_from_torch(source: str) -> bool:
     """Whether the text may hold ``from torch import ...``."""
     return _FROM_TORCH_IMPORT.search(source) is not None

@@ -69,6 +69,14 @@ LEGACY_CONSTRUCTORS = frozenset(f"torch.{name}" for name in LEGACY_TENSOR_TYPES)
 # an exit without CUDA says the program needs it (the builder on LibCST, the project index
 # on ast).
 PROGRAM_STOP_CALLS = frozenset("exit _exit quit abort".split())
+# Packages whose work is done by CUDA kernels and that have no CPU path: a program that
+# imports one unconditionally runs only on an NVIDIA GPU (issue 28). NVIDIA Apex (fused
+# optimizers, amp), FlashAttention, xFormers' attention kernels, bitsandbytes' 8-bit and 4-bit
+# kernels (CUDA-only before its 2024 multi-backend releases), Transformer Engine and MS-AMP
+# (FP8 on Hopper/Ada GPUs), PyCUDA, CuPy (CUDA or ROCm arrays). (Triton kernel modules are
+# the analysis's own case: ``Guards.requires_cuda_throughout``.)
+CUDA_ONLY_PACKAGES = frozenset(
+    "apex flash_attn xformers bitsandbytes transformer_engine msamp pycuda cupy".split())
 # Autograd's entry points (TDL011): the gradients given must be on their outputs' device
 # (qualified name -> the positions and keywords of the outputs and of their gradients).
 GRADIENT_FUNCTIONS = {

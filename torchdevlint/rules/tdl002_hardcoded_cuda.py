@@ -194,9 +194,18 @@ class HardcodedCudaDevice(Rule):
     one of its functions (also dino's `if ...: elif torch.cuda.is_available(): ... else:
     sys.exit(1)`), an NCCL process group (`init_process_group("nccl")`), an import of Triton, or
     an op module of a compiled CUDA extension (mmcv's `ext_module = ext_loader.load_ext(...)`).
-    Nor is a program that calls a project helper which stops without CUDA (dino's
-    `utils.init_distributed_mode(args)`): the run names such programs once, and
-    `require-accelerator = false` turns the rule back on there.
+    Nor is a program of a project whose own code says that it runs only on a GPU: it calls a
+    project helper which stops without CUDA (dino's `utils.init_distributed_mode(args)`); it
+    imports a CUDA-only package at its top level (Apex, FlashAttention, xFormers, bitsandbytes,
+    Transformer Engine, MS-AMP, PyCUDA, CuPy: `torch_api.CUDA_ONLY_PACKAGES`; an import in
+    `try:` is optional and proves nothing); or it is a notebook whose metadata asks for a GPU
+    runtime (Colab's `"accelerator": "GPU"`), whose markdown says so ("Make sure you're running
+    a GPU runtime") or that runs `!nvidia-smi`, and none of whose cells checks for an
+    accelerator or chooses the CPU. The run names such programs once, with the evidence, and
+    `require-accelerator = false` turns the rule back on there. Loading to the CPU
+    (`map_location="cpu"`), moving results there (`.to("cpu")`) and creating a tensor there
+    (`device="cpu"`) are no CPU path: GPU-only programs do all three. Choosing the CPU as the
+    device (`device = "cpu"`, `"cuda" if ... else "cpu"`, an option's default) is one.
     Nor is a Python file beside a `setup.py` that builds a CUDA extension (`CUDAExtension(...)`
     with no `CppExtension` fallback): the extension's wrappers and unit tests run only where CUDA
     is (Swin-Transformer's `kernels/window_process`, Deformable-DETR's `models/ops`). This one
