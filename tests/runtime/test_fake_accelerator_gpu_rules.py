@@ -123,6 +123,15 @@ def test_ctc_loss_takes_targets_and_lengths_from_the_cpu(gpu):
     assert device_of(loss) == gpu and device_of(log_probs.grad) == gpu
 
 
+def test_index_put_moves_its_indices_to_self(gpu):
+    """index_put_ moves the indices to self's device; the values then meet self."""
+    index = (torch.tensor([0, 1], device=gpu),)
+    raises(MIXED, lambda: torch.zeros(3).index_put(index, torch.ones(2, device=gpu)))
+    assert device_of(torch.zeros(3, device=gpu).index_put((index[0].cpu(),), torch.ones(2, device=gpu))) == gpu
+    raises("indices should be either on cpu or on the same device as the indexed tensor (cpu)",
+           lambda: torch.zeros(3)[index])
+
+
 def test_wrapper_names_follow_torchgen(gpu):
     """complex is composite: its out overload's wrapper (C++ name complex_out) checks."""
     raises(guard("imag", "cpu", "cuda:0", "wrapper_CUDA_out_complex_out"),
@@ -152,3 +161,17 @@ def test_the_engine_checks_the_gradients_it_starts_from(gpu):
     # a 0-dim gradient is moved to its output's device
     (grad,) = torch.autograd.grad(y.sum(), x, grad_outputs=torch.tensor(1.0))
     assert device_of(grad) == gpu
+
+
+def test_the_engine_checks_the_gradients_each_node_returns(gpu):
+    """SliceScatterBackward0 hands src the slice of a GPU gradient: the engine refuses it for a
+    CPU src (recorded for slice/select/diagonal/as_strided_scatter and bilinear)."""
+    base = torch.ones(4, 4, device=gpu, requires_grad=True)
+    src = torch.ones(1, 4, requires_grad=True)
+    raises("Function SliceScatterBackward0 returned an invalid gradient at index 1 - expected "
+           "device cpu but got cuda:0",
+           lambda: torch.slice_scatter(base, src, 0, 0, 1).sum().backward())
+    # a 0-dim gradient is moved: a CPU scalar times a GPU tensor trains
+    scale = torch.tensor(2.0, requires_grad=True)
+    (base * scale).sum().backward()
+    assert device_of(scale.grad) == torch.device("cpu") and device_of(base.grad) == gpu

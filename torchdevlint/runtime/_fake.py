@@ -286,14 +286,17 @@ def _guard_check(method, operands):
     return common or CPU
 
 
-def _index_check(operands):
-    """``x[idx]`` and ``x[idx] = v``: indices may stay on the CPU for an accelerator tensor."""
+def _index_check(operands, op):
+    """``x[idx]`` and ``x[idx] = v``: indices may stay on the CPU for an accelerator tensor.
+    Reading (index's meta function) refuses indices on another accelerator; writing
+    (index_put_) moves them to self's device, whatever it is, and then meets the values."""
     self_device = _device_of(operands[0][1])
+    reading = op in ("index", "_unsafe_index")
     rest = []
     for name, tensor, output in operands[1:]:
         device = _device_of(tensor)
         if name == "indices":
-            if device != self_device and device.type != "cpu":
+            if reading and device != self_device and device.type != "cpu":
                 raise RuntimeError("indices should be either on cpu or on the same device as the "
                                    f"indexed tensor ({self_device})")
         else:
@@ -435,7 +438,7 @@ class _DeviceCheck(TorchDispatchMode):
         if kind == "masked":
             return _masked_fill_check(operands)
         if kind == "index":
-            return _index_check(operands)
+            return _index_check(operands, plan.op)
         if kind == "conv":
             return _conv_check(operands, args)
         if kind == "foreach":
@@ -713,9 +716,61 @@ def _plain_call(func, args, kwargs):
     stack = _frame_stack()
     stack.append(_Frame(None, _first_tensor_accelerator(args, kwargs)))
     try:
-        return func(*args, **kwargs)
+        out = func(*args, **kwargs)
     finally:
         stack.pop()
+    if type(out) is torch.Tensor and out.grad_fn is not None:
+        _watch_gradients(out.grad_fn, args, kwargs)
+    return out
+
+
+def _watch_gradients(node, args, kwargs):
+    """Autograd's engine checks each gradient a backward node returns against its input's
+    device (validate_outputs); here every tensor is on the CPU to it. For a call on
+    differentiable tensors of several devices, hooks on the nodes the call made (a composite
+    call makes several: the first few found from its result) do that check for the edges that
+    lead to the call's own arguments."""
+    inputs = [value for value in list(args) + list(kwargs.values())
+              if isinstance(value, torch.Tensor) and value.requires_grad]
+    if len(inputs) < 2:
+        return
+    with _disabled_tf():
+        devices = [_device_of(tensor) for tensor in inputs]
+        if all(device == devices[0] for device in devices):
+            return
+        sources = [tensor.grad_fn for tensor in inputs]
+        waiting, seen = [node], 0
+        while waiting and seen < _NODES_WATCHED:
+            current = waiting.pop()
+            seen += 1
+            expected = {}
+            for index, (edge, number) in enumerate(current.next_functions):
+                if edge is None:
+                    continue
+                for tensor, source, device in zip(inputs, sources, devices):
+                    if (source is None and getattr(edge, "variable", None) is tensor) or (
+                            source is not None and edge is source and tensor.output_nr == number):
+                        expected[index] = device
+                        break
+                else:
+                    if not hasattr(edge, "variable"):
+                        waiting.append(edge)  # a node the call made on the way
+            if expected:
+                current.register_hook(functools.partial(_check_node_gradients,
+                                                        type(current).__name__, expected))
+
+
+_NODES_WATCHED = 16
+
+
+def _check_node_gradients(name, expected, grad_inputs, grad_outputs):
+    checked = list(grad_inputs)
+    for index, device in expected.items():
+        grad = grad_inputs[index] if index < len(grad_inputs) else None
+        if grad is not None:
+            checked[index] = _gradient_on(grad, device, index, name)
+    changed = any(new is not old for new, old in zip(checked, grad_inputs))
+    return tuple(checked) if changed else None
 
 
 _DEVICE_GET = torch.Tensor.device.__get__
@@ -1121,14 +1176,22 @@ def _checked_gradients(outputs, grads):
     checked = []
     for index, (output, grad) in enumerate(zip(outputs, grads)):
         if isinstance(output, torch.Tensor) and isinstance(grad, torch.Tensor):
-            expected, found = device_of(output), device_of(grad)
-            if expected != found:
-                if grad.dim() != 0:
-                    raise RuntimeError(f"invalid gradient at index {index} - expected device "
-                                       f"{expected} but got {found}")
-                grad = _copy_to(grad, expected)
+            grad = _gradient_on(grad, device_of(output), index, "")
         checked.append(grad)
     return type(grads)(checked) if isinstance(grads, (tuple, list)) else grads
+
+
+def _gradient_on(grad, device, index, node_name):
+    """validate_outputs: a gradient on another device than its input is an error, but for a
+    0-dim one, which is moved there."""
+    found = device_of(grad)
+    if found == device:
+        return grad
+    if grad.dim() != 0:
+        prefix = f"Function {node_name} returned an " if node_name else ""
+        raise RuntimeError(f"{prefix}invalid gradient at index {index} - expected device {device} "
+                           f"but got {found}")
+    return _copy_to(grad, device)
 
 
 def _translate_on_stack(mode) -> bool:
