@@ -192,6 +192,7 @@ class _Plan:
 
 # torch.tensor(data, ...) builds its tensor in C++ and lifts it: a new tensor, like a factory's
 _LIFTS = {"lift_fresh", "lift_fresh_copy", "lift"}
+# where a composite op is sent to run its parts (its CPU kernel: the composite one)
 _CPU_KEYS = torch._C.DispatchKeySet(torch._C.DispatchKey.CPU)
 
 # Arguments that a GPU kernel takes on the CPU (and outputs it returns there).
