@@ -128,9 +128,15 @@ def test_rnn_and_conv_messages(gpu):
                                            "found input tensor at cuda:0 and hidden tensor at cpu$"):
         lstm(torch.randn(5, 2, 4, device=gpu), (torch.zeros(1, 2, 3), torch.zeros(1, 2, 3)))
     conv = nn.Conv2d(1, 2, 3).to(gpu)
-    with pytest.raises(RuntimeError, match=r"^Input type \(torch.FloatTensor\) and weight type "
-                                           r"\(torch.cuda.FloatTensor\) should be the same"):
+    # a CPU input: the GPU runs its native slow convolution (recorded on an H200, data/gpu/)
+    with pytest.raises(RuntimeError, match=r"^Expected all tensors to be on the same device, but "
+                                           r"got weight is on cuda:0, different from other tensors "
+                                           r"on cpu \(when checking argument in method "
+                                           r"wrapper_CUDA___slow_conv2d_forward\)$"):
         conv(torch.randn(1, 1, 5, 5))
+    with pytest.raises(RuntimeError, match=r"^Input type \(torch.cuda.FloatTensor\) and weight "
+                                           r"type \(torch.FloatTensor\) should be the same$"):
+        nn.Conv2d(1, 2, 3)(torch.randn(1, 1, 5, 5, device=gpu))
 
 
 def test_packed_sequences_keep_their_sizes_on_the_cpu(gpu):

@@ -24,13 +24,6 @@ GPU = json.loads(RECORDING.read_text(encoding="utf-8"))
 
 # Cases where the pretend accelerator does not (yet) end as the GPU did, and why.
 KNOWN_DIFFERENCES = {
-    # masked_fill's CUDA kernel checks self and mask itself, with its own words; the pretend
-    # accelerator raises TensorIterator's message
-    "fixtures/TDL005/positive/causal_mask.py": "masked_fill's own device check",
-    "fixtures/TDL007/positive/causal_mask.py": "masked_fill's own device check",
-    # autograd's engine checks a gradient's device against its output's before the backward
-    # runs; the pretend accelerator lets the CPU gradient through and the backward's mm fails
-    "fixtures/TDL011/positive/gradient_penalty.py": "autograd's check of the gradient's device",
 }
 
 

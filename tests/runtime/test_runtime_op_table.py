@@ -24,12 +24,20 @@ def test_the_table_is_generated_from_this_torch():
     table = op_table(yaml.safe_load(native_functions_path().read_text(encoding="utf-8")))
     assert frozenset(table["no_check"]) == _op_table.NO_CHECK
     assert frozenset(table["structured"]) == _op_table.STRUCTURED
+    assert frozenset(table["composite"]) == _op_table.COMPOSITE
 
 
 def test_the_generator_reads_device_check_and_structured():
     entries = [{"func": "add.Tensor(Tensor self, Tensor other) -> Tensor", "device_check": "NoCheck",
                 "structured_delegate": "add.out"},
-               {"func": "addmm(Tensor self, Tensor mat1, Tensor mat2) -> Tensor"}]
+               {"func": "addmm(Tensor self, Tensor mat1, Tensor mat2) -> Tensor",
+                "dispatch": {"CPU, CUDA": "addmm"}},
+               {"func": "mv(Tensor self, Tensor vec) -> Tensor",
+                "dispatch": {"CompositeExplicitAutograd": "mv", "SparseCPU, SparseCUDA": "mv_sparse"}},
+               {"func": "inner(Tensor self, Tensor other) -> Tensor"},
+               {"func": "resize_as_(Tensor(a!) self, Tensor the_template) -> Tensor(a!)",
+                "dispatch": {"CompositeExplicitAutograd": "resize_as_"}, "autogen": "resize_as, resize_as.out"}]
     table = op_table(entries)
-    assert table == {"no_check": ["add.Tensor"], "structured": ["add.Tensor"]}
+    assert table == {"no_check": ["add.Tensor"], "structured": ["add.Tensor"],
+                     "composite": ["inner", "mv", "resize_as", "resize_as.out", "resize_as_"]}
     assert "NO_CHECK = frozenset({\n    'add.Tensor',\n})" in render(table, "a test")

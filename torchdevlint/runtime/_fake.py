@@ -30,7 +30,7 @@ import torch
 from torch.overrides import TorchFunctionMode
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from torchdevlint.runtime._op_table import NO_CHECK, STRUCTURED
+from torchdevlint.runtime._op_table import COMPOSITE, NO_CHECK, STRUCTURED
 
 # pytest leaves this module's frames out of tracebacks (the plugin drops them elsewhere too)
 __tracebackhide__ = True
@@ -143,7 +143,7 @@ def _frame_stack() -> list:
 class _Plan:
     """How to check one aten overload: its argument names, the kind of check and the returns
     that alias an input (those keep the input's device)."""
-    __slots__ = ("names", "kind", "method", "aliased", "op")
+    __slots__ = ("names", "kind", "method", "aliased", "op", "written")
 
     def __init__(self, func):
         schema = func._schema
@@ -153,10 +153,13 @@ class _Plan:
         self.names = [argument.name for argument in schema.arguments]
         self.aliased = {index for index, ret in enumerate(schema.returns)
                         if ret.alias_info is not None}
+        # arguments the op writes (``self`` of an in-place op): TensorIterator's outputs
+        self.written = frozenset(argument.name for argument in schema.arguments
+                                 if argument.alias_info is not None and argument.alias_info.is_write)
         if self.op in ("copy_", "_copy_from", "_copy_from_and_resize", "_to_copy", "to",
                        "set_", "lift_fresh", "lift_fresh_copy", "lift", "_has_compatible_shallow_copy_type",
                        "_local_scalar_dense", "_pin_memory", "is_pinned", "record_stream",
-                       "_make_dep_token", "_assert_async", "equal", "is_same_size", "detach",
+                       "_make_dep_token", "_assert_async", "is_same_size", "detach",
                        "alias", "_reshape_alias", "view", "_unsafe_view", "empty_like"):
             self.kind = "free"
         elif self.op in ("index", "index_put", "index_put_", "_index_put_impl_", "_unsafe_index",
@@ -168,17 +171,29 @@ class _Plan:
             self.kind = "foreach"
         elif self.op in _CPU_ARGUMENTS:
             self.kind = "cpu-args"
-        elif full in NO_CHECK or self.op in NO_CHECK:
+        elif self.op == "masked_fill_":
+            self.kind = "masked"
+        elif full in COMPOSITE:
+            self.kind = "composite"
+        elif full in NO_CHECK:
             self.kind = "iter"
         else:
             self.kind = "guard"
-        wrapper = self.op if (full in STRUCTURED or f"{self.op}.out" in STRUCTURED) \
-            else f"{'' if overload == 'default' else overload}_{self.op}"
+        # torchgen's names: a structured kernel's wrapper is named after the functional
+        # overload (clamp_min.Tensor: clamp_min_Tensor), any other after overload and C++ name
+        # (equal: _equal, complex.out: out_complex_out)
+        if full in STRUCTURED:
+            wrapper = self.op if overload == "default" else f"{self.op}_{overload}"
+        else:
+            cpp = self.op + ("_out" if any(argument.is_out for argument in schema.arguments) else "")
+            wrapper = f"{'' if overload == 'default' else overload}_{cpp}"
         self.method = f"wrapper_CUDA_{wrapper}"
 
 
 # torch.tensor(data, ...) builds its tensor in C++ and lifts it: a new tensor, like a factory's
 _LIFTS = {"lift_fresh", "lift_fresh_copy", "lift"}
+# where a composite op is sent to run its parts (its CPU kernel: the composite one)
+_CPU_KEYS = torch._C.DispatchKeySet(torch._C.DispatchKey.CPU)
 
 # Arguments that a GPU kernel takes on the CPU (and outputs it returns there).
 _CPU_ARGUMENTS = {
@@ -189,6 +204,10 @@ _CPU_ARGUMENTS = {
     "rnn_tanh": ({"batch_sizes"}, set()),
     "rnn_relu": ({"batch_sizes"}, set()),
     "_amp_update_scale_": (set(), set()),
+    # ctc_loss moves the targets to the log_probs' device itself (LossCTC.cpp) and reads the
+    # lengths on the host
+    "_ctc_loss": ({"targets", "input_lengths", "target_lengths"}, set()),
+    "_ctc_loss_backward": ({"targets", "input_lengths", "target_lengths"}, set()),
 }
 
 
@@ -221,24 +240,39 @@ def _mismatch(common, other) -> RuntimeError:
                         f"devices, {common} and {other}!")
 
 
-def _iter_check(operands):
+def _iter_check(operands, written=frozenset()):
     """TensorIterator's rule (compute_types): the common device is the first one that is not
-    the CPU, and every operand must be on it, except CPU scalars (0-dim CPU inputs); so the
-    message names the accelerator first, whichever operand came first."""
+    the CPU, and every operand must be on it, except CPU scalars (0-dim CPU inputs, not
+    outputs: an in-place op's ``self`` is one); so the message names the accelerator first,
+    whichever operand came first."""
     devices = [_device_of(tensor) for _, tensor, _ in operands]
     common = next((device for device in devices if device.type != "cpu"), CPU)
     if common.type == "cpu":
         return CPU
-    for (_, tensor, output), device in zip(operands, devices):
+    for (name, tensor, output), device in zip(operands, devices):
         if device == common:
             continue
-        if device.type == "cpu" and not output and tensor.dim() == 0:
+        if device.type == "cpu" and not output and name not in written and tensor.dim() == 0:
             continue
         raise _mismatch(common, device)
     return common
 
 
-def _guard_check(plan, operands):
+def _masked_fill_check(operands):
+    """masked_fill_'s GPU kernel checks its arguments itself (Indexing.cu), value first."""
+    named = {name: _device_of(tensor) for name, tensor, _ in operands}
+    device = named["self"]
+    value = named.get("value")
+    if value is not None and value != device and value.type != "cpu":
+        raise RuntimeError("masked_fill_: Expected inputs to be on same device")
+    mask = named.get("mask", device)
+    if mask != device:
+        raise RuntimeError("expected self and mask to be on the same device, but got mask on "
+                           f"{mask} and self on {device}")
+    return device
+
+
+def _guard_check(method, operands):
     """The device guard's rule (check_and_update_common_device): every tensor argument on the
     device of the first one."""
     common = None
@@ -249,18 +283,21 @@ def _guard_check(plan, operands):
         elif device != common:
             raise RuntimeError(f"Expected all tensors to be on the same device, but got {name} is "
                                f"on {device}, different from other tensors on {common} (when "
-                               f"checking argument in method {plan.method})")
+                               f"checking argument in method {method})")
     return common or CPU
 
 
-def _index_check(operands):
-    """``x[idx]`` and ``x[idx] = v``: indices may stay on the CPU for an accelerator tensor."""
+def _index_check(operands, op):
+    """``x[idx]`` and ``x[idx] = v``: indices may stay on the CPU for an accelerator tensor.
+    Reading (index's meta function) refuses indices on another accelerator; writing
+    (index_put_) moves them to self's device, whatever it is, and then meets the values."""
     self_device = _device_of(operands[0][1])
+    reading = op in ("index", "_unsafe_index")
     rest = []
     for name, tensor, output in operands[1:]:
         device = _device_of(tensor)
         if name == "indices":
-            if device != self_device and device.type != "cpu":
+            if reading and device != self_device and device.type != "cpu":
                 raise RuntimeError("indices should be either on cpu or on the same device as the "
                                    f"indexed tensor ({self_device})")
         else:
@@ -268,10 +305,43 @@ def _index_check(operands):
     return _iter_check([operands[0]] + rest)
 
 
-def _conv_check(operands):
+_DECOMPOSE = object()  # a composite op on tensors of several devices: run its parts one by one
+
+
+def _block_diag_check(operands):
+    first = _device_of(operands[0][1])
+    for index, (_, tensor, _) in enumerate(operands[1:], 1):
+        device = _device_of(tensor)
+        if device != first:
+            raise RuntimeError("torch.block_diag: input tensors must all be on the same device. "
+                               f"Input 0 is on device {first} and input {index} is on device {device}")
+
+
+# Composite ops whose kernel checks the devices itself before its parts run (it reads
+# tensor.device(), which C++ sees as the CPU here)
+_OWN_CHECKS = {"block_diag": _block_diag_check}
+
+
+# the native kernel a GPU runs for a CPU input (no cuDNN for it): (transposed, 2 or 3 spatial
+# dimensions, a 1-d convolution being a 2-d one) -> its wrapper
+_SLOW_CONV = {(False, 2): "wrapper_CUDA___slow_conv2d_forward",
+              (True, 2): "wrapper_CUDA_slow_conv_transpose2d",
+              (True, 3): "wrapper_CUDA__slow_conv_transpose3d"}
+
+
+def _conv_check(operands, args):
     named = {name: tensor for name, tensor, _ in operands}
     source = named.get("input")
     device = _device_of(source)
+    weight = named.get("weight")
+    if device.type == "cpu" and weight is not None:
+        # the GPU kernel takes the call (weight is there) and, for a CPU input, picks its
+        # native slow convolution, whose device guard names the first other argument
+        transposed = bool(args[6]) if len(args) > 6 else False
+        method = _SLOW_CONV.get((transposed, max(weight.dim() - 2, 2)))
+        if method is not None:
+            _guard_check(method, [("self", source, False)] + [
+                (name, named[name], False) for name in ("weight", "bias") if name in named])
     for name in ("weight", "bias"):
         other = named.get(name)
         if other is None:
@@ -312,11 +382,28 @@ class _DeviceCheck(TorchDispatchMode):
         kwargs = kwargs or {}
         with _disabled_tf():
             device = self._output_device(func, args, kwargs)
+            if device is _DECOMPOSE:
+                return self._decomposed(func, args, kwargs)
             out = func(*args, **kwargs)
             if device is not None and device.type != "cpu":
                 plan = _plan(func)
                 self._tag_outputs(out, device, plan.aliased, plan.op)
         return out
+
+    def _decomposed(self, func, args, kwargs):
+        """A composite op (no GPU kernel of its own, so no device check of its own) whose
+        tensors are on several devices: its CPU kernel, the same C++ as on a GPU, runs with this
+        mode back on, so that each op it is made of is checked (and tags what it makes) as on
+        a GPU. The tensors it allocates come from its first tensor's options (``at::empty({0},
+        self.options())``, the idiom of ATen's composites)."""
+        first = next(tensor for _, tensor, _ in _operands(_plan(func), args, kwargs))
+        stack = _frame_stack()
+        stack.append(_Frame(None, _device_of(first)))
+        try:
+            with self:
+                return func.redispatch(_CPU_KEYS, *args, **kwargs)
+        finally:
+            stack.pop()
 
     @staticmethod
     def _output_device(func, args, kwargs):
@@ -339,18 +426,28 @@ class _DeviceCheck(TorchDispatchMode):
         kind = plan.kind
         if kind == "free":
             return _device_of(operands[0][1])
+        if kind == "composite":
+            first = _device_of(operands[0][1])
+            if all(_device_of(tensor) == first for _, tensor, _ in operands):
+                return first
+            own = _OWN_CHECKS.get(plan.op)
+            if own is not None:
+                own(operands)
+            return _DECOMPOSE
         if kind == "iter":
-            return _iter_check(operands)
+            return _iter_check(operands, plan.written)
+        if kind == "masked":
+            return _masked_fill_check(operands)
         if kind == "index":
-            return _index_check(operands)
+            return _index_check(operands, plan.op)
         if kind == "conv":
-            return _conv_check(operands)
+            return _conv_check(operands, args)
         if kind == "foreach":
             return _foreach_check(args, kwargs, plan)
         if kind == "cpu-args":
             allowed, _ = _CPU_ARGUMENTS[plan.op]
-            return _guard_check(plan, [op for op in operands if op[0] not in allowed])
-        return _guard_check(plan, operands)
+            return _guard_check(plan.method, [op for op in operands if op[0] not in allowed])
+        return _guard_check(plan.method, operands)
 
     @staticmethod
     def _tag_outputs(out, device, aliased, op):
@@ -418,6 +515,17 @@ def _first_accelerator(args, kwargs):
                     device = _storage_device(item)
                     if device is not None:
                         return device
+    return None
+
+
+def _first_tensor_accelerator(args, kwargs):
+    """The accelerator of a call's first tensor argument, None if that one is on the CPU: what
+    C++ allocates inside the call comes from it (``at::empty({0}, self.options())``)."""
+    for value in list(args) + list(kwargs.values()):
+        if isinstance(value, (list, tuple)):
+            value = next((item for item in value if isinstance(item, torch.Tensor)), None)
+        if isinstance(value, torch.Tensor):
+            return _storage_device(value)
     return None
 
 
@@ -589,17 +697,81 @@ def _host_outputs(*indices):
     return call
 
 
+def _tensor_split(func, args, kwargs):
+    """tensor_split reads a tensor of split points on the host and says so (TensorShape.cpp)."""
+    points = args[1] if len(args) > 1 else kwargs.get("tensor_indices_or_sections",
+                                                      kwargs.get("indices_or_sections"))
+    if isinstance(points, torch.Tensor):
+        device = device_of(points)
+        if device.type != "cpu":
+            raise RuntimeError("tensor_split expected tensor_indices_or_sections to be on cpu, but "
+                               f"it's on {device}")
+    return _plain_call(func, args, kwargs)
+
+
 def _untranslated(func, args, kwargs):
     return func(*args, **kwargs)
 
 
 def _plain_call(func, args, kwargs):
     stack = _frame_stack()
-    stack.append(_Frame(None, _first_accelerator(args, kwargs)))
+    stack.append(_Frame(None, _first_tensor_accelerator(args, kwargs)))
     try:
-        return func(*args, **kwargs)
+        out = func(*args, **kwargs)
     finally:
         stack.pop()
+    if type(out) is torch.Tensor and out.grad_fn is not None:
+        _watch_gradients(out.grad_fn, args, kwargs)
+    return out
+
+
+def _watch_gradients(node, args, kwargs):
+    """Autograd's engine checks each gradient a backward node returns against its input's
+    device (validate_outputs); here every tensor is on the CPU to it. For a call on
+    differentiable tensors of several devices, hooks on the nodes the call made (a composite
+    call makes several: the first few found from its result) do that check for the edges that
+    lead to the call's own arguments."""
+    inputs = [value for value in list(args) + list(kwargs.values())
+              if isinstance(value, torch.Tensor) and value.requires_grad]
+    if len(inputs) < 2:
+        return
+    with _disabled_tf():
+        devices = [_device_of(tensor) for tensor in inputs]
+        if all(device == devices[0] for device in devices):
+            return
+        sources = [tensor.grad_fn for tensor in inputs]
+        waiting, seen = [node], 0
+        while waiting and seen < _NODES_WATCHED:
+            current = waiting.pop()
+            seen += 1
+            expected = {}
+            for index, (edge, number) in enumerate(current.next_functions):
+                if edge is None:
+                    continue
+                for tensor, source, device in zip(inputs, sources, devices):
+                    if (source is None and getattr(edge, "variable", None) is tensor) or (
+                            source is not None and edge is source and tensor.output_nr == number):
+                        expected[index] = device
+                        break
+                else:
+                    if not hasattr(edge, "variable"):
+                        waiting.append(edge)  # a node the call made on the way
+            if expected:
+                current.register_hook(functools.partial(_check_node_gradients,
+                                                        type(current).__name__, expected))
+
+
+_NODES_WATCHED = 16
+
+
+def _check_node_gradients(name, expected, grad_inputs, grad_outputs):
+    checked = list(grad_inputs)
+    for index, device in expected.items():
+        grad = grad_inputs[index] if index < len(grad_inputs) else None
+        if grad is not None:
+            checked[index] = _gradient_on(grad, device, index, name)
+    changed = any(new is not old for new, old in zip(checked, grad_inputs))
+    return tuple(checked) if changed else None
 
 
 _DEVICE_GET = torch.Tensor.device.__get__
@@ -623,6 +795,8 @@ def _special_functions() -> dict:
         torch._C._nn._parse_to: _untranslated,
         torch._pack_padded_sequence: _host_outputs(1),
         torch._pad_packed_sequence: _host_outputs(1),
+        torch.tensor_split: _tensor_split,
+        torch.Tensor.tensor_split: _tensor_split,
         torch.lstm: _rnn,
         torch.gru: _rnn,
         torch.rnn_tanh: _rnn,
@@ -985,13 +1159,40 @@ def _autograd_patches() -> dict:
     if original is None:
         return {}
 
-    def run_backward(*args, **kwargs):
+    def run_backward(outputs, grads=None, *args, **kwargs):
+        if grads is not None:
+            grads = _checked_gradients(outputs, grads)
         translate = _modes[0] if _modes else None
         if translate is None or _translate_on_stack(translate):
-            return original(*args, **kwargs)
+            return original(outputs, grads, *args, **kwargs)
         with translate:
-            return original(*args, **kwargs)
+            return original(outputs, grads, *args, **kwargs)
     return {(torch.autograd, "_engine_run_backward"): run_backward}
+
+
+def _checked_gradients(outputs, grads):
+    """The engine's check of the gradients it starts from (validate_outputs in
+    torch/csrc/autograd/engine.cpp): each on its output's device, but for a 0-dim one, which
+    it moves there."""
+    checked = []
+    for index, (output, grad) in enumerate(zip(outputs, grads)):
+        if isinstance(output, torch.Tensor) and isinstance(grad, torch.Tensor):
+            grad = _gradient_on(grad, device_of(output), index, "")
+        checked.append(grad)
+    return type(grads)(checked) if isinstance(grads, (tuple, list)) else grads
+
+
+def _gradient_on(grad, device, index, node_name):
+    """validate_outputs: a gradient on another device than its input is an error, but for a
+    0-dim one, which is moved there."""
+    found = device_of(grad)
+    if found == device:
+        return grad
+    if grad.dim() != 0:
+        prefix = f"Function {node_name} returned an " if node_name else ""
+        raise RuntimeError(f"{prefix}invalid gradient at index {index} - expected device {device} "
+                           f"but got {found}")
+    return _copy_to(grad, device)
 
 
 def _translate_on_stack(mode) -> bool:
