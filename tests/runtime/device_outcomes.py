@@ -51,10 +51,10 @@ def digest(path: Path) -> str:
     return sha.hexdigest()[:16]
 
 
-def gpu_cases() -> list:
+def gpu_cases(stand_ins=COMPARED_STAND_INS) -> list:
     """(rule, path) of every proof fixture that runs on a GPU machine."""
     return [(rule, path) for rule, path in positive_fixtures()
-            if rule in PROOFS and PROOFS[rule].cuda_stand_in in COMPARED_STAND_INS]
+            if rule in PROOFS and PROOFS[rule].cuda_stand_in in stand_ins]
 
 
 def record_case(rule: str, path: Path) -> dict:
@@ -77,7 +77,7 @@ def environment(pretend: bool) -> dict:
     return info
 
 
-def record(pretend: bool, cases=None) -> dict:
+def record(pretend: bool, cases=None, stand_ins=COMPARED_STAND_INS) -> dict:
     if not pretend and not cuda_available():
         raise SystemExit("no CUDA device is visible: record --pretend, or run this on a GPU")
     context = contextlib.nullcontext()
@@ -86,7 +86,7 @@ def record(pretend: bool, cases=None) -> dict:
         context = fake_accelerator("cuda")
     with context:
         outcomes = {case_name(path): record_case(rule, path)
-                    for rule, path in (gpu_cases() if cases is None else cases)}
+                    for rule, path in (gpu_cases(stand_ins) if cases is None else cases)}
         return {"environment": environment(pretend), "outcomes": outcomes}
 
 
@@ -115,13 +115,23 @@ def main(argv=None) -> int:
     commands = parser.add_subparsers(dest="command", required=True)
     rec = commands.add_parser("record", help="run every case here and write the outcomes")
     rec.add_argument("--pretend", action="store_true", help="on the pretend accelerator")
+    rec.add_argument("--stand-in", action="append", choices=COMPARED_STAND_INS,
+                     help="only the cases of this stand-in (\"no-cuda\" starts a process a case "
+                          "on a GPU machine: minutes)")
+    rec.add_argument("--update", action="store_true",
+                     help="replace these cases in OUTPUT and keep the others recorded there")
     rec.add_argument("output", type=Path)
     cmp_ = commands.add_parser("compare", help="list the cases whose outcomes differ")
     cmp_.add_argument("reference", type=Path)
     cmp_.add_argument("other", type=Path)
     args = parser.parse_args(argv)
     if args.command == "record":
-        result = record(args.pretend)
+        result = record(args.pretend, stand_ins=tuple(args.stand_in or COMPARED_STAND_INS))
+        if args.update and args.output.exists():
+            kept = json.loads(args.output.read_text(encoding="utf-8"))
+            if kept["environment"] != result["environment"]:
+                raise SystemExit(f"{args.output} was recorded on {kept['environment']}, not here")
+            result["outcomes"] = dict(kept["outcomes"], **result["outcomes"])
         args.output.write_text(json.dumps(result, indent=1, sort_keys=True) + "\n", encoding="utf-8")
         failed = sum(1 for entry in result["outcomes"].values() if entry["flagged"]["error_type"])
         ran = sum(1 for entry in result["outcomes"].values() if not entry["fixed"]["error_type"])
