@@ -202,6 +202,9 @@ def test_hook_on_a_changed_file_sees_the_rest_of_the_project(tmp_path, hook_repo
       ("metrics.py", 14, "TDL011", "as main.py:19 does")}),
     ("buffer_moved", ("model.py",), {("model.py", 9, "TDL005", "train.py:6")}),
     ("gpu_only", ("train.py", "model.py"), {("train.py", 10, "TDL003", "map_location")}),
+    # train.py calls distributed.py's helper, which stops without CUDA: GPU-only
+    ("program_stops_without_cuda", ("train.py", "evaluate.py"),
+     {("evaluate.py", 8, "TDL002", "hard-codes the CUDA device")}),
 ])
 def test_hook_on_changed_files_gets_the_cross_file_findings(tmp_path, hook_repo, pre_commit_home,
                                                            name, changed, expected):
@@ -219,4 +222,5 @@ def test_hook_on_changed_files_gets_the_cross_file_findings(tmp_path, hook_repo,
     assert found == {item[:3] for item in expected}, result.stdout
     for file, line, code, words in expected:
         assert any(row.startswith(f"{file}:{line}:") and words in row for row in rows), rows
-    assert result.stdout.count("taken for GPU-only") == (name == "gpu_only")
+    assert result.stdout.count("taken for GPU-only") == (name in ("gpu_only",
+                                                                  "program_stops_without_cuda"))

@@ -23,6 +23,8 @@ costs a fraction of its lint), and holds only what another file may ask:
   that call on (``gpu_only_program``);
 - ``entry_calls``: the calls that statements of the module or of its top-level functions
   make as a whole, with their line (where such a helper is called).
+- ``names_cuda``: whether the file's bytes name CUDA at all (``gpu_only_program`` asks it
+  first: the summary answers it without reading the file again).
 
 Summaries are cached by file content (``index-<salt>/`` under the result cache's directory,
 salted as the result cache is); the project's table of files (path, size, mtime, content
@@ -52,7 +54,7 @@ from typing import Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 
 from torchdevlint import torch_api as api
 
-_FORMAT = 3
+_FORMAT = 4
 ROOT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
 _SUFFIXES = (".py", ".ipynb")
 # Directories no project file lives in (virtual environments, caches, build output).
@@ -817,6 +819,10 @@ class ProjectIndex:
     def _write_table(self) -> None:
         if self.directory is None:
             return
+        self._mark_cache_dir()
+        self._write_json(self._table_path(), {"files": self.files, "summaries": self.summaries})
+
+    def _mark_cache_dir(self) -> None:
         base = os.path.dirname(self.directory)
         try:  # the result cache's markers where the cache lives (``Cache.prepare``)
             os.makedirs(base, exist_ok=True)
@@ -826,7 +832,6 @@ class ProjectIndex:
                     self._write_json_text(os.path.join(base, name), text)
         except OSError:
             pass
-        self._write_json(self._table_path(), {"files": self.files, "summaries": self.summaries})
 
     @staticmethod
     def _write_json_text(path: str, text: str) -> None:
@@ -1033,8 +1038,13 @@ class ProjectIndex:
 
 
 def _summarise_data(item) -> dict:
+    """The summary of a file's bytes: ``summarize`` of its text, and ``names_cuda`` (its bytes
+    name CUDA: what ``gpu_only_program`` asks before anything else). The one read and the one
+    parse a file costs the index and the GPU-only questions, cached by content."""
     relpath, data = item
-    return summarize(_source_of(relpath, data))
+    summary = summarize(_source_of(relpath, data))
+    summary["names_cuda"] = b"cuda" in data
+    return summary
 
 
 def _cache_dir_name() -> str:
@@ -1301,11 +1311,8 @@ def _has_cpu_path(root: str) -> bool:
     if known is None:
         known = False
         for relpath in _project_files(Path(root)):
-            try:
-                data = (Path(root) / relpath).read_bytes()
-            except OSError:
-                continue
-            if len(data) <= _MAX_FILE_BYTES and summarize(_source_of(relpath, data))["cpu_path"]:
+            summary = _file_summary(os.path.join(root, relpath))
+            if summary is not None and summary["cpu_path"]:
                 known = True
                 break
         _cpu_paths[root] = known
@@ -1331,20 +1338,15 @@ def gpu_only_program(path: str) -> Optional[str]:
     that stops the program without CUDA (``Summary["stops"]``: dino's
     ``utils.init_distributed_mode(args)``, which ``sys.exit(1)``s without a GPU). Asked only
     of a project's files that name CUDA (what TDL002 could report); the helper's module is
-    found from the file system (``_module_file``) and summarised alone: no index is built."""
+    found from the file system (``_module_file``). The summaries are the index's where it is
+    loaded, else read and summarised alone (``_file_summary``): no index is built."""
     if not enabled() or not path or path in ("-", "stdin"):
         return None
     root = root_of_path(path)
     if not _is_project(root):
         return None
-    try:
-        with open(path, "rb") as handle:
-            if b"cuda" not in handle.read(_MAX_FILE_BYTES + 1):
-                return None
-    except OSError:
-        return None
     summary = _file_summary(path)
-    if summary is None:
+    if summary is None or not summary.get("names_cuda"):
         return None
     for qualified in _entry_callees(summary):
         if not may_define(path, qualified):
@@ -1399,17 +1401,32 @@ def _module_file(path: str, root: str, module: str) -> Optional[str]:
 
 
 def _file_summary(path: str) -> Optional[dict]:
-    """The summary of one file, read now and kept while it is unchanged (None: unreadable or
-    too large)."""
+    """The summary of one file (None: unreadable or too large): its project index's when
+    that index is loaded and holds the file (no read, no parse: a warm command-line run asks
+    this of every file); else read once and taken from the index's cache of summaries by
+    content, or summarised and put there (``_summary_of``), so that the index built later
+    (flake8, pre-commit and the editor ask before it) parses it no second time."""
+    full = os.path.abspath(path)
+    root = root_of_path(full)
+    with _LOCK:
+        index = _INDEXES.get(root)
+        if index is not None:
+            index.refresh(_settings["jobs"])  # (as ``index_for``: within its stamp, nothing)
+    if index is not None and full.startswith(index.root_text):
+        entry = index.files.get(full[len(index.root_text):])
+        if entry is not None:
+            return index.summaries.get(entry[2]) if entry[0] <= _MAX_FILE_BYTES else None
     try:
-        stat = os.stat(path)
+        stat = os.stat(full)
     except OSError:
         return None
-    return _summary_of(os.path.abspath(path), stat.st_mtime_ns, stat.st_size)
+    return _summary_of(full, root, stat.st_mtime_ns, stat.st_size)
 
 
 @lru_cache(maxsize=4096)
-def _summary_of(path: str, mtime: int, size: int) -> Optional[dict]:
+def _summary_of(path: str, root: str, mtime: int, size: int) -> Optional[dict]:
+    """(kept while the file is unchanged: a helper module is asked by every program that
+    calls it)"""
     if size > _MAX_FILE_BYTES:
         return None
     try:
@@ -1417,7 +1434,16 @@ def _summary_of(path: str, mtime: int, size: int) -> Optional[dict]:
             data = handle.read()
     except OSError:
         return None
-    return summarize(_source_of(path, data))
+    digest = hashlib.sha256(data).hexdigest()
+    store = _new_index(root)
+    entry = store._entry(digest) if store.directory is not None else None
+    summary = store._read_json(entry) if entry is not None else None
+    if not isinstance(summary, dict):
+        summary = _summarise_data((path, data))
+        if entry is not None:
+            store._mark_cache_dir()
+            store._write_json(entry, summary)
+    return summary
 
 
 def rules_for_program(rules: Sequence[type], path: str,
@@ -1534,3 +1560,4 @@ def forget() -> None:
         _cpu_paths.clear()
         documents_a_gpu.cache_clear()
         _is_project.cache_clear()
+        _summary_of.cache_clear()
