@@ -551,7 +551,7 @@ def test_without_a_loaded_index_the_gpu_only_question_shares_the_summary_cache(t
     from torchdevlint.rules import ALL_RULES
     root = copy_project("program_stops_without_cuda", tmp_path)
     monkeypatch.setattr(project_index, "_settings", dict(project_index._settings))
-    project_index.configure(cache_dir=tmp_path / "cache", stamp=float("inf"))
+    project_index.configure(cache_dir=tmp_path / "cache", use_cache=True, stamp=float("inf"))
     reads, parses, files = _count_reads_and_parses(monkeypatch, root)
     rules = project_index.rules_for_program(ALL_RULES, str(root / "train.py"))
     assert "TDL002" in {rule.code for rule in ALL_RULES} - {rule.code for rule in rules}
