@@ -204,6 +204,9 @@ def test_hook_on_a_changed_file_sees_the_rest_of_the_project(tmp_path, hook_repo
     ("gpu_only", ("train.py", "model.py"), {("train.py", 10, "TDL003", "map_location")}),
     ("program_gpu_evidence", ("fp8_benchmark.py", "fused_adam.py"),
      {("fused_adam.py", 10, "TDL002", "hard-codes the CUDA device")}),
+    # train.py calls distributed.py's helper, which stops without CUDA: GPU-only
+    ("program_stops_without_cuda", ("train.py", "evaluate.py"),
+     {("evaluate.py", 8, "TDL002", "hard-codes the CUDA device")}),
 ])
 def test_hook_on_changed_files_gets_the_cross_file_findings(tmp_path, hook_repo, pre_commit_home,
                                                            name, changed, expected):
@@ -222,4 +225,5 @@ def test_hook_on_changed_files_gets_the_cross_file_findings(tmp_path, hook_repo,
     for file, line, code, words in expected:
         assert any(row.startswith(f"{file}:{line}:") and words in row for row in rows), rows
     assert result.stdout.count("taken for GPU-only") == (name in ("gpu_only",
-                                                                  "program_gpu_evidence"))
+                                                                  "program_gpu_evidence",
+                                                                  "program_stops_without_cuda"))

@@ -543,3 +543,80 @@ def test_placement_across_calls_is_asked_only_in_a_project(tmp_path, monkeypatch
     assert [(Path(f["path"]).name, f["line"], f["code"]) for f in found] == [
         ("metrics.py", 19, "TDL008")]  # (its own move: no caller's word needed)
     assert built == []
+
+
+def _count_reads_and_parses(monkeypatch, root: Path):
+    """(reads, parses): how many times each ``.py`` file under ``root`` is opened for reading
+    and given to ``summarize`` (the index's ast parse), by relative path."""
+    import builtins
+    import io
+    from collections import Counter
+    texts = {path.read_text(): path.relative_to(root).as_posix() for path in root.rglob("*.py")}
+    assert len(texts) == len(list(root.rglob("*.py")))  # (each file told apart by its text)
+    names = set(texts.values())
+    reads, parses = Counter(), Counter()
+    real_open, real_summarize = io.open, project_index.summarize
+
+    def counting_open(file, mode="r", *args, **kwargs):
+        if isinstance(file, (str, os.PathLike)) and "r" in mode and str(file).endswith(".py"):
+            full = Path(os.path.abspath(file))
+            if root in full.parents and full.relative_to(root).as_posix() in names:
+                reads[full.relative_to(root).as_posix()] += 1
+        return real_open(file, mode, *args, **kwargs)
+
+    def counting_summarize(source):
+        parses[texts.get(source, "(other)")] += 1
+        return real_summarize(source)
+
+    monkeypatch.setattr(builtins, "open", counting_open)
+    monkeypatch.setattr(io, "open", counting_open)
+    monkeypatch.setattr(project_index, "summarize", counting_summarize)
+    return reads, parses, sorted(texts.values())
+
+
+def test_the_gpu_only_program_question_reads_the_index_summary(tmp_path, monkeypatch, capsys):
+    """Issue 27: whether a program calls a helper that stops without CUDA is answered from
+    the per-file summary the index holds: a cold command-line run reads and parses each file
+    once for the index and that question together (and reads it once more to lint it), a
+    warm one parses none and reads each file once (its result-cache key)."""
+    from torchdevlint import cli
+    root = copy_project("program_stops_without_cuda", tmp_path)
+    monkeypatch.setattr(project_index, "_settings", dict(project_index._settings))
+    monkeypatch.chdir(root)
+    reads, parses, files = _count_reads_and_parses(monkeypatch, root)
+    cache = str(tmp_path / "cache")
+    assert cli.main(["--output-format", "json", "--cache-dir", cache, "."]) == 1
+    found = {(f["path"].rpartition("/")[2], f["code"]) for f in json.loads(capsys.readouterr().out)}
+    assert found == {("evaluate.py", "TDL002"), ("knn.py", "TDL002")}  # train.py: GPU-only
+    assert dict(parses) == {name: 1 for name in files}
+    assert dict(reads) == {name: 2 for name in files}
+    project_index.forget()  # (a new process)
+    reads.clear(), parses.clear()
+    assert cli.main(["--output-format", "json", "--cache-dir", cache, "."]) == 1
+    assert {(f["path"].rpartition("/")[2], f["code"])
+            for f in json.loads(capsys.readouterr().out)} == found
+    assert dict(parses) == {}
+    assert dict(reads) == {name: 1 for name in files}
+
+
+def test_without_a_loaded_index_the_gpu_only_question_shares_the_summary_cache(tmp_path,
+                                                                               monkeypatch):
+    """flake8 and pre-commit ask whether a program is GPU-only before any index is loaded:
+    the file and its helper are read and parsed once, and their summaries are put in the
+    index's cache by content, so the index built next parses only the other files."""
+    from torchdevlint.rules import ALL_RULES
+    root = copy_project("program_stops_without_cuda", tmp_path)
+    monkeypatch.setattr(project_index, "_settings", dict(project_index._settings))
+    project_index.configure(cache_dir=tmp_path / "cache", use_cache=True, stamp=float("inf"))
+    reads, parses, files = _count_reads_and_parses(monkeypatch, root)
+    rules = project_index.rules_for_program(ALL_RULES, str(root / "train.py"))
+    assert "TDL002" in {rule.code for rule in ALL_RULES} - {rule.code for rule in rules}
+    assert dict(parses) == {"train.py": 1, "distributed.py": 1}
+    assert dict(reads) == {"train.py": 1, "distributed.py": 1}
+    index = project_index.index_for(str(root / "train.py"))
+    assert index.summarised == len(files) - 2
+    assert dict(parses) == {name: 1 for name in files}
+    # asked again (another program of the same process), nothing is read or parsed again
+    reads.clear()
+    assert project_index.rules_for_program(ALL_RULES, str(root / "train.py")) == rules
+    assert dict(reads) == {} and dict(parses) == {name: 1 for name in files}

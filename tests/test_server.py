@@ -604,13 +604,16 @@ PROJECT_FINDINGS = {
     "buffer_moved": {("model.py", "TDL005")},
     "gpu_only": {("train.py", "TDL003")},
     "program_gpu_evidence": {("fused_adam.py", "TDL002")},
+    # train.py calls a helper that stops without CUDA: GPU-only, silent (the summaries of the
+    # index once it is ready)
+    "program_stops_without_cuda": {("evaluate.py", "TDL002"), ("knn.py", "TDL002")},
 }
 
 
 @pytest.mark.asyncio
 @pytest.mark.parametrize("name", ["guard_across_imports", "writer_provenance", "module_moved",
                                   "placement_across_calls", "buffer_moved", "gpu_only",
-                                  "program_gpu_evidence"])
+                                  "program_gpu_evidence", "program_stops_without_cuda"])
 async def test_the_project_index_gives_the_cli_findings(client: LanguageClient, tmp_path, name):
     """Issue 27: the facts of the project's other files, as the CLI on the whole project has
     them; after a file they come from changes on disk, the open document follows."""

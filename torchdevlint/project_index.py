@@ -26,6 +26,9 @@ costs a fraction of its lint), and holds only what another file may ask:
 - ``requires``: the CUDA-only packages (``torch_api.CUDA_ONLY_PACKAGES``: Apex,
   FlashAttention, Transformer Engine, ...) that a top-level statement imports, with their
   line: the file cannot run without an NVIDIA GPU (``gpu_only_program``).
+- ``names_cuda``: whether the file's bytes name CUDA at all (``gpu_only_program`` asks it
+  first: the summary answers it without reading the file again); ``asks_gpu``, of a notebook:
+  whether it asks for a GPU runtime and says so (``notebook.declares_gpu_runtime``).
 
 Summaries are cached by file content (``index-<salt>/`` under the result cache's directory,
 salted as the result cache is); the project's table of files (path, size, mtime, content
@@ -56,7 +59,7 @@ from typing import Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 from torchdevlint import torch_api as api
 from torchdevlint.textsearch import names_a_gpu
 
-_FORMAT = 4
+_FORMAT = 5
 ROOT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
 _SUFFIXES = (".py", ".ipynb")
 # Directories no project file lives in (virtual environments, caches, build output).
@@ -889,6 +892,10 @@ class ProjectIndex:
     def _write_table(self) -> None:
         if self.directory is None:
             return
+        self._mark_cache_dir()
+        self._write_json(self._table_path(), {"files": self.files, "summaries": self.summaries})
+
+    def _mark_cache_dir(self) -> None:
         base = os.path.dirname(self.directory)
         try:  # the result cache's markers where the cache lives (``Cache.prepare``)
             os.makedirs(base, exist_ok=True)
@@ -898,7 +905,6 @@ class ProjectIndex:
                     self._write_json_text(os.path.join(base, name), text)
         except OSError:
             pass
-        self._write_json(self._table_path(), {"files": self.files, "summaries": self.summaries})
 
     @staticmethod
     def _write_json_text(path: str, text: str) -> None:
@@ -1105,8 +1111,15 @@ class ProjectIndex:
 
 
 def _summarise_data(item) -> dict:
+    """The summary of a file's bytes: ``summarize`` of its text, and ``names_cuda`` (its bytes
+    name CUDA: what ``gpu_only_program`` asks before anything else). The one read and the one
+    parse a file costs the index and the GPU-only questions, cached by content."""
     relpath, data = item
-    return summarize(_source_of(relpath, data))
+    summary = summarize(_source_of(relpath, data))
+    summary["names_cuda"] = b"cuda" in data
+    if relpath.endswith(".ipynb"):  # (what the notebook's metadata and markdown say)
+        summary["asks_gpu"] = _asks_gpu(data)
+    return summary
 
 
 def _cache_dir_name() -> str:
@@ -1372,11 +1385,8 @@ def _has_cpu_path(root: str) -> bool:
     if known is None:
         known = False
         for relpath in _project_files(Path(root)):
-            try:
-                data = (Path(root) / relpath).read_bytes()
-            except OSError:
-                continue
-            if len(data) <= _max_bytes(relpath) and summarize(_source_of(relpath, data))["cpu_path"]:
+            summary = _file_summary(os.path.join(root, relpath))
+            if summary is not None and summary["cpu_path"]:
                 known = True
                 break
         _cpu_paths[root] = known
@@ -1412,21 +1422,16 @@ def gpu_only_program(path: str) -> Optional[str]:
       GPU-only from that call on.
 
     Asked only of a project's files that name CUDA (what TDL002 could report); a helper's
-    module is found from the file system (``_module_file``) and summarised alone: no index
-    is built."""
+    module is found from the file system (``_module_file``). The summaries are the index's
+    where it is loaded, else read and summarised alone (``_file_summary``): no index is
+    built."""
     if not enabled() or not path or path in ("-", "stdin"):
         return None
     root = root_of_path(path)
     if not _is_project(root):
         return None
-    try:
-        with open(path, "rb") as handle:
-            if b"cuda" not in handle.read(_max_bytes(path) + 1):
-                return None
-    except OSError:
-        return None
     summary = _file_summary(path)
-    if summary is None:
+    if summary is None or not summary.get("names_cuda"):
         return None
     for package, line in summary.get("requires", ()):
         return f"imports {package} at line {line}, which runs only on CUDA"
@@ -1485,17 +1490,32 @@ def _module_file(path: str, root: str, module: str) -> Optional[str]:
 
 
 def _file_summary(path: str) -> Optional[dict]:
-    """The summary of one file, read now and kept while it is unchanged (None: unreadable or
-    too large)."""
+    """The summary of one file (None: unreadable or too large): its project index's when
+    that index is loaded and holds the file (no read, no parse: a warm command-line run asks
+    this of every file); else read once and taken from the index's cache of summaries by
+    content, or summarised and put there (``_summary_of``), so that the index built later
+    (flake8, pre-commit and the editor ask before it) parses it no second time."""
+    full = os.path.abspath(path)
+    root = root_of_path(full)
+    with _LOCK:
+        index = _INDEXES.get(root)
+        if index is not None:
+            index.refresh(_settings["jobs"])  # (as ``index_for``: within its stamp, nothing)
+    if index is not None and full.startswith(index.root_text):
+        entry = index.files.get(full[len(index.root_text):])
+        if entry is not None:
+            return index.summaries.get(entry[2]) if entry[0] <= _max_bytes(full) else None
     try:
-        stat = os.stat(path)
+        stat = os.stat(full)
     except OSError:
         return None
-    return _summary_of(os.path.abspath(path), stat.st_mtime_ns, stat.st_size)
+    return _summary_of(full, root, stat.st_mtime_ns, stat.st_size)
 
 
 @lru_cache(maxsize=4096)
-def _summary_of(path: str, mtime: int, size: int) -> Optional[dict]:
+def _summary_of(path: str, root: str, mtime: int, size: int) -> Optional[dict]:
+    """(kept while the file is unchanged: a helper module is asked by every program that
+    calls it)"""
     if size > _max_bytes(path):
         return None
     try:
@@ -1503,9 +1523,15 @@ def _summary_of(path: str, mtime: int, size: int) -> Optional[dict]:
             data = handle.read()
     except OSError:
         return None
-    summary = summarize(_source_of(path, data))
-    if path.endswith(".ipynb"):  # (what the notebook's metadata and markdown say)
-        summary = dict(summary, asks_gpu=_asks_gpu(data))
+    digest = hashlib.sha256(data).hexdigest()
+    store = _new_index(root)
+    entry = store._entry(digest) if store.directory is not None else None
+    summary = store._read_json(entry) if entry is not None else None
+    if not isinstance(summary, dict):
+        summary = _summarise_data((path, data))
+        if entry is not None:
+            store._mark_cache_dir()
+            store._write_json(entry, summary)
     return summary
 
 
@@ -1632,3 +1658,4 @@ def forget() -> None:
         _cpu_paths.clear()
         documents_a_gpu.cache_clear()
         _is_project.cache_clear()
+        _summary_of.cache_clear()
