@@ -299,6 +299,10 @@ NON_TENSOR_BUILTINS = frozenset(
 TRANSPARENT_ITER_WRAPPERS = frozenset(
     "tqdm iter trange_ track progress_bar islice auto_tqdm log_every".split())
 
+# Calls that count through indices (``range(n)``, tqdm's ``trange(n)``): a loop over one that
+# draws a batch each step (``get_batch("val")``) runs as many iterations as a loader's (issue 28).
+INDEX_RANGE_CALLS = frozenset(("range", "trange"))
+
 # Functions that load a serialized object and accept map_location, with its positional index.
 # The last names of MAP_LOCATION_FUNCTIONS: what a call must be named to be one of them.
 LOAD_CALL_NAMES = ("load", "load_state_dict_from_url", "load_url")

@@ -92,7 +92,10 @@ class TensorCreatedOffDevice(Rule):
     `torch.tensor([...])` of a list, the legacy constructors `torch.Tensor([...])`,
     `torch.FloatTensor(...)`) inside `forward` of an `nn.Module`, or inside a method that
     `forward` calls on `self` (transitively), when its result, as it is, meets a tensor on the
-    module's device in the same method:
+    module's device in the same method, or in the method it is returned to (issue 28: an
+    `init_hidden` helper that returns `torch.zeros(...)`, or a tuple of them, to `forward`,
+    which hands them to an LSTM: `h0, c0 = self.init_hidden(n)`, `hidden = self.init_hidden(n)`;
+    every `return` of the helper must give the CPU tensor):
 
     - arithmetic or a comparison (`x + pos`, `scores * mask`);
     - a combining tensor method (`scores.masked_fill(mask == 0, ...)`, `x.matmul(m)`);
@@ -187,11 +190,15 @@ class TensorCreatedOffDevice(Rule):
     parameter or buffer of the module). The fix is safe when that tensor is an argument of
     `forward` used in the very expression that creates the tensor (it is on the device the result
     must be on); otherwise it is unsafe (`--unsafe-fixes`): the tensor named may sit elsewhere than
-    the one the result meets, or may be rebound before the factory runs.
+    the one the result meets, or may be rebound before the factory runs. A factory in a helper
+    that returns it gets `device=next(self.parameters()).device` (the names of the method where
+    it meets the device are not there), unsafe: a module without parameters makes `next()` raise.
 
     ## Known limits
-    - Only factories in the same method as the meeting: a tensor returned by a helper, or kept on
-      `self`, is not followed (TDL005 covers attributes).
+    - A tensor returned by a helper is followed one call deep, from a method of the same class
+      called on `self` whose every `return` gives it (one `return` of a tuple display for
+      unpacking); a tensor kept on `self` is TDL005's, and one returned by a submodule of
+      another class, or by a function of the module, is not followed.
     - 0-dim factories (`torch.tensor(0.5)`, `torch.zeros(())`) and factories with a literal `0`
       in their size (empty placeholders) are silent; `torch.tensor(data)` counts only when `data`
       is a list or tuple (`analysis.kinds.is_sequence`: a non-empty literal, a comprehension, a
@@ -213,6 +220,13 @@ class TensorCreatedOffDevice(Rule):
         "`{factory}(...)` without `device=` creates a tensor on the CPU in `{module}.{method}`, "
         "which runs on the module's device ({evidence}), and `{meeting}` {where}: " + SAME_DEVICE
         + "; {advice}")
+
+    # ... made in a method of the class that returns it to the one where it meets the device
+    # (``h0, c0 = self.init_hidden(n)`` in ``forward``, issue 28)
+    RETURNED_OFF_DEVICE = Message(
+        "`{factory}(...)` without `device=` creates a tensor on the CPU in `{module}.{helper}`, "
+        "which returns it to `{module}.{method}`, which runs on the module's device "
+        "({evidence}), and `{meeting}` {where}: " + SAME_DEVICE + "; {advice}")
 
     code = "TDL007"
     name = "tensor-created-off-device"
@@ -256,13 +270,17 @@ class TensorCreatedOffDevice(Rule):
             if state.is_module is not True or state.overrides_moving:
                 continue
             reported: Set[int] = set()
-            for name in sorted(state.forward_reaches):
-                method = info.methods[name]
-                if method.scope is None or method.self_name is None:
-                    continue
-                yield from self._check_method(state, method, reported)
+            # a factory is reported where it is made when it meets the device there, and else
+            # where a method it is returned to meets it (``init_hidden``'s zeros in ``forward``)
+            for returned in (False, True):
+                for name in sorted(state.forward_reaches):
+                    method = info.methods[name]
+                    if method.scope is None or method.self_name is None:
+                        continue
+                    yield from self._check_method(state, method, reported, returned)
 
-    def _check_method(self, state: ModuleState, method: FunctionInfo, reported: Set[int]):
+    def _check_method(self, state: ModuleState, method: FunctionInfo, reported: Set[int],
+                      returned: bool = False):
         modules = self.analysis.modules
         devices = modules.on_module_device(state, method)
         found = {}
@@ -284,7 +302,7 @@ class TensorCreatedOffDevice(Rule):
                 if not stays(operand):
                     continue
                 factory = found[id(operand)]
-                if id(factory) in reported:
+                if id(factory) in reported or returned == _contains(method.node, factory):
                     continue
                 # asked only here, for a class with a finding: what shows it meets a device
                 evidence = self.analysis.modules.accelerator_evidence(state.info)
@@ -306,11 +324,14 @@ class TensorCreatedOffDevice(Rule):
                     evidence = f"another file moves it to an accelerator: {moved}"
                 elif moved is not None:  # the evidence is in another file: name it
                     advice += f" (the module is moved to an accelerator in {moved})"
+                helper = None if _contains(method.node, factory) else \
+                    _method_holding(state, factory)
+                kind = self.CREATED_OFF_DEVICE if helper is None else self.RETURNED_OFF_DEVICE
                 yield Violation(
                     factory,
-                    self.CREATED_OFF_DEVICE(
-                        factory=shown, module=state.info.name, method=method.name,
-                        evidence=evidence, meeting=source_of(node), where=where, advice=advice),
+                    kind(factory=shown, module=state.info.name, method=method.name,
+                         helper=helper.name if helper is not None else "",
+                         evidence=evidence, meeting=source_of(node), where=where, advice=advice),
                     fix)
 
     # -- the CPU tensor: a factory's result, as it is --------------------------------------
@@ -362,6 +383,12 @@ class TensorCreatedOffDevice(Rule):
                     continue  # ``emb = x * emb[None]``: the read comes before this assignment
                 if binding.how != ASSIGN:
                     return False
+                part = self._returned_part(binding, method)
+                if part is not None:  # ``h0, c0 = self.init_hidden(n)``
+                    element, helper = part
+                    if self._keeps(element, factory, helper, seen | {"()" + helper.name}):
+                        related = True
+                    continue
                 evidence = self.analysis.on_cpu(binding.value, method.scope)
                 if evidence is None or evidence.origin is not factory:
                     continue  # another value (a device tensor, another CPU tensor)
@@ -373,6 +400,12 @@ class TensorCreatedOffDevice(Rule):
             return related
         if isinstance(expr, cst.Call):
             func = expr.func
+            helper = self.analysis.placement.own_method(expr, method.scope)
+            if helper is not None:  # ``hidden = self.init_hidden(n)``: what it returns
+                return "()" + helper.name not in seen and any(
+                    value is not None and self._keeps(value, factory, helper,
+                                                      seen | {"()" + helper.name})
+                    for value, _ in helper.returns)
             if isinstance(func, cst.Attribute) and self.kinds.qualname(func, method.scope) is None:
                 method_name = func.attr.value
                 if method_name == "view" and not expr.args:
@@ -407,11 +440,30 @@ class TensorCreatedOffDevice(Rule):
             return self._keeps(expr.left, factory, method, seen)
         return False
 
+    def _returned_part(self, binding, method: FunctionInfo):
+        """(the element, the method) when ``binding`` unpacks one element of the tuple a
+        method of the class returns (``h0, c0 = self.init_hidden(n)``), else None."""
+        if len(binding.path) != 1:
+            return None
+        parts = self.analysis.placement.returned_parts(binding.value, method.scope, None)
+        if parts is None or binding.path[0] >= len(parts):
+            return None
+        helper = self.analysis.placement.own_method(binding.value, method.scope)
+        return parts[binding.path[0]][0], helper
+
     # -- the fix: which tensor's device --------------------------------------------------------
 
     def _device_for(self, node, factory: cst.Call, devices, state: ModuleState,
                     method: FunctionInfo):
         """(``NAME.device`` text, safe) for the fix, or (None, False)."""
+        if not _contains(method.node, factory):
+            # made in a helper that returns it (``init_hidden``): the names of ``method``
+            # are not there; the module's own parameters are (unsafe: a module without any
+            # makes ``next()`` raise)
+            helper = _method_holding(state, factory)
+            if helper is None or helper.self_name is None:
+                return None, False
+            return f"next({helper.self_name}.parameters()).device", False
         params = [p for p in method.param_names if p != method.self_name]
         tensors = [p for p in params if p in devices.names or devices.carries(cst.Name(p))]
         for operand in _operands(node):
@@ -440,6 +492,11 @@ def _operands(node) -> list:
         receiver = [node.func.value] if isinstance(node.func, cst.Attribute) else []
         return receiver + values + spread
     return []
+
+
+def _method_holding(state: ModuleState, node: cst.CSTNode) -> Optional[FunctionInfo]:
+    """The method of the module class whose body holds ``node``."""
+    return next((m for m in state.info.methods.values() if _contains(m.node, node)), None)
 
 
 def _contains(node: cst.CSTNode, target: cst.CSTNode) -> bool:
