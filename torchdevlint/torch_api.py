@@ -86,7 +86,8 @@ TRIANGLE_FUNCTIONS = frozenset(("tril", "triu"))
 SHAPE_KEEPING_METHODS = frozenset(
     """
     float double half bfloat16 long int short bool byte char view reshape unsqueeze expand
-    transpose t permute contiguous clone detach flip repeat unflatten requires_grad_ tril triu
+    transpose t permute contiguous clone detach flip repeat flatten unflatten requires_grad_ tril
+    triu
     """.split())
 ELEMENTWISE = frozenset(
     """

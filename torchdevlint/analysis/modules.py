@@ -488,6 +488,7 @@ class MethodDevices(DeviceTrace):
         params = [name for name in self.method.param_names if name != self.self_name]
         body = list(walk_code(self.method.node.body, into_functions=True))
         tensors = {name for name in params if self._param_is_tensor(name, body)}
+        tensors |= self._input_in_arithmetic(params, body)
         assigned = {name: bindings for name, bindings in scope.bindings.items()
                     if name not in params and bindings}
         # The greatest fixed point: a name counts unless one of its assignments gives
@@ -530,6 +531,23 @@ class MethodDevices(DeviceTrace):
                         for e in a.value.elements) for a in node.args):
                 return True
         return False
+
+    def _input_in_arithmetic(self, params: List[str], body) -> Set[str]:
+        """``forward``'s input (its first parameter, without a default) as an operand of
+        arithmetic (``(x - self.mean) / self.std``): what a moved module is called with, and
+        arithmetic takes tensors or numbers, which nobody passes as a module's input (issue 28:
+        a normalisation module with no weights of its own)."""
+        if self.method.name != "forward" or not params:
+            return set()
+        first = params[0]
+        parameters = self.method.node.params
+        if any(p.name.value == first and (p.default is not None or p.annotation is not None)
+               for p in parameters.params):
+            return set()  # (an annotation says what it is: ``kinds`` reads it)
+        operands = (o for node in body if isinstance(node, cst.BinaryOperation)
+                    and isinstance(node.operator, ARITHMETIC_OPERATORS) for o in (node.left, node.right))
+        return {first} if any(isinstance(o, cst.Name) and o.value == first for o in operands) \
+            else set()
 
     def _tensor_function(self, func) -> bool:
         """A torch function that takes tensors (not a factory, which also takes numbers)."""

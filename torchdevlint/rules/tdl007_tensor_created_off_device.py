@@ -104,7 +104,8 @@ class TensorCreatedOffDevice(Rule):
       `self.rnn(x, h0)`, `self.rec(h)`).
 
     "A tensor on the module's device" is what TDL005 uses: the method's tensor arguments (an
-    argument indexed by dimensions, `x[:, None]`, is one: a list takes no such index),
+    argument indexed by dimensions, `x[:, None]`, is one: a list takes no such index; so is
+    `forward`'s input, without a default or an annotation, in arithmetic),
     registered parameters and buffers, outputs of weighted submodules, and what is computed from
     them. "As it is" means still on the CPU (tracked flow-sensitively: a `.to(x.device)` before the
     use silences it) and with at least one dimension: `torch.tril(...)` of it, slices, casts,
