@@ -328,6 +328,15 @@ def consequence_lines(path: Path, rule: str) -> set:
                  if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef))
                  and any(isinstance(node, ast.Return) and node.lineno in flagged
                          for node in ast.walk(function))}
+    # a module whose forward returns it: what an instance of its class is called as
+    modules = {cls.name for cls in ast.walk(tree) if isinstance(cls, ast.ClassDef) and any(
+        isinstance(f, ast.FunctionDef) and f.name == "forward" and any(
+            isinstance(node, ast.Return) and node.lineno in flagged for node in ast.walk(f))
+        for f in cls.body)}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) and getattr(
+                node.value.func, "id", None) in modules:
+            returning.update(getattr(t, "attr", getattr(t, "id", None)) for t in node.targets)
     for node in ast.walk(tree):
         if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) and getattr(
                 node.value.func, "attr", getattr(node.value.func, "id", None)) in returning:

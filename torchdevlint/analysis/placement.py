@@ -160,7 +160,7 @@ class _AcceleratorWalk(OrderedWalk):
 
     def call_device(self, call: cst.Call):
         if self.side == "cpu":
-            own = self.placement.own_method(call, self.scope)
+            own = self.placement.method_called(call, self.scope)
             if own is not None:
                 return self.placement.returned(own, self.side)
             return self.placement.call_on_cpu(call, self.scope, self)
@@ -275,26 +275,36 @@ class Placement:
 
     # -- what a method of the same class returns ---------------------------------------
 
-    def own_method(self, call: cst.Call, scope: Scope) -> Optional[FunctionInfo]:
-        """The method ``call`` runs when it is ``self.NAME(...)`` in a method of a class that
-        defines ``NAME`` (not a generator, nor decorated: what it returns is its body's)."""
+    def method_called(self, call: cst.Call, scope: Scope) -> Optional[FunctionInfo]:
+        """The method of this file that ``call`` runs, whose body's ``return``s give what it
+        returns (not a generator, nor decorated): ``self.NAME(...)`` in a method of a class
+        that defines ``NAME``, or a call of an instance of an ``nn.Module`` class of this file
+        (``self.ssim(y_hat, y)`` where ``self.ssim = SSIMLoss()``), which runs its ``forward``
+        (unless the class defines ``__call__``)."""
         func = call.func
         owner = scope.code_owner().func
-        if not isinstance(func, cst.Attribute) or not isinstance(func.value, cst.Name) \
-                or owner is None or owner.cls is None or owner.self_name != func.value.value:
-            return None
-        method = owner.cls.methods.get(func.attr.value)
+        method = None
+        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) \
+                and owner is not None and owner.cls is not None \
+                and owner.self_name == func.value.value:
+            method = owner.cls.methods.get(func.attr.value)
+        if method is None and isinstance(func, (cst.Name, cst.Attribute)):
+            kind = self.kinds.kind_of(func, scope)
+            if isinstance(kind, K.Instance) and "__call__" not in kind.info.methods \
+                    and self.kinds.class_is_module(kind.info):
+                method = kind.info.methods.get("forward")
         if method is None or method.opaque_return or method.scope is None \
                 or method.self_name is None or not method.returns:
             return None
         return method
 
     def returned(self, method: FunctionInfo, side: str):
-        """The evidence for what ``method`` returns when every ``return`` of it gives a value
-        placed on ``side`` (the first one's), else None."""
-        found = [self.placed_at(value, ctx.scope, side) if value is not None else None
-                 for value, ctx in method.returns]
-        return found[0] if found and all(found) else None
+        """The evidence for what ``method`` may return: the first ``return`` of it that
+        gives a value placed on ``side`` (as the walk of a body judges a name after an ``if``
+        that may have placed it: ``if hidden is None: return torch.zeros(n)``), else None."""
+        return next((found for found in (self.placed_at(value, ctx.scope, side)
+                                         for value, ctx in method.returns if value is not None)
+                     if found), None)
 
     def returned_parts(self, value, scope: Scope, count: Optional[int]):
         """[(element, its scope)] of the tuple every ``return`` of the method ``value`` calls
@@ -302,7 +312,7 @@ class Placement:
         else None."""
         if not isinstance(value, cst.Call):
             return None
-        method = self.own_method(value, scope)
+        method = self.method_called(value, scope)
         if method is None or len(method.returns) != 1:
             return None
         returned, ctx = method.returns[0]

@@ -337,7 +337,7 @@ class UnregisteredTensorAttribute(Rule):
                 b.how == ASSIGN and not b.path and self._created_on_cpu(b.value, b, depth + 1)
                 for b in earlier)
         if isinstance(value, cst.Call):
-            helper = self.analysis.placement.own_method(value, scope)
+            helper = self.analysis.placement.method_called(value, scope)
             if helper is not None:
                 # ``self.pe = self._make_pe(d, n)``: every ``return`` of the helper gives one
                 return all(returned is not None and self._created_on_cpu(

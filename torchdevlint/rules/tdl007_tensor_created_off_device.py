@@ -95,7 +95,8 @@ class TensorCreatedOffDevice(Rule):
     module's device in the same method, or in the method it is returned to (issue 28: an
     `init_hidden` helper that returns `torch.zeros(...)`, or a tuple of them, to `forward`,
     which hands them to an LSTM: `h0, c0 = self.init_hidden(n)`, `hidden = self.init_hidden(n)`;
-    every `return` of the helper must give the CPU tensor):
+    or a submodule of a class of the file whose `forward` returns a placeholder made on the CPU,
+    `self.masked(out, y)`, which its owner adds to its losses):
 
     - arithmetic or a comparison (`x + pos`, `scores * mask`);
     - a combining tensor method (`scores.masked_fill(mask == 0, ...)`, `x.matmul(m)`);
@@ -192,14 +193,17 @@ class TensorCreatedOffDevice(Rule):
     `forward` used in the very expression that creates the tensor (it is on the device the result
     must be on); otherwise it is unsafe (`--unsafe-fixes`): the tensor named may sit elsewhere than
     the one the result meets, or may be rebound before the factory runs. A factory in a helper
-    that returns it gets `device=next(self.parameters()).device` (the names of the method where
-    it meets the device are not there), unsafe: a module without parameters makes `next()` raise.
+    that returns it (the names of the method where it meets the device are not there) gets the
+    device of a tensor the helper is given, else, in a method of the same class,
+    `device=next(self.parameters()).device`; both unsafe (a module without parameters makes
+    `next()` raise).
 
     ## Known limits
-    - A tensor returned by a helper is followed one call deep, from a method of the same class
-      called on `self` whose every `return` gives it (one `return` of a tuple display for
-      unpacking); a tensor kept on `self` is TDL005's, and one returned by a submodule of
-      another class, or by a function of the module, is not followed.
+    - A tensor returned by a helper is followed from a method of the same class called on
+      `self`, or from the `forward` of a submodule whose `nn.Module` class is in the file (without
+      `__call__`), when one of its `return`s gives it (for unpacking, its one `return` of a tuple
+      display); a tensor kept on `self` is TDL005's, and one returned by a plain function is
+      not followed.
     - 0-dim factories (`torch.tensor(0.5)`, `torch.zeros(())`) and factories with a literal `0`
       in their size (empty placeholders) are silent; `torch.tensor(data)` counts only when `data`
       is a list or tuple (`analysis.kinds.is_sequence`: a non-empty literal, a comprehension, a
@@ -225,7 +229,7 @@ class TensorCreatedOffDevice(Rule):
     # ... made in a method of the class that returns it to the one where it meets the device
     # (``h0, c0 = self.init_hidden(n)`` in ``forward``, issue 28)
     RETURNED_OFF_DEVICE = Message(
-        "`{factory}(...)` without `device=` creates a tensor on the CPU in `{module}.{helper}`, "
+        "`{factory}(...)` without `device=` creates a tensor on the CPU in `{helper}`, "
         "which returns it to `{module}.{method}`, which runs on the module's device "
         "({evidence}), and `{meeting}` {where}: " + SAME_DEVICE + "; {advice}")
 
@@ -264,13 +268,13 @@ class TensorCreatedOffDevice(Rule):
     def check(self, analysis: Analysis) -> Iterator[Violation]:
         self.analysis = analysis
         self.kinds = analysis.kinds
+        reported: Set[int] = set()  # (a factory a submodule returns meets several modules)
         for info in analysis.collected.classes:
             if "forward" not in info.methods:
                 continue
             state = analysis.module_state(info)
             if state.is_module is not True or state.overrides_moving:
                 continue
-            reported: Set[int] = set()
             # a factory is reported where it is made when it meets the device there, and else
             # where a method it is returned to meets it (``init_hidden``'s zeros in ``forward``)
             for returned in (False, True):
@@ -326,12 +330,12 @@ class TensorCreatedOffDevice(Rule):
                 elif moved is not None:  # the evidence is in another file: name it
                     advice += f" (the module is moved to an accelerator in {moved})"
                 helper = None if _contains(method.node, factory) else \
-                    _method_holding(state, factory)
+                    self._function_holding(factory)
                 kind = self.CREATED_OFF_DEVICE if helper is None else self.RETURNED_OFF_DEVICE
                 yield Violation(
                     factory,
                     kind(factory=shown, module=state.info.name, method=method.name,
-                         helper=helper.name if helper is not None else "",
+                         helper=_qualified(helper) if helper is not None else "",
                          evidence=evidence, meeting=source_of(node), where=where, advice=advice),
                     fix)
 
@@ -401,7 +405,7 @@ class TensorCreatedOffDevice(Rule):
             return related
         if isinstance(expr, cst.Call):
             func = expr.func
-            helper = self.analysis.placement.own_method(expr, method.scope)
+            helper = self.analysis.placement.method_called(expr, method.scope)
             if helper is not None:  # ``hidden = self.init_hidden(n)``: what it returns
                 return "()" + helper.name not in seen and any(
                     value is not None and self._keeps(value, factory, helper,
@@ -441,6 +445,12 @@ class TensorCreatedOffDevice(Rule):
             return self._keeps(expr.left, factory, method, seen)
         return False
 
+    def _function_holding(self, node: cst.CSTNode) -> Optional[FunctionInfo]:
+        """The innermost function of the file whose body holds ``node``."""
+        holding = [f for f in self.analysis.collected.functions if _contains(f.node, node)]
+        return next((f for f in holding if not any(
+            g is not f and _contains(f.node, g.node) for g in holding)), None)
+
     def _returned_part(self, binding, method: FunctionInfo):
         """(the element, the method) when ``binding`` unpacks one element of the tuple a
         method of the class returns (``h0, c0 = self.init_hidden(n)``), else None."""
@@ -449,7 +459,7 @@ class TensorCreatedOffDevice(Rule):
         parts = self.analysis.placement.returned_parts(binding.value, method.scope, None)
         if parts is None or binding.path[0] >= len(parts):
             return None
-        helper = self.analysis.placement.own_method(binding.value, method.scope)
+        helper = self.analysis.placement.method_called(binding.value, method.scope)
         return parts[binding.path[0]][0], helper
 
     # -- the fix: which tensor's device --------------------------------------------------------
@@ -460,9 +470,17 @@ class TensorCreatedOffDevice(Rule):
         if not _contains(method.node, factory):
             # made in a helper that returns it (``init_hidden``): the names of ``method``
             # are not there; the module's own parameters are (unsafe: a module without any
-            # makes ``next()`` raise)
-            helper = _method_holding(state, factory)
-            if helper is None or helper.self_name is None:
+            # makes ``next()`` raise). A submodule of another class: its device is its own.
+            helper = self._function_holding(factory)
+            if helper is None or helper.self_name is None or helper.cls is None:
+                return None, False
+            own = self.analysis.modules.on_module_device(
+                self.analysis.module_state(helper.cls), helper)
+            inputs = [p for p in helper.param_names if p != helper.self_name
+                      and (p in own.names or own.carries(cst.Name(p)))]
+            if inputs:  # a tensor the helper is given: where it runs
+                return f"{inputs[0]}.device", False
+            if helper.cls is not state.info:
                 return None, False
             return f"next({helper.self_name}.parameters()).device", False
         params = [p for p in method.param_names if p != method.self_name]
@@ -495,9 +513,8 @@ def _operands(node) -> list:
     return []
 
 
-def _method_holding(state: ModuleState, node: cst.CSTNode) -> Optional[FunctionInfo]:
-    """The method of the module class whose body holds ``node``."""
-    return next((m for m in state.info.methods.values() if _contains(m.node, node)), None)
+def _qualified(function: FunctionInfo) -> str:
+    return f"{function.cls.name}.{function.name}" if function.cls is not None else function.name
 
 
 def _contains(node: cst.CSTNode, target: cst.CSTNode) -> bool:
