@@ -140,8 +140,12 @@ class TensorCreatedOffDevice(Rule):
     RuntimeError: Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu!
     ```
 
-    (for `nn.RNN`/`LSTM`/`GRU`, the same bug reads "Input and hidden tensors are not at the same
-    device").
+    For `nn.RNN`/`LSTM`/`GRU` given an initial state made so (an `init_hidden` helper), the RNN
+    checks its input and hidden state first, on a GPU and on `meta` alike:
+
+    ```
+    RuntimeError: Input and hidden tensors are not at the same device, found input tensor at cuda:0 and hidden tensor at cpu
+    ```
 
     On the `meta` device, which plays the GPU in this project's runtime tests:
 
