@@ -60,7 +60,7 @@ from torchdevlint.fixes.context import FixContext
 from torchdevlint.fixes.model import Edit, Fix, FixPlan
 from torchdevlint.positions import code_for_node
 from torchdevlint.rules.base import Message, Rule, Violation, source_of
-from torchdevlint.rules.prefilter import accumulating_loop_in
+from torchdevlint.rules.prefilter import accumulating_loop_in, names_a_loss
 
 # Evidence that a value carries history: a tensor, or a model's output of unknown structure.
 TENSOR = "tensor"
@@ -124,9 +124,10 @@ class AutogradGraphKeptAlive(Rule):
     `.softmax()`, ...) and torch functions (`torch.cat`, `F.*`) make of those.
 
     A loop that counts its batches (`for _ in range(eval_iters):` drawing one each step, also
-    `trange(n)` and `tqdm(range(n))`, issue 28) is judged the same way for sums of tensors
-    (`total += loss`); a list it fills is left alone (an unrolled decoder or RNN keeps its steps'
-    outputs for the backward that follows).
+    `trange(n)` and `tqdm(range(n))`, issue 28) and whose text names a loss (`loss`,
+    `criterion`) is judged the same way for sums of tensors (`total += loss`); a list it fills
+    is left alone (an unrolled decoder or RNN keeps its steps' outputs for the backward that
+    follows).
 
     Grad is enabled where nothing turns it off: `torch.no_grad()` and `torch.inference_mode()`
     (as a `with` or as a decorator) and `torch.set_grad_enabled(False)` do; `model.eval()` does
@@ -297,6 +298,8 @@ class AutogradGraphKeptAlive(Rule):
         self._names: Optional[Counter] = None
         reported: Set[int] = set()
         for loop, ctx, counting in loops:
+            if counting and not names_a_loss(self.code_of(loop)):
+                continue  # (counting loops that sum other things are everywhere)
             if not self._runs_with_grad(ctx):
                 continue
             walker = _LoopWalk(self, loop, ctx, counting)
