@@ -94,7 +94,8 @@ TRIANGLE_FUNCTIONS = frozenset(("tril", "triu"))
 SHAPE_KEEPING_METHODS = frozenset(
     """
     float double half bfloat16 long int short bool byte char view reshape unsqueeze expand
-    transpose t permute contiguous clone detach flip repeat unflatten requires_grad_ tril triu
+    transpose t permute contiguous clone detach flip repeat flatten unflatten requires_grad_ tril
+    triu
     """.split())
 ELEMENTWISE = frozenset(
     """
@@ -306,6 +307,14 @@ NON_TENSOR_BUILTINS = frozenset(
 # (``log_every`` is the MetricLogger of detr, dino, mae and torchvision's references.)
 TRANSPARENT_ITER_WRAPPERS = frozenset(
     "tqdm iter trange_ track progress_bar islice auto_tqdm log_every".split())
+
+# Calls that count through indices (``range(n)``, tqdm's ``trange(n)``): a loop over one that
+# draws a batch each step (``get_batch("val")``) runs as many iterations as a loader's (issue 28).
+INDEX_RANGE_CALLS = frozenset(("range", "trange"))
+# Words (lower case) in the text of such a loop that TDL010 asks for: a counting loop is judged
+# only where it names a loss (``total += loss``, ``criterion(out, y)``); counting loops that
+# sum other things are everywhere in numeric code (torch's own sources).
+LOSS_WORDS = ("loss", "criterion")
 
 # Functions that load a serialized object and accept map_location, with its positional index.
 # The last names of MAP_LOCATION_FUNCTIONS: what a call must be named to be one of them.

@@ -107,6 +107,14 @@ CUDA_MASK_DEVICE_MISMATCH = ExpectedError(
     example="expected self and mask to be on the same device, but got mask on cpu and self on "
             "cuda:0")
 
+# ...and where the stray tensor is the initial state of an RNN (``nn.LSTM``/``nn.GRU`` check
+# their input and hidden state before anything else), on meta and on a GPU alike.
+RNN_STATE_DEVICE_MISMATCH = ExpectedError(
+    "RuntimeError", r"Input and hidden tensors are not at the same device, found input tensor "
+                    r"at (meta|cuda:\d+) and hidden tensor at cpu",
+    example="Input and hidden tensors are not at the same device, found input tensor at cuda:0 "
+            "and hidden tensor at cpu")
+
 # ...and for gradients handed to autograd (``autograd.grad(out, x, torch.ones(n))``,
 # ``out.backward(g)``) on another device than their outputs, on meta and on a GPU alike.
 GRADIENT_DEVICE_MISMATCH = ExpectedError(
@@ -183,7 +191,8 @@ PROOFS = {
     "TDL006": RuleProof("TDL006", argument="device", stand_in="meta", cuda_stand_in="cuda",
                         errors={"meta": (META_DEVICE_MISMATCH,), "cuda": (CUDA_DEVICE_MISMATCH,)}),
     "TDL007": RuleProof("TDL007", argument="device", stand_in="meta", cuda_stand_in="cuda",
-                        errors={"meta": (META_DEVICE_MISMATCH,), "cuda": CUDA_MISMATCHES}),
+                        errors={"meta": (META_DEVICE_MISMATCH, RNN_STATE_DEVICE_MISMATCH),
+                                "cuda": CUDA_MISMATCHES + (RNN_STATE_DEVICE_MISMATCH,)}),
     # meta-host: meta plays the GPU, and its .cpu() gives a host tensor of the same shape,
     # dtype and requires_grad (meta has no data to copy; see meta_host_copies)
     "TDL008": RuleProof("TDL008", argument="device", stand_in="meta-host", cuda_stand_in="cuda",
@@ -343,12 +352,30 @@ def consequence_lines(path: Path, rule: str) -> set:
     The flagged lines themselves, and the lines that read what a flagged line leaves behind:
     the receiver of a discarded ``x.to(...)`` (still on the old device), the names a flagged
     assignment binds (``device = torch.device("cuda")``, ``self.blocks = [...]``), what a loop
-    takes out of those (``for block in self.blocks``) and a parameter whose flagged default
-    it is (``def build(device="cuda")``).
+    takes out of those (``for block in self.blocks``), a parameter whose flagged default
+    it is (``def build(device="cuda")``), and what a call of a function whose flagged line
+    returns it gives (``hidden = self.init_hidden(n)``).
     """
     flagged = flagged_lines(path, rule)
     tree = ast.parse(path.read_text(encoding="utf-8"))
     carriers = set()
+    returning = {function.name for function in ast.walk(tree)
+                 if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef))
+                 and any(isinstance(node, ast.Return) and node.lineno in flagged
+                         for node in ast.walk(function))}
+    # a module whose forward returns it: what an instance of its class is called as
+    modules = {cls.name for cls in ast.walk(tree) if isinstance(cls, ast.ClassDef) and any(
+        isinstance(f, ast.FunctionDef) and f.name == "forward" and any(
+            isinstance(node, ast.Return) and node.lineno in flagged for node in ast.walk(f))
+        for f in cls.body)}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) and getattr(
+                node.value.func, "id", None) in modules:
+            returning.update(getattr(t, "attr", getattr(t, "id", None)) for t in node.targets)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) and getattr(
+                node.value.func, "attr", getattr(node.value.func, "id", None)) in returning:
+            carriers.update(ast.unparse(target) for target in node.targets)
     for node in ast.walk(tree):
         if isinstance(node, ast.Expr) and node.lineno in flagged and isinstance(node.value, ast.Call) \
                 and isinstance(node.value.func, ast.Attribute):

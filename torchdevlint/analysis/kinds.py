@@ -597,7 +597,7 @@ class KindInference:
                 return TupleKind((OTHER, self.item_kind(positional[0], scope)))
             if name == "zip" and positional:
                 return TupleKind(tuple(self.item_kind(p, scope) for p in positional))
-            if name in api.TRANSPARENT_ITER_WRAPPERS or name in ("tqdm", "trange"):
+            if name in api.TRANSPARENT_ITER_WRAPPERS or name == "trange":  # (tqdm is one)
                 if name != "trange_" and positional:  # trange(n) iterates numbers
                     return self.item_kind(positional[0], scope)
         kind = self.kind_of(iterable, scope)

@@ -17,7 +17,7 @@ from torchdevlint import torch_api as api
 from torchdevlint.analysis.builder import Collected, walk_code
 from torchdevlint.analysis.devices import Devices, move_device_argument
 from torchdevlint.analysis.flow import UNDECIDED, DeviceTrace
-from torchdevlint.analysis.kinds import TENSOR, ClassRef, KindInference
+from torchdevlint.analysis.kinds import MODULE, TENSOR, ClassRef, KindInference
 from torchdevlint.analysis.model import keyword_value, source_of
 from torchdevlint.analysis.model import (
     ASSIGN, Binding, ClassInfo, FunctionInfo, last_name, root_name, string_value,
@@ -368,6 +368,15 @@ class ModuleClasses:
                     return True
         return False
 
+    def is_torch_module(self, state: ModuleState, name: str) -> bool:
+        """Whether every assignment of the submodule ``self.NAME`` is a ``torch.nn`` module
+        class called (``nn.L1Loss()``, ``nn.Dropout(p)``): its ``forward`` takes tensors."""
+        bindings = state.info.attributes.get(name, ())
+        return bool(bindings) and all(
+            isinstance(b.value, cst.Call) and (self.kinds.qualname(b.value.func, b.ctx.scope) or "")
+            .startswith("torch.nn.") and self.kinds.kind_of(b.value, b.ctx.scope) is MODULE
+            for b in bindings)
+
     def _registered_by_value(self, value, binding: Binding) -> Optional[str]:
         """``nn.Parameter(...)`` -> "parameters", ``nn.Buffer(...)`` -> "buffers", a module
         (``nn.Linear(...)``, ``nn.ModuleList(...)``, an instance of a module class) ->
@@ -488,6 +497,7 @@ class MethodDevices(DeviceTrace):
         params = [name for name in self.method.param_names if name != self.self_name]
         body = list(walk_code(self.method.node.body, into_functions=True))
         tensors = {name for name in params if self._param_is_tensor(name, body)}
+        tensors |= self._input_in_arithmetic(params, body)
         assigned = {name: bindings for name, bindings in scope.bindings.items()
                     if name not in params and bindings}
         # The greatest fixed point: a name counts unless one of its assignments gives
@@ -520,8 +530,8 @@ class MethodDevices(DeviceTrace):
                     and func.value.value == name and func.attr.value in _TENSOR_ONLY_METHODS:
                 return True  # ``x.size(1)``: numpy's ``size`` is not called
             passed = any(isinstance(a.value, cst.Name) and a.value.value == name for a in node.args)
-            if passed and self._weighted_submodule(func):
-                return True
+            if passed and (self._weighted_submodule(func) or self._torch_submodule(func)):
+                return True  # (a torch.nn module, a loss among them, takes tensors)
             if passed and self._tensor_function(func):
                 return True  # ``F.interpolate(x, ...)``, ``torch.cat([x, y])`` take tensors
             if self._tensor_function(func) and any(
@@ -530,6 +540,23 @@ class MethodDevices(DeviceTrace):
                         for e in a.value.elements) for a in node.args):
                 return True
         return False
+
+    def _input_in_arithmetic(self, params: List[str], body) -> Set[str]:
+        """``forward``'s input (its first parameter, without a default) as an operand of
+        arithmetic (``(x - self.mean) / self.std``): what a moved module is called with, and
+        arithmetic takes tensors or numbers, which nobody passes as a module's input (issue 28:
+        a normalisation module with no weights of its own)."""
+        if self.method.name != "forward" or not params:
+            return set()
+        first = params[0]
+        parameters = self.method.node.params
+        if any(p.name.value == first and (p.default is not None or p.annotation is not None)
+               for p in parameters.params):
+            return set()  # (an annotation says what it is: ``kinds`` reads it)
+        operands = (o for node in body if isinstance(node, cst.BinaryOperation)
+                    and isinstance(node.operator, ARITHMETIC_OPERATORS) for o in (node.left, node.right))
+        return {first} if any(isinstance(o, cst.Name) and o.value == first for o in operands) \
+            else set()
 
     def _tensor_function(self, func) -> bool:
         """A torch function that takes tensors (not a factory, which also takes numbers)."""
@@ -545,6 +572,12 @@ class MethodDevices(DeviceTrace):
                 and expr.value.value == self.self_name:
             return expr.attr.value
         return None
+
+    def _torch_submodule(self, func) -> bool:
+        """``self.criterion`` registered as a ``torch.nn`` module (``nn.L1Loss()``)."""
+        name = self._self_attribute(func)
+        return name is not None and name in self.state.submodules and \
+            self.classes.is_torch_module(self.state, name)
 
     def _weighted_submodule(self, func) -> bool:
         name = self._self_attribute(func)

@@ -17,7 +17,7 @@ from torchdevlint.analysis.devices import Devices, move_device_argument
 from torchdevlint.analysis.flow import DeviceTrace, OrderedWalk
 from torchdevlint.analysis.kinds import KindInference, combine
 from torchdevlint.analysis.model import (
-    ASSIGN, DEF, IMPORT, PARAM, CallSite, Scope, is_number, keyword_value, last_name, source_of,
+    ASSIGN, DEF, IMPORT, PARAM, CallSite, FunctionInfo, Scope, is_number, keyword_value, last_name, source_of,
 )
 
 _WRAPPERS_THAT_SCATTER = api.SCATTERING_WRAPPERS
@@ -136,6 +136,8 @@ class _AcceleratorWalk(OrderedWalk):
         accelerator, or on the CPU): each name holds a part of it, there. Where ``kinds``
         knows the parts (a tuple), only the tensors among them; the output of a helper given
         a moved model may hold numbers beside tensors: only when ``kinds`` says a tensor."""
+        if self.unpacked_parts(targets, value):
+            return
         super().unpacked(targets, value)
         found = self.device_of(value)
         if not found:
@@ -151,8 +153,26 @@ class _AcceleratorWalk(OrderedWalk):
             if isinstance(target, cst.Name) and item is K.TENSOR:
                 self.place(target.value, found)
 
+    def unpacked_parts(self, targets, value: cst.BaseExpression) -> bool:
+        """``h0, c0 = self.init_hidden(n)`` where the method returns a tuple display of as
+        many elements: each name holds what its element held there (issue 28: the LSTM's
+        initial state made in a helper that ``forward`` calls)."""
+        parts = self.placement.returned_parts(value, self.scope, len(targets)) \
+            if self.side == "cpu" else None
+        if parts is None:
+            return False
+        for target, (part, scope) in zip(targets, parts):
+            if isinstance(target, cst.Name):
+                self.place(target.value, self.placement.placed_at(part, scope, self.side))
+            else:
+                self.unbind(target)
+        return True
+
     def call_device(self, call: cst.Call):
         if self.side == "cpu":
+            own = self.placement.method_called(call, self.scope)
+            if own is not None:
+                return self.placement.returned(own, self.side)
             return self.placement.call_on_cpu(call, self.scope, self)
         return self.placement.call_on_accelerator(call, self.scope, self)
 
@@ -266,6 +286,62 @@ class Placement:
         within the function that reads the names."""
         found = self._placed_at(expr, scope, "cpu")
         return found if isinstance(found, OnCPU) else None
+
+    # -- what a method of the same class returns ---------------------------------------
+
+    def method_called(self, call: cst.Call, scope: Scope) -> Optional[FunctionInfo]:
+        """The method of this file that ``call`` runs, whose body's ``return``s give what it
+        returns (not a generator, nor decorated): ``self.NAME(...)`` in a method of a class
+        that defines ``NAME``, or a call of an instance of an ``nn.Module`` class of this file
+        (``self.ssim(y_hat, y)`` where ``self.ssim = SSIMLoss()``), which runs its ``forward``
+        (unless the class defines ``__call__``)."""
+        func = call.func
+        owner = scope.code_owner().func
+        method = None
+        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) \
+                and owner is not None and owner.cls is not None \
+                and owner.self_name == func.value.value:
+            method = owner.cls.methods.get(func.attr.value)
+        if method is None and isinstance(func, (cst.Name, cst.Attribute)):
+            kind = self.kinds.kind_of(func, scope)
+            if isinstance(kind, K.Instance) and "__call__" not in kind.info.methods \
+                    and self.kinds.class_is_module(kind.info):
+                method = kind.info.methods.get("forward")
+        if method is None or method.opaque_return or method.scope is None \
+                or method.self_name is None or not method.returns:
+            return None
+        return method
+
+    def returned(self, method: FunctionInfo, side: str):
+        """The evidence for what ``method`` may return: the first ``return`` of it that
+        gives a value placed on ``side`` (as the walk of a body judges a name after an ``if``
+        that may have placed it: ``if hidden is None: return torch.zeros(n)``), else None."""
+        return next((found for found in (self.placed_at(value, ctx.scope, side)
+                                         for value, ctx in method.returns if value is not None)
+                     if found), None)
+
+    def returned_parts(self, value, scope: Scope, count: Optional[int]):
+        """[(element, its scope)] of the tuple every ``return`` of the method ``value`` calls
+        gives, when there is one return of a display (of ``count`` elements, when given);
+        else None."""
+        if not isinstance(value, cst.Call):
+            return None
+        method = self.method_called(value, scope)
+        if method is None or len(method.returns) != 1:
+            return None
+        returned, ctx = method.returns[0]
+        if not isinstance(returned, (cst.Tuple, cst.List)) \
+                or (count is not None and len(returned.elements) != count) \
+                or any(isinstance(e, cst.StarredElement) for e in returned.elements):
+            return None
+        return [(e.value, ctx.scope) for e in returned.elements]
+
+    def placed_at(self, expr: cst.BaseExpression, scope: Scope, side: str):
+        """The evidence for ``expr`` where it is, on ``side`` (an ``OnAccelerator`` or an
+        ``OnCPU``), or None."""
+        found = self._placed_at(expr, scope, side)
+        wanted = OnCPU if side == "cpu" else OnAccelerator
+        return found if isinstance(found, wanted) else None
 
     def _placed_at(self, expr: cst.BaseExpression, scope: Scope, side: str):
         scope = scope.code_owner()

@@ -207,6 +207,7 @@ def assigned_and_read_elsewhere(tree: ast.AST, source: str, containers: bool) ->
     different method, not ``__init__``, mentions."""
     for class_text, methods in class_methods(tree, source):
         assigned = []
+        helpers: Optional[Set[str]] = None  # methods naming a factory (what they return may be)
         for method in methods:
             if containers:
                 names = set(method.containers)
@@ -216,6 +217,13 @@ def assigned_and_read_elsewhere(tree: ast.AST, source: str, containers: bool) ->
             else:
                 names = method.stored if method.calls_factory or \
                     method.name in api.MODULE_MODE_SWITCHES else set()
+                if method.stored and not names:
+                    # ``self.pe = self._make_pe(n)``: a factory in a helper it calls
+                    if helpers is None:
+                        helpers = {m.name for m in methods if _FACTORY_TEXT.search(m.text)}
+                    if helpers and attribute_mentions(method.text, method.self_name, helpers,
+                                                      r"\s*\("):
+                        names = method.stored
             if names:
                 assigned.append((method, names))
         if not assigned:

@@ -91,13 +91,19 @@ class UnregisteredTensorAttribute(Rule):
     "A tensor on the module's device" is a registered parameter or buffer, what a registered
     submodule with weights returns (or any registered submodule given such a tensor), a method
     argument used as a tensor (`x.size(1)`, `x.device`, passed to such a submodule or to a torch
-    function that takes tensors: the input of a moved model), and what is computed from those.
+    function that takes tensors: the input of a moved model; `forward`'s input, without a default
+    or an annotation, in arithmetic: `(x - self.mean) / self.std` in a module with no weights of
+    its own, issue 28), and what is computed from those.
 
     A CPU tensor "with a dimension" is proven from how it is made: a factory with a shape
     (`torch.zeros(n)`, not `torch.zeros(())`), a list (`torch.tensor([...])`), a legacy
     constructor (`torch.Tensor(...)`, never 0-dim), `torch.from_numpy`, `torch.cat`/`stack` of
-    such, elementwise math, arithmetic (broadcasting never drops a dimension), and a local name
-    of `__init__` bound to one. `torch.tensor(data)` has a dimension when `data` is a list or
+    such, elementwise math, arithmetic (broadcasting never drops a dimension), a local name
+    of `__init__` bound to one (its assignments before the read give one; later ones only refine
+    it: `y = y.unsqueeze(0)`), what a method of the class returns when every `return` gives one
+    (`self.tem = self.one_hot(n, k)`, issue 28), and what the attribute held before
+    (`self.tem = self.tem.permute(2, 0, 1)`, which is then not reported apart: once the first
+    assignment registers a buffer, assigning a tensor to the name updates it). `torch.tensor(data)` has a dimension when `data` is a list or
     tuple (`analysis.kinds.is_sequence`): a non-empty literal, a comprehension, a concatenation
     or slice of one, or a parameter annotated `list[...]` / `tuple[...]` / `Sequence[...]`
     (`torch.tensor(levels)`, issue 28).
@@ -215,7 +221,7 @@ class UnregisteredTensorAttribute(Rule):
     name = "unregistered-tensor-attribute"
     summary = "A tensor kept as a plain nn.Module attribute is not moved by .to(device)"
     fixable = True
-    facts = frozenset(("kinds", "modules", "project"))
+    facts = frozenset(("kinds", "modules", "placement", "project"))
     # A module class (its base is named through an import of torch or of a library whose
     # modules the analysis knows) that assigns a torch factory's result.
     required_text = (r"\bclass\b", r"\btorch\b")
@@ -276,6 +282,8 @@ class UnregisteredTensorAttribute(Rule):
                 return  # a program that never uses an accelerator: the module stays on the CPU
             safe = self._safe_fix(info, name, bindings)
             for binding in created:
+                if _refines(binding, name):
+                    continue  # ``self.tem = self.tem.permute(...)``: a buffer stays one
                 owner = binding.node.value.value if isinstance(binding.node, cst.Attribute) else "self"
                 switch = binding.ctx.func.name
                 kind = self.PLAIN_ATTRIBUTE if switch not in switches else self.CACHED_IN_SWITCH
@@ -308,7 +316,7 @@ class UnregisteredTensorAttribute(Rule):
         with one that was combined with another tensor while the module was built stayed on
         the CPU, or that would already have failed); a local name every assignment of which
         gives one."""
-        if depth > 4:
+        if depth > 8:  # (each step reads an earlier binding or a helper: a chain ends)
             return False
         scope = binding.ctx.scope
         if isinstance(value, cst.Name):
@@ -316,9 +324,31 @@ class UnregisteredTensorAttribute(Rule):
             if owner is None or owner is not scope or owner.kind != "function":
                 return False
             locals_ = owner.bindings.get(value.value, ())
-            return bool(locals_) and all(
-                b.how == ASSIGN and not b.path and b.order < binding.order
-                and self._created_on_cpu(b.value, b, depth + 1) for b in locals_)
+            # the assignments before this read (``y = y.unsqueeze(0)`` reads the earlier ones),
+            # none after it (one may run first in a loop),
+            earlier = [b for b in locals_ if b.order < binding.order]
+            return bool(earlier) and len(earlier) + sum(
+                b.how == ASSIGN and not b.path and b.value is not None
+                and _reads(b.value, value.value) for b in locals_ if b not in earlier
+            ) == len(locals_) and all(
+                b.how == ASSIGN and not b.path and self._created_on_cpu(b.value, b, depth + 1)
+                for b in earlier)
+        func = binding.ctx.func
+        if isinstance(value, cst.Attribute) and isinstance(value.value, cst.Name) \
+                and func is not None and func.cls is not None \
+                and value.value.value == func.self_name:
+            # ``self.tem = self.tem.permute(2, 0, 1)``: what the attribute held before
+            earlier = [b for b in func.cls.attributes.get(value.attr.value, ())
+                       if b.order < binding.order]
+            return bool(earlier) and all(
+                b.how == ASSIGN and not b.path and self._created_on_cpu(b.value, b, depth + 1)
+                for b in earlier)
+        if isinstance(value, cst.Call):
+            helper = self.analysis.placement.method_called(value, scope)
+            if helper is not None:
+                # ``self.pe = self._make_pe(d, n)``: every ``return`` of the helper gives one
+                return all(returned is not None and self._created_on_cpu(
+                    returned, _AtReturn(ctx), depth + 1) for returned, ctx in helper.returns)
         if isinstance(value, cst.Subscript):
             keeps_a_dim = any(isinstance(e.slice, cst.Slice) or (
                 isinstance(e.slice, cst.Index) and isinstance(e.slice.value, cst.Name)
@@ -394,6 +424,17 @@ class UnregisteredTensorAttribute(Rule):
                    for site in self.analysis.collected.calls_by_name.get("__init__", ()))
 
 
+class _AtReturn:
+    """A ``return`` of a helper method judged as a binding: its value is read after the
+    helper's own assignments (a helper is straight-line code that builds what it returns)."""
+
+    __slots__ = ("ctx", "order")
+
+    def __init__(self, ctx) -> None:
+        self.ctx = ctx
+        self.order = float("inf")
+
+
 class _Stays:
     """Whether an expression of ``method`` is the attribute as it is (on the CPU, with a
     dimension): ``self.NAME``, its slices, casts and reshapes, comparisons of it with numbers,
@@ -443,6 +484,21 @@ class _Stays:
             # meeting is that operation itself, found there)
             return self(expr.left) or self(expr.right)
         return False
+
+
+def _refines(binding: Binding, name: str) -> bool:
+    """``self.NAME = self.NAME.permute(...)``: an assignment computed from the attribute's
+    earlier value (once that one is a buffer, assigning a tensor to the name updates it)."""
+    self_name = binding.ctx.func.self_name if binding.ctx.func is not None else None
+    return any(isinstance(node, cst.Attribute) and node.attr.value == name
+               and isinstance(node.value, cst.Name) and node.value.value == self_name
+               for node in walk_code(binding.value))
+
+
+def _reads(expr, name: str) -> bool:
+    """Whether ``expr`` reads the local ``name`` (``y = y.unsqueeze(0)``: a later assignment
+    that only refines the value read)."""
+    return any(isinstance(node, cst.Name) and node.value == name for node in walk_code(expr))
 
 
 def _is_none(expr) -> bool:

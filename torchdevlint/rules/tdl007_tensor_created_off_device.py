@@ -92,7 +92,11 @@ class TensorCreatedOffDevice(Rule):
     `torch.tensor([...])` of a list, the legacy constructors `torch.Tensor([...])`,
     `torch.FloatTensor(...)`) inside `forward` of an `nn.Module`, or inside a method that
     `forward` calls on `self` (transitively), when its result, as it is, meets a tensor on the
-    module's device in the same method:
+    module's device in the same method, or in the method it is returned to (issue 28: an
+    `init_hidden` helper that returns `torch.zeros(...)`, or a tuple of them, to `forward`,
+    which hands them to an LSTM: `h0, c0 = self.init_hidden(n)`, `hidden = self.init_hidden(n)`;
+    or a submodule of a class of the file whose `forward` returns a placeholder made on the CPU,
+    `self.masked(out, y)`, which its owner adds to its losses):
 
     - arithmetic or a comparison (`x + pos`, `scores * mask`);
     - a combining tensor method (`scores.masked_fill(mask == 0, ...)`, `x.matmul(m)`);
@@ -101,7 +105,8 @@ class TensorCreatedOffDevice(Rule):
       `self.rnn(x, h0)`, `self.rec(h)`).
 
     "A tensor on the module's device" is what TDL005 uses: the method's tensor arguments (an
-    argument indexed by dimensions, `x[:, None]`, is one: a list takes no such index),
+    argument indexed by dimensions, `x[:, None]`, is one: a list takes no such index; so is
+    `forward`'s input, without a default or an annotation, in arithmetic),
     registered parameters and buffers, outputs of weighted submodules, and what is computed from
     them. "As it is" means still on the CPU (tracked flow-sensitively: a `.to(x.device)` before the
     use silences it) and with at least one dimension: `torch.tril(...)` of it, slices, casts,
@@ -142,8 +147,12 @@ class TensorCreatedOffDevice(Rule):
     RuntimeError: expected self and mask to be on the same device, but got mask on cpu and self on cuda:0
     ```
 
-    (for `nn.RNN`/`LSTM`/`GRU`, the same bug reads "Input and hidden tensors are not at the same
-    device").
+    For `nn.RNN`/`LSTM`/`GRU` given an initial state made so (an `init_hidden` helper), the RNN
+    checks its input and hidden state first, on a GPU and on `meta` alike:
+
+    ```
+    RuntimeError: Input and hidden tensors are not at the same device, found input tensor at cuda:0 and hidden tensor at cpu
+    ```
 
     On the `meta` device, which plays the GPU in this project's runtime tests:
 
@@ -194,11 +203,18 @@ class TensorCreatedOffDevice(Rule):
     parameter or buffer of the module). The fix is safe when that tensor is an argument of
     `forward` used in the very expression that creates the tensor (it is on the device the result
     must be on); otherwise it is unsafe (`--unsafe-fixes`): the tensor named may sit elsewhere than
-    the one the result meets, or may be rebound before the factory runs.
+    the one the result meets, or may be rebound before the factory runs. A factory in a helper
+    that returns it (the names of the method where it meets the device are not there) gets the
+    device of a tensor the helper is given, else, in a method of the same class,
+    `device=next(self.parameters()).device`; both unsafe (a module without parameters makes
+    `next()` raise).
 
     ## Known limits
-    - Only factories in the same method as the meeting: a tensor returned by a helper, or kept on
-      `self`, is not followed (TDL005 covers attributes).
+    - A tensor returned by a helper is followed from a method of the same class called on
+      `self`, or from the `forward` of a submodule whose `nn.Module` class is in the file (without
+      `__call__`), when one of its `return`s gives it (for unpacking, its one `return` of a tuple
+      display); a tensor kept on `self` is TDL005's, and one returned by a plain function is
+      not followed.
     - 0-dim factories (`torch.tensor(0.5)`, `torch.zeros(())`) and factories with a literal `0`
       in their size (empty placeholders) are silent; `torch.tensor(data)` counts only when `data`
       is a list or tuple (`analysis.kinds.is_sequence`: a non-empty literal, a comprehension, a
@@ -220,6 +236,13 @@ class TensorCreatedOffDevice(Rule):
         "`{factory}(...)` without `device=` creates a tensor on the CPU in `{module}.{method}`, "
         "which runs on the module's device ({evidence}), and `{meeting}` {where}: " + SAME_DEVICE
         + "; {advice}")
+
+    # ... made in a method of the class that returns it to the one where it meets the device
+    # (``h0, c0 = self.init_hidden(n)`` in ``forward``, issue 28)
+    RETURNED_OFF_DEVICE = Message(
+        "`{factory}(...)` without `device=` creates a tensor on the CPU in `{helper}`, "
+        "which returns it to `{module}.{method}`, which runs on the module's device "
+        "({evidence}), and `{meeting}` {where}: " + SAME_DEVICE + "; {advice}")
 
     code = "TDL007"
     name = "tensor-created-off-device"
@@ -256,20 +279,24 @@ class TensorCreatedOffDevice(Rule):
     def check(self, analysis: Analysis) -> Iterator[Violation]:
         self.analysis = analysis
         self.kinds = analysis.kinds
+        reported: Set[int] = set()  # (a factory a submodule returns meets several modules)
         for info in analysis.collected.classes:
             if "forward" not in info.methods:
                 continue
             state = analysis.module_state(info)
             if state.is_module is not True or state.overrides_moving:
                 continue
-            reported: Set[int] = set()
-            for name in sorted(state.forward_reaches):
-                method = info.methods[name]
-                if method.scope is None or method.self_name is None:
-                    continue
-                yield from self._check_method(state, method, reported)
+            # a factory is reported where it is made when it meets the device there, and else
+            # where a method it is returned to meets it (``init_hidden``'s zeros in ``forward``)
+            for returned in (False, True):
+                for name in sorted(state.forward_reaches):
+                    method = info.methods[name]
+                    if method.scope is None or method.self_name is None:
+                        continue
+                    yield from self._check_method(state, method, reported, returned)
 
-    def _check_method(self, state: ModuleState, method: FunctionInfo, reported: Set[int]):
+    def _check_method(self, state: ModuleState, method: FunctionInfo, reported: Set[int],
+                      returned: bool = False):
         modules = self.analysis.modules
         devices = modules.on_module_device(state, method)
         found = {}
@@ -291,7 +318,7 @@ class TensorCreatedOffDevice(Rule):
                 if not stays(operand):
                     continue
                 factory = found[id(operand)]
-                if id(factory) in reported:
+                if id(factory) in reported or returned == _contains(method.node, factory):
                     continue
                 # asked only here, for a class with a finding: what shows it meets a device
                 evidence = self.analysis.modules.accelerator_evidence(state.info)
@@ -313,11 +340,14 @@ class TensorCreatedOffDevice(Rule):
                     evidence = f"another file moves it to an accelerator: {moved}"
                 elif moved is not None:  # the evidence is in another file: name it
                     advice += f" (the module is moved to an accelerator in {moved})"
+                helper = None if _contains(method.node, factory) else \
+                    self._function_holding(factory)
+                kind = self.CREATED_OFF_DEVICE if helper is None else self.RETURNED_OFF_DEVICE
                 yield Violation(
                     factory,
-                    self.CREATED_OFF_DEVICE(
-                        factory=shown, module=state.info.name, method=method.name,
-                        evidence=evidence, meeting=source_of(node), where=where, advice=advice),
+                    kind(factory=shown, module=state.info.name, method=method.name,
+                         helper=_qualified(helper) if helper is not None else "",
+                         evidence=evidence, meeting=source_of(node), where=where, advice=advice),
                     fix)
 
     # -- the CPU tensor: a factory's result, as it is --------------------------------------
@@ -369,6 +399,12 @@ class TensorCreatedOffDevice(Rule):
                     continue  # ``emb = x * emb[None]``: the read comes before this assignment
                 if binding.how != ASSIGN:
                     return False
+                part = self._returned_part(binding, method)
+                if part is not None:  # ``h0, c0 = self.init_hidden(n)``
+                    element, helper = part
+                    if self._keeps(element, factory, helper, seen | {"()" + helper.name}):
+                        related = True
+                    continue
                 evidence = self.analysis.on_cpu(binding.value, method.scope)
                 if evidence is None or evidence.origin is not factory:
                     continue  # another value (a device tensor, another CPU tensor)
@@ -380,6 +416,12 @@ class TensorCreatedOffDevice(Rule):
             return related
         if isinstance(expr, cst.Call):
             func = expr.func
+            helper = self.analysis.placement.method_called(expr, method.scope)
+            if helper is not None:  # ``hidden = self.init_hidden(n)``: what it returns
+                return "()" + helper.name not in seen and any(
+                    value is not None and self._keeps(value, factory, helper,
+                                                      seen | {"()" + helper.name})
+                    for value, _ in helper.returns)
             if isinstance(func, cst.Attribute) and self.kinds.qualname(func, method.scope) is None:
                 method_name = func.attr.value
                 if method_name == "view" and not expr.args:
@@ -414,11 +456,44 @@ class TensorCreatedOffDevice(Rule):
             return self._keeps(expr.left, factory, method, seen)
         return False
 
+    def _function_holding(self, node: cst.CSTNode) -> Optional[FunctionInfo]:
+        """The innermost function of the file whose body holds ``node``."""
+        holding = [f for f in self.analysis.collected.functions if _contains(f.node, node)]
+        return next((f for f in holding if not any(
+            g is not f and _contains(f.node, g.node) for g in holding)), None)
+
+    def _returned_part(self, binding, method: FunctionInfo):
+        """(the element, the method) when ``binding`` unpacks one element of the tuple a
+        method of the class returns (``h0, c0 = self.init_hidden(n)``), else None."""
+        if len(binding.path) != 1:
+            return None
+        parts = self.analysis.placement.returned_parts(binding.value, method.scope, None)
+        if parts is None or binding.path[0] >= len(parts):
+            return None
+        helper = self.analysis.placement.method_called(binding.value, method.scope)
+        return parts[binding.path[0]][0], helper
+
     # -- the fix: which tensor's device --------------------------------------------------------
 
     def _device_for(self, node, factory: cst.Call, devices, state: ModuleState,
                     method: FunctionInfo):
         """(``NAME.device`` text, safe) for the fix, or (None, False)."""
+        if not _contains(method.node, factory):
+            # made in a helper that returns it (``init_hidden``): the names of ``method``
+            # are not there; the module's own parameters are (unsafe: a module without any
+            # makes ``next()`` raise). A submodule of another class: its device is its own.
+            helper = self._function_holding(factory)
+            if helper is None or helper.self_name is None or helper.cls is None:
+                return None, False
+            own = self.analysis.modules.on_module_device(
+                self.analysis.module_state(helper.cls), helper)
+            inputs = [p for p in helper.param_names if p != helper.self_name
+                      and (p in own.names or own.carries(cst.Name(p)))]
+            if inputs:  # a tensor the helper is given: where it runs
+                return f"{inputs[0]}.device", False
+            if helper.cls is not state.info:
+                return None, False
+            return f"next({helper.self_name}.parameters()).device", False
         params = [p for p in method.param_names if p != method.self_name]
         tensors = [p for p in params if p in devices.names or devices.carries(cst.Name(p))]
         for operand in _operands(node):
@@ -447,6 +522,10 @@ def _operands(node) -> list:
         receiver = [node.func.value] if isinstance(node.func, cst.Attribute) else []
         return receiver + values + spread
     return []
+
+
+def _qualified(function: FunctionInfo) -> str:
+    return f"{function.cls.name}.{function.name}" if function.cls is not None else function.name
 
 
 def _contains(node: cst.CSTNode, target: cst.CSTNode) -> bool:

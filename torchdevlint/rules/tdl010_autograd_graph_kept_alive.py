@@ -60,7 +60,7 @@ from torchdevlint.fixes.context import FixContext
 from torchdevlint.fixes.model import Edit, Fix, FixPlan
 from torchdevlint.positions import code_for_node
 from torchdevlint.rules.base import Message, Rule, Violation, source_of
-from torchdevlint.rules.prefilter import accumulating_loop_in
+from torchdevlint.rules.prefilter import accumulating_loop_in, names_a_loss
 
 # Evidence that a value carries history: a tensor, or a model's output of unknown structure.
 TENSOR = "tensor"
@@ -122,6 +122,12 @@ class AutogradGraphKeptAlive(Rule):
     a loss of one (`criterion(out, y)`, `F.cross_entropy(out, y)`, `nn.MSELoss()(out, y)`), and
     what tensor arithmetic, history-keeping tensor methods (`.cpu()`, `.float()`, `.sum()`,
     `.softmax()`, ...) and torch functions (`torch.cat`, `F.*`) make of those.
+
+    A loop that counts its batches (`for _ in range(eval_iters):` drawing one each step, also
+    `trange(n)` and `tqdm(range(n))`, issue 28) and whose text names a loss (`loss`,
+    `criterion`) is judged the same way for sums of tensors (`total += loss`); a list it fills
+    is left alone (an unrolled decoder or RNN keeps its steps' outputs for the backward that
+    follows).
 
     Grad is enabled where nothing turns it off: `torch.no_grad()` and `torch.inference_mode()`
     (as a `with` or as a decorator) and `torch.set_grad_enabled(False)` do; `model.eval()` does
@@ -201,8 +207,11 @@ class AutogradGraphKeptAlive(Rule):
     - the value is handed to something that may run backward on it: a function of this file whose
       body calls backward, a loss scaler, an optimiser step (`scaler(loss, optimizer)`);
     - the total is `backward()`-ed later in the function (gradient accumulation), or returned
-      from a function whose caller may run backward on it (one that calls backward, or one the
-      file does not show);
+      from a function whose caller may run backward on it: a caller the file does not show, or
+      one that returns the result on, binds it to a name that it (or a name computed from it)
+      later runs backward on, or hands it to a call that may (issue 28: a training loop's
+      `loss.backward()` beside `print(validate(model, val_loader))` is no backward of the
+      validation loss);
     - the accumulator is bound anew inside the loop (`total = 0` on some path): what it holds
       does not grow with the number of batches;
     - the function that holds the loop sets no grad mode and the file does not prove that it runs
@@ -237,9 +246,10 @@ class AutogradGraphKeptAlive(Rule):
                "batch's graph and activations stay alive")
     fixable = True
     facts = frozenset(("kinds", "grad"))
-    # A loop over a loader (every way the analysis knows one has "loader" in it) that
-    # accumulates with ``+`` (``+=``, ``a = a + b``, ``outs += [...]``), ``-`` or a list method.
-    required_text = (r"(?i)loader", r"[+-]|\.\s*(append|extend|insert)\b")
+    # A loop over a loader (every way the analysis knows one has "loader" in it) or over
+    # ``range(n)`` / ``trange(n)`` that accumulates with ``+`` (``+=``, ``a = a + b``,
+    # ``outs += [...]``), ``-`` or a list method.
+    required_text = (r"(?i)loader|range\s*\(", r"[+-]|\.\s*(append|extend|insert)\b")
     valid = (
         # .item(): a Python number, no history
         "import torch\n\n\ndef main(model, criterion, loader):\n    total = 0.0\n"
@@ -273,8 +283,11 @@ class AutogradGraphKeptAlive(Rule):
     def check(self, analysis: Analysis) -> Iterator[Violation]:
         self.analysis = analysis
         self.kinds = analysis.kinds
-        loops = [(loop, ctx) for loop, ctx, _ in analysis.collected.for_loops
-                 if analysis.loader_paths(loop.iter, ctx.scope)]
+        # (loop, ctx, whether it counts through indices rather than iterating a loader)
+        loops = [(loop, ctx, not analysis.loader_paths(loop.iter, ctx.scope))
+                 for loop, ctx, _ in analysis.collected.for_loops
+                 if analysis.loader_paths(loop.iter, ctx.scope)
+                 or analysis.counts_indices(loop.iter, ctx.scope)]
         if not loops:
             return
         if _freezes_parameters(analysis.module) or self._grad_off_for_program():
@@ -284,10 +297,12 @@ class AutogradGraphKeptAlive(Rule):
         self._grad_memo: Dict[int, bool] = {}
         self._names: Optional[Counter] = None
         reported: Set[int] = set()
-        for loop, ctx in loops:
+        for loop, ctx, counting in loops:
+            if counting and not names_a_loss(self.code_of(loop)):
+                continue  # (counting loops that sum other things are everywhere)
             if not self._runs_with_grad(ctx):
                 continue
-            walker = _LoopWalk(self, loop, ctx)
+            walker = _LoopWalk(self, loop, ctx, counting)
             for finding in walker.run():
                 if id(finding.node) not in reported:
                     reported.add(id(finding.node))
@@ -351,10 +366,16 @@ class AutogradGraphKeptAlive(Rule):
         (``getattr(self, "train_epoch")``)."""
         if self._names is None:
             self._names = Counter()
+            docstrings = set()  # (prose: a function they name is not used by it)
             for node in walk_code(self.analysis.module, into_functions=True):
+                if isinstance(node, (cst.Module, cst.FunctionDef, cst.ClassDef)):
+                    docstring = _docstring_node(node)
+                    if docstring is not None:
+                        docstrings.add(id(docstring))
                 if isinstance(node, cst.Name):
                     self._names[node.value] += 1
-                elif isinstance(node, (cst.SimpleString, cst.FormattedStringText)):
+                elif isinstance(node, (cst.SimpleString, cst.FormattedStringText)) \
+                        and id(node) not in docstrings:
                     self._names.update(_words(node.value))
         return self._names[name]
 
@@ -381,13 +402,38 @@ class AutogradGraphKeptAlive(Rule):
             return True
         for site in sites:
             if site.ctx.func is not None:
-                code = self.code_of(site.ctx.func.node.body)
+                owner = site.ctx.func.node.body
+                code = self.code_of(owner)
             else:
+                owner = module
                 code = "".join(self.code_of(statement) for statement in module.body
                                if not isinstance(statement, (cst.FunctionDef, cst.ClassDef)))
-            if "backward" in code:
+            if "backward" in code and self._result_may_reach_backward(site.call, owner):
                 return True
         return False
+
+    def _result_may_reach_backward(self, call: cst.Call, owner: cst.CSTNode) -> bool:
+        """Whether what ``call`` returns may be ``backward()``-ed in the code ``owner`` that
+        makes it (issue 28: ``print(validate(model, val_loader))`` after a training loop's
+        ``loss.backward()`` is no backward of the validation loss): it is returned on, bound
+        to a name that is then backward()-ed (or one computed from it), handed to a call that
+        may run backward, or used where this does not look."""
+        statement = next((node for node in walk_code(owner) if isinstance(node, _SMALL_STATEMENTS)
+                          and _holds(node, call)), None)
+        if statement is None or isinstance(statement, cst.Return):
+            return True  # a header (``for ... in f()``) or returned on: its users decide
+        if isinstance(statement, (cst.Assign, cst.AnnAssign, cst.AugAssign)):
+            targets = [t.target for t in statement.targets] \
+                if isinstance(statement, cst.Assign) else [statement.target]
+            related = {n for t in targets for n in _bound_names(t)}
+            for node in walk_code(owner, into_functions=True):
+                if isinstance(node, cst.Assign) and any(_names(node.value, n) for n in related):
+                    related.update(n for t in node.targets for n in _bound_names(t.target))
+            return any(_backward_of(node, related) for node in walk_code(owner, into_functions=True))
+        return any(isinstance(node, cst.Call) and node is not call and any(
+            word in (last_name(node.func) or "").lower() for word in _FREEING_WORDS)
+            or (isinstance(node, cst.Call) and node is not call and self.frees_in_file(node.func))
+            for node in walk_code(statement))
 
     def frees_in_file(self, func) -> bool:
         """A function or method of this file (by name) whose body calls backward."""
@@ -414,10 +460,15 @@ class _LoopWalk(OrderedWalk):
     history made in this iteration (evidence: TENSOR or OUTPUT); ``grad`` whether grad records
     at the point reached."""
 
-    def __init__(self, rule: AutogradGraphKeptAlive, loop: cst.For, ctx: Ctx) -> None:
+    def __init__(self, rule: AutogradGraphKeptAlive, loop: cst.For, ctx: Ctx,
+                 counting: bool = False) -> None:
         super().__init__()
         self.rule = rule
         self.loop = loop
+        # a loop over ``range(n)``: only sums of tensors (``total += loss``) count; a list
+        # of its steps' outputs is how an unrolled model (a decoder, an RNN over time steps)
+        # builds what it later runs backward through
+        self.counting = counting
         self.scope = ctx.scope
         self.func = ctx.func
         self.grad = True
@@ -468,6 +519,8 @@ class _LoopWalk(OrderedWalk):
             return
         self.walk(self.loop.body.body if isinstance(self.loop.body, cst.IndentedBlock) else [])
         for node, accumulator, values, safe, summed in self.candidates:
+            if self.counting and not (summed and safe):
+                continue
             if self._freed_later(accumulator, summed):
                 continue
             shown = ", ".join(f"`{source_of(v)}`" for v in values)
@@ -681,6 +734,14 @@ class _LoopWalk(OrderedWalk):
         return False
 
 
+_SMALL_STATEMENTS = (cst.Assign, cst.AnnAssign, cst.AugAssign, cst.Return, cst.Expr)
+
+
+def _holds(node: cst.CSTNode, target: cst.CSTNode) -> bool:
+    """Whether ``target`` is in the tree of ``node``."""
+    return any(n is target for n in walk_code(node, into_functions=True))
+
+
 def _freezes_parameters(module: cst.Module) -> bool:
     """``p.requires_grad_(False)`` or ``p.requires_grad = False`` anywhere in the file."""
     for node in walk_code(module, into_functions=True):
@@ -696,6 +757,18 @@ def _freezes_parameters(module: cst.Module) -> bool:
 
 def _is_false(expr) -> bool:
     return isinstance(expr, cst.Name) and expr.value == "False"
+
+
+def _docstring_node(node) -> Optional[cst.SimpleString]:
+    """The string of the docstring of a module, class or function, if it has one."""
+    body = node.body if isinstance(node, cst.Module) else node.body.body \
+        if isinstance(node.body, cst.IndentedBlock) else ()
+    if not body or not isinstance(body[0], cst.SimpleStatementLine) or not body[0].body:
+        return None
+    first = body[0].body[0]
+    if isinstance(first, cst.Expr) and isinstance(first.value, cst.SimpleString):
+        return first.value
+    return None
 
 
 def _words(text: str) -> List[str]:
