@@ -73,13 +73,22 @@ def pretend():
 def test_the_pretend_accelerator_ends_as_the_gpu_did(rule, path, entry, pretend):
     name = case_name(path)
     mine = pretend[name]
-    same = all(mine[label] == entry[label] for label in ("flagged", "fixed"))
+    same = all(comparable(mine[label]) == comparable(entry[label]) for label in ("flagged", "fixed"))
     if name in KNOWN_DIFFERENCES:
         assert not same, f"{name} now ends as on the GPU: take it off KNOWN_DIFFERENCES"
         assert mine["fixed"] == entry["fixed"]  # the fixed version runs on both
         return
-    assert mine["flagged"] == entry["flagged"], (mine["flagged"], entry["flagged"])
-    assert mine["fixed"] == entry["fixed"], (mine["fixed"], entry["fixed"])
+    assert comparable(mine["flagged"]) == comparable(entry["flagged"]), (mine["flagged"], entry["flagged"])
+    assert comparable(mine["fixed"]) == comparable(entry["fixed"]), (mine["fixed"], entry["fixed"])
+
+
+def comparable(fields: dict) -> dict:
+    """An outcome with repeated consecutive lines counted once: a comprehension has a frame of
+    its own before Python 3.12 (PEP 709 inlines it), so Python 3.11 here shows line 23 twice
+    where the GPU machine's Python 3.12 showed it once (collected_pieces.py)."""
+    lines = [line for index, line in enumerate(fields["lines"])
+             if index == 0 or fields["lines"][index - 1] != line]
+    return dict(fields, lines=lines)
 
 
 def test_known_differences_are_recorded_cases():
