@@ -246,7 +246,14 @@ def accumulating_loop_in(tree: ast.AST, source: str) -> bool:
     then): without that, 431 more of torch's files would be parsed for TDL010 alone.
     """
     names_a_loader = "loader" in source.lower()
+    if not names_a_loader and not names_a_loss(source):
+        return False  # (no loop's text can name a loss: the walks below would be for nothing)
+    lines = None
     for node in nodes_of(tree, ast.For, ast.AsyncFor):
+        # the cheap tests first: walking every loop body cost torch's nn/, optim/, utils/data
+        # and distributions/ 0.5 s, +14% of their whole run
+        if not names_a_loader and not counts_indices(node.iter):
+            continue
         if not any(
                 (isinstance(inner, ast.AugAssign) and isinstance(inner.op, (ast.Add, ast.Sub)))
                 or (isinstance(inner, ast.Assign) and any(
@@ -257,8 +264,13 @@ def accumulating_loop_in(tree: ast.AST, source: str) -> bool:
                     and inner.value.func.attr in ("append", "extend", "insert"))
                 for statement in node.body for inner in ast.walk(statement)):
             continue
-        if names_a_loader or (counts_indices(node.iter) and names_a_loss(
-                ast.get_source_segment(source, node) or "")):
+        if names_a_loader:
+            return True
+        # the loop's whole lines (a superset of its text): ast.get_source_segment splits the
+        # whole source at every call, 0.17 s on those folders
+        if lines is None:
+            lines = source.splitlines()
+        if names_a_loss("\n".join(lines[node.lineno - 1:node.end_lineno])):
             return True
     return False
 
