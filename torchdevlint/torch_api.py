@@ -63,8 +63,6 @@ OFF_DEVICE_FACTORIES = ALWAYS_SHAPED_FACTORIES | SIZE_FACTORIES | LEGACY_TENSOR_
 # The legacy constructors by their qualified names (``torch.Tensor([...])`` makes a CPU tensor;
 # ``torch.cuda.FloatTensor`` is another name).
 LEGACY_CONSTRUCTORS = frozenset(f"torch.{name}" for name in LEGACY_TENSOR_TYPES)
-# Functions outside torch whose result is a tensor on their first argument's device: einops'
-# reshapes (``rearrange(x, "b n d -> b d n")``).
 # Python's calls that stop the whole program (``sys.exit``, ``os._exit``, ``os.abort``):
 # an exit without CUDA says the program needs it (the builder on LibCST, the project index
 # on ast).
@@ -83,6 +81,8 @@ GRADIENT_FUNCTIONS = {
     "torch.autograd.grad": ((0, "outputs"), (2, "grad_outputs")),
     "torch.autograd.backward": ((0, "tensors"), (1, "grad_tensors")),
 }
+# Functions outside torch whose result is a tensor on their first argument's device: einops'
+# reshapes (``rearrange(x, "b n d -> b d n")``).
 DEVICE_KEEPING_FUNCTIONS = frozenset(("einops.rearrange", "einops.repeat", "einops.reduce"))
 # Values independent of the device that computes them (exact in any dtype), and random ones.
 EXACT_FACTORIES = frozenset("zeros ones empty eye".split())

@@ -15,7 +15,7 @@ from torchdevlint import torch_api as api
 from torchdevlint import torch_version
 from torchdevlint.analysis import kinds as K  # noqa: F401 (facade)
 from torchdevlint.analysis.builder import (
-    Builder, Collected, iter_children, walk_code,
+    Builder, Collected, holds, iter_children, reads_name, walk_code,
 )
 from torchdevlint.analysis.devices import (  # noqa: F401 (facade)
     Devices, device_names_visible, is_device_name, move_device_argument,
@@ -41,7 +41,8 @@ from torchdevlint.analysis.model import (  # noqa: F401 (facade)
 # What rules may use, besides ``Analysis`` itself.
 __all__ = [
     "ARITHMETIC_OPERATORS",
-    "Analysis", "FACTS", "UndeclaredFact", "K", "api", "walk_code", "iter_children",
+    "Analysis", "FACTS", "UndeclaredFact", "K", "api", "walk_code", "iter_children", "holds",
+    "reads_name",
     "ASSIGN", "IMPORT", "PARAM", "Binding", "CallSite", "ClassInfo", "Ctx", "FunctionInfo", "Scope",
     "dotted_name", "is_number", "last_name", "root_name", "source_of", "string_value",
     "GRAD_OFF", "GRAD_ON", "GRAD_RUNTIME", "grad_mode_set_by", "expects_failure", "says_it_fails",

@@ -69,6 +69,17 @@ def walk_code(root: cst.CSTNode, into_functions: bool = False):
             stack.extend(reversed(list(iter_children(node))))
 
 
+def holds(root: cst.CSTNode, target: cst.CSTNode, into_functions: bool = False) -> bool:
+    """Whether ``target`` is ``root`` or in its code (``walk_code``)."""
+    return any(node is target for node in walk_code(root, into_functions))
+
+
+def reads_name(expr: cst.CSTNode, name: str) -> bool:
+    """Whether the code of ``expr`` holds the name ``name`` (``y = y.unsqueeze(0)`` reads
+    ``y``)."""
+    return any(isinstance(node, cst.Name) and node.value == name for node in walk_code(expr))
+
+
 # Of the calls that end a test, the ones that stop the whole program, not just one test.
 _STOP_CALLS = api.PROGRAM_STOP_CALLS
 _EXIT_CALLS = _STOP_CALLS | frozenset("skip skipTest fail SkipTest".split())

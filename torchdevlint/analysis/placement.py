@@ -274,8 +274,7 @@ class Placement:
         the function that reads them (``x = x.cpu()`` takes ``x`` off); a name bound in a
         comprehension, a lambda or an enclosing function gives no evidence. A device chosen
         at runtime counts: the code is written to run on an accelerator."""
-        found = self._placed_at(expr, scope, "accelerator")
-        return found if isinstance(found, OnAccelerator) else None
+        return self.placed_at(expr, scope, "accelerator")
 
     def on_cpu(self, expr: cst.BaseExpression, scope: Scope) -> Optional[OnCPU]:
         """Evidence that ``expr``'s value is a tensor on the CPU where ``expr`` is: created
@@ -284,8 +283,7 @@ class Placement:
         arithmetic (with numbers or other CPU tensors) and torch functions whose tensor
         arguments are all on the CPU. Judged as ``on_accelerator`` judges: flow-sensitive
         within the function that reads the names."""
-        found = self._placed_at(expr, scope, "cpu")
-        return found if isinstance(found, OnCPU) else None
+        return self.placed_at(expr, scope, "cpu")
 
     # -- what a method of the same class returns ---------------------------------------
 

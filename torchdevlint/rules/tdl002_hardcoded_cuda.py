@@ -37,9 +37,8 @@ from typing import Iterator, List, Optional
 import libcst as cst
 
 from torchdevlint.analysis import (
-    keyword_value,
-    ASSIGN, PARAM, K, Analysis, CallSite, Ctx, Scope, api, is_device_name, iter_children, last_name,
-    move_device_argument, string_value, walk_code,
+    ASSIGN, PARAM, K, Analysis, CallSite, Ctx, Scope, api, is_device_name, iter_children,
+    keyword_value, last_name, move_device_argument, string_value, walk_code,
 )
 from torchdevlint.findings import Finding
 from torchdevlint.fixes.context import FixContext, accelerator_device, literal_quote

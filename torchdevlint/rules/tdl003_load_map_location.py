@@ -15,9 +15,8 @@ from typing import Iterator, List, Optional
 import libcst as cst
 
 from torchdevlint.analysis import (
-    keyword_value,
-    ASSIGN, K, Analysis, CallSite, FunctionInfo, Scope, api, dotted_name, last_name, root_name,
-    walk_code,
+    ASSIGN, K, Analysis, CallSite, FunctionInfo, Scope, api, dotted_name, holds, keyword_value,
+    last_name, root_name, walk_code,
 )
 from torchdevlint.findings import Finding
 from torchdevlint.fixes.context import FixContext
@@ -585,13 +584,11 @@ def _load_or_build(body, load: cst.Call, save: cst.Call) -> bool:
     whatever it loaded)."""
     for node in walk_code(body):
         if isinstance(node, cst.If) and isinstance(node.orelse, cst.Else) \
-                and _contains(node.body, load) and _contains(node.orelse, save):
+                and holds(node.body, load) and holds(node.orelse, save):
             return True
     return False
 
 
-def _contains(root, target) -> bool:
-    return any(node is target for node in walk_code(root))
 
 
 # What a file calls the loaded object when it is a dataset artifact, not a model's state:

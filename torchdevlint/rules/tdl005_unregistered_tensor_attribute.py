@@ -18,9 +18,8 @@ from typing import Dict, Iterator, List, Optional, Set
 import libcst as cst
 
 from torchdevlint.analysis import (
-    keyword_value,
-    ARITHMETIC_OPERATORS, ASSIGN, Analysis, Binding, FunctionInfo, ModuleState, is_number,
-    api, factory_dimensions, walk_code,
+    ARITHMETIC_OPERATORS, ASSIGN, Analysis, Binding, FunctionInfo, ModuleState, api,
+    factory_dimensions, is_number, keyword_value, reads_name, walk_code,
 )
 from torchdevlint.findings import Finding
 from torchdevlint.fixes.context import FixContext
@@ -329,7 +328,7 @@ class UnregisteredTensorAttribute(Rule):
             earlier = [b for b in locals_ if b.order < binding.order]
             return bool(earlier) and len(earlier) + sum(
                 b.how == ASSIGN and not b.path and b.value is not None
-                and _reads(b.value, value.value) for b in locals_ if b not in earlier
+                and reads_name(b.value, value.value) for b in locals_ if b not in earlier
             ) == len(locals_) and all(
                 b.how == ASSIGN and not b.path and self._created_on_cpu(b.value, b, depth + 1)
                 for b in earlier)
@@ -495,10 +494,6 @@ def _refines(binding: Binding, name: str) -> bool:
                for node in walk_code(binding.value))
 
 
-def _reads(expr, name: str) -> bool:
-    """Whether ``expr`` reads the local ``name`` (``y = y.unsqueeze(0)``: a later assignment
-    that only refines the value read)."""
-    return any(isinstance(node, cst.Name) and node.value == name for node in walk_code(expr))
 
 
 def _is_none(expr) -> bool:

@@ -30,9 +30,8 @@ from typing import Iterator, Optional, Set
 import libcst as cst
 
 from torchdevlint.analysis import (
-    keyword_value,
-    ARITHMETIC_OPERATORS, ASSIGN, Analysis, FunctionInfo, ModuleState, is_number, last_name,
-    root_name, api, factory_dimensions, makes_an_empty_tensor, walk_code,
+    ARITHMETIC_OPERATORS, ASSIGN, Analysis, FunctionInfo, ModuleState, is_number, keyword_value,
+    last_name, root_name, api, factory_dimensions, makes_an_empty_tensor, walk_code,
 )
 from torchdevlint.findings import Finding
 from torchdevlint.fixes.context import FixContext

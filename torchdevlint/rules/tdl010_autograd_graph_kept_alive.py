@@ -53,7 +53,7 @@ import libcst as cst
 
 from torchdevlint.analysis import (
     GRAD_ON, GRAD_RUNTIME, K, Analysis, Ctx, FunctionInfo, OrderedWalk, Scope, api, dotted_name,
-    grad_mode_set_by, iter_children, last_name, walk_code,
+    grad_mode_set_by, holds, iter_children, last_name, reads_name, walk_code,
 )
 from torchdevlint.findings import Finding
 from torchdevlint.fixes.context import FixContext
@@ -284,10 +284,11 @@ class AutogradGraphKeptAlive(Rule):
         self.analysis = analysis
         self.kinds = analysis.kinds
         # (loop, ctx, whether it counts through indices rather than iterating a loader)
-        loops = [(loop, ctx, not analysis.loader_paths(loop.iter, ctx.scope))
-                 for loop, ctx, _ in analysis.collected.for_loops
-                 if analysis.loader_paths(loop.iter, ctx.scope)
-                 or analysis.counts_indices(loop.iter, ctx.scope)]
+        loops = []
+        for loop, ctx, _ in analysis.collected.for_loops:
+            over_a_loader = bool(analysis.loader_paths(loop.iter, ctx.scope))  # (asked once)
+            if over_a_loader or analysis.counts_indices(loop.iter, ctx.scope):
+                loops.append((loop, ctx, not over_a_loader))
         if not loops:
             return
         if _freezes_parameters(analysis.module) or self._grad_off_for_program():
@@ -419,17 +420,13 @@ class AutogradGraphKeptAlive(Rule):
         to a name that is then backward()-ed (or one computed from it), handed to a call that
         may run backward, or used where this does not look."""
         statement = next((node for node in walk_code(owner) if isinstance(node, _SMALL_STATEMENTS)
-                          and _holds(node, call)), None)
+                          and holds(node, call, into_functions=True)), None)
         if statement is None or isinstance(statement, cst.Return):
             return True  # a header (``for ... in f()``) or returned on: its users decide
         if isinstance(statement, (cst.Assign, cst.AnnAssign, cst.AugAssign)):
             targets = [t.target for t in statement.targets] \
                 if isinstance(statement, cst.Assign) else [statement.target]
-            related = {n for t in targets for n in _bound_names(t)}
-            for node in walk_code(owner, into_functions=True):
-                if isinstance(node, cst.Assign) and any(_names(node.value, n) for n in related):
-                    related.update(n for t in node.targets for n in _bound_names(t.target))
-            return any(_backward_of(node, related) for node in walk_code(owner, into_functions=True))
+            return _backwarded(owner, {n for t in targets for n in _bound_names(t)}, chained=True)
         return any(isinstance(node, cst.Call) and node is not call and any(
             word in (last_name(node.func) or "").lower() for word in _FREEING_WORDS)
             or (isinstance(node, cst.Call) and node is not call and self.frees_in_file(node.func))
@@ -715,12 +712,8 @@ class _LoopWalk(OrderedWalk):
             return True
         code = self.func.node if self.func is not None else self.rule.analysis.module
         name = accumulator.rpartition(".")[2]
-        related = {name}
         # one hop: ``loss = total / n`` then ``loss.backward()``
-        for node in walk_code(code, into_functions=True):
-            if isinstance(node, cst.Assign) and _names(node.value, name):
-                related.update(n for t in node.targets for n in _bound_names(t.target))
-        if any(_backward_of(node, related) for node in walk_code(code, into_functions=True)):
+        if _backwarded(code, {name}, chained=False):
             return True
         if summed and self.func is not None and any(
                 isinstance(node, cst.Return) and node.value is not None
@@ -737,9 +730,16 @@ class _LoopWalk(OrderedWalk):
 _SMALL_STATEMENTS = (cst.Assign, cst.AnnAssign, cst.AugAssign, cst.Return, cst.Expr)
 
 
-def _holds(node: cst.CSTNode, target: cst.CSTNode) -> bool:
-    """Whether ``target`` is in the tree of ``node``."""
-    return any(n is target for n in walk_code(node, into_functions=True))
+def _backwarded(code: cst.CSTNode, names: Set[str], chained: bool) -> bool:
+    """Whether ``code`` runs ``backward()`` on one of ``names`` or on a name assigned from
+    one of them (one hop: ``loss = total / n``); ``chained``: also on a name assigned from
+    such a name, in the order the walk meets the assignments."""
+    related = set(names)
+    for node in walk_code(code, into_functions=True):
+        if isinstance(node, cst.Assign) and any(
+                reads_name(node.value, n) for n in (related if chained else names)):
+            related.update(n for t in node.targets for n in _bound_names(t.target))
+    return any(_backward_of(node, related) for node in walk_code(code, into_functions=True))
 
 
 def _freezes_parameters(module: cst.Module) -> bool:
@@ -774,11 +774,6 @@ def _docstring_node(node) -> Optional[cst.SimpleString]:
 def _words(text: str) -> List[str]:
     """The identifiers of a text (a string literal's)."""
     return "".join(c if c.isalnum() or c == "_" else " " for c in text).split()
-
-
-def _names(expr, name: str) -> bool:
-    """Whether ``expr`` reads ``name`` (as a name or an attribute)."""
-    return any(isinstance(node, cst.Name) and node.value == name for node in walk_code(expr))
 
 
 def _bound_names(target) -> List[str]:

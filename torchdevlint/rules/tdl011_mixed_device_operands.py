@@ -41,11 +41,9 @@ from typing import Iterator, List, Optional
 import libcst as cst
 
 from torchdevlint.analysis import (
-    keyword_value,
     ASSIGN, Analysis, K, OnAccelerator, OnCPU, Scope, api, argument_for_parameter,
-    exclusive_branches,
-    factory_dimensions, iter_children,
-    last_name, move_device_argument, says_it_fails, walk_code, with_item_expects_failure,
+    exclusive_branches, factory_dimensions, iter_children, keyword_value, last_name,
+    move_device_argument, says_it_fails, walk_code, with_item_expects_failure,
 )
 from torchdevlint.findings import Finding
 from torchdevlint.fixes.context import FixContext

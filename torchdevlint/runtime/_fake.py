@@ -503,30 +503,26 @@ def _resolve(device: torch.device) -> torch.device:
     return torch.device(state.kind, index)
 
 
-def _first_accelerator(args, kwargs):
+def _tensor_arguments(args, kwargs):
+    """A call's tensor arguments in order, those in lists and tuples among them."""
     for value in list(args) + list(kwargs.values()):
         if isinstance(value, torch.Tensor):
-            device = _storage_device(value)
-            if device is not None:
-                return device
+            yield value
         elif isinstance(value, (list, tuple)):
-            for item in value:
-                if isinstance(item, torch.Tensor):
-                    device = _storage_device(item)
-                    if device is not None:
-                        return device
-    return None
+            yield from (item for item in value if isinstance(item, torch.Tensor))
+
+
+def _first_accelerator(args, kwargs):
+    """The accelerator of the first tensor argument on one, or None."""
+    return next((device for device in map(_storage_device, _tensor_arguments(args, kwargs))
+                 if device is not None), None)
 
 
 def _first_tensor_accelerator(args, kwargs):
     """The accelerator of a call's first tensor argument, None if that one is on the CPU: what
     C++ allocates inside the call comes from it (``at::empty({0}, self.options())``)."""
-    for value in list(args) + list(kwargs.values()):
-        if isinstance(value, (list, tuple)):
-            value = next((item for item in value if isinstance(item, torch.Tensor)), None)
-        if isinstance(value, torch.Tensor):
-            return _storage_device(value)
-    return None
+    first = next(_tensor_arguments(args, kwargs), None)
+    return None if first is None else _storage_device(first)
 
 
 @contextlib.contextmanager
