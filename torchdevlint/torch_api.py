@@ -52,6 +52,16 @@ LEGACY_TENSOR_TYPES = frozenset(
     "Tensor FloatTensor LongTensor IntTensor BoolTensor DoubleTensor HalfTensor ByteTensor".split())
 LIKE_FACTORIES = frozenset(
     "zeros_like ones_like empty_like full_like rand_like randn_like".split())
+# numpy functions that make an array as the torch factory of the same shape rule makes a tensor
+# (``np.linspace(0, 1, n)``, ``np.zeros((d, d))``, ``np.array([...])``): the data of
+# ``torch.tensor(...)`` / ``torch.from_numpy(...)`` with a dimension (TDL005, issue 28).
+NUMPY_ARRAY_FACTORIES = {
+    **{f"numpy.{name}": name for name in "arange linspace logspace eye zeros ones empty full".split()},
+    "numpy.identity": "eye", "numpy.array": "tensor", "numpy.asarray": "tensor",
+    "numpy.random.rand": "rand", "numpy.random.randn": "randn",
+}
+# numpy array methods whose result keeps the array's dimensions (at least one of them)
+NUMPY_SHAPE_KEEPING = frozenset(("astype", "copy"))
 # Factories given sizes (a ``*_like``: another tensor's), and those that make a tensor of their
 # data (0-dim from a number).
 SIZED_FACTORIES = SIZE_FACTORIES | {"randint"} | LIKE_FACTORIES

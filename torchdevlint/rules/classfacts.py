@@ -41,13 +41,29 @@ class MethodFacts(NamedTuple):
     containers: Set[str]
     empty: Set[str]  # ... assigned an empty list or dict (``[]``, ``{}``, ``list()``, ``dict()``)
     calls_factory: bool  # its text names a torch factory
+    # self attributes assigned a local name / a call of a function or method, by that name
+    stored_names: Dict[str, str]
+    stored_calls: Dict[str, str]
+    local_lists: Set[str]  # local names it assigns a display, comprehension or empty container
+    returns_list: bool  # a ``return`` of a display or comprehension of calls, or of a local list
 
 
-_last: Optional[Tuple[ast.AST, List[Tuple[str, List[MethodFacts]]]]] = None
+class FileFacts(NamedTuple):
+    classes: List[Tuple[str, List[MethodFacts]]]  # (the class's source, its methods' facts)
+    functions: Dict[str, MethodFacts]  # the file's top-level functions, by name
+
+
+_last: Optional[Tuple[ast.AST, FileFacts]] = None
 
 
 def class_methods(tree: ast.AST, source: str) -> List[Tuple[str, List[MethodFacts]]]:
     """(the class's source, its methods' facts) for each class of ``tree`` with a base."""
+    return file_facts(tree, source).classes
+
+
+def file_facts(tree: ast.AST, source: str) -> FileFacts:
+    """The facts of ``tree``'s classes with a base and of its top-level functions (which a
+    method may call to build its state: ``self.pe = sinusoid_table(n, d)``)."""
     global _last
     if _last is not None and _last[0] is tree:
         return _last[1]
@@ -61,8 +77,10 @@ def class_methods(tree: ast.AST, source: str) -> List[Tuple[str, List[MethodFact
                    if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef))
                    and (item.args.posonlyargs or item.args.args)]
         classes.append(("".join(lines[node.lineno - 1:node.end_lineno]), methods))
-    _last = (tree, classes)
-    return classes
+    functions = {node.name: _method_facts(node, lines) for node in getattr(tree, "body", ())
+                 if isinstance(node, ast.FunctionDef)} if classes else {}
+    _last = (tree, FileFacts(classes, functions))
+    return _last[1]
 
 
 # What binds a name, as _ModuleClasses reads it (match patterns only where Python has them).
@@ -158,15 +176,22 @@ class _ModuleClasses:
 
 
 def _method_facts(method, lines: list) -> MethodFacts:
-    first = (method.args.posonlyargs or method.args.args)[0].arg
+    """The facts of a method (its first parameter is ``self``) or of a top-level function."""
+    arguments = method.args.posonlyargs or method.args.args
+    first = arguments[0].arg if arguments else ""
     text = "".join(lines[method.lineno - 1:method.end_lineno])
     stored: Set[str] = set()
     containers: Set[str] = set()
     empty: Set[str] = set()
+    stored_names: Dict[str, str] = {}
+    stored_calls: Dict[str, str] = {}
+    local_lists: Set[str] = set()
+    returned = []
     for statement in ast_statements(method):
         kind = type(statement)
         if (kind is ast.Assign or kind is ast.AnnAssign) and statement.value is not None:
-            shape = _container(statement.value)
+            value = statement.value
+            shape = _container(value)
             for target in (statement.targets if kind is ast.Assign else [statement.target]):
                 if type(target) is ast.Attribute and type(target.value) is ast.Name \
                         and target.value.id == first:
@@ -175,8 +200,20 @@ def _method_facts(method, lines: list) -> MethodFacts:
                         empty.add(target.attr)
                     elif shape == "calls":
                         containers.add(target.attr)
+                    elif type(value) is ast.Name:
+                        stored_names[target.attr] = value.id
+                    elif type(value) is ast.Call and type(value.func) in (ast.Name, ast.Attribute):
+                        func = value.func
+                        stored_calls[target.attr] = func.id if type(func) is ast.Name else func.attr
+                elif type(target) is ast.Name and shape is not None:
+                    local_lists.add(target.id)
+        elif kind is ast.Return and statement.value is not None:
+            returned.append(statement.value)
     calls_factory = bool(stored) and _FACTORY_TEXT.search(text) is not None
-    return MethodFacts(method.name, first, text, stored, containers, empty, calls_factory)
+    returns_list = any(_container(value) == "calls" or (
+        type(value) is ast.Name and value.id in local_lists) for value in returned)
+    return MethodFacts(method.name, first, text, stored, containers, empty, calls_factory,
+                       stored_names, stored_calls, local_lists, returns_list)
 
 
 def _container(value: ast.expr) -> Optional[str]:
@@ -205,7 +242,9 @@ def assigned_and_read_elsewhere(tree: ast.AST, source: str, containers: bool) ->
     """Whether some class assigns an attribute in one method (a container of calls, an empty
     container the class fills, or anything in a method that names a torch factory) that a
     different method, not ``__init__``, mentions."""
-    for class_text, methods in class_methods(tree, source):
+    facts = file_facts(tree, source)
+    functions = facts.functions
+    for class_text, methods in facts.classes:
         assigned = []
         helpers: Optional[Set[str]] = None  # methods naming a factory (what they return may be)
         for method in methods:
@@ -214,6 +253,14 @@ def assigned_and_read_elsewhere(tree: ast.AST, source: str, containers: bool) ->
                 if method.empty:  # filled: ``.append(``/``.extend(``/``.insert(``/``[k] =``
                     names |= attribute_mentions(class_text, method.self_name, method.empty,
                                        r"\s*(?:\.\s*(?:append|extend|insert)\s*\(|\[)")
+                # ``self.layers = modules`` (a local list), ``self.blocks = make_blocks(n)``
+                names |= {name for name, local in method.stored_names.items()
+                          if local in method.local_lists}
+                if method.stored_calls:
+                    listing = {m.name for m in methods if m.returns_list} | \
+                        {f.name for f in functions.values() if f.returns_list}
+                    names |= {name for name, callee in method.stored_calls.items()
+                              if callee in listing}
             else:
                 names = method.stored if method.calls_factory or \
                     method.name in api.MODULE_MODE_SWITCHES else set()
@@ -223,6 +270,10 @@ def assigned_and_read_elsewhere(tree: ast.AST, source: str, containers: bool) ->
                         helpers = {m.name for m in methods if _FACTORY_TEXT.search(m.text)}
                     if helpers and attribute_mentions(method.text, method.self_name, helpers,
                                                       r"\s*\("):
+                        names = method.stored
+                    # ``self.pe = sinusoid_table(n, d)``: a function of the file naming one
+                    elif any(callee in functions and _FACTORY_TEXT.search(functions[callee].text)
+                             for callee in method.stored_calls.values()):
                         names = method.stored
             if names:
                 assigned.append((method, names))

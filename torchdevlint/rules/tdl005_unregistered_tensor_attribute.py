@@ -19,7 +19,7 @@ import libcst as cst
 
 from torchdevlint.analysis import (
     ARITHMETIC_OPERATORS, ASSIGN, Analysis, Binding, FunctionInfo, ModuleState, api,
-    factory_dimensions, is_number, keyword_value, reads_name, walk_code,
+    factory_dimensions, holds, is_number, keyword_value, reads_name, walk_code,
 )
 from torchdevlint.findings import Finding
 from torchdevlint.fixes.context import FixContext
@@ -262,17 +262,24 @@ class UnregisteredTensorAttribute(Rule):
         reads = None
         for name in state.tensor_attributes:
             bindings = info.attributes[name]
-            if any(b.ctx.func is None or b.ctx.func.cls is not info
-                   or b.ctx.func.name not in init_methods | switches for b in bindings):
-                continue  # (re)bound while the module runs: it manages the attribute itself
-            created = [b for b in bindings if b.how == ASSIGN and (
+            if any(b.ctx.func is None or b.ctx.func.cls is not info for b in bindings):
+                continue
+            # (re)bound while the module runs: only a state that one method reads and then
+            # updates (``res, h = self.rnn(x, self.h); self.h = h.detach()``, issue 28) is
+            # followed; else the class manages the attribute itself
+            updates = [b for b in bindings if b.ctx.func.name not in init_methods | switches]
+            if len({id(b.ctx.func) for b in updates}) > 1 or any(
+                    b.how != ASSIGN or b.path for b in updates):
+                continue
+            kept = [b for b in bindings if b not in updates]
+            created = [b for b in kept if b.how == ASSIGN and (
                 self._created_on_cpu(b.value, b) if b.ctx.func.name not in switches
                 else modules.state_snapshot(state, b.value, b.ctx.func.self_name))]
-            if not created or any(b not in created and not _is_none(b.value) for b in bindings):
+            if not created or any(b not in created and not _is_none(b.value) for b in kept):
                 continue
             if reads is None:
                 reads = modules.self_reads(info)
-            meeting = self._meeting(state, name, reads.get(name, ()), init_methods)
+            meeting = self._meeting(state, name, reads.get(name, ()), init_methods, updates)
             if meeting is None:
                 continue
             method, where = meeting
@@ -344,9 +351,12 @@ class UnregisteredTensorAttribute(Rule):
                 for b in earlier)
         if isinstance(value, cst.Call):
             helper = self.analysis.placement.method_called(value, scope)
+            if helper is None:
+                # ``self.pe = sinusoid_table(n, d)``: a plain function of this file
+                helper = self.analysis.placement.helper_called(value, scope)
             if helper is not None:
                 # ``self.pe = self._make_pe(d, n)``: every ``return`` of the helper gives one
-                return all(returned is not None and self._created_on_cpu(
+                return bool(helper.returns) and all(returned is not None and self._created_on_cpu(
                     returned, _AtReturn(ctx), depth + 1) for returned, ctx in helper.returns)
         if isinstance(value, cst.Subscript):
             keeps_a_dim = any(isinstance(e.slice, cst.Slice) or (
@@ -389,24 +399,65 @@ class UnregisteredTensorAttribute(Rule):
             return True  # a numpy array: 0-dim ones are all but unheard of in module state
         # a factory: with a dimension, by the one answer (a 0-dim one combines with any device)
         return tail in FACTORY_CALLS and factory_dimensions(
-            value, tail, lambda data: self.kinds.is_sequence(data, scope)) is True
+            value, tail, lambda data: self.kinds.is_sequence(data, scope)
+            or self._numpy_with_dimension(data, scope)) is True
+
+    def _numpy_with_dimension(self, value, scope, depth: int = 0) -> bool:
+        """A numpy array with a dimension, by how it is made (``np.linspace(0, 1, n)``,
+        ``np.zeros((d, d))``, ``np.array([...])``, and their ``.astype(...)`` /
+        ``.reshape(...)``): the data of ``torch.tensor(...)`` that makes a tensor with one."""
+        if not isinstance(value, cst.Call) or depth > 4:
+            return False
+        func = value.func
+        if isinstance(func, cst.Attribute) and func.attr.value in api.NUMPY_SHAPE_KEEPING:
+            return self._numpy_with_dimension(func.value, scope, depth + 1)
+        like = api.NUMPY_ARRAY_FACTORIES.get(self.kinds.qualname(func, scope) or "")
+        return like is not None and factory_dimensions(
+            value, like, lambda data: self.kinds.is_sequence(data, scope)) is True
 
     # -- where it meets the module's device ---------------------------------------------------
 
-    def _meeting(self, state: ModuleState, name: str, reads, init_methods: Set[str]):
+    def _meeting(self, state: ModuleState, name: str, reads, init_methods: Set[str],
+                 updates: List[Binding]):
         """(method, what it does) for the first method (outside construction) that combines the
-        attribute, as it is, with a tensor on the module's device; None when none does."""
+        attribute, as it is, with a tensor on the module's device; None when none does.
+
+        With ``updates`` (the attribute's assignments in one method while the module runs),
+        only that method counts, where the meeting must come first: before each update, not
+        under a test that reads the attribute (``if self.h.size(0) != x.size(0): ...``), and
+        each update must store a tensor on the module's device (``self.h = h.detach()``):
+        the first call meets the CPU tensor from ``__init__``."""
         methods: List[FunctionInfo] = []
         for method, _ in reads:
             if method.name not in init_methods and method not in methods:
                 methods.append(method)
+        if updates:
+            updater = updates[0].ctx.func
+            methods = [method for method in methods if method is updater]
         for method in methods:
             devices = self.analysis.modules.on_module_device(state, method)
+            if updates and not all(devices.carries(b.value) for b in updates):
+                return None
             stays = _Stays(method, name)
+            order: Dict[int, int] = {}
+            tested = []  # the branches and loops whose test reads the attribute
+            for node in walk_code(method.node.body, into_functions=True):
+                order[id(node)] = len(order)
+                if updates and isinstance(node, (cst.If, cst.IfExp, cst.While)) and any(
+                        stays.is_attribute(n) for n in walk_code(node.test)):
+                    tested.append(node)
             for node in walk_code(method.node.body, into_functions=True):
                 where = self.analysis.modules.meeting(node, stays, devices)
-                if where is not None:
-                    return method.name, where
+                if where is None:
+                    continue
+                if updates:
+                    if any(holds(branch, node) for branch in tested) or not all(
+                            order[id(node)] < order.get(id(b.node), -1) or holds(b.value, node)
+                            for b in updates):
+                        continue
+                    where += " before it stores a new value there (the first call meets the " \
+                        "tensor built in `__init__`)"
+                return method.name, where
         return None
 
     # -- the fix's safety ---------------------------------------------------------------------
@@ -458,6 +509,11 @@ class _Stays:
                         b.how == ASSIGN and not b.path and self(b.value) for b in bindings):
                     self.locals.discard(local)
                     changed = True
+
+    def is_attribute(self, expr) -> bool:
+        """``self.NAME`` itself."""
+        return isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and \
+            expr.value.value == self.self_name and expr.attr.value == self.name
 
     def __call__(self, expr) -> bool:
         if isinstance(expr, cst.Name):

@@ -57,7 +57,7 @@ class WrapContainer(FixPlan):
         value = self.value
         if isinstance(value, (cst.List, cst.Dict)) and not _elements(value):
             text = f"{nn}.{self.wrapper}()"
-        elif isinstance(value, cst.Call):  # list() / dict()
+        elif _empty_container(value) is not None:  # list() / dict()
             text = f"{nn}.{self.wrapper}()"
         elif isinstance(value, cst.GeneratorExp) and value.lpar:
             text = f"{nn}.{self.wrapper}{ctx.text(value)}"
@@ -184,7 +184,7 @@ class UnregisteredSubmoduleContainer(Rule):
     name = "unregistered-submodule-container"
     summary = "Submodules kept in a plain list or dict are not moved, trained or saved"
     fixable = True
-    facts = frozenset(("kinds", "modules"))
+    facts = frozenset(("kinds", "modules", "placement"))
     # A module class: its base is named through an import of torch or of a library whose
     # modules the analysis knows (Lightning, transformers, timm).
     required_text = (r"\bclass\b", r"torch|lightning|transformers|timm")
@@ -214,6 +214,7 @@ class UnregisteredSubmoduleContainer(Rule):
     def check(self, analysis: Analysis) -> Iterator[Violation]:
         self.analysis = analysis
         self.kinds = analysis.kinds
+        self._lists: Set[int] = set()  # bindings of a local list or a helper's list
         for state in analysis.modules_moved_only_by_to():
             candidates = self._candidates(state)
             if candidates:
@@ -233,9 +234,89 @@ class UnregisteredSubmoduleContainer(Rule):
                     found.setdefault(name, []).append(binding)
                 elif _empty_container(binding.value) is not None:
                     found.setdefault(name, []).append(binding)
+                elif self._listed(binding.value, binding.ctx.scope):
+                    self._lists.add(id(binding))
+                    found.setdefault(name, []).append(binding)
         return found
 
-    def _of_new_modules(self, value, binding: Binding) -> bool:
+    def _listed(self, value, scope, depth: int = 0) -> bool:
+        """``value`` is a list of modules built right there that nothing else holds: a local
+        name of the method (``modules = []`` filled with ``modules.append(nn.Linear(...))``,
+        or ``convs = [nn.Conv1d(...) for k in ks]``) used for nothing but that, or a call of a
+        method or top-level function of this file every ``return`` of which gives one
+        (``self.blocks = self._make_blocks(n)``, ``make_layers(cfg)``; issue 28)."""
+        if scope is None or depth > 3:
+            return False
+        if isinstance(value, cst.Name):
+            return self._local_list(value.value, scope)
+        if not isinstance(value, cst.Call):
+            return False
+        placement = self.analysis.placement
+        helper = placement.method_called(value, scope) or placement.helper_called(value, scope)
+        if helper is None or not helper.returns:
+            return False
+        for returned, ctx in helper.returns:
+            if isinstance(returned, (cst.List, cst.ListComp)) and self._of_new_modules(
+                    returned, None) and self._holds_modules(returned, ctx.scope):
+                continue
+            if not self._listed(returned, ctx.scope, depth + 1):
+                return False
+        return True
+
+    def _holds_modules(self, value, scope) -> bool:
+        items = [value.elt] if isinstance(value, cst.ListComp) else _elements(value)
+        if isinstance(value, cst.ListComp):
+            scope = next((s for s in self.analysis.collected.scopes if s.node is value), scope)
+        return all(self.kinds.is_module(self.kinds.kind_of(item, scope)) for item in items)
+
+    def _local_list(self, name: str, scope) -> bool:
+        """The local ``name`` of ``scope`` (a function) is bound once, to a list of new
+        modules or to an empty list filled with new modules, and read only to be filled,
+        returned or stored on ``self``."""
+        if scope.kind != "function" or scope.resolve(name) is not scope:
+            return False
+        bindings = scope.bindings.get(name, ())
+        if len(bindings) != 1 or bindings[0].how != ASSIGN or bindings[0].path:
+            return False
+        value = bindings[0].value
+        modules = 0
+        if isinstance(value, (cst.List, cst.ListComp)) and _elements(value) or \
+                isinstance(value, cst.ListComp):
+            if not (self._of_new_modules(value, None) and self._holds_modules(value, scope)):
+                return False
+            modules += 1
+        elif _empty_container(value) != _EMPTY_LIST:
+            return False
+        allowed = set()
+        body = scope.node.body
+        for node in walk_code(body, into_functions=True):
+            if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) \
+                    and isinstance(node.func.value, cst.Name) and node.func.value.value == name:
+                if node.func.attr.value not in ("append", "insert") or not node.args:
+                    return False
+                if not _is_new_module(self.kinds, node.args[-1].value, scope, node):
+                    return False
+                allowed.add(id(node.func.value))
+                modules += 1
+            elif isinstance(node, cst.Assign) and isinstance(node.value, cst.Name) \
+                    and node.value.value == name:
+                if len(node.targets) != 1 or not isinstance(node.targets[0].target, cst.Attribute):
+                    return False
+                allowed.add(id(node.value))
+            elif isinstance(node, cst.Return) and isinstance(node.value, cst.Name) \
+                    and node.value.value == name:
+                allowed.add(id(node.value))
+            elif isinstance(node, cst.AssignTarget) and isinstance(node.target, cst.Name) \
+                    and node.target.value == name:
+                allowed.add(id(node.target))
+            elif isinstance(node, cst.Attribute):
+                allowed.add(id(node.attr))  # (``self.convs``: an attribute's name)
+        if not modules or (modules == 1 and len(_elements(value)) == 1):
+            return False  # (one module hidden on purpose: ``teacher = [Teacher().eval()]``)
+        return all(id(node) in allowed for node in walk_code(body, into_functions=True)
+                   if isinstance(node, cst.Name) and node.value == name)
+
+    def _of_new_modules(self, value, binding: Optional[Binding]) -> bool:
         """Every item is a module built right there (``nn.Linear(...)``, ``Block(cfg)``), not a
         reference to one registered elsewhere."""
         if isinstance(value, (cst.ListComp, cst.SetComp, cst.GeneratorExp)):
@@ -268,7 +349,8 @@ class UnregisteredSubmoduleContainer(Rule):
                 # ``parameters()`` (``self.teacher = [Teacher().eval()]``)
                 continue
             for binding in full + (empty if filled else []):
-                kind = self._container_kind(binding.value, uses.string_keys.get(name, True))
+                kind = "ModuleList" if id(binding) in self._lists else \
+                    self._container_kind(binding.value, uses.string_keys.get(name, True))
                 owner = binding.node.value.value if isinstance(binding.node, cst.Attribute) else "self"
                 plain = "dict" if kind == "ModuleDict" or isinstance(binding.value, (cst.Dict, cst.DictComp)) \
                     else "list"
@@ -386,49 +468,54 @@ class _ClassUses:
             self.unknown_fill.add(owner)
 
     def _is_new_module(self, item, scope, filling: cst.CSTNode) -> bool:
-        kinds = self.rule.kinds
-        if isinstance(item, cst.Call):
-            return kinds.is_module(kinds.kind_of(item, scope))
-        if isinstance(item, cst.Name) and scope is not None:
-            owner = scope.resolve(item.value)
-            if owner is not scope:
-                return False
-            bindings = owner.bindings.get(item.value, ())
-            return bool(bindings) and all(
-                b.how == ASSIGN and not b.path and isinstance(b.value, cst.Call)
-                and kinds.is_module(kinds.kind_of(b.value, b.ctx.scope)) for b in bindings) \
-                and not self._also_registered(item.value, scope, filling)
-        return False
+        return _is_new_module(self.rule.kinds, item, scope, filling)
 
-    @staticmethod
-    def _also_registered(name: str, scope, filling: cst.CSTNode) -> bool:
-        """The local module is also handed elsewhere, where it may be registered: assigned as
-        a whole (``self.conv = conv``), passed to a call other than the one that fills the
-        container, or put in another container. Setting its own attributes
-        (``down.block = block``) or calling it is not handing it elsewhere."""
-        body = scope.node.body if isinstance(scope.node, cst.FunctionDef) else scope.node
 
-        def is_name(node) -> bool:
-            return isinstance(node, cst.Name) and node.value == name
+def _is_new_module(kinds, item, scope, filling: cst.CSTNode) -> bool:
+    """``item`` is a module built right there (a call, or a local name bound only to
+    such calls and handed nowhere else)."""
+    if isinstance(item, cst.Call):
+        return kinds.is_module(kinds.kind_of(item, scope))
+    if isinstance(item, cst.Name) and scope is not None:
+        owner = scope.resolve(item.value)
+        if owner is not scope:
+            return False
+        bindings = owner.bindings.get(item.value, ())
+        return bool(bindings) and all(
+            b.how == ASSIGN and not b.path and isinstance(b.value, cst.Call)
+            and kinds.is_module(kinds.kind_of(b.value, b.ctx.scope)) for b in bindings) \
+            and not _also_registered(item.value, scope, filling)
+    return False
 
-        for node in walk_code(body, into_functions=True):
-            if isinstance(node, (cst.Assign, cst.AnnAssign)) and node is not filling \
-                    and is_name(node.value):
-                return True
-            if isinstance(node, cst.Call) and node is not filling:
-                for arg in node.args:
-                    value = arg.value
-                    items = [e.value for e in value.elements] if isinstance(
-                        value, (cst.List, cst.Tuple)) else [value]
-                    if any(is_name(item) for item in items):
-                        return True
-            if isinstance(node, (cst.List, cst.Tuple, cst.Set)) and any(
-                    is_name(e.value) for e in node.elements):
-                return True
-            if isinstance(node, cst.Dict) and any(
-                    isinstance(e, cst.DictElement) and is_name(e.value) for e in node.elements):
-                return True
-        return False
+
+def _also_registered(name: str, scope, filling: cst.CSTNode) -> bool:
+    """The local module is also handed elsewhere, where it may be registered: assigned as
+    a whole (``self.conv = conv``), passed to a call other than the one that fills the
+    container, or put in another container. Setting its own attributes
+    (``down.block = block``) or calling it is not handing it elsewhere."""
+    body = scope.node.body if isinstance(scope.node, cst.FunctionDef) else scope.node
+
+    def is_name(node) -> bool:
+        return isinstance(node, cst.Name) and node.value == name
+
+    for node in walk_code(body, into_functions=True):
+        if isinstance(node, (cst.Assign, cst.AnnAssign)) and node is not filling \
+                and is_name(node.value):
+            return True
+        if isinstance(node, cst.Call) and node is not filling:
+            for arg in node.args:
+                value = arg.value
+                items = [e.value for e in value.elements] if isinstance(
+                    value, (cst.List, cst.Tuple)) else [value]
+                if any(is_name(item) for item in items):
+                    return True
+        if isinstance(node, (cst.List, cst.Tuple, cst.Set)) and any(
+                is_name(e.value) for e in node.elements):
+            return True
+        if isinstance(node, cst.Dict) and any(
+                isinstance(e, cst.DictElement) and is_name(e.value) for e in node.elements):
+            return True
+    return False
 
 
 def _for_clauses(for_in):
