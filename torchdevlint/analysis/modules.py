@@ -201,8 +201,18 @@ class ModuleClasses:
         for info in self.collected.classes:
             if info.attributes:
                 state = self.state(info)
-                if state.is_module is True and not state.overrides_moving:
+                if (state.is_module is True or self.shows_it_is_a_module(state)) \
+                        and not state.overrides_moving:
                     yield state
+
+    def shows_it_is_a_module(self, state: ModuleState) -> bool:
+        """A class whose base the analysis cannot resolve (a class of another file of the
+        project: ``class EigEncoder(BasePositionalEncoder)`` with the base from ``.base``)
+        that shows it is an ``nn.Module`` itself: it defines ``forward`` and registers a
+        parameter or a submodule that holds weights (``self.proj = nn.Linear(...)``), which
+        only a module registers (issue 28: pytorch_geometric's f964759e2)."""
+        return state.is_module is None and "forward" in state.info.methods and bool(
+            state.parameters or any(self.has_parameters(state, name) for name in state.submodules))
 
     def _overrides_moving(self, info: ClassInfo, seen: Set[int]) -> bool:
         if id(info) in seen:

@@ -26,7 +26,7 @@ from torchdevlint.textsearch import attribute_mentions, words
 # What TDL005 takes for a tensor created on the CPU with a dimension (its origins).
 FACTORY_CALLS = (api.ALWAYS_SHAPED_FACTORIES | api.INDEX_FACTORIES | api.SIZE_FACTORIES
                  | api.DATA_FACTORIES | api.LEGACY_TENSOR_TYPES | api.TRIANGLE_FUNCTIONS
-                 | {"from_numpy"})
+                 | {"from_numpy", "randint"})
 _FACTORY_TEXT = words(FACTORY_CALLS)
 _CONTAINERS = (ast.List, ast.Tuple, ast.Set, ast.Dict, ast.ListComp, ast.SetComp, ast.DictComp,
                ast.GeneratorExp)
@@ -145,8 +145,24 @@ class _ModuleClasses:
         key = id(node)
         if key not in self._memo:
             self._memo[key] = False  # a cycle of bases proves nothing
-            self._memo[key] = any(self._base_could_be_module(base) for base in node.bases)
+            self._memo[key] = any(self._base_could_be_module(base) for base in node.bases) or (
+                # a base of another file that the analysis cannot resolve, in a class that
+                # defines ``forward`` (``ModuleClasses.shows_it_is_a_module``)
+                any(type(item) is ast.FunctionDef and item.name == "forward" for item in node.body)
+                and any(self._base_unknown(base) for base in node.bases))
         return self._memo[key]
+
+    def _base_unknown(self, base: ast.expr) -> bool:
+        """An imported base that ``torch_api.module_base`` cannot tell about."""
+        chain = []
+        while type(base) is ast.Attribute:
+            chain.append(base.attr)
+            base = base.value
+        if type(base) is not ast.Name or base.id in self.classes:
+            return False
+        imports = self.imports.get(base.id, ())
+        return any(api.module_base(".".join([qualified, *reversed(chain)])) is None
+                   for qualified in imports)
 
     def _base_could_be_module(self, base: ast.expr) -> bool:
         if type(base) is ast.Subscript:  # Generic[T], Module[...]

@@ -438,7 +438,7 @@ class UnregisteredTensorAttribute(Rule):
             devices = self.analysis.modules.on_module_device(state, method)
             if updates and not all(devices.carries(b.value) for b in updates):
                 return None
-            stays = _Stays(method, name)
+            stays = _Stays(method, name, self.kinds)
             order: Dict[int, int] = {}
             tested = []  # the branches and loops whose test reads the attribute
             for node in walk_code(method.node.body, into_functions=True):
@@ -490,11 +490,12 @@ class _Stays:
     dimension): ``self.NAME``, its slices, casts and reshapes, comparisons of it with numbers,
     and local names every assignment of which gives one of those."""
 
-    def __init__(self, method: FunctionInfo, name: str) -> None:
+    def __init__(self, method: FunctionInfo, name: str, kinds=None) -> None:
         self.self_name = method.self_name
         self.name = name
+        self.kinds = kinds
         self.locals: Set[str] = set()
-        scope = method.scope
+        scope = self.scope = method.scope
         if scope is None:
             return
         assigned: Dict[str, list] = {n: b for n, b in scope.bindings.items()
@@ -510,6 +511,9 @@ class _Stays:
                     self.locals.discard(local)
                     changed = True
 
+    def _joins(self, call: cst.Call) -> bool:
+        return _joins_with(self.kinds, call, self.scope)
+
     def is_attribute(self, expr) -> bool:
         """``self.NAME`` itself."""
         return isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and \
@@ -524,9 +528,14 @@ class _Stays:
             return expr.attr.value in api.TRANSPOSE_ATTRIBUTES and self(expr.value)
         if isinstance(expr, cst.Subscript):
             return any(isinstance(e.slice, cst.Slice) for e in expr.slice) and self(expr.value)
-        if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):
-            method = expr.func.attr.value
-            return (method in _SHAPE_KEEPING or method in _ELEMENTWISE) and self(expr.func.value)
+        if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and (
+                expr.func.attr.value in _SHAPE_KEEPING or expr.func.attr.value in _ELEMENTWISE):
+            return self(expr.func.value)
+        if isinstance(expr, cst.Call) and self.kinds is not None and self._joins(expr):
+            # ``torch.cat([u * self.sign, v])``: as arithmetic, were a piece on the device the
+            # meeting is the piece itself, or the join
+            return any(isinstance(arg.value, (cst.List, cst.Tuple)) and any(
+                self(e.value) for e in arg.value.elements) for arg in expr.args[:1])
         if isinstance(expr, cst.UnaryOperation):
             return self(expr.expression)
         if isinstance(expr, cst.IfExp):  # ``a if self.training else self.ab``: either may be
@@ -539,6 +548,12 @@ class _Stays:
             # meeting is that operation itself, found there)
             return self(expr.left) or self(expr.right)
         return False
+
+
+def _joins_with(kinds, call: cst.Call, scope) -> bool:
+    qualified = (kinds.qualname(call.func, scope) if scope is not None else None) or ""
+    return qualified.startswith("torch.") and qualified.count(".") == 1 and \
+        qualified.rpartition(".")[2] in api.SEQUENCE_JOINING_FUNCTIONS
 
 
 def _refines(binding: Binding, name: str) -> bool:
