@@ -99,6 +99,9 @@ EXACT_FACTORIES = frozenset("zeros ones empty eye".split())
 RANDOM_FACTORIES = frozenset("rand randn randint randperm".split())
 # torch functions of one tensor whose result has its shape (``torch.tril(x)``).
 TRIANGLE_FUNCTIONS = frozenset(("tril", "triu"))
+# The torch functions TDL005 takes for a tensor made on the CPU (with a dimension, by their
+# arguments) besides the factories above: numpy's data, random integers of a given size.
+STATE_FACTORY_EXTRAS = frozenset(("from_numpy", "randint"))
 # Tensor methods whose result is on the receiver's device with at least its dimensions, and
 # elementwise math (a method, or a torch function of its first argument).
 SHAPE_KEEPING_METHODS = frozenset(
@@ -274,6 +277,15 @@ def module_base(qualified: str) -> Optional[bool]:
     if qualified.startswith(NON_TORCH_STDLIB):
         return False
     return None
+
+
+def foreign_base(qualified: str) -> bool:
+    """Whether a base class named ``qualified`` is a class of another project or file that
+    ``module_base`` cannot tell about (``.base.BasePositionalEncoder``), not one of torch's own
+    (``torch.autograd.Function``, ``torch.distributions.Distribution``: never modules). A class
+    of such a base that shows it is a module is taken for one (TDL005, TDL006, their
+    prefilter)."""
+    return module_base(qualified) is None and qualified.split(".")[0] != "torch"
 
 
 MODULE_FACTORIES = frozenset(

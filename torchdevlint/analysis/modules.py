@@ -211,8 +211,11 @@ class ModuleClasses:
         that shows it is an ``nn.Module`` itself: it defines ``forward`` and registers a
         parameter or a submodule that holds weights (``self.proj = nn.Linear(...)``), which
         only a module registers (issue 28: pytorch_geometric's f964759e2)."""
-        return state.is_module is None and "forward" in state.info.methods and bool(
-            state.parameters or any(self.has_parameters(state, name) for name in state.submodules))
+        info = state.info
+        return state.is_module is None and "forward" in info.methods and any(
+            api.foreign_base(self.kinds.qualname(base, info.ctx.scope) or "") for base in info.bases
+        ) and bool(state.parameters or any(
+            self.has_parameters(state, name) for name in state.submodules))
 
     def _overrides_moving(self, info: ClassInfo, seen: Set[int]) -> bool:
         if id(info) in seen:

@@ -26,7 +26,7 @@ from torchdevlint.textsearch import attribute_mentions, words
 # What TDL005 takes for a tensor created on the CPU with a dimension (its origins).
 FACTORY_CALLS = (api.ALWAYS_SHAPED_FACTORIES | api.INDEX_FACTORIES | api.SIZE_FACTORIES
                  | api.DATA_FACTORIES | api.LEGACY_TENSOR_TYPES | api.TRIANGLE_FUNCTIONS
-                 | {"from_numpy", "randint"})
+                 | api.STATE_FACTORY_EXTRAS)
 _FACTORY_TEXT = words(FACTORY_CALLS)
 _CONTAINERS = (ast.List, ast.Tuple, ast.Set, ast.Dict, ast.ListComp, ast.SetComp, ast.DictComp,
                ast.GeneratorExp)
@@ -161,7 +161,7 @@ class _ModuleClasses:
         if type(base) is not ast.Name or base.id in self.classes:
             return False
         imports = self.imports.get(base.id, ())
-        return any(api.module_base(".".join([qualified, *reversed(chain)])) is None
+        return any(api.foreign_base(".".join([qualified, *reversed(chain)]))
                    for qualified in imports)
 
     def _base_could_be_module(self, base: ast.expr) -> bool:

@@ -68,19 +68,26 @@ class UnregisteredTensorAttribute(Rule):
     """
     ## What it does
     Reports `self.NAME = <tensor>` in an `nn.Module` (a subclass of `nn.Module` directly, through
-    the file's own classes, or through `LightningModule`, torchmetrics' `Metric` and the like) when
-    all of these hold:
+    the file's own classes, or through `LightningModule`, torchmetrics' `Metric` and the like; or
+    a subclass of another file's class that shows it is a module: it defines `forward` and
+    registers a parameter or a layer with weights, issue 28) when all of these hold:
 
     - the value is a tensor created on the CPU with at least one dimension: a torch factory without
       `device=` (`torch.zeros(n)`, `torch.ones(T, T)`, `torch.arange(n)`, `torch.linspace(...)`,
-      `torch.eye(n)`, `torch.randn(...)`, `torch.tensor([...])` of a list), `torch.tril`/`triu` of
-      one, and what slices (`[..., None]`, `[:, :n]`), dtype casts and reshapes make of one;
+      `torch.eye(n)`, `torch.randn(...)`, `torch.randint(lo, hi, (n,))`, `torch.tensor([...])` of
+      a list or of a numpy array with a dimension), `torch.tril`/`triu` of one, and what slices
+      (`[..., None]`, `[:, :n]`), dtype casts and reshapes make of one;
     - it is neither an `nn.Parameter` nor registered (`register_buffer`, `nn.Buffer`);
     - the attribute is assigned only while the module is built (in `__init__` and the methods only
       `__init__` calls), or is a cache that the class's own `train()` / `eval()` computes from
       its parameters or buffers (`self.ab = self.attention_biases[:, self.idxs]`, issue 28):
       users switch modes at any time, often before `.to(device)`, which then moves the
-      parameters and leaves the cache where the module was (the message says so);
+      parameters and leaves the cache where the module was (the message says so); or is a
+      state that one method reads and then updates (`h = self.cell(x, self.h);
+      self.h = h.detach()`, issue 28): reported when that method meets the tensor built in
+      `__init__` before it stores a new value, the stored value is on the module's device, and
+      no test of the attribute (`if self.h.size(0) != x.size(0): ...`) guards the meeting (the
+      message says "before it stores a new value there");
     - a method other than those combines it, as it is, with a tensor on the module's device: in
       arithmetic or a comparison, in a tensor method that combines (`x.masked_fill(self.mask, ...)`,
       `x.matmul(self.w)`), passed to a torch function together with such a tensor
@@ -100,7 +107,10 @@ class UnregisteredTensorAttribute(Rule):
     such, elementwise math, arithmetic (broadcasting never drops a dimension), a local name
     of `__init__` bound to one (its assignments before the read give one; later ones only refine
     it: `y = y.unsqueeze(0)`), what a method of the class returns when every `return` gives one
-    (`self.tem = self.one_hot(n, k)`, issue 28), and what the attribute held before
+    (`self.tem = self.one_hot(n, k)`, issue 28) or a plain function of the file returns
+    (`self.pe = sinusoid_table(n, d)`, issue 28), `torch.tensor(...)` of a numpy array made with
+    a dimension (`np.linspace(0, 1, n)`, `np.zeros((d, d))`, `np.array([...])`, their
+    `.astype(...)`), and what the attribute held before
     (`self.tem = self.tem.permute(2, 0, 1)`, which is then not reported apart: once the first
     assignment registers a buffer, assigning a tensor to the name updates it). `torch.tensor(data)` has a dimension when `data` is a list or
     tuple (`analysis.kinds.is_sequence`): a non-empty literal, a comprehension, a concatenation
@@ -180,7 +190,9 @@ class UnregisteredTensorAttribute(Rule):
       after `super().__init__()`, and the class body does not bind the name.
     - **Unsafe** (applied only with `--unsafe-fixes`) otherwise: the attribute is assigned more than
       once (a later assignment of something that is not a tensor or `None` raises `TypeError` on a
-      buffer), or in a helper method that `__init__` calls (it may run before `super().__init__()`).
+      buffer; a state updated in `forward` with a tensor, `self.h = h.detach()`, updates the
+      buffer), or in a helper method that `__init__` calls (it may run before
+      `super().__init__()`).
     - **No fix** for an annotated assignment, an assignment that shares its line with other
       statements, or an assignment through `setattr`.
 
@@ -193,8 +205,12 @@ class UnregisteredTensorAttribute(Rule):
     - the class overrides `_apply`, `to` or `cuda` (itself or through a base class of the file):
       it may move its plain tensors itself;
     - the class is not an `nn.Module` (a sampler or a dataset that holds tensors is fine), or the
-      analysis cannot tell (a base class from another file);
-    - the attribute is (re)assigned while the module runs (a cache refreshed in `forward`);
+      analysis cannot tell (a base class from another file, in a class that defines no `forward`
+      or registers no parameter or layer with weights of its own);
+    - the attribute is (re)assigned while the module runs (a cache refreshed in `forward`), but
+      for a state read and then updated in one method as above: rebound in two methods (a
+      `reset()` that its users call first), rebuilt before its first use, or updated with
+      something not known to be on the module's device, it is not reported;
     - the value's device or shape is not known: a tensor passed in from outside, the result of a
       function (of this file or another), `torch.cat` of several tensors, a `*_like` factory;
     - the other operand is not known to be on the module's device (an argument never used as a

@@ -78,6 +78,13 @@ class UnregisteredSubmoduleContainer(Rule):
     - a comprehension that builds modules (`[Block(cfg) for _ in range(n)]`);
     - `[]` / `{}` (or `list()` / `dict()`) that the class then fills with modules built there, by
       `.append`, `.extend`, `.insert` or item assignment (`self.heads[name] = nn.Linear(...)`);
+    - a local list of the method, bound once to such a literal or comprehension or to `[]` that
+      the method fills by `.append` / `.insert` with modules built there, and used for nothing
+      else (`modules = []; for ...: modules.append(nn.Linear(...)); self.layers = modules`,
+      issue 28);
+    - what a method of the class or a plain function of the file returns, when every `return`
+      gives such a list (`self.blocks = self._make_blocks(n)`, `self.heads = make_heads(d, k)`,
+      issue 28);
 
     when a method other than `__init__` (and the helpers only it calls) reads the container. The
     finding is on the binding.
@@ -137,7 +144,8 @@ class UnregisteredSubmoduleContainer(Rule):
 
     ## Fix safety
     `--fix --unsafe-fixes` wraps the container: a list, tuple or comprehension (or an empty list
-    filled later) in `nn.ModuleList(...)`, a dict whose keys are all strings (or an empty dict
+    filled later, a local list, a helper's call) in `nn.ModuleList(...)`, a dict whose keys are all
+    strings (or an empty dict
     filled with string keys) in `nn.ModuleDict(...)`. It uses the file's name for `torch.nn` when
     there is one, else `torch.nn` (adding `import torch` if needed).
 
@@ -161,15 +169,19 @@ class UnregisteredSubmoduleContainer(Rule):
       (`self.stages = [self.layer1, self.layer2]`), and on modules bound to a local name that is
       also used elsewhere (it may be registered that way);
     - containers of functions (`[F.relu, F.gelu]`) or of anything not known to be a module;
-    - local lists later wrapped in `nn.Sequential(*layers)` or `nn.ModuleList(layers)`, and
-      containers the class passes to `Sequential`, `ModuleList`, `ModuleDict` or `add_module`;
+    - local lists later wrapped in `nn.Sequential(*layers)` or `nn.ModuleList(layers)` (a local
+      list used for anything but being filled, returned or stored: passed to any call, bound
+      twice, indexed), and containers the class passes to `Sequential`, `ModuleList`,
+      `ModuleDict` or `add_module`;
     - classes that register modules under computed names (`add_module(f"block{i}", block)`,
       `setattr(self, name, module)`);
     - a one-item literal the class never adds to (`self.teacher = [Teacher().eval()]`): the known
       trick of hiding a frozen module from `parameters()` and `state_dict()`;
     - containers whose items the class moves itself (`for m in self.models: m.to(device)`), and
       classes that override `_apply`, `to` or `cuda`;
-    - classes that are not modules, or that the analysis cannot tell are;
+    - classes that are not modules, or that the analysis cannot tell are (a base class from
+      another file, in a class that defines no `forward` or registers no parameter or layer
+      with weights of its own);
     - containers never read after construction.
     """
 
