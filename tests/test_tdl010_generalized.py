@@ -160,3 +160,24 @@ def test_backward_of_the_total_after_the_loop_is_gradient_accumulation():
         total.backward()
     """
     assert lines(body) == []
+
+
+def test_a_name_backward_runs_on_has_history():
+    # pyg-team/pytorch_geometric examples/dgcnn_segmentation.py before fdfd11d6 (benchmarks/
+    # history): the loss comes from a method the analysis does not know
+    body = """\
+    def train_epoch(net, data_loader):
+        epoch_loss, epoch_items = 0, 0
+        for data in data_loader:
+            net.optimizer.zero_grad()
+            loss, preds = net.loss_(pts=data.pos, batch_ids=data.batch, lbls=data.y)
+            loss.backward()
+            net.optimizer.step()
+            epoch_loss += loss
+            epoch_items += loss.item()
+        return epoch_loss / len(data_loader), epoch_items
+
+
+    print(train_epoch(None, None))
+    """
+    assert lines(body) == [(8, 23)]

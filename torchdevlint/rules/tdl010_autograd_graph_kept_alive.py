@@ -740,6 +740,12 @@ class _LoopWalk(OrderedWalk):
 
     def call_statement(self, call: cst.Call) -> None:
         func = call.func
+        if isinstance(func, cst.Attribute) and func.attr.value == "backward" \
+                and isinstance(func.value, cst.Name):
+            # ``loss.backward()``: backward needs a graph, so ``loss`` has one, whatever made it
+            # (``loss, preds = net.loss_(...)``, pyg-team/pytorch_geometric's DGCNN example)
+            self.place(func.value.value, TENSOR)
+            return
         if not isinstance(func, cst.Attribute) or func.attr.value not in ("append", "extend", "insert"):
             return
         receiver = func.value
