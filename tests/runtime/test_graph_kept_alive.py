@@ -15,13 +15,20 @@ from __future__ import annotations
 
 import re
 import string
+import sys
+from pathlib import Path
 
 import pytest
 
-from graph_budget import GraphCounter
-from runtime_harness import FIXTURES, cuda_available, fixed_version, load_fixture, positive_fixtures
-from torchdevlint.engine import lint_bytes
-from torchdevlint.rules.tdl010_autograd_graph_kept_alive import AutogradGraphKeptAlive
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from benchmarks.graph_nodes_memory import reachable_nodes  # noqa: E402
+from graph_budget import GraphCounter  # noqa: E402
+from runtime_harness import (  # noqa: E402
+    FIXTURES, cuda_available, fixed_version, load_fixture, positive_fixtures)
+from torchdevlint.engine import lint_bytes  # noqa: E402
+from torchdevlint.rules.tdl010_autograd_graph_kept_alive import (  # noqa: E402
+    AutogradGraphKeptAlive)
 
 TRAINING_LOOP = FIXTURES / "TDL010" / "positive" / "training_loop_backward.py"
 
@@ -67,13 +74,7 @@ def graph_nodes(path, batches):
     counter = GraphCounter(budget=None)
     with counter.counting():
         result = load_fixture(path).main(torch.device("cpu"), batches)
-    seen, stack = set(), [result.grad_fn]
-    while stack:
-        node = stack.pop()
-        if node is not None and node not in seen:
-            seen.add(node)
-            stack.extend(next_node for next_node, _ in node.next_functions)
-    return len(seen), counter.peak
+    return reachable_nodes(result), counter.peak
 
 
 def test_both_kinds_have_fixtures():
