@@ -330,12 +330,10 @@ NON_TENSOR_BUILTINS = frozenset(
 TRANSPARENT_ITER_WRAPPERS = frozenset(
     "tqdm iter trange_ track progress_bar islice auto_tqdm log_every".split())
 
-# Calls that count through indices (``range(n)``, tqdm's ``trange(n)``): a loop over one that
-# draws a batch each step (``get_batch("val")``) runs as many iterations as a loader's (issue 28).
-INDEX_RANGE_CALLS = frozenset(("range", "trange"))
-# Words (lower case) in the text of such a loop that TDL010 asks for: a counting loop is judged
-# only where it names a loss (``total += loss``, ``criterion(out, y)``); counting loops that
-# sum other things are everywhere in numeric code (torch's own sources).
+# Words (lower case) in the text of a loop over anything but a data loader (``range(n)``, a
+# list of batches, an iterator, ``while``) that TDL010 asks for (issue 28): such a loop is
+# judged only where it names a loss (``total += loss``, ``criterion(out, y)``); loops that sum
+# other things are everywhere in numeric code (torch's own sources).
 LOSS_WORDS = ("loss", "criterion")
 
 # Functions that load a serialized object and accept map_location, with its positional index.

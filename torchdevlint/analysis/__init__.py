@@ -188,20 +188,6 @@ class Analysis:
             return [((), iterable)]
         return []
 
-    def counts_indices(self, iterable: cst.BaseExpression, scope: Scope) -> bool:
-        """Whether a ``for`` loop over ``iterable`` counts through indices: ``range(n)`` (the
-        builtin), tqdm's ``trange(n)``, also through ``enumerate`` and transparent wrappers
-        (``tqdm(range(n))``)."""
-        if not isinstance(iterable, cst.Call):
-            return False
-        name = last_name(iterable.func)
-        positional = [a.value for a in iterable.args if a.keyword is None and not a.star]
-        if name == "enumerate" or name in api.TRANSPARENT_ITER_WRAPPERS:
-            return bool(positional) and self.counts_indices(positional[0], scope)
-        if name == "range":
-            return isinstance(iterable.func, cst.Name) and scope.resolve("range") is None
-        return name in api.INDEX_RANGE_CALLS
-
     def is_test_module(self) -> bool:
         """A pytest or unittest module (``testcode.is_test_module``)."""
         return testcode.is_test_module(self.collected)

@@ -123,6 +123,7 @@ class Collected:
         self.calls_by_name: Dict[str, List[CallSite]] = {}
         self.devices = DeviceUses()  # where devices appear: what device rules ask
         self.for_loops: List[tuple] = []  # (For, Ctx, order)
+        self.while_loops: List[tuple] = []  # (While, Ctx)
         self.imported_as: Dict[str, set] = {}  # qualified name -> names it is bound to
         self.functions: List[FunctionInfo] = []
         self.classes: List[ClassInfo] = []
@@ -500,6 +501,7 @@ class Builder:
 
     def _while(self, node: cst.While, ctx: Ctx) -> None:
         span = self._enter_loop()
+        self.out.while_loops.append((node, ctx))
         self.walk(node.test, ctx)
         self.walk(node.body, ctx)
         self._leave_loop(span)

@@ -97,7 +97,7 @@ CATALOG = (
         'summary': "A loop over a data loader accumulates tensors with autograd history: every batch's graph and activations stay alive",
         'default_enabled': True,
         'fixable': True,
-        'required_text': ('(?i)loader|range\\s*\\(', '[+-]|\\.\\s*(append|extend|insert)\\b'),
+        'required_text': ('(?i)loader|loss|criterion', '[+-]|\\.\\s*(append|extend|insert)\\b'),
         'could_report_in': 'torchdevlint.rules.prefilter:accumulating_loop_in',
         'required_calls': (),
     },

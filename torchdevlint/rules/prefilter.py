@@ -238,22 +238,27 @@ def _imported_from_torch(tree: ast.AST, source: str, names) -> set:
 def accumulating_loop_in(tree: ast.AST, source: str) -> bool:
     """TDL010's ast prefilter.
 
-    Every finding is an accumulation inside a ``for`` loop: ``+=`` / ``-=``, an assignment
-    of a sum or difference, or an ``append``/``extend``/``insert`` statement. Files naming a
-    loader have loops, but mostly none accumulating: in torch's utils/data this spares 9
-    parses no other default rule makes. In a file that names no loader, only a loop over
-    ``range``/``trange`` whose text names a loss counts (the rule judges such loops only
-    then): without that, 431 more of torch's files would be parsed for TDL010 alone.
+    Every finding is an accumulation inside a ``for`` or ``while`` loop: ``+=`` / ``-=``, an
+    assignment of a sum or difference, or an ``append``/``extend``/``insert`` statement. Files
+    naming a loader have loops, but mostly none accumulating: in torch's utils/data this spares
+    9 parses no other default rule makes. In a file that names no loader, only a loop whose
+    text names a loss counts (the rule judges a loop over anything but a loader only then):
+    without that, 431 more of torch's files would be parsed for TDL010 alone.
     """
     names_a_loader = "loader" in source.lower()
     if not names_a_loader and not names_a_loss(source):
         return False  # (no loop's text can name a loss: the walks below would be for nothing)
     lines = None
-    for node in nodes_of(tree, ast.For, ast.AsyncFor):
-        # the cheap tests first: walking every loop body cost torch's nn/, optim/, utils/data
-        # and distributions/ 0.5 s, +14% of their whole run
-        if not names_a_loader and not counts_indices(node.iter):
-            continue
+    for node in nodes_of(tree, ast.For, ast.AsyncFor, ast.While):
+        if not names_a_loader:
+            # the cheap test first (the loop's whole lines, a superset of its text:
+            # ast.get_source_segment splits the whole source at every call, 0.17 s on torch's
+            # nn/, optim/, utils/data and distributions/); walking every loop body cost them
+            # 0.5 s, +14% of their whole run
+            if lines is None:
+                lines = source.splitlines()
+            if not names_a_loss("\n".join(lines[node.lineno - 1:node.end_lineno])):
+                continue
         if not any(
                 (isinstance(inner, ast.AugAssign) and isinstance(inner.op, (ast.Add, ast.Sub)))
                 or (isinstance(inner, ast.Assign) and any(
@@ -264,28 +269,13 @@ def accumulating_loop_in(tree: ast.AST, source: str) -> bool:
                     and inner.value.func.attr in ("append", "extend", "insert"))
                 for statement in node.body for inner in ast.walk(statement)):
             continue
-        if names_a_loader:
-            return True
-        # the loop's whole lines (a superset of its text): ast.get_source_segment splits the
-        # whole source at every call, 0.17 s on those folders
-        if lines is None:
-            lines = source.splitlines()
-        if names_a_loss("\n".join(lines[node.lineno - 1:node.end_lineno])):
-            return True
+        return True
     return False
-
-
-def counts_indices(iterable: ast.AST) -> bool:
-    """Whether a loop's iterable calls ``range``/``trange`` somewhere (what TDL010 takes for
-    a loop that counts its batches is one of these, through ``enumerate`` or ``tqdm``)."""
-    return any(isinstance(n, ast.Call) and (getattr(n.func, "id", None) in api.INDEX_RANGE_CALLS
-                                            or getattr(n.func, "attr", None) in api.INDEX_RANGE_CALLS)
-               for n in ast.walk(iterable))
 
 
 def names_a_loss(text: str) -> bool:
     """Whether a loop's text names a loss (``torch_api.LOSS_WORDS``): TDL010 judges a loop
-    that counts its batches only then."""
+    over anything but a data loader only then."""
     lowered = text.lower()
     return any(word in lowered for word in api.LOSS_WORDS)
 
