@@ -6,10 +6,19 @@ fixed a device bug of one rule's kind, read and judged by a person; ``lines`` ar
 lines of the file in the fix's parent. No code is kept here: the script takes the file before
 the fix (``fix_commit^:path``) and after it (``fix_commit:path``) from a local git mirror of the
 repository, lints both with the torchdevlint importable by the running interpreter
-(``--isolated --no-cache --output-format json``, the case's rule selected) and checks that
+(``--isolated --output-format json``, the case's rule selected) and checks that
 
 - the file before the fix has a finding of the case's rule on one of the buggy lines (caught);
 - the file after the fix has no finding of that rule on the lines that replaced them (clean).
+
+Each file is linted where a user lints it: inside a checkout of the repository at that commit
+(its Python files, notebooks and project markers, from ``git archive``, with an empty ``.git``
+as a clone has), so that the project index (``torchdevlint/project_index.py``) sees the other
+files of the project, as ``torchdevlint`` run in the project does. Checkouts are kept under
+``--checkouts DIR`` (one per repository and commit, ``DIR/owner+name/<commit>``, with the
+linter's cache in ``DIR/.torchdevlint-cache``), so a second run reuses them; without it they
+live in a temporary folder for the run. ``--alone`` lints each file alone, outside its
+project (the measure before issue 28).
 
 It prints the recall per rule (caught among the cases), the table of cases and those missed.
 Exit status: 0 when the overall recall is at least ``--min-recall`` (0.7), no rule with at least
@@ -25,8 +34,8 @@ the missing ones from ``https://github.com/owner/name`` (bare).
 
 Standard library only::
 
-    python benchmarks/history.py --mirrors DIR [--clone] [--only REPO ...] [--jobs N]
-                                 [--json FILE] [--report-only]
+    python benchmarks/history.py --mirrors DIR [--checkouts DIR | --alone] [--clone]
+                                 [--only REPO ...] [--jobs N] [--json FILE] [--report-only]
 """
 
 from __future__ import annotations
@@ -39,7 +48,9 @@ import os
 import re
 import subprocess
 import sys
+import shutil
 import tempfile
+import threading
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -172,6 +183,98 @@ def git_show(git_dir: Path, revision: str) -> Tuple[Optional[bytes], str]:
     return done.stdout, ""
 
 
+# Where a linted file's project comes from: what the project index reads (``_SUFFIXES``
+# and ``ROOT_MARKERS`` of ``torchdevlint/project_index.py``); ``.git`` is made empty.
+CHECKOUT_NAMES = (".py", ".ipynb", "pyproject.toml", "setup.cfg")
+_CHECKOUT_LOCKS: Dict[Path, threading.Lock] = {}
+_LOCKS_LOCK = threading.Lock()
+
+
+def resolve_commit(git_dir: Path, revision: str) -> Tuple[Optional[str], str]:
+    """The full hash of ``revision`` (``abc123^``), or None and the reason."""
+    try:
+        done = subprocess.run(["git", "--git-dir", str(git_dir), "rev-parse", "--verify",
+                               "--quiet", f"{revision}^{{commit}}"],
+                              capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.SubprocessError) as exc:
+        return None, str(exc)
+    if done.returncode != 0 or not done.stdout.strip():
+        return None, f"git rev-parse {revision}: no such commit"
+    return done.stdout.strip(), ""
+
+
+def checkout(git_dir: Path, checkouts: Path, folder: str, commit: str) -> Tuple[Optional[Path], str]:
+    """``checkouts/folder/commit``: the project's files at ``commit`` (made once, atomically:
+    written beside it and renamed), or None and the reason. A blob the mirror lacks (a large
+    file left out of a partial clone) is left out, as a sparse checkout would."""
+    target = checkouts / folder / commit
+    with _LOCKS_LOCK:
+        lock = _CHECKOUT_LOCKS.setdefault(target, threading.Lock())
+    with lock:
+        if (target / ".git").is_dir():
+            return target, ""
+        part = target.with_name(f"{commit}.part-{os.getpid()}")
+        shutil.rmtree(part, ignore_errors=True)
+        part.mkdir(parents=True)
+        try:
+            error = _write_tree(git_dir, commit, part)
+        except (OSError, subprocess.SubprocessError) as exc:
+            error = str(exc)
+        if error:
+            shutil.rmtree(part, ignore_errors=True)
+            return None, f"checkout of {commit[:10]}: {error}"
+        (part / ".git").mkdir()  # the root marker a clone has (made last: the checkout is whole)
+        shutil.rmtree(target, ignore_errors=True)
+        os.replace(part, target)
+        return target, ""
+
+
+def _write_tree(git_dir: Path, commit: str, into: Path) -> str:
+    """Write the files of ``commit`` that the index reads into ``into``; the error, or ""."""
+    listing = subprocess.run(["git", "--git-dir", str(git_dir), "ls-tree", "-r", "-z", commit],
+                             capture_output=True, timeout=300)
+    if listing.returncode != 0:
+        return (listing.stderr.decode("utf-8", "replace").strip().splitlines() or [""])[-1]
+    blobs = []
+    for entry in listing.stdout.decode("utf-8", "surrogateescape").split("\0"):
+        meta, _, path = entry.partition("\t")
+        parts = meta.split()
+        if len(parts) == 3 and parts[1] == "blob" and parts[0] != "120000" and \
+                path.endswith(CHECKOUT_NAMES) and ".." not in path.split("/"):
+            blobs.append((parts[2], path))
+    if not blobs:
+        return "no Python files"
+    reader = subprocess.Popen(["git", "--git-dir", str(git_dir), "cat-file", "--batch"],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              stderr=subprocess.DEVNULL)
+    feeder = threading.Thread(target=_feed, args=(reader.stdin, [sha for sha, _ in blobs]))
+    feeder.start()
+    try:
+        for _sha, path in blobs:
+            header = reader.stdout.readline().split()
+            if len(header) != 3:  # "<sha> missing"
+                continue
+            data = reader.stdout.read(int(header[2]))
+            reader.stdout.read(1)  # the newline after the object
+            target = into / path
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(data)
+    finally:
+        feeder.join()
+        reader.stdout.close()
+        reader.wait(timeout=60)
+    return ""
+
+
+def _feed(stream, shas: List[str]) -> None:
+    try:
+        for sha in shas:
+            stream.write(sha.encode() + b"\n")
+        stream.close()
+    except OSError:
+        pass
+
+
 # --- the file's text, by cell ---------------------------------------------------------------
 
 def cells_of(path: str, data: bytes) -> Dict[Optional[int], List[str]]:
@@ -234,10 +337,13 @@ class Outcome:
     diagnostics: List[str] = field(default_factory=list)
 
 
-def lint_file(command: List[str], root: Path, path: str, rule: str,
-              timeout: float) -> Tuple[Optional[list], str]:
-    argv = [*command, "--isolated", "--no-cache", "--output-format", "json", "--select", rule,
-            path]  # the exact code: an opt-in rule (TDL009) runs too
+def lint_file(command: List[str], root: Path, paths: Sequence[str], rule: str,
+              timeout: float, cache: Optional[Path] = None) -> Tuple[Optional[list], str]:
+    """The JSON records of linting ``paths`` (relative to ``root``, where it runs); the
+    linter's cache in ``cache``, or none."""
+    caching = ["--cache-dir", str(cache)] if cache is not None else ["--no-cache"]
+    argv = [*command, "--isolated", *caching, "--output-format", "json", "--select", rule,
+            *paths]  # the exact code: an opt-in rule (TDL009) runs too
     try:
         done = subprocess.run(argv, cwd=root, capture_output=True, text=True, encoding="utf-8",
                               env=_linter_env(), timeout=timeout)
@@ -264,7 +370,10 @@ def where(place: Place) -> str:
     return f"cell {cell}:{line}" if cell is not None else str(line)
 
 
-def check_case(command: List[str], mirrors: Path, case: Case, timeout: float) -> Outcome:
+def check_case(command: List[str], mirrors: Path, case: Case, timeout: float,
+               checkouts: Optional[Path] = None) -> Outcome:
+    """Lint the case's file before and after the fix: inside checkouts of its repository at
+    the two commits (``checkouts``), or alone in a temporary folder (None)."""
     git_dir = find_mirror(mirrors, case)
     if git_dir is None:
         return Outcome(case, "error", f"no mirror of {case.repo} under {mirrors} "
@@ -276,18 +385,16 @@ def check_case(command: List[str], mirrors: Path, case: Case, timeout: float) ->
     if after is None:
         return Outcome(case, "error", error)
     outcome = Outcome(case, "ok")
-    with tempfile.TemporaryDirectory(prefix="tdl-history-") as tmp:
-        records = {}
-        for side, data in (("before", before), ("after", after)):
-            target = Path(tmp, side, case.path)
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_bytes(data)
-            found, error = lint_file(command, Path(tmp, side), case.path, case.rule, timeout)
-            if found is None:
-                return Outcome(case, "error", f"{side}: {error}")
-            records[side] = found
-            outcome.diagnostics += [f"{side}: {r['code']} {r.get('message', '')}".strip()
-                                    for r in found if r["code"] in DIAGNOSTIC_CODES]
+    if checkouts is not None:
+        found, error = lint_in_checkouts(command, git_dir, checkouts, case, timeout)
+    else:
+        found, error = lint_alone(command, case, {"before": before, "after": after}, timeout)
+    if found is None:
+        return Outcome(case, "error", error)
+    records = found
+    for side in ("before", "after"):
+        outcome.diagnostics += [f"{side}: {r['code']} {r.get('message', '')}".strip()
+                                for r in records[side] if r["code"] in DIAGNOSTIC_CODES]
     wanted = set(case.lines)
     rule_before = [place_of(r) for r in records["before"] if r["code"] == case.rule]
     outcome.before_rule_lines = [where(p) for p in rule_before]
@@ -298,6 +405,46 @@ def check_case(command: List[str], mirrors: Path, case: Case, timeout: float) ->
                           if r["code"] == case.rule and place_of(r) in fixed]
     outcome.clean = not outcome.after_hits
     return outcome
+
+
+def lint_alone(command: List[str], case: Case, files: Dict[str, bytes],
+               timeout: float) -> Tuple[Optional[Dict[str, list]], str]:
+    """Each side's file written alone into a temporary folder and linted there."""
+    records = {}
+    with tempfile.TemporaryDirectory(prefix="tdl-history-") as tmp:
+        for side, data in files.items():
+            target = Path(tmp, side, case.path)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(data)
+            found, error = lint_file(command, Path(tmp, side), [case.path], case.rule, timeout)
+            if found is None:
+                return None, f"{side}: {error}"
+            records[side] = found
+    return records, ""
+
+
+def lint_in_checkouts(command: List[str], git_dir: Path, checkouts: Path, case: Case,
+                      timeout: float) -> Tuple[Optional[Dict[str, list]], str]:
+    """Both sides' files linted in one run, each inside its checkout."""
+    paths = {}
+    for side, revision in (("before", f"{case.commit}^"), ("after", case.commit)):
+        commit, error = resolve_commit(git_dir, revision)
+        if commit is None:
+            return None, f"{side}: {error}"
+        root, error = checkout(git_dir, checkouts, case.folder, commit)
+        if root is None:
+            return None, f"{side}: {error}"
+        paths[side] = root / case.path
+    found, error = lint_file(command, checkouts, [str(p) for p in paths.values()], case.rule,
+                             timeout, cache=checkouts / ".torchdevlint-cache")
+    if found is None:
+        return None, error
+    records: Dict[str, list] = {side: [] for side in paths}
+    for record in found:
+        for side, path in paths.items():
+            if Path(record.get("path", "")) == path:
+                records[side].append(record)
+    return records, ""
 
 
 # --- report ---------------------------------------------------------------------------------
@@ -410,6 +557,14 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--mirrors", type=Path, default=os.environ.get("TORCHDEVLINT_MIRRORS"),
                         help="folder of git mirrors, one per repository, named owner+name "
                              "(default: $TORCHDEVLINT_MIRRORS)")
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument("--checkouts", type=Path, metavar="DIR",
+                       default=os.environ.get("TORCHDEVLINT_CHECKOUTS"),
+                       help="keep the checkouts the files are linted in (and the linter's cache) "
+                            "here, for the next run (default: $TORCHDEVLINT_CHECKOUTS, else a "
+                            "temporary folder)")
+    where.add_argument("--alone", action="store_true",
+                       help="lint each file alone, outside a checkout of its project")
     parser.add_argument("--cases", type=Path, default=DEFAULT_CASES,
                         help="the cases file (default: %(default)s)")
     parser.add_argument("--clone", action="store_true",
@@ -449,8 +604,12 @@ def run(args: argparse.Namespace) -> int:
                 error = clone_mirror(mirrors, case)
                 if error:
                     print(f"warning: {repo}: clone failed: {error}", file=sys.stderr)
-    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
-        outcomes = list(pool.map(lambda c: check_case(command, mirrors, c, args.timeout), cases))
+    with tempfile.TemporaryDirectory(prefix="tdl-history-checkouts-") as tmp:
+        checkouts = None if args.alone else \
+            (args.checkouts.expanduser().resolve() if args.checkouts else Path(tmp))
+        with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+            outcomes = list(pool.map(
+                lambda c: check_case(command, mirrors, c, args.timeout, checkouts), cases))
     print_report(outcomes, version)
     reasons = gate(outcomes, args.min_recall, args.min_rule_recall)
     rules = {code: {**row, "recall": recall(row)} for code, row in summarize(outcomes).items()}

@@ -166,6 +166,39 @@ def test_notebook_cells(tmp_path):
     assert done.returncode == 0
 
 
+def test_the_file_is_linted_inside_its_checkout(tmp_path):
+    """The tensor's device comes from another file of the project (the index, issue 27): caught
+    in a checkout of the repository at the commit, missed when the file is linted alone; a
+    second run reuses the kept checkouts."""
+    repo = tmp_path / "mirrors" / "demo+proj"
+    (repo / "pkg").mkdir(parents=True)
+    git(repo, "init", "-q")
+    (repo / "setup.py").write_text("")
+    (repo / "pkg" / "__init__.py").write_text("")
+    (repo / "pkg" / "convert.py").write_text("def to_numpy(t):\n    return t.numpy()\n")
+    (repo / "pkg" / "main.py").write_text(
+        "import torch\nfrom pkg.convert import to_numpy\n\n\ndef main():\n"
+        "    return to_numpy(torch.zeros(2).cuda())\n")
+    (repo / "big.ipynb").write_text("{}")  # not read: a notebook that is no project file here
+    git(repo, "add", ".")
+    git(repo, "commit", "-qm", "buggy")
+    (repo / "pkg" / "convert.py").write_text("def to_numpy(t):\n    return t.cpu().numpy()\n")
+    git(repo, "commit", "-qam", "fix: copy to the host")
+    fix = git(repo, "rev-parse", "HEAD")
+    rows = [("demo/proj", fix, "pkg/convert.py", "2", "TDL008", "numpy of a CUDA tensor")]
+    kept = tmp_path / "checkouts"
+    done, result = run(tmp_path, rows, "--min-recall", "1", "--checkouts", str(kept))
+    (case,) = result["cases"]
+    assert case["caught"] and case["clean_after"], done.stdout + done.stderr
+    parent = git(repo, "rev-parse", f"{fix}^")
+    assert (kept / "demo+proj" / parent / "pkg" / "main.py").is_file()
+    assert (kept / "demo+proj" / fix / ".git").is_dir()
+    again, result = run(tmp_path, rows, "--min-recall", "1", "--checkouts", str(kept))
+    assert again.returncode == 0 and result["cases"][0]["caught"]
+    alone, result = run(tmp_path, rows, "--alone", "--report-only")
+    assert not result["cases"][0]["caught"] and result["cases"][0]["status"] == "ok"
+
+
 def test_the_cases_file_is_well_formed_and_keeps_off_the_test_set():
     sys.path.insert(0, str(ROOT))
     from benchmarks.history import DEFAULT_CASES, read_cases

@@ -62,6 +62,13 @@ EXPECTED = {
     "program_gpu_evidence": {("fused_adam.py", 10, "TDL002", None),
                              ("colab_with_cpu_path.ipynb", 1, "TDL002", None),
                              ("local.ipynb", 1, "TDL002", None)},
+    # curve.py's curve_fn has a twin beside it (average_precision_fn: the same parameters)
+    # that copies them to the host before NumPy (reported, naming it); histogram_fn has none,
+    # and scripts/plot.py's twin lies in another folder (silent)
+    "twin_conversions": {
+        ("curve.py", 7, "TDL008", "`average_precision_fn` in average_precision.py:7, a function "
+                                  "of the same parameters, copies `y_targets` to the host"),
+        ("curve.py", 8, "TDL008", "copies `y_preds` to the host")},
 }
 WITHOUT_INDEX = {
     "guard_across_imports": {("report.py", 8, "TDL002"), ("train.py", 8, "TDL002"),
@@ -78,6 +85,7 @@ WITHOUT_INDEX = {
                              ("fused_adam.py", 10, "TDL002"), ("colab_gpu.ipynb", 1, "TDL002"),
                              ("colab_with_cpu_path.ipynb", 1, "TDL002"),
                              ("local.ipynb", 1, "TDL002")},
+    "twin_conversions": set(),
 }
 
 
@@ -186,7 +194,22 @@ def test_a_file_python_cannot_parse_has_an_empty_summary():
     assert summarize("def (:\n") == {"imports": [], "names": {}, "classes": {}, "moves": [],
                                      "saves": [], "loads": [], "defs": [], "calls": [],
                                      "cuda": False, "cpu_path": False, "stops": {},
-                                     "entry_calls": [], "requires": []}
+                                     "entry_calls": [], "requires": [], "signatures": [],
+                                     "host_copies": []}
+
+
+def test_summary_records_signatures_and_host_copies_of_top_level_functions():
+    summary = summarize(
+        "def score(y_preds, y_targets):\n    return y_targets.detach().cpu().numpy()\n"
+        "def rebound(y_preds, y_targets):\n    y_preds = y_preds.cpu()\n"
+        "    return y_preds.cpu().numpy(), y_targets.to('cpu').float().numpy()\n"
+        "def one(x):\n    return x.cpu().numpy()\n"
+        "def fancy(a, b):\n    return a.cpu().tolist(), b.cpu().argmax().numpy()\n")
+    assert summary["signatures"] == [["score", 1, ["y_preds", "y_targets"]],
+                                     ["rebound", 3, ["y_preds", "y_targets"]],
+                                     ["fancy", 8, ["a", "b"]]]
+    # (a rebound name is not what the caller gave; argmax is no copy's chain)
+    assert summary["host_copies"] == [["score", "y_targets"], ["rebound", "y_targets"]]
 
 
 # -- the index and its cache ----------------------------------------------------------------

@@ -26,6 +26,11 @@ costs a fraction of its lint), and holds only what another file may ask:
 - ``requires``: the CUDA-only packages (``torch_api.CUDA_ONLY_PACKAGES``: Apex,
   FlashAttention, Transformer Engine, ...) that a top-level statement imports, with their
   line: the file cannot run without an NVIDIA GPU (``gpu_only_program``).
+- ``signatures``: [function, line, parameter names] of each top-level function of two or more
+  parameters; ``host_copies``: [function, parameter] where such a function copies its
+  parameter to the host before converting it (``y_targets.cpu().numpy()``): a twin of the
+  same parameters in a file of the same folder gets them on a device too
+  (``ProjectView.host_copy_twin``, TDL008's evidence).
 - ``names_cuda``: whether the file's bytes name CUDA at all (``gpu_only_program`` asks it
   first: the summary answers it without reading the file again); ``asks_gpu``, of a notebook:
   whether it asks for a GPU runtime and says so (``notebook.declares_gpu_runtime``).
@@ -59,7 +64,7 @@ from typing import Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 from torchdevlint import torch_api as api
 from torchdevlint.textsearch import names_a_gpu
 
-_FORMAT = 5
+_FORMAT = 6
 ROOT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
 _SUFFIXES = (".py", ".ipynb")
 # Directories no project file lives in (virtual environments, caches, build output).
@@ -152,7 +157,8 @@ class _Summariser:
         self.out: Dict[str, object] = {"imports": [], "names": {}, "classes": {}, "moves": [],
                                        "saves": [], "loads": [], "defs": [], "calls": [],
                                        "cuda": False, "cpu_path": False, "stops": {},
-                                       "entry_calls": [], "requires": []}
+                                       "entry_calls": [], "requires": [],
+                                       "signatures": [], "host_copies": []}
         self.constants: Dict[str, List[str]] = {}
         self.imported: set = set()  # names bound by imports of modules a project may define
         self.placements: set = set()  # ids of "cpu" strings that place data (``_placements``)
@@ -237,6 +243,7 @@ class _Summariser:
                 self.out["defs"].append(statement.name)
             if any(_stops_without_cuda(inner) for inner in statement.body):
                 self.out["stops"][statement.name] = statement.lineno
+            self._signature(statement)
             self._entry_calls(statement.body)
         elif isinstance(statement, ast.ClassDef):
             self.out["classes"][statement.name] = {
@@ -246,6 +253,26 @@ class _Summariser:
             self._entry_calls(statement.body)  # ``if __name__ == "__main__":``
         if isinstance(statement, (ast.Expr, ast.Assign)):
             self._entry_calls([statement])
+
+    def _signature(self, node) -> None:
+        """``Summary["signatures"]`` and ``Summary["host_copies"]`` of a top-level function."""
+        arguments = node.args
+        params = [a.arg for a in arguments.posonlyargs + arguments.args]
+        params += [arguments.vararg.arg] if arguments.vararg else []
+        params += [a.arg for a in arguments.kwonlyargs]
+        params += [arguments.kwarg.arg] if arguments.kwarg else []
+        if len(params) < 2:
+            return
+        self.out["signatures"].append([node.name, node.lineno, params])
+        rebound = {inner.id for inner in ast.walk(node)
+                   if isinstance(inner, ast.Name) and isinstance(inner.ctx, ast.Store)}
+        for inner in ast.walk(node):
+            if isinstance(inner, ast.Call) and isinstance(inner.func, ast.Attribute) and \
+                    inner.func.attr == "numpy" and not inner.args and not inner.keywords:
+                name = host_copied_name_of(inner.func.value)
+                if name in params and name not in rebound and \
+                        [node.name, name] not in self.out["host_copies"]:
+                    self.out["host_copies"].append([node.name, name])
 
     def _entry_calls(self, statements: List[ast.stmt]) -> None:
         """``Summary["entry_calls"]``: [callee, line] of each call that a statement of the
@@ -399,6 +426,24 @@ class _Summariser:
                         [node.lineno, names, _value_kind(node.args[0], state.moved, state.cpu)])
         elif tail == "load" and func.startswith("torch") and node.args:
             self.out["loads"].extend(file_names(_strings(node.args[0], self.constants)))
+
+
+def host_copied_name_of(expr: ast.AST) -> Optional[str]:
+    """``y.cpu()``, ``y.detach().cpu()``, ``y.to("cpu")``: the name ``y`` a chain of tensor
+    methods, one of them a copy to the host, starts from (``placement.host_copied_name``
+    asks the same of LibCST's tree)."""
+    copied = False
+    while isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute):
+        method = expr.func.attr
+        if method == "cpu" and not expr.args:
+            copied = True
+        elif method == "to" and len(expr.args) == 1 and isinstance(expr.args[0], ast.Constant) \
+                and expr.args[0].value == "cpu":
+            copied = True
+        elif method not in api.HOST_COPY_CHAIN_METHODS:
+            return None
+        expr = expr.func.value
+    return expr.id if copied and isinstance(expr, ast.Name) else None
 
 
 def _constructed_class(value: ast.AST) -> Optional[str]:
@@ -1055,12 +1100,49 @@ class ProjectIndex:
                 found.append((other, line, positional, keywords))
         return found
 
+    def host_copy_twins(self, relpath: str) -> List[Tuple[str, int, str, list, str]]:
+        """(file, line, function, parameters, parameter) of each top-level function of a
+        file of ``relpath``'s folder (not ``relpath``) that copies that parameter to the host
+        before converting it (``Summary["host_copies"]``)."""
+        folder = posixpath.dirname(relpath.replace(os.sep, "/"))
+        found = []
+        for other in self._folders().get(folder, ()):
+            summary = self.summary(other)
+            if other == relpath or summary is None or not summary.get("host_copies"):
+                continue
+            lines = {name: (line, params) for name, line, params in summary["signatures"]}
+            for function, parameter in summary["host_copies"]:
+                if function in lines:
+                    found.append((other, lines[function][0], function, lines[function][1],
+                                  parameter))
+        return found
+
+    def _folders(self) -> Dict[str, List[str]]:
+        lookups = self._lookups()
+        if "folders" not in lookups:
+            folders: Dict[str, List[str]] = {}
+            for relpath in sorted(self.files):
+                folders.setdefault(posixpath.dirname(relpath.replace(os.sep, "/")),
+                                   []).append(relpath)
+            lookups["folders"] = folders
+        return lookups["folders"]
+
+    def has_host_copy_twin(self, relpath: str) -> bool:
+        """Whether a top-level function of ``relpath`` has a twin (the same parameters) in
+        its folder that copies one of them to the host (``host_copy_twins``)."""
+        summary = self.summary(relpath)
+        if summary is None or not summary.get("signatures"):
+            return False
+        mine = {tuple(params) for _, _, params in summary["signatures"]}
+        return any(tuple(params) in mine for _, _, _, params, _ in self.host_copy_twins(relpath))
+
     def placed_by_callers(self) -> set:
         """The files of the project whose top-level functions another file calls with a
-        moved model, a device loader or a device tensor (what the prefilter asks)."""
+        moved model, a device loader or a device tensor, or that have a twin that copies its
+        parameters to the host (``has_host_copy_twin``): what the prefilter asks."""
         lookups = self._lookups()
         if lookups["placed"] is None:
-            placed = set()
+            placed = {relpath for relpath in self.files if self.has_host_copy_twin(relpath)}
             for entries in lookups["calls"].values():
                 for other, callee, _, positional, keywords in entries:
                     if any(positional or ()) or any(keywords.values()):
@@ -1104,6 +1186,9 @@ class ProjectIndex:
             callers = self.callers(relpath, name)
             if callers:
                 parts.append(f"{name}:{callers!r}")
+        twins = self.host_copy_twins(relpath) if summary.get("signatures") else []
+        if twins:
+            parts.append(repr(twins))
         if self.gpu_only():
             parts.append("gpu-only")
         # (a file that depends on nothing else keeps the key of its bytes alone)
@@ -1201,6 +1286,15 @@ class ProjectView:
             if first is None:
                 first = self.shown(relpath, line)
         return len(callers), first
+
+    def host_copy_twin(self, params: Sequence[str], parameter: str) -> Optional[Tuple[str, str]]:
+        """(function, ``file:line``) of a top-level function of another file of this file's
+        folder, of the parameters ``params``, that copies ``parameter`` to the host before
+        converting it; None when there is none."""
+        for relpath, line, function, others, copied in self.index.host_copy_twins(self.relpath):
+            if copied == parameter and list(others) == list(params):
+                return function, self.shown(relpath, line)
+        return None
 
     def gpu_only(self) -> bool:
         return self.index.gpu_only()

@@ -407,6 +407,10 @@ DEVICE_TAKING_CALL_NAMES = ("device", "to", "set_default_device") + LOAD_CALL_NA
 SPLITTING_METHODS = frozenset("chunk split unbind".split())
 HOST_COPY_METHODS = frozenset("cpu numpy tolist item".split())
 DETACHING_METHODS = frozenset("detach detach_ item tolist".split())
+# Tensor methods that may stand beside ``.cpu()`` in a chain that copies a value to the host
+# before ``.numpy()`` (``y.detach().cpu().float().numpy()``: TDL008's twin evidence).
+HOST_COPY_CHAIN_METHODS = frozenset(
+    "detach clone contiguous float double long int bool half squeeze flatten view reshape".split())
 # torch functions that join a list of tensors; the transposes a tensor has as attributes.
 JOINING_FUNCTIONS = frozenset(("cat", "stack"))
 # torch functions that join a sequence of tensors, given as their first argument (TDL011: the

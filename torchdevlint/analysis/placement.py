@@ -77,6 +77,28 @@ class PassedOnAccelerator(OnAccelerator):
         return f"every call of `{self.function}` passes one on an accelerator"
 
 
+class CopiedByTwin(OnAccelerator):
+    """Evidence that a parameter is on an accelerator: a twin of its function (another
+    top-level function with the same parameters, in this file or beside it in the project)
+    copies the parameter of that name to the host before converting it
+    (``y_targets.cpu().numpy()``): the code that calls both gives them device tensors
+    (issue 28: ignite's ``roc_auc_curve_compute_fn`` beside ``roc_auc_compute_fn``).
+    ``where`` is the twin's ``file:line`` in another file, or "" in this file."""
+
+    __slots__ = ("function", "parameter", "where")
+
+    def __init__(self, function: str, parameter: str, where: str) -> None:
+        super().__init__(None, None)
+        self.function = function
+        self.parameter = parameter
+        self.where = where
+
+    def describe(self) -> str:
+        at = f" in {self.where}" if self.where else ""
+        return (f"`{self.function}`{at}, a function of the same parameters, copies "
+                f"`{self.parameter}` to the host with `.cpu()` before converting it")
+
+
 class OnCPU:
     """Evidence that a tensor is on the CPU: the call that put it there (a factory without a
     device, ``.cpu()``, ``.to("cpu")``, ``torch.from_numpy``)."""
@@ -213,6 +235,9 @@ class Placement:
         # parameters feed to the call of another parameter (``fed_to_model``)
         self._returns: Dict[int, Optional[OnCPU]] = {}
         self._feeds: Dict[int, List[Tuple[str, str]]] = {}
+        # (parameter names, parameter) -> the top-level function of this file that copies
+        # that parameter to the host before converting it (``copied_by_twin``)
+        self._host_copies: Optional[Dict[Tuple[tuple, str], str]] = None
 
     @property
     def devices(self) -> Devices:
@@ -919,12 +944,70 @@ class Placement:
                 ("tensor", "moved"))
             if calls is not None:
                 found[name] = PassedOnAccelerator(*calls)
+                continue
+            twin = self.copied_by_twin(scope.func, name)
+            if twin is not None:
+                found[name] = twin
         return found
+
+    def copied_by_twin(self, func: FunctionInfo, name: str) -> Optional[CopiedByTwin]:
+        """``CopiedByTwin`` evidence for the parameter ``name`` of the top-level function
+        ``func``: another top-level function with the same parameters (two or more, in the
+        same order) copies its parameter ``name`` to the host before converting it, in this
+        file, else in a file of the same folder (``ProjectView.host_copy_twin``)."""
+        params = tuple(func.param_names)
+        if len(params) < 2 or func.ctx.scope.kind != "module":
+            return None
+        twin = self._twins().get((params, name))
+        if twin is not None and twin != func.name:
+            return CopiedByTwin(twin, name, "")
+        project = self._project()
+        found = project.host_copy_twin(params, name) if project is not None else None
+        return CopiedByTwin(found[0], name, found[1]) if found is not None else None
+
+    def _twins(self) -> Dict[Tuple[tuple, str], str]:
+        if self._host_copies is None:
+            self._host_copies = {}
+            for site in self.collected.calls_by_name.get("numpy", ()):
+                func = site.call.func
+                if site.call.args or not isinstance(func, cst.Attribute):
+                    continue
+                name = host_copied_name(func.value)
+                if name is None:
+                    continue
+                owner = site.ctx.scope.resolve(name)
+                if owner is None or owner.func is None or owner is not site.ctx.scope:
+                    continue
+                bindings = owner.bindings[name]
+                if len(bindings) != 1 or bindings[0].how != PARAM:
+                    continue  # rebound in the function: not what the caller gave
+                info = owner.func
+                if info.cls is None and info.ctx.scope.kind == "module":
+                    self._host_copies.setdefault((tuple(info.param_names), name), info.name)
+        return self._host_copies
 
     def bindings_of(self, target, scope: Scope) -> List[tuple]:
         """(value, scope, unpacking path, order) of each assignment to a name or ``self``
         attribute."""
         return assignments_of(target, scope, self.kinds)
+
+
+def host_copied_name(expr: cst.BaseExpression) -> Optional[str]:
+    """``y.cpu()``, ``y.detach().cpu()``, ``y.cpu().detach()``, ``y.to("cpu")``: the name
+    ``y`` that a chain of tensor methods, one of them a copy to the host, starts from."""
+    copied = False
+    while isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):
+        method = expr.func.attr.value
+        if method == "cpu" and not expr.args:
+            copied = True
+        elif method == "to" and len(expr.args) == 1 and isinstance(
+                expr.args[0].value, cst.SimpleString) and \
+                expr.args[0].value.evaluated_value == "cpu":
+            copied = True
+        elif method not in api.HOST_COPY_CHAIN_METHODS:
+            return None
+        expr = expr.func.value
+    return expr.value if copied and isinstance(expr, cst.Name) else None
 
 
 def assignments_of(target, scope: Scope, kinds: KindInference) -> List[tuple]:

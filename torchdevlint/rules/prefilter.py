@@ -208,15 +208,22 @@ def numpy_of_moved_in(tree: ast.AST, source: str) -> bool:
     string; a moved model and a DataParallel wrapper of one need one too) or a ``device=``
     other than a CPU string. The text prefilter (``numpy`` or ``array``, and ``.to(`` or
     ``device``) passes on most of torch; this spares 112 of its files, 25 of them parsed for
-    no other rule.
+    no other rule. A file that converts a name as it is (``y.numpy()``) and another after a
+    copy to the host (``x.cpu().numpy()``) may hold twins (``Placement.copied_by_twin``).
     """
+    from torchdevlint.project_index import host_copied_name_of
     conversion = evidence = False
+    bare = copied = False  # ``y.numpy()`` and ``y.cpu().numpy()`` of names: twin evidence
     for node in nodes_of(tree, ast.Call):
         func = node.func
         name = _last_name(func)
         if name == "numpy":
             conversion = conversion or (isinstance(func, ast.Attribute) and not node.args
                                         and not node.keywords)
+            if isinstance(func, ast.Attribute) and not node.args:
+                bare = bare or isinstance(func.value, ast.Name)
+                copied = copied or host_copied_name_of(func.value) is not None
+                evidence = evidence or (bare and copied)
         elif name in ("array", "asarray"):
             conversion = conversion or any(not isinstance(a, ast.Starred) for a in node.args)
         evidence = evidence or _moves(node) or any(

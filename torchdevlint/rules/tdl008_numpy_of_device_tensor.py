@@ -68,6 +68,12 @@ class NumpyOfDeviceTensor(Rule):
     - it is the result of a method of an object built with a device that is not the CPU
       (`psnr = PSNR(device=device)`, then `psnr.compute()`: a metric, an environment or a module
       built on the device keeps its state there);
+    - it is a parameter of a top-level function whose twin (another top-level function with the
+      same two or more parameters, in the same order, in this file or in a file of the same
+      folder of the project) copies the parameter of that name to the host before converting
+      it (`y_targets.cpu().numpy()`): the code that calls both gives them tensors on a device,
+      and the message names the twin (ignite's `roc_auc_curve_compute_fn` beside
+      `roc_auc_compute_fn`, fixed in 51ba0a9430);
     - it is unpacked from one of those (`values, idx = out.max(1)`; `a, b = x.to(device),
       y.to(device)` places each name with its own value);
     - it is computed from one of those by tensor methods (`out.argmax(1)`, `x.detach()`,
@@ -157,7 +163,8 @@ class NumpyOfDeviceTensor(Rule):
     facts = frozenset(("kinds", "placement", "devices", "grad"))
     # A conversion (``.numpy(``, ``np.array(``, ``np.asarray(``) and evidence of a device:
     # a move (``.to(`` / ``.cuda(``, also what moves a model) or a factory's ``device=``.
-    required_text = (r"numpy|array", rf"{method_call_text('to', 'cuda')}|\bdevice\b")
+    # (``.cpu(``: a twin that copies its parameter to the host, ``Placement.copied_by_twin``)
+    required_text = (r"numpy|array", rf"{method_call_text('to', 'cuda', 'cpu')}|\bdevice\b")
     could_report_in = staticmethod(numpy_of_moved_in)  # (in prefilter: no LibCST there)
     valid = (
         # copied to the host first
