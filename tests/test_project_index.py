@@ -479,6 +479,10 @@ def test_a_program_without_a_cpu_path_whose_readme_needs_a_gpu_is_gpu_only(tmp_p
     lines = lambda found: sorted((name, line) for name, line, _, _ in found)  # noqa: E731
     assert lines(cli_json(".", "--no-require-accelerator", cwd=root)) == \
         [("evaluate.py", 7), ("export.py", 10), ("sample.py", 5), ("sample.py", 6)]
+    # (whatever form the move takes: ``.cuda()`` of a subscript names no callee)
+    (root / "infer.py").write_text("from models import Net\n\nnets = [Net()]\n"
+                                   "model = nets[0].eval().cuda()\n")
+    assert "infer.py" not in {name for name, _, _, _ in cli_json(".", cwd=root)}
     models = root / "models.py"
     models.write_text(models.read_text() + '\nDEFAULT = "cpu"\n')  # (chooses the CPU)
     assert ("sample.py", 5) in lines(cli_json(".", cwd=root))

@@ -1475,7 +1475,7 @@ def gpu_only_program(path: str) -> Optional[str]:
             shown = os.path.relpath(found, root).replace(os.sep, "/")
             return f"{name} ({shown}:{line}) stops without CUDA"
     stated = documented_gpu_requirement(root)
-    if stated is not None and summary["cuda"] and program_cpu_path(path) is None:
+    if stated is not None and program_cpu_path(path) is None:
         return (f"neither it nor a project module it imports checks for an accelerator or "
                 f"lets the CPU be chosen, and {stated[0]} says \"{_clipped(stated[1])}\"")
     return None
