@@ -413,8 +413,16 @@ def test_a_gpu_only_project_says_so_once_and_the_setting_turns_tdl002_back_on(tm
     assert codes(cli_json(".", cwd=root)) == ["TDL002", "TDL002", "TDL002", "TDL003"]
     other = copy_project("gpu_only", tmp_path / "again")
     assert codes(cli_json(".", cwd=other)) == ["TDL003"]
-    # (choosing the CPU is a CPU path; ``torch.zeros(2, device="cpu")`` alone would not be)
+    # (choosing the CPU is a CPU path; ``torch.zeros(2, device="cpu")`` alone would not be).
+    # One in a file that train.py does not import ends the project's intent, but train.py
+    # and model.py still have none and the README says they need a GPU (issue 28's
+    # criterion (b)): GPU-only programs. One in the module that train.py imports ends both.
     (other / "evaluate.py").write_text('import torch\n\ndevice = "cpu"\nx = torch.zeros(2, device=device)\n')
+    result = run_cli(".", cwd=other)
+    assert "no file of this project checks" not in result.stdout
+    assert "2 program(s) say that they run only on a GPU" in result.stdout, result.stdout
+    assert codes(cli_json(".", cwd=other)) == ["TDL003"]
+    (other / "model.py").write_text((other / "model.py").read_text() + '\nDEFAULT = "cpu"\n')
     assert codes(cli_json(".", cwd=other)) == ["TDL002", "TDL002", "TDL002", "TDL003"]
 
 
