@@ -69,6 +69,11 @@ EXPECTED = {
         ("curve.py", 7, "TDL008", "`average_precision_fn` in average_precision.py:7, a function "
                                   "of the same parameters, copies `y_targets` to the host"),
         ("curve.py", 8, "TDL008", "copies `y_preds` to the host")},
+    # the README says sampling needs a GPU: sample.py and the models.py it imports have no
+    # CPU path (silent); evaluate.py imports common.py, which checks for CUDA, and export.py
+    # has a --no-cuda option: both would run on the CPU but for the hard-coded device
+    "program_readme_requirement": {("evaluate.py", 7, "TDL002", None),
+                                   ("export.py", 10, "TDL002", None)},
 }
 WITHOUT_INDEX = {
     "guard_across_imports": {("report.py", 8, "TDL002"), ("train.py", 8, "TDL002"),
@@ -86,6 +91,8 @@ WITHOUT_INDEX = {
                              ("colab_with_cpu_path.ipynb", 1, "TDL002"),
                              ("local.ipynb", 1, "TDL002")},
     "twin_conversions": set(),
+    "program_readme_requirement": {("sample.py", 5, "TDL002"), ("sample.py", 6, "TDL002"),
+                                   ("evaluate.py", 7, "TDL002"), ("export.py", 10, "TDL002")},
 }
 
 
@@ -429,8 +436,16 @@ def test_a_gpu_only_project_says_so_once_and_the_setting_turns_tdl002_back_on(tm
     assert codes(cli_json(".", cwd=root)) == ["TDL002", "TDL002", "TDL002", "TDL003"]
     other = copy_project("gpu_only", tmp_path / "again")
     assert codes(cli_json(".", cwd=other)) == ["TDL003"]
-    # (choosing the CPU is a CPU path; ``torch.zeros(2, device="cpu")`` alone would not be)
+    # (choosing the CPU is a CPU path; ``torch.zeros(2, device="cpu")`` alone would not be).
+    # One in a file that train.py does not import ends the project's intent, but train.py
+    # and model.py still have none and the README says they need a GPU (issue 28's
+    # criterion (b)): GPU-only programs. One in the module that train.py imports ends both.
     (other / "evaluate.py").write_text('import torch\n\ndevice = "cpu"\nx = torch.zeros(2, device=device)\n')
+    result = run_cli(".", cwd=other)
+    assert "no file of this project checks" not in result.stdout
+    assert "2 program(s) say that they run only on a GPU" in result.stdout, result.stdout
+    assert codes(cli_json(".", cwd=other)) == ["TDL003"]
+    (other / "model.py").write_text((other / "model.py").read_text() + '\nDEFAULT = "cpu"\n')
     assert codes(cli_json(".", cwd=other)) == ["TDL002", "TDL002", "TDL002", "TDL003"]
 
 
@@ -476,6 +491,68 @@ def test_a_program_whose_own_code_says_it_needs_a_gpu_is_gpu_only_and_says_so(tm
     notebook = root / "colab_gpu.ipynb"
     notebook.write_text(notebook.read_text().replace('"accelerator": "GPU",', ""))
     assert "colab_gpu.ipynb" in {name for name, _, _, _ in cli_json(".", cwd=root)}
+
+
+def test_a_program_without_a_cpu_path_whose_readme_needs_a_gpu_is_gpu_only(tmp_path):
+    """Issue 28's criterion, part (b): a program none of whose code (the file and the project
+    modules it imports) checks for an accelerator, chooses the CPU or has a device option,
+    in a project whose README states a GPU requirement, reports no TDL002, and the run names
+    it with the README's sentence; programs that import a CPU path or have a device option
+    keep their findings. The setting turns the rule back on; an imported module that gains a
+    CPU path, and a README that only names a GPU, turn it back on too (the cache follows)."""
+    root = copy_project("program_readme_requirement", tmp_path)
+    result = run_cli(".", cwd=root)
+    notes = [line for line in result.stdout.splitlines() if "taken for GPU-only" in line]
+    assert len(notes) == 1, result.stdout
+    assert "sample.py (neither it nor a project module it imports checks for an accelerator" \
+        in notes[0] and 'README.md says "Sampling runs on a GPU with at least 8 GB' in notes[0]
+    assert "evaluate.py" not in notes[0] and "export.py" not in notes[0]
+    lines = lambda found: sorted((name, line) for name, line, _, _ in found)  # noqa: E731
+    assert lines(cli_json(".", "--no-require-accelerator", cwd=root)) == \
+        [("evaluate.py", 7), ("export.py", 10), ("sample.py", 5), ("sample.py", 6)]
+    # (whatever form the move takes: ``.cuda()`` of a subscript names no callee)
+    (root / "infer.py").write_text("from models import Net\n\nnets = [Net()]\n"
+                                   "model = nets[0].eval().cuda()\n")
+    assert "infer.py" not in {name for name, _, _, _ in cli_json(".", cwd=root)}
+    models = root / "models.py"
+    models.write_text(models.read_text() + '\nDEFAULT = "cpu"\n')  # (chooses the CPU)
+    assert ("sample.py", 5) in lines(cli_json(".", cwd=root))
+    other = copy_project("program_readme_requirement", tmp_path / "again")
+    (other / "README.md").write_text("# demo\n\nWe trained it on 8 GPUs for a day.\n")
+    assert ("sample.py", 5) in lines(cli_json(".", cwd=other))
+
+
+def test_a_readme_states_a_gpu_requirement_only_where_it_says_one_is_needed():
+    """The README part of the criterion: a sentence that says the code needs a GPU, not one
+    that mentions GPUs, their memory, how many a run used, or that none is needed."""
+    from torchdevlint.textsearch import states_a_gpu_requirement
+    for stated in ("It runs on a GPU with at least 10GB VRAM.",
+                   "* 1+ high-end NVIDIA GPU for sampling and 8+ GPUs for training.",
+                   "* 1&ndash;8 high-end NVIDIA GPUs with at least 12 GB of memory.",
+                   "For training new models, you'll also need an NVIDIA GPU and NCCL",
+                   "This code requires a CUDA-capable GPU.", "A GPU is required."):
+        assert states_a_gpu_requirement("# Title\n\nSome text.\n" + stated) is not None, stated
+    for unstated in ("The required GPU memory is not much larger than original SD.",
+                     "Boilerplate code needed to use multi-GPUs/TPU/fp16.",
+                     "Run it on a single node with 8 GPUs for 100 epochs.",
+                     "When run on a machine with 8 GPUs the command should produce this.",
+                     "✅ 1-1000+ GPUs/TPUs", "A demo notebook (no GPU needed).",
+                     "It needs a GPU or runs on the CPU, slowly.", "Developed with CUDA 11.0."):
+        assert states_a_gpu_requirement(unstated) is None, unstated
+
+
+def test_a_device_option_is_a_cpu_path():
+    """An option through which the user chooses the device or turns CUDA off is a CPU path,
+    whatever its default; one that picks which GPU is not."""
+    for option in ('"--device", default="cuda"', '"--cpu", action="store_true"',
+                   '"-n", "--no-cuda", action="store_true"', '"--use_gpu", type=int'):
+        summary = summarize(f"import argparse\np = argparse.ArgumentParser()\n"
+                            f"p.add_argument({option})\n")
+        assert summary["cpu_path"] is True, option
+    assert summarize("import click\n@click.option('--device', default='cuda')\n"
+                     "def main(device):\n    pass\n")["cpu_path"] is True
+    assert summarize("import argparse\np = argparse.ArgumentParser()\n"
+                     "p.add_argument('--gpu', type=int, default=0)\n")["cpu_path"] is False
 
 
 def test_loading_to_or_moving_results_to_the_cpu_is_no_cpu_path():

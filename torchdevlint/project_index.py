@@ -62,7 +62,7 @@ from pathlib import Path
 from typing import Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 
 from torchdevlint import torch_api as api
-from torchdevlint.textsearch import names_a_gpu
+from torchdevlint.textsearch import names_a_gpu, states_a_gpu_requirement
 
 _FORMAT = 6
 ROOT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
@@ -131,7 +131,7 @@ def _strings(expr: ast.AST, constants: Dict[str, List[str]]) -> List[str]:
 # Words without which a file has nothing for the walk below (moves, saves, loads, tests in a
 # function's returns, classes built inside classes): its top-level statements suffice.
 _WALK_WORDS = ("cuda", "cpu", "save", "load", ".to(", "Module", "nn.", "is_available",
-               "is_initialized", "device_count", "get_world_size", "device")
+               "is_initialized", "device_count", "get_world_size", "device", "gpu")
 # Modules no project defines: calls into them are not recorded as call sites (``calls``).
 _EXTERNAL = frozenset(getattr(sys, "stdlib_module_names", ())) | frozenset(
     "torch numpy np typing os sys math random time json re collections functools itertools "
@@ -393,7 +393,7 @@ class _Summariser:
     def _call(self, node: ast.Call, state: _ScopeState, cls: Optional[str]) -> None:
         self._record_call(node, state)
         name = _dotted(node.func)
-        if name.endswith(_CPU_PATH_CALLS):
+        if name.endswith(_CPU_PATH_CALLS) or _is_device_option(node, name):
             self.out["cpu_path"] = True
         if name.endswith(".cuda"):
             self.out["cuda"] = True
@@ -460,6 +460,22 @@ def _constructed_class(value: ast.AST) -> Optional[str]:
 
 # Calls that choose a device at runtime: where they are, the program has a path without one.
 _CPU_PATH_CALLS = ("is_available", "device_count", "is_built")
+# Command-line options that let the user choose the device or turn CUDA off (a CPU path,
+# whatever their default: ``--device cpu``, ``--no-cuda``, ``--cpu``), as ``argparse`` and
+# ``click`` declare them; ``--gpu 0`` only picks which GPU.
+_DEVICE_OPTIONS = frozenset("device cpu cuda no_cuda use_cuda use_cpu no_gpu use_gpu".split())
+_OPTION_CALLS = ("add_argument", "click.option")
+
+
+def _is_device_option(call: ast.Call, name: str) -> bool:
+    """``parser.add_argument("--device", default="cuda")``, ``@click.option("--no-cuda")``:
+    an option through which the user can run the program without CUDA."""
+    if not name.endswith(_OPTION_CALLS):
+        return False
+    return any(isinstance(arg, ast.Constant) and isinstance(arg.value, str)
+               and arg.value.startswith("-")
+               and arg.value.lstrip("-").replace("-", "_").lower() in _DEVICE_OPTIONS
+               for arg in call.args)
 
 
 
@@ -1191,6 +1207,9 @@ class ProjectIndex:
             parts.append(repr(twins))
         if self.gpu_only():
             parts.append("gpu-only")
+        stated = documented_gpu_requirement(str(self.root))
+        if stated is not None:  # (``gpu_only_program`` reads it: a change of it is one of ours)
+            parts.append(repr(stated))
         # (a file that depends on nothing else keeps the key of its bytes alone)
         return hashlib.sha256(";".join(parts).encode()).hexdigest()[:16] if parts else ""
 
@@ -1388,6 +1407,7 @@ def files_changed(paths: Sequence[str]) -> None:
     with _LOCK:
         _cpu_paths.clear()
         documents_a_gpu.cache_clear()
+        documented_gpu_requirement.cache_clear()
         _is_project.cache_clear()
         for path in paths:
             root = root_of_path(path)
@@ -1406,6 +1426,7 @@ def new_run() -> None:
         _gpu_only_programs.clear()
         _cpu_paths.clear()
         documents_a_gpu.cache_clear()
+        documented_gpu_requirement.cache_clear()
         _is_project.cache_clear()
         for index in _INDEXES.values():
             index.checked = float("-inf")
@@ -1415,6 +1436,7 @@ def refresh_all() -> None:
     """Stat every loaded index's files again now (the editor saw files change)."""
     _cpu_paths.clear()
     documents_a_gpu.cache_clear()
+    documented_gpu_requirement.cache_clear()
     _is_project.cache_clear()
     with _LOCK:
         indexes = list(_INDEXES.values())
@@ -1513,7 +1535,12 @@ def gpu_only_program(path: str) -> Optional[str]:
     - a statement of it (of the module, of its ``__main__`` block or of a top-level function)
       calls a project helper that stops the program without CUDA (``Summary["stops"]``:
       dino's ``utils.init_distributed_mode(args)``, which ``sys.exit(1)``s without a GPU):
-      GPU-only from that call on.
+      GPU-only from that call on;
+    - (issue 28's criterion, part (b)) neither it nor a project module that it imports has a
+      CPU path (``program_cpu_path``: no availability check, no choice of the CPU as a
+      device, no device option) and the project's README states a GPU requirement
+      (``documented_gpu_requirement``): the program has no CPU path and says so where a
+      project says it. The project-wide form of this is ``ProjectIndex.gpu_only``.
 
     Asked only of a project's files that name CUDA (what TDL002 could report); a helper's
     module is found from the file system (``_module_file``). The summaries are the index's
@@ -1541,7 +1568,78 @@ def gpu_only_program(path: str) -> Optional[str]:
         if line is not None:
             shown = os.path.relpath(found, root).replace(os.sep, "/")
             return f"{name} ({shown}:{line}) stops without CUDA"
+    stated = documented_gpu_requirement(root)
+    if stated is not None and program_cpu_path(path) is None:
+        return (f"neither it nor a project module it imports checks for an accelerator or "
+                f"lets the CPU be chosen, and {stated[0]} says \"{_clipped(stated[1])}\"")
     return None
+
+
+def _clipped(text: str, width: int = 80) -> str:
+    return text if len(text) <= width else text[:width - 3].rstrip() + "..."
+
+
+@lru_cache(maxsize=1024)
+def documented_gpu_requirement(root: str) -> Optional[Tuple[str, str]]:
+    """(README file name, sentence) where a README at the project's root states that the
+    code needs a GPU (``textsearch.states_a_gpu_requirement``: "runs on a GPU with at least
+    10GB VRAM", "you'll also need an NVIDIA GPU"), or None. The README part of issue 28's
+    GPU-only criterion for a program (``gpu_only_program``); a project's intent asks less
+    (``documents_a_gpu``: its README names a GPU), because no file of it has a CPU path."""
+    try:
+        names = sorted(entry.name for entry in os.scandir(root)
+                       if _README.match(entry.name) and entry.is_file())
+    except OSError:
+        return None
+    for name in names:
+        try:
+            with open(os.path.join(root, name), encoding="utf-8", errors="replace") as handle:
+                sentence = states_a_gpu_requirement(handle.read(200_000))
+        except OSError:
+            continue
+        if sentence is not None:
+            return name, sentence
+    return None
+
+
+def program_cpu_path(path: str) -> Optional[str]:
+    """Where the program at ``path`` has a CPU path (``Summary["cpu_path"]``: it checks for an
+    accelerator, chooses the CPU as a device or has a device option): the file itself or a
+    project module that it imports (``import utils``, ``from .models import Net``, ``from pkg
+    import mod``: the module, else the package), as a path relative to the project root;
+    None when none does. An unreadable file counts as having one (nothing is known of it).
+    The code part (b) of issue 28's GPU-only criterion, which ``gpu_only_program`` and
+    ``benchmarks/precision/gpu_only.py`` both ask here."""
+    root = root_of_path(path)
+    summary = _file_summary(path)
+    shown = lambda found: os.path.relpath(found, root).replace(os.sep, "/")  # noqa: E731
+    if summary is None or summary["cpu_path"]:
+        return shown(os.path.abspath(path))
+    for found in _imported_files(path, root, summary):
+        imported = _file_summary(found)
+        if imported is None or imported["cpu_path"]:
+            return shown(found)
+    return None
+
+
+def _imported_files(path: str, root: str, summary: dict) -> Iterator[str]:
+    """The project files that the file at ``path`` imports, each once (``_module_file``)."""
+    seen = {os.path.abspath(path)}
+    for level, module, imported, _ in summary["imports"]:
+        base = "." * level + (module or "")
+        candidates = [base + "." + imported if base and base[-1] != "." else base + imported] \
+            if imported and imported != "*" else []
+        candidates.append(base)
+        for candidate in candidates:
+            if not candidate or not may_define(path, candidate):
+                continue
+            found = _module_file(path, root, candidate)
+            if found is not None:
+                found = os.path.abspath(found)
+                if found not in seen:
+                    seen.add(found)
+                    yield found
+                break
 
 
 def _entry_callees(summary: dict) -> Iterator[str]:
@@ -1660,8 +1758,9 @@ def gpu_only_programs() -> List[Tuple[str, str]]:
     return list(_gpu_only_programs.items())
 
 
-GPU_ONLY_PROGRAMS_NOTE = ("{count} program(s) say in their own code that they run only on a "
-                          "GPU, so they are taken for GPU-only and TDL002 (hard-coded CUDA) is "
+GPU_ONLY_PROGRAMS_NOTE = ("{count} program(s) say that they run only on a GPU (in their own "
+                          "code, or in the README where their code has no CPU path), so they "
+                          "are taken for GPU-only and TDL002 (hard-coded CUDA) is "
                           "off there: {programs}; `require-accelerator = false` in "
                           "[tool.torchdevlint] (--no-require-accelerator) turns it back on")
 
@@ -1751,5 +1850,6 @@ def forget() -> None:
         _views.clear()
         _cpu_paths.clear()
         documents_a_gpu.cache_clear()
+        documented_gpu_requirement.cache_clear()
         _is_project.cache_clear()
         _summary_of.cache_clear()

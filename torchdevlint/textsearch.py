@@ -6,7 +6,7 @@ patterns of ``required_text``, the names below); they search no text themselves
 from __future__ import annotations
 
 import re
-from typing import Iterable, Pattern, Set
+from typing import Iterable, Optional, Pattern, Set
 
 # What Python allows between two tokens: whitespace, line continuations and comments. (A
 # comment must end in a newline to be followed by a token; requiring it keeps the pattern
@@ -39,6 +39,35 @@ def names_a_gpu(prose: str) -> bool:
     """Whether prose (a README, a notebook's markdown) names a GPU or CUDA: what a project or
     a notebook that never chooses its device says of the machines it runs on."""
     return _GPU_WORDS.search(prose) is not None
+
+
+# A sentence that states a GPU requirement (issue 28, the GPU-only criterion's README part):
+# a need for a GPU ("requires an NVIDIA GPU", "you'll also need an NVIDIA GPU and NCCL", "a
+# GPU is required"), what it runs on ("runs on a GPU with at least 10GB VRAM", "1+ high-end
+# NVIDIA GPU", "GPUs with at least 12 GB of memory"). Not a mention of GPU memory, of
+# multi-GPU support or of how many GPUs a run used ("on 8 GPUs for 100 epochs"), and not a
+# sentence that names the CPU (it says what runs where) or negates the need.
+_SENTENCE = re.compile(r"[^.!?\n]+(?:[.!?]|\n|$)")
+_GPU = r"(?:gpus?|cuda|nvidia)\b"
+_GPU_REQUIREMENT = re.compile(
+    r"\b(?:requires?|need|needs|must\s+have)\s+(?:an?|one|at\s+least|\d+)\b[^.]{0,30}?\b" + _GPU
+    + r"|\b(?:gpus?|cuda)\b[^.]{0,20}?\b(?:is|are)\s+(?:required|needed|necessary)\b"
+    + r"|\bruns?\s+on\s+(?:an?|one|\d+)\s+(?:[\w-]+\s+){0,2}?gpus?\b"
+    + r"|\bgpus?\s+with\s+at\s+least\b"
+    + r"|(?<![\w-])\d+\s*\+\s+(?:high-end\s+)?(?:nvidia\s+)?gpus?\b",
+    re.IGNORECASE)
+_NOT_ONLY_GPU = re.compile(r"\bcpus?\b|\bmps\b|\bnot\b|\bno\b|n't\b|\bwithout\b",
+                           re.IGNORECASE)
+
+
+def states_a_gpu_requirement(prose: str) -> Optional[str]:
+    """The first sentence of prose (a README) that says the code needs a GPU or CUDA, or
+    None: stronger than ``names_a_gpu``, which any mention of a GPU satisfies."""
+    for match in _SENTENCE.finditer(prose):
+        sentence = match.group(0)
+        if _GPU_REQUIREMENT.search(sentence) and not _NOT_ONLY_GPU.search(sentence):
+            return " ".join(sentence.split())
+    return None
 
 
 def imports_from_torch(source: str) -> bool:

@@ -200,7 +200,14 @@ class HardcodedCudaDevice(Rule):
     `try:` is optional and proves nothing); or it is a notebook whose metadata asks for a GPU
     runtime (Colab's `"accelerator": "GPU"`), whose markdown says so ("Make sure you're running
     a GPU runtime") or that runs `!nvidia-smi`, and none of whose cells checks for an
-    accelerator or chooses the CPU. The run names such programs once, with the evidence, and
+    accelerator or chooses the CPU; or none of its code (the file and the project modules it
+    imports) has a CPU path (an availability check, the CPU chosen as a device, a device
+    option such as `--device` or `--no-cuda`) and the README at the project's root states a
+    GPU requirement ("runs on a GPU with at least 10GB VRAM", "you'll also need an NVIDIA
+    GPU"; a README that only mentions GPUs, their memory or how many a run used states none).
+    A program that imports a module with a CPU path, or has a device option, would run on the
+    CPU but for the hard-coded device: it is reported. The run names such programs once, with
+    the evidence, and
     `require-accelerator = false` turns the rule back on there. Loading to the CPU
     (`map_location="cpu"`), moving results there (`.to("cpu")`) and creating a tensor there
     (`device="cpu"`) are no CPU path: GPU-only programs do all three. Choosing the CPU as the
