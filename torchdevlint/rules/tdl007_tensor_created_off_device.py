@@ -102,7 +102,10 @@ class TensorCreatedOffDevice(Rule):
     (`training_step`, `validation_step`, `test_step`, `predict_step`) and the methods they call
     count as `forward` does: the Trainer runs them on the module's device with the batch
     moved there (their first argument, and what is unpacked or indexed out of it), and
-    `self(...)` given such a tensor is the module's output there:
+    `self(...)` given such a tensor is the module's output there. A top-level function of the
+    file that one of these methods calls with a tensor on the module's device is checked as
+    the method is (`causal_attention(q, k, v)`, which masks `q @ k.T` with
+    `torch.ones(T, T).tril()`: its tensor parameters are on that device):
 
     - arithmetic or a comparison (`x + pos`, `scores * mask`);
     - a combining tensor method (`scores.masked_fill(mask == 0, ...)`, `x.matmul(m)`);
@@ -255,6 +258,13 @@ class TensorCreatedOffDevice(Rule):
         "which returns it to `{module}.{method}`, which runs on the module's device "
         "({evidence}), and `{meeting}` {where}: " + SAME_DEVICE + "; {advice}")
 
+    # ... made in a top-level function of the file that a method of the module gives a tensor
+    # on its device (``attention(q, k, v)`` called in ``forward``, issue 28)
+    GIVEN_THE_DEVICE = Message(
+        "`{factory}(...)` without `device=` creates a tensor on the CPU in `{helper}`, which "
+        "`{module}.{method}` gives a tensor on the module's device ({evidence}), and `{meeting}` "
+        "{where}: " + SAME_DEVICE + "; {advice}")
+
     code = "TDL007"
     name = "tensor-created-off-device"
     summary = "A tensor created without `device=` in `forward` meets the module's device tensors"
@@ -291,6 +301,7 @@ class TensorCreatedOffDevice(Rule):
         self.analysis = analysis
         self.kinds = analysis.kinds
         reported: Set[int] = set()  # (a factory a submodule returns meets several modules)
+        self._callers = {}  # id(a plain function's node) -> the method that gives it the device
         for info in analysis.collected.classes:
             if "forward" not in info.methods:
                 continue
@@ -299,12 +310,32 @@ class TensorCreatedOffDevice(Rule):
                 continue
             # a factory is reported where it is made when it meets the device there, and else
             # where a method it is returned to meets it (``init_hidden``'s zeros in ``forward``)
+            methods = [info.methods[name] for name in sorted(state.forward_reaches | state.step_reaches)
+                       if info.methods[name].scope is not None
+                       and info.methods[name].self_name is not None]
+            # and the top-level functions of the file they hand a tensor on the device to
+            # (``attention(q, k, v)``, which masks ``q @ k.T`` with ``torch.ones(T, T).tril()``)
+            functions = self._functions_given_the_device(state, methods)
             for returned in (False, True):
-                for name in sorted(state.forward_reaches | state.step_reaches):
-                    method = info.methods[name]
-                    if method.scope is None or method.self_name is None:
-                        continue
+                for method in methods + functions:
                     yield from self._check_method(state, method, reported, returned)
+
+    def _functions_given_the_device(self, state: ModuleState, methods) -> list:
+        """The plain top-level functions of the file that ``methods`` call with a tensor on
+        the module's device (the function's own tensor parameters are then on it too)."""
+        found: list = []
+        for method in methods:
+            devices = self.analysis.modules.on_module_device(state, method)
+            for node in walk_code(method.node.body):
+                if not isinstance(node, cst.Call):
+                    continue
+                function = self.analysis.helper_called(node, method.scope)
+                if function is not None and function.scope is not None and \
+                        all(function is not f for f in found) and \
+                        any(not a.star and devices.carries(a.value) for a in node.args):
+                    found.append(function)
+                    self._callers[id(function.node)] = method
+        return found
 
     def _check_method(self, state: ModuleState, method: FunctionInfo, reported: Set[int],
                       returned: bool = False):
@@ -362,9 +393,13 @@ class TensorCreatedOffDevice(Rule):
                 helper = None if _contains(method.node, factory) else \
                     self._function_holding(factory)
                 kind = self.CREATED_OFF_DEVICE if helper is None else self.RETURNED_OFF_DEVICE
+                caller = self._callers.get(id(method.node)) if method.cls is None else None
+                if caller is not None and helper is None:
+                    kind, helper = self.GIVEN_THE_DEVICE, method
                 yield Violation(
                     factory,
-                    kind(factory=shown, module=state.info.name, method=method.name,
+                    kind(factory=shown, module=state.info.name,
+                         method=caller.name if caller is not None else method.name,
                          helper=_qualified(helper) if helper is not None else "",
                          evidence=evidence, meeting=source_of(node), where=where, advice=advice),
                     fix)
