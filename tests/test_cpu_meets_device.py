@@ -249,3 +249,32 @@ def test_placement_names_the_tensors_a_loss_module_holds():
     scope = analysis.collected.module_scope
     held = {name: analysis.placement.tensors_held(cst.Name(name), scope) for name in "abcde"}
     assert [len(held[n]) for n in "abcde"] == [1, 1, 0, 0, 0]
+
+
+def test_methods_that_return_each_other_are_analysed():
+    # (torch/storage.py: ``size`` returns ``self.nbytes()``, which returns ``self.size()``;
+    # asked what ``s.size()`` returns, the placement asked itself again: "file is too deeply
+    # nested to analyse")
+    source = """\
+        import torch
+
+
+        class Storage:
+            def size(self):
+                return self.nbytes()
+
+            def nbytes(self):
+                return self.size()
+
+            def zeros(self, n):
+                return torch.zeros(n, 4)
+
+
+        s = Storage()
+        n = s.size()
+        total = s.zeros(2) + torch.ones(2, 4, device="cuda")
+        """
+    result = lint_source(textwrap.dedent(source), "snippet.py")
+    assert result.error is None
+    assert not [f for f in result.findings if f.code in ("TDL999", "E999")]
+    assert found(source, "TDL011") == [(17, 9)]

@@ -212,6 +212,7 @@ class Placement:
         # id(function node) -> what it returns on the CPU (``returned_on_cpu``), and what its
         # parameters feed to the call of another parameter (``fed_to_model``)
         self._returns: Dict[int, Optional[OnCPU]] = {}
+        self._returning: set = set()  # (method, side) whose returns are being placed
         self._feeds: Dict[int, List[Tuple[str, str]]] = {}
 
     @property
@@ -321,9 +322,16 @@ class Placement:
         """The evidence for what ``method`` may return: the first ``return`` of it that
         gives a value placed on ``side`` (as the walk of a body judges a name after an ``if``
         that may have placed it: ``if hidden is None: return torch.zeros(n)``), else None."""
-        return next((found for found in (self._placed_or_all(value, ctx.scope, side)
-                                         for value, ctx in method.returns if value is not None)
-                     if found), None)
+        key = (id(method.node), side)
+        if key in self._returning:
+            return None  # (methods that call each other: no evidence from themselves)
+        self._returning.add(key)
+        try:
+            return next((found for found in (self._placed_or_all(value, ctx.scope, side)
+                                             for value, ctx in method.returns if value is not None)
+                         if found), None)
+        finally:
+            self._returning.discard(key)
 
     def _placed_or_all(self, value, scope: Scope, side: str):
         """``placed_at``; for a tuple display (``return h0, c0``: an LSTM's initial state,
