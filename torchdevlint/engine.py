@@ -588,7 +588,9 @@ def _in_loader_loops(module: cst.Module, analysis: Analysis,
         node, scope, loops = stack.pop()
         if id(node) in wanted and any(
                 loader_batches(loop, scope) and reads(node, loader_batches(loop, scope))
-                for loop in loops):
+                for loop in loops) and not (  # a loss module's own CPU weights: not a batch
+                isinstance(node, cst.Call) and isinstance(node.func, cst.Name)
+                and analysis.placement.tensors_held(node.func, scope)):
             found.add(id(node))
         kind = type(node)
         if kind is cst.FunctionDef:  # a function's code is its own: its loops start here

@@ -196,6 +196,14 @@ def is_criterion_name(name: str) -> bool:
     return name in CRITERION_NAMES or name.endswith("criterion") or name.endswith("loss_fn")
 
 
+# torch.nn loss classes built with tensors they keep (class weights): their first parameter
+# is ``weight``; and the keywords that give such a tensor to any loss class (issue 28:
+# ``nn.CrossEntropyLoss(weight=torch.tensor([...]))`` called on a GPU's outputs).
+WEIGHT_FIRST_LOSS_CLASSES = frozenset(
+    "CrossEntropyLoss NLLLoss BCELoss BCEWithLogitsLoss MultiLabelSoftMarginLoss".split())
+LOSS_TENSOR_KEYWORDS = ("weight", "pos_weight")
+
+
 def is_loss_class(qualified: str) -> bool:
     """A torch.nn loss module class: ``torch.nn.CrossEntropyLoss``."""
     return qualified.startswith("torch.nn.") and qualified.endswith("Loss")
@@ -251,6 +259,15 @@ MODULE_BASES = frozenset(
     """.split()
 )
 LIGHTNING_BASES = frozenset(q for q in MODULE_BASES if "ightning" in q)
+# A LightningModule's steps, which its Trainer runs on the module's device with the batches
+# moved there (issue 28: a factory in a helper that ``training_step`` calls).
+LIGHTNING_STEP_METHODS = ("training_step", "validation_step", "test_step", "predict_step")
+# Lightning's Trainer (``accelerator="auto"`` by default: the GPU where there is one).
+LIGHTNING_TRAINERS = frozenset(
+    """
+    pytorch_lightning.Trainer pytorch_lightning.trainer.Trainer lightning.Trainer
+    lightning.pytorch.Trainer lightning.pytorch.trainer.Trainer
+    """.split())
 
 # Third-party namespaces in which a Capitalised callable builds an nn.Module.
 MODULE_NAMESPACES = ("torch.nn.", "torchvision.models.", "torchmetrics.", "torchaudio.models.",

@@ -199,8 +199,12 @@ PROOFS = {
                         errors={"meta-host": (NUMPY_OF_DEVICE_TENSOR,),
                                 "cuda": (NUMPY_OF_DEVICE_TENSOR,)}),
     "TDL011": RuleProof("TDL011", argument="device", stand_in="meta", cuda_stand_in="cuda",
-                        errors={"meta": (META_DEVICE_MISMATCH, GRADIENT_DEVICE_MISMATCH),
-                                "cuda": (CUDA_DEVICE_MISMATCH, GRADIENT_DEVICE_MISMATCH)}),
+                        # (an RNN given a CPU initial state, ``model.init_hidden(n)``, checks
+                        # its input and state first: issue 28)
+                        errors={"meta": (META_DEVICE_MISMATCH, GRADIENT_DEVICE_MISMATCH,
+                                         RNN_STATE_DEVICE_MISMATCH),
+                                "cuda": (CUDA_DEVICE_MISMATCH, GRADIENT_DEVICE_MISMATCH,
+                                         RNN_STATE_DEVICE_MISMATCH)}),
     "TDL012": RuleProof("TDL012", argument="none", stand_in="no-accelerator",
                         cuda_stand_in="no-accelerator",
                         errors={"no-accelerator": (NONE_ACCELERATOR,)}),

@@ -20,7 +20,7 @@ from torchdevlint.analysis.flow import UNDECIDED, DeviceTrace
 from torchdevlint.analysis.kinds import MODULE, TENSOR, ClassRef, KindInference
 from torchdevlint.analysis.model import keyword_value, source_of
 from torchdevlint.analysis.model import (
-    ASSIGN, Binding, ClassInfo, FunctionInfo, last_name, root_name, string_value,
+    ASSIGN, Binding, ClassInfo, FunctionInfo, is_number, last_name, root_name, string_value,
 )
 
 # Methods whose override changes what ``.to()`` does to the module's state: such a class may
@@ -54,6 +54,8 @@ class ModuleState:
     module_containers: Dict[str, List[Binding]] = field(default_factory=dict)
     overrides_moving: bool = False  # it or a base class of this file defines _apply, to or cuda
     forward_reaches: Set[str] = field(default_factory=set)  # methods forward calls, transitively
+    # a LightningModule's steps and the methods they call (run on the module's device)
+    step_reaches: Set[str] = field(default_factory=set)
 
     @property
     def registered(self) -> Set[str]:
@@ -102,6 +104,9 @@ class ModuleClasses:
             if containers:
                 state.module_containers[name] = containers
         state.forward_reaches = self._reached_from(info, "forward")
+        if self.kinds.class_is_lightning(info):
+            for step in api.LIGHTNING_STEP_METHODS:
+                state.step_reaches |= self._reached_from(info, step)
         return state
 
     # -- whether the module meets an accelerator at all ----------------------------------
@@ -140,6 +145,10 @@ class ModuleClasses:
                 return f"this file moves it: `{source_of(call)}`"
         if moves:
             return f"this file uses an accelerator: `{source_of(moves[0])}`"
+        trainer = self._lightning_trainer() if self.kinds.class_is_lightning(info) else None
+        if trainer is not None:
+            return ("this file trains it with a Lightning Trainer, which moves it to the "
+                    f"accelerator there is: `{source_of(trainer)}`")
         if not self._runs_a_program():
             return "a library class: its users move it"
         return None
@@ -168,6 +177,17 @@ class ModuleClasses:
                 moves.sort(key=lambda call: order.get(id(call), 0))
             self._moves = moves
         return self._moves
+
+    def _lightning_trainer(self) -> Optional[cst.Call]:
+        """A Lightning ``Trainer(...)`` of the file not told to use the CPU
+        (``accelerator="cpu"``): its default, ``"auto"``, picks the GPU where there is one."""
+        for site in self.collected.calls_by_name.get("Trainer", ()):
+            if self.kinds.qualname(site.call.func, site.ctx.scope) not in api.LIGHTNING_TRAINERS:
+                continue
+            accelerator = keyword_value(site.call, "accelerator")
+            if accelerator is None or string_value(accelerator) != "cpu":
+                return site.call
+        return None
 
     def _cpu_or_dtype(self, expr, scope) -> bool:
         """No accelerator: the CPU, a dtype, or a string naming no device (``.to("fp16")``)."""
@@ -360,6 +380,10 @@ class ModuleClasses:
         if api.is_tensor_function(qualified) and qualified.rpartition(".")[2] not in _TAKES_INDICES \
                 and any(carries(o) for o in operands):
             return f"passes it to `{qualified}` with a tensor on the module's device"
+        if isinstance(func, cst.Name) and func.value == self_name and \
+                any(carries(o) and not stays(o) for o in operands):
+            # ``self(x, hidden)`` in a Lightning step: the module's own ``forward``
+            return f"passes it to the module itself (`{self_name}(...)`) with a tensor on its device"
         return None
 
     def has_parameters(self, state: ModuleState, name: str) -> bool:
@@ -511,17 +535,23 @@ class MethodDevices(DeviceTrace):
         body = list(walk_code(self.method.node.body, into_functions=True))
         tensors = {name for name in params if self._param_is_tensor(name, body)}
         tensors |= self._input_in_arithmetic(params, body)
+        if params and self.method.name in api.LIGHTNING_STEP_METHODS and \
+                self.kinds.class_is_lightning(self.state.info):
+            tensors.add(params[0])  # the batch, which the Trainer moves to the module's device
         assigned = {name: bindings for name, bindings in scope.bindings.items()
                     if name not in params and bindings}
         # The greatest fixed point: a name counts unless one of its assignments gives
-        # something else, so that ``scores = scores.masked_fill(...)`` keeps ``scores``.
+        # something else, so that ``scores = scores.masked_fill(...)`` keeps ``scores``. A
+        # number it starts from (``spec_loss, ssim_loss = 0, 0`` before the branches that
+        # compute them, issue 28) gives nothing else, but one assignment must give a tensor.
         self.names = tensors | set(assigned)
         changed = True
         while changed:
             changed = False
             for name, bindings in assigned.items():
-                if name in self.names and not all(
-                        b.how == ASSIGN and self.carries(b.value) for b in bindings):
+                if name in self.names and not (all(
+                        b.how == ASSIGN and (self.carries(b.value) or _number_bound(b))
+                        for b in bindings) and not all(_number_bound(b) for b in bindings)):
                     self.names.discard(name)
                     changed = True
 
@@ -615,6 +645,9 @@ class MethodDevices(DeviceTrace):
         func = call.func
         if self._weighted_submodule(func):
             return True
+        if isinstance(func, cst.Name) and func.value == self.self_name:
+            # ``self(x)`` (a Lightning step): the module's output, where its inputs are
+            return any(self.carries(a.value) for a in call.args)
         name = self._self_attribute(func)
         if name is not None and name in self.state.submodules:
             # a registered module (dropout, an activation) given a tensor on the device
@@ -637,6 +670,20 @@ class MethodDevices(DeviceTrace):
             return (method in api.TENSOR_METHODS or method in _SPLITTING_METHODS) \
                 and self.carries(func.value)
         return False
+
+
+def _number_bound(binding: Binding) -> bool:
+    """``x = 0``, or ``a, x = 0, 0``: the binding gives a literal number."""
+    value = binding.value
+    if binding.how != ASSIGN or value is None:
+        return False
+    if not binding.path:
+        return is_number(value)
+    if len(binding.path) == 1 and isinstance(value, (cst.Tuple, cst.List)) and \
+            binding.path[0] < len(value.elements):
+        element = value.elements[binding.path[0]]
+        return not isinstance(element, cst.StarredElement) and is_number(element.value)
+    return False
 
 
 def _indexes_dimensions(subscript: cst.Subscript) -> bool:

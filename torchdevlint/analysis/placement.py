@@ -234,6 +234,7 @@ class Placement:
         # id(function node) -> what it returns on the CPU (``returned_on_cpu``), and what its
         # parameters feed to the call of another parameter (``fed_to_model``)
         self._returns: Dict[int, Optional[OnCPU]] = {}
+        self._returning: set = set()  # (method, side) whose returns are being placed
         self._feeds: Dict[int, List[Tuple[str, str]]] = {}
         # (parameter names, parameter) -> the top-level function of this file that copies
         # that parameter to the host before converting it (``copied_by_twin``)
@@ -317,7 +318,8 @@ class Placement:
         returns (not a generator, nor decorated): ``self.NAME(...)`` in a method of a class
         that defines ``NAME``, or a call of an instance of an ``nn.Module`` class of this file
         (``self.ssim(y_hat, y)`` where ``self.ssim = SSIMLoss()``), which runs its ``forward``
-        (unless the class defines ``__call__``)."""
+        (unless the class defines ``__call__``), or ``obj.NAME(...)`` on an instance of a
+        class of this file that defines ``NAME`` (``model.init_hidden(n)``)."""
         func = call.func
         owner = scope.code_owner().func
         method = None
@@ -330,6 +332,12 @@ class Placement:
             if isinstance(kind, K.Instance) and "__call__" not in kind.info.methods \
                     and self.kinds.class_is_module(kind.info):
                 method = kind.info.methods.get("forward")
+        if method is None and isinstance(func, cst.Attribute):
+            # ``model.init_hidden(n)`` on an instance of a class of this file (issue 28: the
+            # LSTM's initial state made in a training loop and handed to the moved model)
+            kind = self.kinds.kind_of(func.value, scope)
+            if isinstance(kind, K.Instance):
+                method = kind.info.methods.get(func.attr.value)
         if method is None or method.opaque_return or method.scope is None \
                 or method.self_name is None or not method.returns:
             return None
@@ -339,9 +347,55 @@ class Placement:
         """The evidence for what ``method`` may return: the first ``return`` of it that
         gives a value placed on ``side`` (as the walk of a body judges a name after an ``if``
         that may have placed it: ``if hidden is None: return torch.zeros(n)``), else None."""
-        return next((found for found in (self.placed_at(value, ctx.scope, side)
-                                         for value, ctx in method.returns if value is not None)
-                     if found), None)
+        key = (id(method.node), side)
+        if key in self._returning:
+            return None  # (methods that call each other: no evidence from themselves)
+        self._returning.add(key)
+        try:
+            return next((found for found in (self._placed_or_all(value, ctx.scope, side)
+                                             for value, ctx in method.returns if value is not None)
+                         if found), None)
+        finally:
+            self._returning.discard(key)
+
+    def _placed_or_all(self, value, scope: Scope, side: str):
+        """``placed_at``; for a tuple display (``return h0, c0``: an LSTM's initial state,
+        handed on whole, issue 28), the evidence of its first element when every element is
+        placed on ``side``."""
+        if isinstance(value, (cst.Tuple, cst.List)) and value.elements and not any(
+                isinstance(e, cst.StarredElement) for e in value.elements):
+            each = [self.placed_at(e.value, scope, side) for e in value.elements]
+            return each[0] if all(each) else None
+        return self.placed_at(value, scope, side)
+
+    def gives_a_tuple(self, expr, scope: Scope):
+        """(the method, the CPU factory calls of its tuple) when ``expr`` is (a name bound
+        to) the call of a method of this file that returns a tuple display (``hidden =
+        model.init_hidden(n)``: ``return h0, c0``): no tensor, so no tensor method
+        (``.to()``) applies to it; else None."""
+        values = [expr] if not isinstance(expr, cst.Name) else [
+            value for value, _, path, _ in self.bindings_of(expr, scope) if not path]
+        for value in values:
+            method = self.method_called(value, scope) if isinstance(value, cst.Call) else None
+            if method is None:
+                continue
+            tuples = [(returned, ctx) for returned, ctx in method.returns
+                      if isinstance(returned, (cst.Tuple, cst.List))]
+            if not tuples:
+                continue
+            calls = []
+            for returned, ctx in tuples:
+                for element in returned.elements:
+                    found = None if isinstance(element, cst.StarredElement) else \
+                        self.on_cpu(element.value, ctx.scope)
+                    origin = found.origin if found is not None else None
+                    made = _torch_function(origin, self.kinds.qualname(origin.func, ctx.scope)) \
+                        if isinstance(origin, cst.Call) else None
+                    if made is not None and made[1] is None and made[0] in api.FACTORIES \
+                            and all(origin is not c for c in calls):
+                        calls.append(origin)
+            return method, calls
+        return None
 
     def returned_parts(self, value, scope: Scope, count: Optional[int]):
         """[(element, its scope)] of the tuple every ``return`` of the method ``value`` calls
@@ -494,7 +548,9 @@ class Placement:
         model = self.moved_model(func, scope)
         if model is None and isinstance(func, cst.Attribute) \
                 and func.attr.value not in api.MODULE_BOOKKEEPING_METHODS:
-            model = self.moved_model(func.value, scope)  # ``model.encode(x)``, ``model.sample(n)``
+            own = self.method_called(call, scope)  # (``model.init_hidden(n)`` makes on the CPU)
+            if own is None or self.returned(own, "cpu") is None:
+                model = self.moved_model(func.value, scope)  # ``model.encode(x)``, ``model.sample(n)``
         if model is not None:
             return OnAccelerator(call, model[1])
         qualified = self.kinds.qualname(func, scope)
@@ -849,6 +905,31 @@ class Placement:
         if not moved and not bindings and isinstance(target, cst.Name) and depth < 3:
             moved = self._moved_by_every_caller(target.value, scope, depth)
         return (target, device) if moved else None
+
+    def tensors_held(self, callee: cst.BaseExpression, scope: Scope) -> List[tuple]:
+        """[(tensor expression, its scope)] that the loss module ``callee`` holds from its
+        construction (``criterion = nn.CrossEntropyLoss(weight=w)``: class weights, a
+        ``pos_weight``), when every assignment of it builds a torch.nn loss class and nothing
+        moves it (``criterion.to(device)``, ``.cuda()``): calling it meets them (issue 28)."""
+        if not isinstance(callee, cst.Name) or self.moved_model(callee, scope) is not None:
+            return []
+        bindings = self.bindings_of(callee, scope)
+        held: List[tuple] = []
+        for value, value_scope, path, _ in bindings:
+            if path or not isinstance(value, cst.Call):
+                return []
+            qualified = self.kinds.qualname(value.func, value_scope) or ""
+            if not api.is_loss_class(qualified):
+                return []
+            for index, arg in enumerate(value.args):
+                if arg.star:
+                    break
+                keyword = arg.keyword.value if arg.keyword is not None else None
+                if keyword in api.LOSS_TENSOR_KEYWORDS or (
+                        keyword is None and index == 0
+                        and qualified.rpartition(".")[2] in api.WEIGHT_FIRST_LOSS_CLASSES):
+                    held.append((arg.value, value_scope))
+        return held
 
     def _wrapped_is_moved(self, wrapper: cst.Call, scope: Scope, order: int, depth: int):
         """``DDP(model.to(rank), device_ids=[rank])``, ``DataParallel(net)`` of a moved ``net``."""

@@ -147,7 +147,8 @@ def off_device_factory_in(tree: ast.AST, source: str) -> bool:
     """TDL007's ast prefilter.
 
     Every finding is a factory call without ``device=`` (nor ``**kwargs``, which may carry
-    one) in a method of a class that defines ``forward``. The factory is named
+    one) in a method of a class that defines ``forward``, or in a top-level function of a
+    file with such a class (``def subsequent_mask(n)``, which ``forward`` may call). The factory is named
     ``<...>.zeros`` or by a name imported from torch (``qualname`` resolves nothing else).
     Most files that name a class and torch have no such call: in torch's nn, optim,
     utils/data and distributions this spares 93 parses of 159.
@@ -172,11 +173,15 @@ def off_device_factory_in(tree: ast.AST, source: str) -> bool:
                 continue
             if any(k.arg in ("device", None) for k in call.keywords):
                 continue  # (``*sizes`` may follow a size written out: the check decides)
-            inside = scope
+            inside, outer = scope, None
             while inside is not None and inside not in with_forward:
+                if type(inside) in (ast.FunctionDef, ast.AsyncFunctionDef):
+                    outer = inside
                 inside = walk.parents.get(inside)
             if inside is not None:
                 return True
+            if outer is not None and type(walk.parents.get(outer)) is ast.Module:
+                return True  # a top-level function, which ``forward`` may call (issue 28)
     return False
 
 
@@ -373,9 +378,18 @@ def mixed_devices_in(tree: ast.AST, source: str) -> bool:
     helpers = {scope.name for scope, (_, copying) in sides.items()
                if copying and type(scope) is ast.FunctionDef and not scope.decorator_list
                and walk.parents.get(scope) is tree and _returns_a_value(scope)}
-    for name in helpers:
+    # So may a method of a class of the file, called on an instance (``model.init_hidden(n)``),
+    # and the call of a loss module built with a tensor it keeps (``criterion =
+    # nn.CrossEntropyLoss(weight=w)``: ``placement.tensors_held``; issue 28).
+    methods = {scope.name for scope, (_, copying) in sides.items()
+               if copying and type(scope) is ast.FunctionDef
+               and type(walk.parents.get(scope)) is ast.ClassDef and _returns_a_value(scope)}
+    losses = _losses_with_tensors(tree) if any(
+        name is not None and name.endswith("Loss") for name in walk.calls_by_name) else set()
+    for name in helpers | methods | losses:
         for call, scope in walk.calls_by_name.get(name, ()):
-            if type(call.func) is not ast.Name:
+            if not ((type(call.func) is ast.Name and name in helpers | losses) or
+                    (type(call.func) is ast.Attribute and name in methods)):
                 continue
             moving, copying = sides.get(scope) or sides.setdefault(scope, (set(), set()))
             copying.add(id(call))
@@ -394,6 +408,23 @@ def mixed_devices_in(tree: ast.AST, source: str) -> bool:
             any(_model_name(arg) in moved for arg in call.args)
             or any(_model_name(k.value) in moved for k in call.keywords)))
         for calls in calling_models for call in calls)
+
+
+def _losses_with_tensors(tree: ast.AST) -> set:
+    """The names assigned a ``...Loss(...)`` call given a positional argument or a
+    ``weight=`` / ``pos_weight=`` (a loss module that may hold a CPU tensor)."""
+    names = set()
+    for node in nodes_of(tree, ast.Assign):
+        value = node.value
+        if type(value) is not ast.Call:
+            continue
+        func = value.func
+        callee = func.attr if type(func) is ast.Attribute else \
+            func.id if type(func) is ast.Name else ""
+        if callee.endswith("Loss") and (value.args or any(
+                k.arg in api.LOSS_TENSOR_KEYWORDS for k in value.keywords)):
+            names.update(t.id for t in node.targets if type(t) is ast.Name)
+    return names
 
 
 def _returns_a_value(function: ast.FunctionDef) -> bool:

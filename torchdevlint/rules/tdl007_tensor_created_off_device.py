@@ -93,9 +93,19 @@ class TensorCreatedOffDevice(Rule):
     `forward` calls on `self` (transitively), when its result, as it is, meets a tensor on the
     module's device in the same method, or in the method it is returned to (issue 28: an
     `init_hidden` helper that returns `torch.zeros(...)`, or a tuple of them, to `forward`,
-    which hands them to an LSTM: `h0, c0 = self.init_hidden(n)`, `hidden = self.init_hidden(n)`;
+    which hands them to an LSTM: `h0, c0 = self.init_hidden(n)`, `hidden = self.init_hidden(n)`
+    of a tuple `return h0, c0` handed on whole (each of its factories is reported);
     or a submodule of a class of the file whose `forward` returns a placeholder made on the CPU,
-    `self.masked(out, y)`, which its owner adds to its losses):
+    `self.masked(out, y)`, which its owner adds to its losses; or a top-level function of the
+    file that returns a CPU tensor to the method, `mask = subsequent_mask(T)` of `return
+    torch.triu(torch.ones(1, T, T), diagonal=1) == 0`). In a LightningModule, its steps
+    (`training_step`, `validation_step`, `test_step`, `predict_step`) and the methods they call
+    count as `forward` does: the Trainer runs them on the module's device with the batch
+    moved there (their first argument, and what is unpacked or indexed out of it), and
+    `self(...)` given such a tensor is the module's output there. A top-level function of the
+    file that one of these methods calls with a tensor on the module's device is checked as
+    the method is (`causal_attention(q, k, v)`, which masks `q @ k.T` with
+    `torch.ones(T, T).tril()`: its tensor parameters are on that device):
 
     - arithmetic or a comparison (`x + pos`, `scores * mask`);
     - a combining tensor method (`scores.masked_fill(mask == 0, ...)`, `x.matmul(m)`);
@@ -122,6 +132,8 @@ class TensorCreatedOffDevice(Rule):
     - *this file uses an accelerator*: any other move or device in the file (`.to(device)`,
       `.cuda()`, `device=<device>`, `torch.set_default_device(<device>)`), the device being
       anything but the CPU or a dtype (`.to(torch.float64)` is no evidence);
+    - *a Lightning Trainer*: for a LightningModule, a `Trainer(...)` of the file not told
+      `accelerator="cpu"` (its default, `"auto"`, takes the GPU where there is one);
     - *a library class*: the file runs no program (no `if __name__ == "__main__":`, no loop and no
       call of the file's own classes or functions at its top level), so the class is imported and
       moved by its users, wherever they run it. Such a class is reported without evidence in the
@@ -206,14 +218,17 @@ class TensorCreatedOffDevice(Rule):
     that returns it (the names of the method where it meets the device are not there) gets the
     device of a tensor the helper is given, else, in a method of the same class,
     `device=next(self.parameters()).device`; both unsafe (a module without parameters makes
-    `next()` raise).
+    `next()` raise). In a LightningModule the device is the module's own, `self.device`
+    (unsafe too: its batch may be a tuple, so no input names one). A factory in a top-level function that returns it (`subsequent_mask`) is
+    left as it is (the function's other callers may want the CPU): its result is moved where
+    the method gets it, `subsequent_mask(T).to(x.device)`, unsafe.
 
     ## Known limits
     - A tensor returned by a helper is followed from a method of the same class called on
       `self`, or from the `forward` of a submodule whose `nn.Module` class is in the file (without
       `__call__`), when one of its `return`s gives it (for unpacking, its one `return` of a tuple
       display); a tensor kept on `self` is TDL005's, and one returned by a plain function is
-      not followed.
+      followed when every `return` of it gives a CPU tensor (made in its own body).
     - 0-dim factories (`torch.tensor(0.5)`, `torch.zeros(())`) and factories with a literal `0`
       in their size (empty placeholders) are silent; `torch.tensor(data)` counts only when `data`
       is a list or tuple (`analysis.kinds.is_sequence`: a non-empty literal, a comprehension, a
@@ -242,6 +257,13 @@ class TensorCreatedOffDevice(Rule):
         "`{factory}(...)` without `device=` creates a tensor on the CPU in `{helper}`, "
         "which returns it to `{module}.{method}`, which runs on the module's device "
         "({evidence}), and `{meeting}` {where}: " + SAME_DEVICE + "; {advice}")
+
+    # ... made in a top-level function of the file that a method of the module gives a tensor
+    # on its device (``attention(q, k, v)`` called in ``forward``, issue 28)
+    GIVEN_THE_DEVICE = Message(
+        "`{factory}(...)` without `device=` creates a tensor on the CPU in `{helper}`, which "
+        "`{module}.{method}` gives a tensor on the module's device ({evidence}), and `{meeting}` "
+        "{where}: " + SAME_DEVICE + "; {advice}")
 
     code = "TDL007"
     name = "tensor-created-off-device"
@@ -279,6 +301,7 @@ class TensorCreatedOffDevice(Rule):
         self.analysis = analysis
         self.kinds = analysis.kinds
         reported: Set[int] = set()  # (a factory a submodule returns meets several modules)
+        self._callers = {}  # id(a plain function's node) -> the method that gives it the device
         for info in analysis.collected.classes:
             if "forward" not in info.methods:
                 continue
@@ -287,12 +310,32 @@ class TensorCreatedOffDevice(Rule):
                 continue
             # a factory is reported where it is made when it meets the device there, and else
             # where a method it is returned to meets it (``init_hidden``'s zeros in ``forward``)
+            methods = [info.methods[name] for name in sorted(state.forward_reaches | state.step_reaches)
+                       if info.methods[name].scope is not None
+                       and info.methods[name].self_name is not None]
+            # and the top-level functions of the file they hand a tensor on the device to
+            # (``attention(q, k, v)``, which masks ``q @ k.T`` with ``torch.ones(T, T).tril()``)
+            functions = self._functions_given_the_device(state, methods)
             for returned in (False, True):
-                for name in sorted(state.forward_reaches):
-                    method = info.methods[name]
-                    if method.scope is None or method.self_name is None:
-                        continue
+                for method in methods + functions:
                     yield from self._check_method(state, method, reported, returned)
+
+    def _functions_given_the_device(self, state: ModuleState, methods) -> list:
+        """The plain top-level functions of the file that ``methods`` call with a tensor on
+        the module's device (the function's own tensor parameters are then on it too)."""
+        found: list = []
+        for method in methods:
+            devices = self.analysis.modules.on_module_device(state, method)
+            for node in walk_code(method.node.body):
+                if not isinstance(node, cst.Call):
+                    continue
+                function = self.analysis.helper_called(node, method.scope)
+                if function is not None and function.scope is not None and \
+                        all(function is not f for f in found) and \
+                        any(not a.star and devices.carries(a.value) for a in node.args):
+                    found.append(function)
+                    self._callers[id(function.node)] = method
+        return found
 
     def _check_method(self, state: ModuleState, method: FunctionInfo, reported: Set[int],
                       returned: bool = False):
@@ -313,10 +356,10 @@ class TensorCreatedOffDevice(Rule):
             where = modules.meeting(node, stays, devices)
             if where is None:
                 continue
-            for operand in _operands(node):
-                if not stays(operand):
-                    continue
-                factory = found[id(operand)]
+            for operand, factory in ((operand, factory) for operand in _operands(node)
+                                     if stays(operand)
+                                     for factory in [found[id(operand)]]
+                                     + self._tuple_siblings(operand, found[id(operand)], method)):
                 if id(factory) in reported or returned == _contains(method.node, factory):
                     continue
                 # asked only here, for a class with a finding: what shows it meets a device
@@ -326,13 +369,21 @@ class TensorCreatedOffDevice(Rule):
                 if evidence is None and moved is None:
                     return  # a program that never uses an accelerator: the module stays on the CPU
                 reported.add(id(factory))
-                device, safe = self._device_for(node, factory, devices, state, method)
+                via = self._function_call_for(operand, method)
+                if via is not None:  # ``subsequent_mask(T)``: moved where the method gets it
+                    device, _ = self._device_for(node, via, devices, state, method)
+                    safe = False  # (the function's other callers keep its CPU result)
+                else:
+                    device, safe = self._device_for(node, factory, devices, state, method)
                 shown = source_of(factory.func)
                 # (``torch.Tensor(..., device=...)`` refuses any device but the CPU: moved)
                 legacy = last_name(factory.func) in api.LEGACY_TENSOR_TYPES
-                fix = None if device is None else MoveThere(factory, device, safe) if legacy \
+                fix = None if device is None else MoveThere(via, device, safe) if via is not None \
+                    else MoveThere(factory, device, safe) if legacy \
                     else AddDevice(factory, device, safe)
                 advice = "create it on the module's device" if device is None else \
+                    f"move what `{source_of(via.func)}` returns there (`.to({device})`)" \
+                    if via is not None else \
                     f"move it there (`.to({device})`)" if legacy else \
                     f"create it there (`device={device}`)"
                 if evidence is None:  # only another file of the project shows it
@@ -342,9 +393,13 @@ class TensorCreatedOffDevice(Rule):
                 helper = None if _contains(method.node, factory) else \
                     self._function_holding(factory)
                 kind = self.CREATED_OFF_DEVICE if helper is None else self.RETURNED_OFF_DEVICE
+                caller = self._callers.get(id(method.node)) if method.cls is None else None
+                if caller is not None and helper is None:
+                    kind, helper = self.GIVEN_THE_DEVICE, method
                 yield Violation(
                     factory,
-                    kind(factory=shown, module=state.info.name, method=method.name,
+                    kind(factory=shown, module=state.info.name,
+                         method=caller.name if caller is not None else method.name,
                          helper=_qualified(helper) if helper is not None else "",
                          evidence=evidence, meeting=source_of(node), where=where, advice=advice),
                     fix)
@@ -360,10 +415,39 @@ class TensorCreatedOffDevice(Rule):
         evidence = self.analysis.on_cpu(expr, method.scope)
         if evidence is None:
             return None
-        factory = evidence.origin
-        if not self._shaped_factory(factory, method):
+        factory = self._made_by(evidence.origin, method)
+        if factory is None:
+            return None
+        helper = self.analysis.helper_called(evidence.origin, method.scope)
+        made_in = helper if helper is not None and _contains(helper.node, factory) else method
+        if not self._shaped_factory(factory, made_in):
             return None
         return factory if self._keeps(expr, factory, method, set()) else None
+
+    def _function_call_for(self, operand, method: FunctionInfo) -> Optional[cst.Call]:
+        """The call in ``method`` of the plain function of the file that made ``operand``'s
+        CPU tensor (``mask = subsequent_mask(T)``), else None."""
+        while isinstance(operand, (cst.Comparison, cst.UnaryOperation)):
+            operand = operand.left if isinstance(operand, cst.Comparison) else operand.expression
+        evidence = self.analysis.on_cpu(operand, method.scope)
+        origin = evidence.origin if evidence is not None else None
+        if origin is None or self.analysis.helper_called(origin, method.scope) is None or \
+                not _contains(method.node, origin):
+            return None
+        return origin
+
+    def _made_by(self, origin: cst.Call, method: FunctionInfo) -> Optional[cst.Call]:
+        """The call that made a CPU tensor whose evidence is ``origin``: ``origin`` itself,
+        or, for the call of a plain function of the file that returns it (``mask =
+        subsequent_mask(T)``, issue 28), the call in that function's body."""
+        helper = self.analysis.helper_called(origin, method.scope)
+        if helper is None:
+            return origin
+        made = self.analysis.placement.returned_on_cpu(helper)
+        if made is None or made.origin is None or \
+                self.analysis.helper_called(made.origin, helper.scope) is not None:
+            return None
+        return made.origin
 
     def _shaped_factory(self, call: cst.Call, method: FunctionInfo) -> bool:
         """A torch factory without ``device=`` whose result has a dimension."""
@@ -405,7 +489,7 @@ class TensorCreatedOffDevice(Rule):
                         related = True
                     continue
                 evidence = self.analysis.on_cpu(binding.value, method.scope)
-                if evidence is None or evidence.origin is not factory:
+                if evidence is None or self._made_by(evidence.origin, method) is not factory:
                     continue  # another value (a device tensor, another CPU tensor)
                 if binding.path:
                     return False  # unpacked from something holding the factory's tensor
@@ -415,7 +499,8 @@ class TensorCreatedOffDevice(Rule):
             return related
         if isinstance(expr, cst.Call):
             func = expr.func
-            helper = self.analysis.placement.method_called(expr, method.scope)
+            helper = self.analysis.placement.method_called(expr, method.scope) or \
+                self.analysis.helper_called(expr, method.scope)  # (``subsequent_mask(T)``)
             if helper is not None:  # ``hidden = self.init_hidden(n)``: what it returns
                 return "()" + helper.name not in seen and any(
                     value is not None and self._keeps(value, factory, helper,
@@ -453,6 +538,9 @@ class TensorCreatedOffDevice(Rule):
                 self._keeps(expr.right, factory, method, seen)
         if isinstance(expr, cst.Comparison):
             return self._keeps(expr.left, factory, method, seen)
+        if isinstance(expr, (cst.Tuple, cst.List)):  # ``return h0, c0``, handed on whole
+            return any(not isinstance(e, cst.StarredElement) and
+                       self._keeps(e.value, factory, method, seen) for e in expr.elements)
         return False
 
     def _function_holding(self, node: cst.CSTNode) -> Optional[FunctionInfo]:
@@ -460,6 +548,33 @@ class TensorCreatedOffDevice(Rule):
         holding = [f for f in self.analysis.collected.functions if _contains(f.node, node)]
         return next((f for f in holding if not any(
             g is not f and _contains(f.node, g.node) for g in holding)), None)
+
+    def _tuple_siblings(self, operand, factory: cst.Call, method: FunctionInfo) -> list:
+        """The other CPU factories of the tuple a method returns, handed on whole
+        (``hidden = self.init_hidden(n)`` of ``return h0, c0``; ``factory`` is the first):
+        each is created off the device."""
+        if isinstance(operand, cst.Call):  # ``self.lstm(x, self.init_hidden(n))``
+            values = [operand]
+        elif isinstance(operand, cst.Name):
+            values = [b.value for b in method.scope.bindings.get(operand.value, ())
+                      if b.how == ASSIGN and not b.path and isinstance(b.value, cst.Call)]
+        else:
+            return []
+        siblings: list = []
+        for value in values:
+            helper = self.analysis.placement.method_called(value, method.scope)
+            if helper is None or helper.scope is None:
+                continue
+            for value, _ in helper.returns:
+                if not isinstance(value, (cst.Tuple, cst.List)):
+                    continue
+                for element in value.elements:
+                    other = None if isinstance(element, cst.StarredElement) else \
+                        self._origin(element.value, helper)
+                    if other is not None and other is not factory and \
+                            all(other is not s for s in siblings):
+                        siblings.append(other)
+        return siblings
 
     def _returned_part(self, binding, method: FunctionInfo):
         """(the element, the method) when ``binding`` unpacks one element of the tuple a
@@ -477,6 +592,12 @@ class TensorCreatedOffDevice(Rule):
     def _device_for(self, node, factory: cst.Call, devices, state: ModuleState,
                     method: FunctionInfo):
         """(``NAME.device`` text, safe) for the fix, or (None, False)."""
+        holder = self._function_holding(factory)
+        if holder is not None and holder.cls is not None and holder.self_name is not None and \
+                self.kinds.class_is_lightning(holder.cls) and (
+                    _contains(method.node, factory) or holder.cls is state.info):
+            # a LightningModule knows its device (``self.device``); its batch may be a tuple
+            return f"{holder.self_name}.device", False
         if not _contains(method.node, factory):
             # made in a helper that returns it (``init_hidden``): the names of ``method``
             # are not there; the module's own parameters are (unsafe: a module without any

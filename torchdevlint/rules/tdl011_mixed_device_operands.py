@@ -102,6 +102,36 @@ class MoveOperand(FixPlan):
                    f"move the CPU operand to the other's device (`{suffix}`)", edits)
 
 
+@dataclass
+class CreateInMethod(FixPlan):
+    """Create the CPU tensors a method returns on its module's device:
+    ``device=next(self.parameters()).device`` added to each factory (``init_hidden``)."""
+
+    factories: tuple
+    device: str
+
+    def build(self, finding: Finding, ctx: FixContext) -> Optional[Fix]:
+        edits = [factories.with_arguments(ctx, call, (("device", self.device),))
+                 for call in self.factories]
+        if not edits or any(edit is None for edit in edits):
+            return None
+        return Fix(finding.code, False, f"create them on the model's device (`device={self.device}`)",
+                   tuple(edits))
+
+
+@dataclass
+class MoveModule(FixPlan):
+    """Move the loss module where it is built: ``nn.CrossEntropyLoss(weight=w).to(device)``."""
+
+    built: cst.Call
+    device: str
+
+    def build(self, finding: Finding, ctx: FixContext) -> Optional[Fix]:
+        end = ctx.span(self.built)[1]
+        return Fix(finding.code, False, f"move the loss module there (`.to({self.device})`)",
+                   (Edit(end, end, f".to({self.device})"),))
+
+
 class MixedDeviceOperands(Rule):
     """
     ## What it does
@@ -127,7 +157,16 @@ class MixedDeviceOperands(Rule):
       branches of one `if` (`if cuda: ... else: ...` never collects both);
     - gradients handed to autograd for outputs on another device: `torch.autograd.grad(out, x,
       torch.ones(n, 1))`, `torch.autograd.backward(out, g)`, `out.backward(g)` (issue 28: the
-      WGAN-div gradient penalty).
+      WGAN-div gradient penalty);
+    - the call of a loss module built with a CPU tensor it keeps, given a tensor on an
+      accelerator: `criterion = nn.CrossEntropyLoss(weight=torch.tensor([...]))` (or a
+      `pos_weight=`), never moved (`criterion.to(device)`), then `criterion(model(x), y)`
+      (issue 28: class weights left on the CPU). In a loop over a data loader too: the CPU
+      side is the loss module's state, not a batch;
+    - the initial state a method of a class of the file returns, made on the CPU, handed to
+      the moved model: `hidden = model.init_hidden(n)` (`return torch.zeros(...),
+      torch.zeros(...)`), then `model(x, hidden)` (issue 28: the RNN training loop). Its fix
+      creates the method's tensors on the model's device.
 
     The CPU side is a torch factory without `device=` (or with the CPU), `.cpu()`, `.to("cpu")`,
     `torch.from_numpy`, the call of a top-level function of the file whose every `return`
@@ -187,6 +226,13 @@ class MixedDeviceOperands(Rule):
     RuntimeError: Tensor on device meta is not on the expected device cpu!
     ```
 
+    An RNN given an initial state on the CPU checks its input and state first, on a GPU and
+    on `meta` alike:
+
+    ```
+    RuntimeError: Input and hidden tensors are not at the same device, found input tensor at cuda:0 and hidden tensor at cpu
+    ```
+
     Gradients given to autograd must be on their outputs' device; on a GPU and on `meta`
     alike:
 
@@ -232,13 +278,22 @@ class MixedDeviceOperands(Rule):
     - Unsafe where it is another expression (`self.device`, `args.device`, `a.device`) or a name
       written elsewhere whose names are still in scope: it may have changed since, or mean
       something else here.
+    - A loss module's CPU weights: `.to(device)` appended where it is built
+      (`nn.CrossEntropyLoss(weight=w).to(device)`), unsafe (the device's name must be bound
+      there before it runs); none where the device is not a plain name in scope there.
+    - The tensors a method returns (`init_hidden`): `device=next(self.parameters()).device`
+      added to each factory of its tuple, unsafe (a module without parameters makes `next()`
+      raise).
     - No fix where the device expression names something out of scope, or there is none (a model
       moved by `.cuda()`).
 
     ## Known limits
     - Only what the file shows: tensors handed in from elsewhere, attributes and return values of
       other functions have no known placement (a top-level function of the file that always
-      returns a CPU tensor is the exception). A function that feeds its model parameter a
+      returns a CPU tensor, and a method of a class of the file called on an instance,
+      `model.init_hidden(n)`, are the exceptions). A loss module is followed by its name
+      only (not `self.criterion`), and its weights only when every assignment of the name
+      builds a torch.nn loss class. A function that feeds its model parameter a
       tensor parameter is judged at its calls, not in its body, where both are parameters.
     - Placement is followed through a function in source order, visiting each branch once: a move
       in one branch of an `if` counts after it.
@@ -253,6 +308,18 @@ class MixedDeviceOperands(Rule):
               "on a GPU this raises " + MIXED_ERROR + "; ")
     MIXED_FACTORY = Message(_MIXES + "create it there: `{callee}(..., device={device})`")
     MIXED_OPERAND = Message(_MIXES + "move it first: `{operand}.to({device})`")
+    # a tuple of CPU tensors a method of the file returns (``hidden = model.init_hidden(n)``
+    # handed to the moved model with its input, issue 28): made there, created there
+    MIXED_TUPLE = Message(
+        "{what} mixes `{operand}`, tensors on the CPU (made by `{origin}` in `{method}`, which "
+        "returns them), with {other}: on a GPU this raises " + MIXED_ERROR + "; create them "
+        "on the model's device there (`device={device}`)")
+    # a loss module built with CPU class weights, called on accelerator tensors (issue 28)
+    MIXED_HELD = Message(
+        "the call of `{criterion}` mixes `{operand}`, a tensor on the CPU that `{criterion}` "
+        "was built with (made by `{origin}`), with `{other}`, on an accelerator ({evidence}): "
+        "on a GPU this raises " + MIXED_ERROR + "; move the loss module there: "
+        "`{criterion}.to({device})`")
     # gradients handed to autograd (``autograd.grad(..., grad_outputs=...)``, ``out.backward(g)``)
     _GRADIENT_MIXES = ("{what} mixes `{operand}`, a tensor on the CPU (made by `{origin}`), with "
                        "{other}: on a GPU this raises " + GRADIENT_ERROR + "; ")
@@ -363,6 +430,11 @@ class MixedDeviceOperands(Rule):
                     and analysis.kind_of(func, scope) is not K.TENSOR:
                 yield from self._check_model_call(node, model, scope, owner)
                 return
+            held = analysis.placement.tensors_held(func, scope) if isinstance(func, cst.Name) \
+                else None
+            if held:
+                yield from self._check_criterion_call(node, held, scope, owner)
+                return
             joined = self._joined_list(node, scope)
             if joined is not None:
                 order = self._site_order(node)
@@ -438,6 +510,36 @@ class MixedDeviceOperands(Rule):
                 f"{'`' + source_of(device) + '`' if device is not None else 'a device'}",
                 device, scope, owner)
             return
+
+    def _check_criterion_call(self, call: cst.Call, held, scope: Scope, owner
+                              ) -> Iterator[Violation]:
+        """``criterion(out, y)`` where ``criterion = nn.CrossEntropyLoss(weight=w)`` holds
+        ``w`` on the CPU and ``out`` is on an accelerator (issue 28)."""
+        cpu = next(((tensor, evidence) for tensor, tensor_scope in held
+                    for evidence in [self._cpu(tensor, tensor_scope)] if evidence is not None),
+                   None)
+        if cpu is None:
+            return
+        met = [(arg.value, evidence) for arg in call.args
+               if not arg.star and arg.keyword is None
+               for evidence in [self._accelerator(arg.value, scope)] if evidence is not None]
+        if not met:
+            return
+        tensor, cpu_evidence = cpu
+        other, evidence = met[0]
+        # the device to move it to: the first that a plain name gives (``y.to(device)``)
+        device = next((e.device for _, e in met if isinstance(e.device, cst.Name)),
+                      evidence.device)
+        plan = None
+        built = self.analysis.placement.bindings_of(call.func, scope)
+        if isinstance(device, cst.Name) and len(built) == 1 and \
+                built[0][1].resolve(device.value) is not None:
+            plan = MoveModule(built[0][0], device.value)  # (unsafe: bound before it?)
+        yield Violation(call, self.MIXED_HELD(
+            criterion=source_of(call.func), operand=source_of(tensor),
+            origin=source_of(cpu_evidence.origin), other=source_of(other),
+            evidence=evidence.describe(),
+            device=source_of(device, 60) if device is not None else "device"), plan)
 
     def _joined_list(self, call: cst.Call, scope: Scope) -> Optional[cst.Name]:
         """``torch.cat(pieces)`` / ``torch.stack(pieces, 1)``: the name of the list joined."""
@@ -603,12 +705,14 @@ class MixedDeviceOperands(Rule):
                 return None
         return evidence
 
-    def _may_be_scalar(self, expr, scope: Scope, depth: int) -> bool:
+    def _may_be_scalar(self, expr, scope: Scope, depth: int, seen: Optional[set] = None) -> bool:
         """Whether ``expr``'s value may be a 0-dim tensor (then it combines with any device).
         Conservative: any reduction, element access or scalar-made tensor in what it is
-        computed from, through the assignments of the names it reads."""
+        computed from, through the assignments of the names it reads (each assignment once:
+        ``out, hidden = model(x, hidden)`` in a loop reads its own target)."""
         if depth > 3:
             return True
+        seen = set() if seen is None else seen
         stack = [expr]
         while stack:
             node = stack.pop()
@@ -633,6 +737,10 @@ class MixedDeviceOperands(Rule):
                 if name in _MAY_BE_SCALAR:
                     return True
                 helper = self.analysis.helper_called(node, scope)
+                if helper is None:  # ``model.init_hidden(n)``: a method of a class of the file
+                    helper = self.analysis.placement.method_called(node, scope)
+                    if helper is not None and helper.name == "forward":
+                        helper = None  # (a model's output: judged as the model's)
                 if helper is not None and any(  # what a function of the file returns
                         value is None or self._may_be_scalar(value, ctx.scope, depth + 1)
                         for value, ctx in helper.returns):
@@ -646,9 +754,10 @@ class MixedDeviceOperands(Rule):
                     continue
                 for binding in owner.bindings.get(node.value, ()):
                     if binding.how == ASSIGN and binding.value is not None and \
-                            binding.value is not expr and \
-                            self._may_be_scalar(binding.value, scope, depth + 1):
-                        return True
+                            binding.value is not expr and id(binding) not in seen:
+                        seen.add(id(binding))
+                        if self._may_be_scalar(binding.value, scope, depth + 1, seen):
+                            return True
         return False
 
     # -- the report ---------------------------------------------------------------------
@@ -663,6 +772,15 @@ class MixedDeviceOperands(Rule):
         factory = factories.factory_name(
             cpu_operand, self.analysis.qualname(cpu_operand.func, scope)
             if isinstance(cpu_operand, cst.Call) else None)
+        made = self.analysis.placement.gives_a_tuple(cpu_operand, scope)
+        if made is not None:
+            # ``hidden = model.init_hidden(n)``: a tuple of CPU tensors, made in the method
+            method, calls = made
+            device = f"next({method.self_name}.parameters()).device"
+            return Violation(node, self.MIXED_TUPLE(
+                what=what, operand=source_of(cpu_operand), origin=source_of(cpu_evidence.origin),
+                other=other, method=method.name, device=device),
+                CreateInMethod(tuple(calls), device) if calls else None)
         if device is not None:
             safety = self._fix_safety(device, scope, owner)
             if safety is not None:
@@ -706,20 +824,40 @@ def _making_cpu_tensors(analysis: Analysis) -> set:
     # the plain functions of the file (one of them may return a CPU tensor: issue 28)
     helpers = {info.name: info for info in analysis.collected.functions
                if info.cls is None and not info.opaque_return and info.returns}
+    # and the methods of its classes (``model.init_hidden(n)`` may return CPU tensors)
+    methods = {info.name for info in analysis.collected.functions
+               if info.cls is not None and info.name != "forward" and info.returns}
+    # and the loss modules it builds with CPU class weights (``criterion(out, y)``)
+    if any(name is not None and name.endswith("Loss") for name in analysis.collected.calls_by_name):
+        for sites in analysis.collected.calls_by_name.values():
+            for site in sites:
+                scope = site.ctx.scope.code_owner()
+                if id(scope) not in owners and isinstance(site.call.func, cst.Name) and \
+                        analysis.placement.tensors_held(site.call.func, site.ctx.scope):
+                    owners.add(id(scope))
     for name, sites in analysis.collected.calls_by_name.items():
         if name is None:
             continue
         to_cpu = name == "to"
         if not (to_cpu or name == "cpu" or name in api.FACTORIES or name.endswith("_like")
-                or name in helpers):
+                or name in helpers or name in methods):
             continue
         for site in sites:
             scope = site.ctx.scope.code_owner()  # judged with the function around it
-            if name in helpers:
+            if name in methods and isinstance(site.call.func, cst.Attribute) and \
+                    not (to_cpu or name == "cpu" or name in api.FACTORIES):
+                if id(scope) in owners or \
+                        analysis.placement.method_called(site.call, site.ctx.scope) is None \
+                        or analysis.on_cpu(site.call, site.ctx.scope) is None:
+                    continue
+            elif name in helpers:
                 if id(scope) in owners or \
                         analysis.helper_called(site.call, site.ctx.scope) is not helpers[name] \
                         or analysis.on_cpu(site.call, site.ctx.scope) is None:
                     continue
+            elif name in methods and not (to_cpu or name == "cpu" or name in api.FACTORIES
+                                          or name.endswith("_like")):
+                continue
             elif to_cpu:
                 device = move_device_argument(site.call)
                 if device is None or not analysis.is_cpu_device(device, scope):
