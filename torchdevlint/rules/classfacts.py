@@ -46,6 +46,9 @@ class MethodFacts(NamedTuple):
     stored_calls: Dict[str, str]
     local_lists: Set[str]  # local names it assigns a display, comprehension or empty container
     returns_list: bool  # a ``return`` of a display or comprehension of calls, or of a local list
+    # self attributes every assignment of which here is plainly no created tensor: a constant,
+    # ``Parameter(...)`` (registered), or a parameter of the method whose default is no call
+    plain: Set[str] = frozenset()
 
 
 class FileFacts(NamedTuple):
@@ -203,6 +206,16 @@ def _method_facts(method, lines: list) -> MethodFacts:
     stored_calls: Dict[str, str] = {}
     local_lists: Set[str] = set()
     returned = []
+    plain: Set[str] = set()
+    not_plain: Set[str] = set()
+    defaults = method.args.defaults
+    positional = method.args.posonlyargs + method.args.args
+    given = {a.arg for a in positional[:len(positional) - len(defaults)]}
+    given |= {a.arg for a, d in zip(positional[len(positional) - len(defaults):], defaults)
+              if type(d) is not ast.Call}
+    given |= {a.arg for a, d in zip(method.args.kwonlyargs, method.args.kw_defaults)
+              if type(d) is not ast.Call}
+    given.discard(first)
     for statement in ast_statements(method):
         kind = type(statement)
         if (kind is ast.Assign or kind is ast.AnnAssign) and statement.value is not None:
@@ -212,6 +225,7 @@ def _method_facts(method, lines: list) -> MethodFacts:
                 if type(target) is ast.Attribute and type(target.value) is ast.Name \
                         and target.value.id == first:
                     stored.add(target.attr)
+                    (plain if _plainly_no_tensor(value, given) else not_plain).add(target.attr)
                     if shape == "empty":
                         empty.add(target.attr)
                     elif shape == "calls":
@@ -229,7 +243,34 @@ def _method_facts(method, lines: list) -> MethodFacts:
     returns_list = any(_container(value) == "calls" or (
         type(value) is ast.Name and value.id in local_lists) for value in returned)
     return MethodFacts(method.name, first, text, stored, containers, empty, calls_factory,
-                       stored_names, stored_calls, local_lists, returns_list)
+                       stored_names, stored_calls, local_lists, returns_list,
+                       plain - not_plain)
+
+
+def _plainly_no_tensor(value: ast.expr, given: Set[str]) -> bool:
+    """A value no TDL005 finding can be about: a constant (``None``, ``0.5``, ``-1``), a
+    ``Parameter(...)`` (registered, and moved with the module), or a parameter of the method
+    whose default is no call (a tensor given by the caller is not one the module creates)."""
+    if type(value) is ast.UnaryOp:
+        value = value.operand
+    if type(value) is ast.Constant:
+        return True
+    if type(value) is ast.Name:
+        return value.id in given
+    if type(value) is ast.BinOp:  # ``embed_dim // num_heads``
+        return _plainly_no_tensor(value.left, given) and _plainly_no_tensor(value.right, given)
+    if type(value) is ast.Call:
+        func = value.func
+        if type(func) is ast.Name and func.id in _PLAIN_BUILTINS:  # ``tuple(shape)``
+            return all(_plainly_no_tensor(a, given) for a in value.args) and not value.keywords
+        name = func.id if type(func) is ast.Name else func.attr if type(func) is ast.Attribute \
+            else None
+        return name in api.PARAMETER_CLASS_NAMES
+    return False
+
+
+# Builtins whose result of plain values is plain (no tensor can come of them).
+_PLAIN_BUILTINS = frozenset(("tuple", "int", "float", "bool", "str", "len"))
 
 
 def _container(value: ast.expr) -> Optional[str]:
@@ -278,8 +319,8 @@ def assigned_and_read_elsewhere(tree: ast.AST, source: str, containers: bool) ->
                     names |= {name for name, callee in method.stored_calls.items()
                               if callee in listing}
             else:
-                names = method.stored if method.calls_factory or \
-                    method.name in api.MODULE_MODE_SWITCHES else set()
+                names = method.stored if method.name in api.MODULE_MODE_SWITCHES else \
+                    method.stored - method.plain if method.calls_factory else set()
                 if method.stored and not names:
                     # ``self.pe = self._make_pe(n)``: a factory in a helper it calls
                     if helpers is None:
