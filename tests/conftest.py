@@ -1,7 +1,6 @@
 from __future__ import annotations
 
 import importlib.util
-import re
 import subprocess
 import sys
 from pathlib import Path
@@ -10,29 +9,13 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"
+sys.path.insert(0, str(ROOT))
+from benchmarks.fixture_markers import EXPECT, expected_findings, fixture_files  # noqa: E402,F401
 # The runtime suite runs real torch. Without torch (the lowest and highest supported Pythons,
 # for which CI has no torch wheel at hand) it is left out as a whole rather than failing to
 # import; .ci/python-versions says so in its output.
 if importlib.util.find_spec("torch") is None:
     collect_ignore_glob = ["runtime/test_*.py"]
-
-EXPECT = re.compile(r"#\s*expect:\s*(?P<items>(?:TDL\d{3}@\d+\s*)+)")
-
-
-def expected_findings(path: Path) -> set:
-    """(line, column, code) for every ``# expect: CODE@col`` marker in a fixture."""
-    expected = set()
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        match = EXPECT.search(line)
-        if match:
-            for item in match.group("items").split():
-                code, column = item.split("@")
-                expected.add((number, int(column), code))
-    return expected
-
-
-def fixture_files(kind: str = "*") -> list:
-    return sorted(p for p in FIXTURES.glob(f"TDL*/{kind}/*.py") if not p.name.endswith(".fixed.py"))
 
 
 def fixture_rules(path: Path) -> tuple:
