@@ -519,6 +519,9 @@ MODULE_MOVING_CALLS = ("cuda", "to", "set_default_device", "DataParallel",
 SCATTERING_WRAPPERS = ("DataParallel", "DistributedDataParallel")
 MODULE_MOVING_CALLS_WITHOUT_DEVICE = frozenset(("cuda",) + SCATTERING_WRAPPERS)
 PARAMETER_CLASS_NAMES = frozenset(("Parameter", "UninitializedParameter"))
+# Builtins whose result of plain values (constants, a method's parameters) is no tensor:
+# ``tuple(shape)``, ``int(dim)`` (TDL005's ast prefilter skips such attributes).
+PLAIN_BUILTINS = frozenset(("tuple", "int", "float", "bool", "str", "len"))
 # A tensor's attributes that say where it is; methods that give it another type (or device).
 DEVICE_ATTRIBUTES = frozenset(("device", "is_cuda"))
 RETYPING_METHODS = frozenset(("to", "type_as", "type"))

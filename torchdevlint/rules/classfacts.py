@@ -261,16 +261,13 @@ def _plainly_no_tensor(value: ast.expr, given: Set[str]) -> bool:
         return _plainly_no_tensor(value.left, given) and _plainly_no_tensor(value.right, given)
     if type(value) is ast.Call:
         func = value.func
-        if type(func) is ast.Name and func.id in _PLAIN_BUILTINS:  # ``tuple(shape)``
+        if type(func) is ast.Name and func.id in api.PLAIN_BUILTINS:  # ``tuple(shape)``
             return all(_plainly_no_tensor(a, given) for a in value.args) and not value.keywords
         name = func.id if type(func) is ast.Name else func.attr if type(func) is ast.Attribute \
             else None
         return name in api.PARAMETER_CLASS_NAMES
     return False
 
-
-# Builtins whose result of plain values is plain (no tensor can come of them).
-_PLAIN_BUILTINS = frozenset(("tuple", "int", "float", "bool", "str", "len"))
 
 
 def _container(value: ast.expr) -> Optional[str]:
