@@ -428,6 +428,11 @@ class _Summariser:
             self.out["loads"].extend(file_names(_strings(node.args[0], self.constants)))
 
 
+def _folder_of(relpath: str) -> str:
+    """The folder of a project file's relative path, with ``/`` whatever the system's."""
+    return posixpath.dirname(relpath.replace(os.sep, "/"))
+
+
 def host_copied_name_of(expr: ast.AST) -> Optional[str]:
     """``y.cpu()``, ``y.detach().cpu()``, ``y.to("cpu")``: the name ``y`` a chain of tensor
     methods, one of them a copy to the host, starts from (``placement.host_copied_name``
@@ -818,11 +823,20 @@ class ProjectIndex:
             saves: Dict[str, list] = {}
             uses: Dict[str, list] = {}
             calls: Dict[str, list] = {}
+            # folder -> (file, line, function, parameters, parameter) of each host copy
+            host_copies: Dict[str, list] = {}
             cpu_path = cuda = False
             for relpath in sorted(self.files):
                 summary = self.summary(relpath)
                 if summary is None:
                     continue
+                if summary.get("host_copies"):
+                    lines = {name: (line, params) for name, line, params in summary["signatures"]}
+                    entries = host_copies.setdefault(_folder_of(relpath), [])
+                    for function, parameter in summary["host_copies"]:
+                        if function in lines:
+                            line, params = lines[function]
+                            entries.append((relpath, line, function, params, parameter))
                 for receiver, line, accelerator in summary["moves"]:
                     if accelerator:
                         moves.setdefault(receiver.rpartition(".")[2], []).append(
@@ -840,7 +854,7 @@ class ProjectIndex:
                 cpu_path = cpu_path or summary["cpu_path"]
                 cuda = cuda or summary["cuda"]
             self._by_name = {"moves": moves, "saves": saves, "uses": uses, "calls": calls,
-                             "placed": None,
+                             "host_copies": host_copies, "placed": None,
                              "intent": {"gpu_only": cuda and not cpu_path
                                         and has_marker(self.root)
                                         and documents_a_gpu(str(self.root))}}
@@ -1119,29 +1133,11 @@ class ProjectIndex:
     def host_copy_twins(self, relpath: str) -> List[Tuple[str, int, str, list, str]]:
         """(file, line, function, parameters, parameter) of each top-level function of a
         file of ``relpath``'s folder (not ``relpath``) that copies that parameter to the host
-        before converting it (``Summary["host_copies"]``)."""
-        folder = posixpath.dirname(relpath.replace(os.sep, "/"))
-        found = []
-        for other in self._folders().get(folder, ()):
-            summary = self.summary(other)
-            if other == relpath or summary is None or not summary.get("host_copies"):
-                continue
-            lines = {name: (line, params) for name, line, params in summary["signatures"]}
-            for function, parameter in summary["host_copies"]:
-                if function in lines:
-                    found.append((other, lines[function][0], function, lines[function][1],
-                                  parameter))
-        return found
-
-    def _folders(self) -> Dict[str, List[str]]:
-        lookups = self._lookups()
-        if "folders" not in lookups:
-            folders: Dict[str, List[str]] = {}
-            for relpath in sorted(self.files):
-                folders.setdefault(posixpath.dirname(relpath.replace(os.sep, "/")),
-                                   []).append(relpath)
-            lookups["folders"] = folders
-        return lookups["folders"]
+        before converting it (``Summary["host_copies"]``, gathered by folder in ``_lookups``'s
+        one pass: asked of every file, a walk of its folder's files each time was quadratic in
+        the folder)."""
+        return [entry for entry in self._lookups()["host_copies"].get(_folder_of(relpath), ())
+                if entry[0] != relpath]
 
     def has_host_copy_twin(self, relpath: str) -> bool:
         """Whether a top-level function of ``relpath`` has a twin (the same parameters) in
@@ -1266,10 +1262,10 @@ class ProjectView:
         ``model.pth`` of its own is another program's file: on 43 corpora, such matches
         named, for a load in ``cyclegan/``, a save in ``discogan/``, and for an app in
         ``ch05/``, a notebook of ``ch03/``."""
-        folder = posixpath.dirname(self.relpath.replace(os.sep, "/"))
+        folder = _folder_of(self.relpath)
         return [(kind, self.shown(relpath, line))
                 for relpath, line, kind in self.index.writes(names, exclude=self.relpath)
-                if posixpath.dirname(relpath.replace(os.sep, "/")) == folder]
+                if _folder_of(relpath) == folder]
 
     def class_moved(self, name: str) -> Optional[str]:
         """``file:line`` where an instance of this file's class ``name`` is moved to an

@@ -434,6 +434,13 @@ JOINING_FUNCTIONS = frozenset(("cat", "stack"))
 # pieces a list collects must share a device).
 SEQUENCE_JOINING_FUNCTIONS = frozenset(
     "cat concat concatenate stack hstack vstack dstack column_stack row_stack".split())
+
+
+def is_sequence_join(qualified: str) -> bool:
+    """``torch.cat`` / ``torch.stack`` and the like, by qualified name (not ``torch.x.cat``)."""
+    head, _, tail = qualified.rpartition(".")
+    return head == "torch" and tail in SEQUENCE_JOINING_FUNCTIONS
+
 # list methods that take pieces out of a list (what a list collects is then unknown)
 LIST_REMOVING_METHODS = frozenset("pop clear remove".split())
 TRANSPOSE_ATTRIBUTES = frozenset(("T", "mT"))

@@ -589,8 +589,6 @@ def _load_or_build(body, load: cst.Call, save: cst.Call) -> bool:
     return False
 
 
-
-
 # What a file calls the loaded object when it is a dataset artifact, not a model's state:
 # data pipelines produce CPU tensors (a DataLoader moves each batch), and the 31 reviewed loads
 # into such names on 27 public repositories were all of CPU data (``train_data``,

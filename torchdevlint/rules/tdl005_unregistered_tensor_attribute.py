@@ -528,7 +528,8 @@ class _Stays:
                     changed = True
 
     def _joins(self, call: cst.Call) -> bool:
-        return _joins_with(self.kinds, call, self.scope)
+        return self.scope is not None and api.is_sequence_join(
+            self.kinds.qualname(call.func, self.scope) or "")
 
     def is_attribute(self, expr) -> bool:
         """``self.NAME`` itself."""
@@ -564,12 +565,6 @@ class _Stays:
             # meeting is that operation itself, found there)
             return self(expr.left) or self(expr.right)
         return False
-
-
-def _joins_with(kinds, call: cst.Call, scope) -> bool:
-    qualified = (kinds.qualname(call.func, scope) if scope is not None else None) or ""
-    return qualified.startswith("torch.") and qualified.count(".") == 1 and \
-        qualified.rpartition(".")[2] in api.SEQUENCE_JOINING_FUNCTIONS
 
 
 def _refines(binding: Binding, name: str) -> bool:

@@ -30,8 +30,8 @@ from typing import Iterator, Optional, Set
 import libcst as cst
 
 from torchdevlint.analysis import (
-    ARITHMETIC_OPERATORS, ASSIGN, Analysis, FunctionInfo, ModuleState, is_number, keyword_value,
-    last_name, root_name, api, factory_dimensions, makes_an_empty_tensor, walk_code,
+    ARITHMETIC_OPERATORS, ASSIGN, Analysis, FunctionInfo, ModuleState, holds, is_number,
+    keyword_value, last_name, root_name, api, factory_dimensions, makes_an_empty_tensor, walk_code,
 )
 from torchdevlint.findings import Finding
 from torchdevlint.fixes.context import FixContext
@@ -360,7 +360,7 @@ class TensorCreatedOffDevice(Rule):
                                      if stays(operand)
                                      for factory in [found[id(operand)]]
                                      + self._tuple_siblings(operand, found[id(operand)], method)):
-                if id(factory) in reported or returned == _contains(method.node, factory):
+                if id(factory) in reported or returned == _holds(method.node, factory):
                     continue
                 # asked only here, for a class with a finding: what shows it meets a device
                 evidence = self.analysis.modules.accelerator_evidence(state.info)
@@ -390,7 +390,7 @@ class TensorCreatedOffDevice(Rule):
                     evidence = f"another file moves it to an accelerator: {moved}"
                 elif moved is not None:  # the evidence is in another file: name it
                     advice += f" (the module is moved to an accelerator in {moved})"
-                helper = None if _contains(method.node, factory) else \
+                helper = None if _holds(method.node, factory) else \
                     self._function_holding(factory)
                 kind = self.CREATED_OFF_DEVICE if helper is None else self.RETURNED_OFF_DEVICE
                 caller = self._callers.get(id(method.node)) if method.cls is None else None
@@ -419,7 +419,7 @@ class TensorCreatedOffDevice(Rule):
         if factory is None:
             return None
         helper = self.analysis.helper_called(evidence.origin, method.scope)
-        made_in = helper if helper is not None and _contains(helper.node, factory) else method
+        made_in = helper if helper is not None and _holds(helper.node, factory) else method
         if not self._shaped_factory(factory, made_in):
             return None
         return factory if self._keeps(expr, factory, method, set()) else None
@@ -432,7 +432,7 @@ class TensorCreatedOffDevice(Rule):
         evidence = self.analysis.on_cpu(operand, method.scope)
         origin = evidence.origin if evidence is not None else None
         if origin is None or self.analysis.helper_called(origin, method.scope) is None or \
-                not _contains(method.node, origin):
+                not _holds(method.node, origin):
             return None
         return origin
 
@@ -478,7 +478,7 @@ class TensorCreatedOffDevice(Rule):
                 return False
             related = False
             for binding in bindings:
-                if binding.how == ASSIGN and _contains(binding.value, expr):
+                if binding.how == ASSIGN and _holds(binding.value, expr):
                     continue  # ``emb = x * emb[None]``: the read comes before this assignment
                 if binding.how != ASSIGN:
                     return False
@@ -545,9 +545,9 @@ class TensorCreatedOffDevice(Rule):
 
     def _function_holding(self, node: cst.CSTNode) -> Optional[FunctionInfo]:
         """The innermost function of the file whose body holds ``node``."""
-        holding = [f for f in self.analysis.collected.functions if _contains(f.node, node)]
+        holding = [f for f in self.analysis.collected.functions if _holds(f.node, node)]
         return next((f for f in holding if not any(
-            g is not f and _contains(f.node, g.node) for g in holding)), None)
+            g is not f and _holds(f.node, g.node) for g in holding)), None)
 
     def _tuple_siblings(self, operand, factory: cst.Call, method: FunctionInfo) -> list:
         """The other CPU factories of the tuple a method returns, handed on whole
@@ -595,10 +595,10 @@ class TensorCreatedOffDevice(Rule):
         holder = self._function_holding(factory)
         if holder is not None and holder.cls is not None and holder.self_name is not None and \
                 self.kinds.class_is_lightning(holder.cls) and (
-                    _contains(method.node, factory) or holder.cls is state.info):
+                    _holds(method.node, factory) or holder.cls is state.info):
             # a LightningModule knows its device (``self.device``); its batch may be a tuple
             return f"{holder.self_name}.device", False
-        if not _contains(method.node, factory):
+        if not _holds(method.node, factory):
             # made in a helper that returns it (``init_hidden``): the names of ``method``
             # are not there; the module's own parameters are (unsafe: a module without any
             # makes ``next()`` raise). A submodule of another class: its device is its own.
@@ -619,7 +619,7 @@ class TensorCreatedOffDevice(Rule):
         for operand in _operands(node):
             root = root_name(operand)
             if root in tensors and devices.carries(operand):
-                safe = method.name == "forward" and _contains(node, factory)
+                safe = method.name == "forward" and _holds(node, factory)
                 return f"{root}.device", safe
         if tensors:
             return f"{tensors[0]}.device", False
@@ -644,17 +644,10 @@ def _operands(node) -> list:
     return []
 
 
+def _holds(node: cst.CSTNode, target: cst.CSTNode) -> bool:
+    """``target`` is ``node`` or in its code, nested functions included."""
+    return holds(node, target, into_functions=True)
+
+
 def _qualified(function: FunctionInfo) -> str:
     return f"{function.cls.name}.{function.name}" if function.cls is not None else function.name
-
-
-def _contains(node: cst.CSTNode, target: cst.CSTNode) -> bool:
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        if current is target:
-            return True
-        stack.extend(current.children)
-    return False
-
-

@@ -42,7 +42,7 @@ import libcst as cst
 
 from torchdevlint.analysis import (
     ASSIGN, Analysis, K, OnAccelerator, OnCPU, Scope, api, argument_for_parameter,
-    exclusive_branches, factory_dimensions, iter_children, keyword_value, last_name,
+    exclusive_branches, factory_dimensions, holds, iter_children, keyword_value, last_name,
     move_device_argument, says_it_fails, walk_code, with_item_expects_failure,
 )
 from torchdevlint.findings import Finding
@@ -543,11 +543,9 @@ class MixedDeviceOperands(Rule):
 
     def _joined_list(self, call: cst.Call, scope: Scope) -> Optional[cst.Name]:
         """``torch.cat(pieces)`` / ``torch.stack(pieces, 1)``: the name of the list joined."""
-        qualified = self.analysis.qualname(call.func, scope) or ""
-        head, _, tail = qualified.rpartition(".")
         positional = [a.value for a in call.args if a.keyword is None and not a.star]
-        if head != "torch" or tail not in _SEQUENCE_JOINS or not positional or \
-                not isinstance(positional[0], cst.Name):
+        if not api.is_sequence_join(self.analysis.qualname(call.func, scope) or "") or \
+                not positional or not isinstance(positional[0], cst.Name):
             return None
         return positional[0]
 
@@ -807,7 +805,7 @@ class MixedDeviceOperands(Rule):
         if any(scope.resolve(n.value) is None for n in names):
             return None
         if isinstance(device, cst.Name):
-            return any(n is device for n in walk_code(owner))
+            return holds(owner, device)
         return False
 
 
