@@ -94,6 +94,16 @@ _ACCUMULATING = (cst.AddAssign, cst.SubtractAssign)
 _ATOMS = (cst.Name, cst.Attribute, cst.Call, cst.Subscript)
 
 
+def _is_atom(value: cst.BaseExpression) -> bool:
+    """``value.detach()`` applies to the whole of ``value`` without parentheses."""
+    return isinstance(value, _ATOMS)
+
+
+def _detached(value: cst.BaseExpression) -> str:
+    """The text the fix makes of ``value``: ``loss.detach()``, ``(loss / n).detach()``."""
+    return f"{source_of(value)}.detach()" if _is_atom(value) else f"({source_of(value)}).detach()"
+
+
 @dataclass
 class DetachFix(FixPlan):
     """The accumulated expressions that get ``.detach()``, and whether that is safe."""
@@ -105,7 +115,7 @@ class DetachFix(FixPlan):
         edits = []
         for value in self.values:
             start, end = ctx.span(value)
-            if isinstance(value, _ATOMS):
+            if _is_atom(value):
                 edits.append(Edit(end, end, ".detach()"))
             else:
                 edits += [Edit(start, start, "("), Edit(end, end, ").detach()")]
@@ -618,7 +628,7 @@ class _LoopWalk(OrderedWalk):
             if self._freed_later(accumulator, summed):
                 continue
             shown = ", ".join(f"`{source_of(v)}`" for v in values)
-            detached = ", ".join(f"`{source_of(v)}.detach()`" for v in values)
+            detached = ", ".join(f"`{_detached(v)}`" for v in values)
             if self.frees:
                 message = self.rule.GRAPH_NODES_KEPT(
                     accumulator=accumulator, values=shown, loop=loop, detached=detached)
