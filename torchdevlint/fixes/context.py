@@ -463,6 +463,25 @@ def names_in_tree(tree: ast.AST) -> set:
     return names
 
 
+# Expressions that a method call (``.detach()``, ``.to(device)``) applies to whole, without
+# parentheses; others (``loss / n``, ``a * 2``) are parenthesized first.
+_ATOMS = (cst.Name, cst.Attribute, cst.Call, cst.Subscript)
+
+
+def call_on(ctx: "FixContext", node: cst.BaseExpression, suffix: str) -> Tuple[Edit, ...]:
+    """The edits that apply ``suffix`` (``.detach()``, ``.to(device)``) to all of ``node``."""
+    start, end = ctx.span(node)
+    if isinstance(node, _ATOMS):
+        return (Edit(end, end, suffix),)
+    return (Edit(start, start, "("), Edit(end, end, ")" + suffix))
+
+
+def call_on_text(text: str, node: cst.BaseExpression, suffix: str) -> str:
+    """What ``call_on`` makes of ``node``, whose source is ``text``: a message's advice says
+    what the fix writes (``(loss / n).detach()``, not ``loss / n.detach()``)."""
+    return f"{text}{suffix}" if isinstance(node, _ATOMS) else f"({text}){suffix}"
+
+
 def literal_quote(literal: Optional[cst.BaseExpression]) -> str:
     """The quote a string a fix writes beside ``literal`` takes: the literal's own (``'`` or
     ``"``), or ``"`` where it has none that fits (a triple quote, no literal)."""

@@ -65,8 +65,8 @@ from torchdevlint.analysis import (
     grad_mode_set_by, holds, iter_children, last_name, reads_name, walk_code,
 )
 from torchdevlint.findings import Finding
-from torchdevlint.fixes.context import FixContext
-from torchdevlint.fixes.model import Edit, Fix, FixPlan
+from torchdevlint.fixes.context import FixContext, call_on, call_on_text
+from torchdevlint.fixes.model import Fix, FixPlan
 from torchdevlint.positions import code_for_node
 from torchdevlint.rules.base import Message, Rule, Violation, source_of
 from torchdevlint.rules.prefilter import accumulating_loop_in, names_a_loss
@@ -91,17 +91,6 @@ _TENSOR_ATTRIBUTES = api.HISTORY_KEEPING_ATTRIBUTES | api.MODEL_OUTPUT_TENSORS |
 # or an optimiser step: the loop may free the graph there.
 _FREEING_WORDS = ("backward", "scaler", "step", "optimi")
 _ACCUMULATING = (cst.AddAssign, cst.SubtractAssign)
-_ATOMS = (cst.Name, cst.Attribute, cst.Call, cst.Subscript)
-
-
-def _is_atom(value: cst.BaseExpression) -> bool:
-    """``value.detach()`` applies to the whole of ``value`` without parentheses."""
-    return isinstance(value, _ATOMS)
-
-
-def _detached(value: cst.BaseExpression) -> str:
-    """The text the fix makes of ``value``: ``loss.detach()``, ``(loss / n).detach()``."""
-    return f"{source_of(value)}.detach()" if _is_atom(value) else f"({source_of(value)}).detach()"
 
 
 @dataclass
@@ -112,13 +101,7 @@ class DetachFix(FixPlan):
     safe: bool
 
     def build(self, finding: Finding, ctx: FixContext) -> Optional[Fix]:
-        edits = []
-        for value in self.values:
-            start, end = ctx.span(value)
-            if _is_atom(value):
-                edits.append(Edit(end, end, ".detach()"))
-            else:
-                edits += [Edit(start, start, "("), Edit(end, end, ").detach()")]
+        edits = [edit for value in self.values for edit in call_on(ctx, value, ".detach()")]
         texts = ", ".join(f"`{source_of(v)}`" for v in self.values)
         return Fix(finding.code, self.safe, f"accumulate {texts} detached from its graph",
                    tuple(edits))
@@ -628,7 +611,7 @@ class _LoopWalk(OrderedWalk):
             if self._freed_later(accumulator, summed):
                 continue
             shown = ", ".join(f"`{source_of(v)}`" for v in values)
-            detached = ", ".join(f"`{_detached(v)}`" for v in values)
+            detached = ", ".join(f"`{call_on_text(source_of(v), v, '.detach()')}`" for v in values)
             if self.frees:
                 message = self.rule.GRAPH_NODES_KEPT(
                     accumulator=accumulator, values=shown, loop=loop, detached=detached)

@@ -46,7 +46,7 @@ from torchdevlint.analysis import (
     move_device_argument, says_it_fails, walk_code, with_item_expects_failure,
 )
 from torchdevlint.findings import Finding
-from torchdevlint.fixes.context import FixContext
+from torchdevlint.fixes.context import FixContext, call_on, call_on_text
 from torchdevlint.fixes.model import Edit, Fix, FixPlan
 from torchdevlint.positions import code_for_node
 from torchdevlint.rules import factories
@@ -92,14 +92,10 @@ class MoveOperand(FixPlan):
             return None if edit is None else Fix(
                 finding.code, self.safe and factories.same_tensor(self.factory, self.operand, False),
                 f"create the CPU operand on the other's device (`device={self.device}`)", (edit,))
-        start, end = ctx.span(self.operand)
         suffix = f".to({self.device})"
-        if isinstance(self.operand, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)):
-            edits = (Edit(end, end, suffix),)
-        else:
-            edits = (Edit(start, start, "("), Edit(end, end, ")" + suffix))
         return Fix(finding.code, self.safe,
-                   f"move the CPU operand to the other's device (`{suffix}`)", edits)
+                   f"move the CPU operand to the other's device (`{suffix}`)",
+                   call_on(ctx, self.operand, suffix))
 
 
 @dataclass
@@ -307,7 +303,7 @@ class MixedDeviceOperands(Rule):
     _MIXES = ("{what} mixes `{operand}`, a tensor on the CPU (made by `{origin}`), with {other}: "
               "on a GPU this raises " + MIXED_ERROR + "; ")
     MIXED_FACTORY = Message(_MIXES + "create it there: `{callee}(..., device={device})`")
-    MIXED_OPERAND = Message(_MIXES + "move it first: `{operand}.to({device})`")
+    MIXED_OPERAND = Message(_MIXES + "move it first: `{moved}`")
     # a tuple of CPU tensors a method of the file returns (``hidden = model.init_hidden(n)``
     # handed to the moved model with its input, issue 28): made there, created there
     MIXED_TUPLE = Message(
@@ -324,7 +320,7 @@ class MixedDeviceOperands(Rule):
     _GRADIENT_MIXES = ("{what} mixes `{operand}`, a tensor on the CPU (made by `{origin}`), with "
                        "{other}: on a GPU this raises " + GRADIENT_ERROR + "; ")
     GRADIENT_FACTORY = Message(_GRADIENT_MIXES + "create it there: `{callee}(..., device={device})`")
-    GRADIENT_OPERAND = Message(_GRADIENT_MIXES + "move it first: `{operand}.to({device})`")
+    GRADIENT_OPERAND = Message(_GRADIENT_MIXES + "move it first: `{moved}`")
 
     code = "TDL011"
     name = "mixed-device-operands"
@@ -791,6 +787,8 @@ class MixedDeviceOperands(Rule):
             node,
             kind(what=what, operand=source_of(cpu_operand), origin=source_of(cpu_evidence.origin),
                  other=other, device=shown_device,
+                 # (the fix's own text: ``(a * 2).to(device)``, not ``a * 2.to(device)``)
+                 moved=call_on_text(source_of(cpu_operand), cpu_operand, f".to({shown_device})"),
                  callee=source_of(cpu_operand.func) if factory is not None else None),
             plan)
 
