@@ -182,30 +182,3 @@ def test_a_name_backward_runs_on_has_history():
     """
     assert lines(body) == [(8, 23)]
 
-
-def test_the_advice_parenthesizes_what_the_fix_parenthesizes():
-    """``epoch_loss += loss / len(loader)``: the message must advise what the fix writes,
-    ``(loss / len(loader)).detach()``, not ``loss / len(loader).detach()`` (which detaches an
-    int); an atom needs no parentheses."""
-    [(_, _, message)] = findings("""\
-        def train(model, criterion, optimizer, loader):
-            epoch_loss = 0
-            for x, y in loader:
-                loss = criterion(model(x), y)
-                optimizer.zero_grad()
-                loss.backward()
-                optimizer.step()
-                epoch_loss += loss / len(loader)
-            return epoch_loss.item()
-        """)
-    assert "accumulate `(loss / len(loader)).detach()`" in message
-    [(_, _, atom)] = findings("""\
-        def train(model, criterion, optimizer, loader):
-            total = 0
-            for x, y in loader:
-                loss = criterion(model(x), y)
-                loss.backward()
-                total += loss
-            return total.item()
-        """)
-    assert "accumulate `loss.detach()`" in atom
