@@ -107,7 +107,8 @@ class LoadWithoutMapLocation(Rule):
       function, script or notebook, or, in a test module, in a fixture or helper;
     - the file writes that target, or a file of the same name, only from CPU data (`.cpu()`,
       `.numpy()`, `.tolist()`, NumPy arrays, torch factories without `device=`, plain values,
-      `{k: v.cpu() ...}`, FSDP's `full_optim_state_dict`);
+      `{k: v.cpu() ...}`, FSDP's `full_optim_state_dict`, the `state_dict()` of a data loader, an LR
+      scheduler or a GradScaler);
     - the target is a named setting (an attribute with a distinctive name, such as
       `self.mel_statistics_path`) that the file writes through another object
       (`trainer.config.mel_statistics_path`), and every such write is CPU data (issue 28);
@@ -116,7 +117,8 @@ class LoadWithoutMapLocation(Rule):
       `save_to(model.state_dict(), "weights.pt")` is device state, still reported;
     - it is a method of a `Dataset` (or `Database`) class reading its own storage;
     - what the file does with the loaded value shows it is data: it goes to `torch.from_numpy`,
-      whole into a scheduler's or GradScaler's `load_state_dict` (numbers only), or is assigned
+      whole into the `load_state_dict` of a scheduler, a GradScaler (numbers only) or a data
+      loader (its position, on the CPU; known by its kind, not its name), or is assigned
       to a name that calls it a dataset artifact (`train_data`, `data_lists`, `vocab.vectors`,
       `triples`, `tokens`, `cache`: data pipelines produce CPU tensors), or the function caches it
       (`if exists: x = torch.load(p) else: build x; torch.save(x, p)`);
@@ -441,6 +443,10 @@ def _cpu_only(analysis: Analysis, expr, scope: Scope, depth: int = 0, site=None)
             return True
     if isinstance(expr, (cst.BaseNumber, cst.BaseString)):
         return True
+    if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) \
+            and expr.func.attr.value == "state_dict" and not expr.args \
+            and _plain_state_owner(analysis, expr.func.value, scope):
+        return True  # ``self.train_dataloader.state_dict()``, ``scheduler.state_dict()``
     if isinstance(expr, cst.Name):
         if expr.value in ("None", "True", "False"):
             return True
@@ -519,6 +525,15 @@ def _offloads_to_cpu(analysis: Analysis) -> bool:
 _PLAIN_STATE_OWNERS = ("scheduler", "scaler", "sched")
 
 
+def _plain_state_owner(analysis: Analysis, owner, scope: Scope) -> bool:
+    """Whether ``owner.state_dict()`` holds no device tensor: an LR scheduler or a GradScaler
+    (numbers), or a data loader (a stateful loader's position: sample counts, its sampler's
+    and generator's state, on the CPU; verl's ``data.pt`` resume file)."""
+    name = (last_name(owner) or "").lower()
+    return name.endswith(_PLAIN_STATE_OWNERS) or "scheduler" in name \
+        or analysis.kind_of(owner, scope) is K.LOADER
+
+
 def _holds_no_device_tensors(analysis: Analysis, load: CallSite) -> bool:
     """What the file does with the loaded value shows it is no device checkpoint: it goes to
     ``torch.from_numpy`` (a NumPy array), or into the ``load_state_dict`` of an LR scheduler
@@ -552,8 +567,7 @@ def _holds_no_device_tensors(analysis: Analysis, load: CallSite) -> bool:
             if whole and isinstance(node.func, cst.Attribute):
                 # the whole loaded object, not ``ckpt["scheduler"]`` of a checkpoint that also
                 # holds the model's state
-                owner = (last_name(node.func.value) or "").lower()
-                if owner.endswith(_PLAIN_STATE_OWNERS) or "scheduler" in owner:
+                if _plain_state_owner(analysis, node.func.value, load.ctx.scope):
                     return True
     if assigned is not None and _names_a_dataset(assigned) and not into_state_dict:
         return True  # ``train_data = torch.load(...)``, ``vocab.vectors = ...``: a dataset artifact
