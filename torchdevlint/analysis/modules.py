@@ -150,8 +150,79 @@ class ModuleClasses:
             return ("this file trains it with a Lightning Trainer, which moves it to the "
                     f"accelerator there is: `{source_of(trainer)}`")
         if not self._runs_a_program():
+            if self._kept_inside(info):
+                return None
             return "a library class: its users move it"
         return None
+
+    def _kept_inside(self, info: ClassInfo) -> bool:
+        """Whether no user of the library can get hold of an instance of ``info`` to move it:
+        ``info``, and every class of the file that holds or derives from it, is private
+        (``_Name``), and each instance the file makes stays inside the file's own code (it is
+        not made at module level, not handed to another call, and not returned from a public
+        function, directly or through private ones). torchmetrics' NISQA network
+        (``_SelfAttentionLayer`` in ``_NISQADIM``, built by ``_load_nisqa_model()`` for the
+        functional metric, which runs it on the CPU) is such a class: the file moves nothing,
+        so its CPU factories meet nothing (issue 28, cause 1)."""
+        if not info.name.startswith("_"):
+            return False
+        classes = {c.name: c for c in self.collected.classes}
+        kept, frontier = {info.name}, [info.name]
+        while frontier:  # the private classes that hold or extend it, transitively
+            name = frontier.pop()
+            for other in classes.values():
+                if other.name in kept:
+                    continue
+                holds_it = any(isinstance(node, cst.Call) and last_name(node.func) == name
+                               for node in walk_code(other.node, into_functions=True))
+                extends_it = any(last_name(base) == name for base in other.bases)
+                if holds_it or extends_it:
+                    if not other.name.startswith("_"):
+                        return False
+                    kept.add(other.name)
+                    frontier.append(other.name)
+        makers, seen = list(kept), set(kept)
+        while makers:  # every place that makes one, and the private functions returning it
+            name = makers.pop()
+            for site in self.collected.calls_by_name.get(name, ()):
+                if site.ctx.cls is not None and site.ctx.cls.name in kept:
+                    continue
+                func = site.ctx.func
+                if func is None or (site.statement is None and not self._bound_or_returned(
+                        site.call, func)):
+                    return False  # made at module level, or handed to another call
+                if self._returns(func, site.call):
+                    if not func.name.startswith("_") or func.cls is not None or len(seen) > 8:
+                        return False
+                    if func.name not in seen:
+                        seen.add(func.name)
+                        makers.append(func.name)
+        return True
+
+    @staticmethod
+    def _bound_or_returned(call: cst.Call, func: FunctionInfo) -> bool:
+        """``x = Make()``, ``a, b = make()``, ``return Make()``: the call's value is kept
+        whole by the function, not handed to another call."""
+        for node in walk_code(func.node.body):
+            if isinstance(node, (cst.Assign, cst.Return)) and node.value is call:
+                return True
+        return False
+
+    @staticmethod
+    def _returns(func: FunctionInfo, call: cst.Call) -> bool:
+        """Whether ``func`` returns what ``call`` made: the call itself, or a name bound to
+        it (also as part of a tuple)."""
+        names = set()
+        for node in walk_code(func.node.body):
+            if isinstance(node, cst.Assign) and node.value is call:
+                names |= {n.value for t in node.targets for n in walk_code(t.target)
+                          if isinstance(n, cst.Name)}
+        for node in walk_code(func.node.body):
+            if isinstance(node, cst.Return) and node.value is not None:
+                if node.value is call or any(isinstance(n, cst.Name) and n.value in names
+                                             for n in walk_code(node.value)):
+                    return True
+        return False
 
     def _device_moves(self) -> List[cst.Call]:
         if self._moves is None:

@@ -138,6 +138,11 @@ class TensorCreatedOffDevice(Rule):
       call of the file's own classes or functions at its top level), so the class is imported and
       moved by its users, wherever they run it. Such a class is reported without evidence in the
       file: a library cannot know its users' device, and its users' GPU run is the one that fails.
+      Not so a class no user can get hold of: the class, and every class of the file that holds
+      or extends it, is private (`_Name`), and each instance the file makes stays in the file's
+      own code (not made at module level, not handed to another call, not returned from a public
+      function, directly or through private ones), as torchmetrics' NISQA network built and run
+      on the CPU by its functional metric (`fixtures/TDL007/negative/private_library_network.py`).
 
     A script or notebook that defines the class and runs a program without any of these keeps the
     model on the CPU: the factory meets only CPU tensors, the promised error cannot happen, and
@@ -293,6 +298,17 @@ class TensorCreatedOffDevice(Rule):
         ("import torch\nimport torch.nn as nn\n\n\nclass M(nn.Module):\n"
          "    def forward(self, x):\n        mask = torch.ones(x.size(1))\n"
          "        return x * mask\n", ((7, 16),)),
+        # a private class that a public function hands to its users, who move it
+        ("import torch\nimport torch.nn as nn\n\n\nclass _M(nn.Module):\n"
+         "    def forward(self, x):\n        mask = torch.ones(x.size(1))\n"
+         "        return x * mask\n\n\ndef build():\n    net = _M()\n    return net\n",
+         ((7, 16),)),
+        # a private class held by a public one: moving the public one moves it
+        ("import torch\nimport torch.nn as nn\n\n\nclass _M(nn.Module):\n"
+         "    def forward(self, x):\n        mask = torch.ones(x.size(1))\n"
+         "        return x * mask\n\n\nclass Net(nn.Module):\n    def __init__(self):\n"
+         "        super().__init__()\n        self.body = _M()\n\n"
+         "    def forward(self, x):\n        return self.body(x)\n", ((7, 16),)),
     )
 
     could_report_in = staticmethod(off_device_factory_in)  # (in prefilter: no LibCST there)
