@@ -28,7 +28,7 @@ CATALOG = (
         'default_enabled': True,
         'fixable': True,
         'required_text': ('\\bload(?:_url|_state_dict_from_url)?\\b', '\\btorch\\b'),
-        'could_report_in': None,
+        'could_report_in': 'torchdevlint.rules.prefilter:unmapped_load_in',
         'required_calls': ('load', 'load_state_dict_from_url', 'load_url'),
     },
     {

@@ -22,6 +22,7 @@ from torchdevlint.findings import Finding
 from torchdevlint.fixes.context import FixContext
 from torchdevlint.fixes.model import Edit, Fix, FixPlan
 from torchdevlint.rules.base import Message, Rule, Violation
+from torchdevlint.rules.prefilter import unmapped_load_in
 
 _LOAD_NAMES = api.LOAD_CALL_NAMES
 
@@ -178,6 +179,7 @@ class LoadWithoutMapLocation(Rule):
     # qualified names come from an import of torch.
     required_text = (r"\bload(?:_url|_state_dict_from_url)?\b", r"\btorch\b")
     required_calls = api.LOAD_CALL_NAMES  # (every finding is such a call, or an alias of one)
+    could_report_in = staticmethod(unmapped_load_in)  # (in prefilter: no LibCST there)
 
     def check(self, analysis: Analysis) -> Iterator[Violation]:
         # What the file writes, worked out once per file and only when a load is a candidate.
