@@ -423,6 +423,13 @@ DEVICE_TAKING_CALL_NAMES = ("device", "to", "set_default_device") + LOAD_CALL_NA
 # values, ``.cpu()``); and the calls after which a value has no autograd history.
 SPLITTING_METHODS = frozenset("chunk split unbind".split())
 HOST_COPY_METHODS = frozenset("cpu numpy tolist item".split())
+# Functions that apply a function to every tensor of a collection and return the result
+# (``apply_to_collection(metrics, Tensor, lambda t: t.cpu())``: Lightning's,
+# ``torch.utils._pytree.tree_map(fn, tree)``, the builtin ``map``): given a host copy, the
+# whole result is host data. By last name: the projects' own spellings vary.
+COLLECTION_MAPPERS = frozenset("apply_to_collection tree_map tree_map_only map".split())
+# An in-memory file: ``torch.save(x, buffer)`` to one, ``torch.load(io.BytesIO(data))``.
+MEMORY_BUFFERS = frozenset(("io.BytesIO",))
 DETACHING_METHODS = frozenset("detach detach_ item tolist".split())
 # Tensor methods that may stand beside ``.cpu()`` in a chain that copies a value to the host
 # before ``.numpy()`` (``y.detach().cpu().float().numpy()``: TDL008's twin evidence).

@@ -116,6 +116,11 @@ class LoadWithoutMapLocation(Rule):
     - what a local save helper (`def save_to(obj, path): torch.save(obj, path)`) writes is what
       each call passes, so `save_to({"mean": m.item()}, "stats.pt")` is CPU data and
       `save_to(model.state_dict(), "weights.pt")` is device state, still reported;
+    - it reads bytes (`torch.load(io.BytesIO(data))`) and every `torch.save` of the file to an
+      in-memory buffer writes CPU data: what the program serialised for another of its
+      processes (`fixtures/TDL003/negative/memory_buffer.py`); host copies made by mapping a
+      collection (`apply_to_collection(x, Tensor, lambda t: t.cpu())`, `tree_map`, `map`) are
+      CPU data;
     - it is a method of a `Dataset` (or `Database`) class reading its own storage;
     - what the file does with the loaded value shows it is data: it goes to `torch.from_numpy`,
       whole into the `load_state_dict` of a scheduler, a GradScaler (numbers only) or a data
@@ -172,6 +177,10 @@ class LoadWithoutMapLocation(Rule):
     )
     invalid = (
         ("import torch\nstate = torch.load('model.pt')\n", ((2, 9),)),
+        # bytes the file serialised itself, from device state
+        ("import io\nimport torch\n\n\ndef send(model):\n    buffer = io.BytesIO()\n"
+         "    torch.save(model.state_dict(), buffer)\n    return buffer.getvalue()\n\n\n"
+         "def receive(data):\n    return torch.load(io.BytesIO(data))\n", ((12, 12),)),
     )
     name = "load-without-map-location"
     summary = "torch.load() without map_location fails on a CPU-only machine for GPU checkpoints"
@@ -242,6 +251,8 @@ class LoadWithoutMapLocation(Rule):
             return True
         if _holds_no_device_tensors(analysis, load):
             return True
+        if self._reads_own_buffer(analysis, target, load.ctx.scope):
+            return True
         func = load.ctx.func
         if isinstance(target, cst.Name) and func is not None and func.cls is None \
                 and target.value in func.param_names \
@@ -253,6 +264,20 @@ class LoadWithoutMapLocation(Rule):
         if self._read_is_own(analysis, target, load.ctx.scope, func, load.order):
             return True
         return self._file_saves_only_cpu_data(analysis) and func is not None
+
+    def _reads_own_buffer(self, analysis: Analysis, target, scope: Scope) -> bool:
+        """``torch.load(io.BytesIO(data))`` in a file whose every ``torch.save`` to an
+        in-memory buffer writes CPU data: the bytes are what the file serialised itself, for
+        another process of the same program (Lightning's launcher saves
+        ``apply_to_collection(metrics, Tensor, lambda t: t.cpu())`` to a buffer in the worker
+        and loads the bytes in the main process). Without such a save the bytes come from
+        elsewhere: still reported."""
+        if not _is_memory_buffer(analysis, target, scope):
+            return False
+        buffered = [save for save in self._saves(analysis)
+                    if save.site is not None and save.value is not None
+                    and _is_memory_buffer(analysis, _argument(save.site.call, 1, "f"), save.scope)]
+        return bool(buffered) and all(_cpu_only_where_saved(analysis, save) for save in buffered)
 
     def _read_is_own(self, analysis: Analysis, target, scope: Scope, func, order: int) -> bool:
         targets = analysis.targets
@@ -480,11 +505,33 @@ def _cpu_only(analysis: Analysis, expr, scope: Scope, depth: int = 0, site=None)
             if method == "full_optim_state_dict":
                 return True  # FSDP gathers the optimizer state on the CPU by default
             chain = chain.func.value
+        if last_name(expr.func) in api.COLLECTION_MAPPERS and any(
+                _maps_to_host(analysis, arg.value, scope) for arg in expr.args):
+            return True  # ``apply_to_collection(metrics, Tensor, lambda t: t.cpu())``
         if isinstance(expr.func, cst.Name) and expr.func.value in ("dict", "list", "tuple") \
                 and expr.args:
             return all(_cpu_only(analysis, a.value, scope, depth + 1) for a in expr.args)
         return False
     return False
+
+
+def _is_memory_buffer(analysis: Analysis, expr, scope: Scope, depth: int = 0) -> bool:
+    """``io.BytesIO(...)``, or a name every assignment of which is one."""
+    if isinstance(expr, cst.Name) and depth == 0:
+        bindings = [b for b in scope.lookup(expr.value) if b.how == ASSIGN]
+        return bool(bindings) and all(
+            not b.path and isinstance(b.value, cst.BaseExpression)
+            and _is_memory_buffer(analysis, b.value, b.ctx.scope, 1) for b in bindings)
+    return isinstance(expr, cst.Call) and analysis.qualname(expr.func, scope) in api.MEMORY_BUFFERS
+
+
+def _maps_to_host(analysis: Analysis, function, scope: Scope) -> bool:
+    """A function that returns a host copy of its argument: ``lambda t: t.cpu()``,
+    ``lambda t: t.detach().cpu()``, ``torch.Tensor.cpu``."""
+    if isinstance(function, cst.Lambda):
+        return _cpu_only(analysis, function.body, scope, 4)
+    return isinstance(function, cst.Attribute) and function.attr.value in _CPU_METHODS \
+        and last_name(function.value) == "Tensor"
 
 
 def _is_state_dict(expr, scope: Scope) -> bool:
