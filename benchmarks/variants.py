@@ -444,6 +444,17 @@ def helper(source: str, line: int) -> Variant:
                     bindings = _Bindings()
                     s.visit(bindings)
                     top |= bindings.excluded - {"self", "cls"}
+    # a name the enclosing functions bind (a parameter, a local) is theirs, not the module's
+    # ``def test(weights_path)`` reads its parameter, not the fixture function of that name
+    node = statement
+    while node in parents:
+        node = parents[node]
+        if isinstance(node, (cst.FunctionDef, cst.Lambda)):
+            local = _Bindings()
+            node.params.visit(local)
+            if isinstance(node, cst.FunctionDef):
+                node.body.visit(local)
+            top -= local.bound
     params = [n for n in free.read if n not in free.bound and n not in top and n not in BUILTINS]
     function = cst.FunctionDef(
         name=cst.Name(HELPER),
