@@ -469,7 +469,9 @@ class Placement:
             return trace.device_of(call.args[0].value) if call.args else None
         helper = self.helper_called(call, scope)
         if helper is not None:
-            return OnCPU(call) if self.returned_on_cpu(helper) is not None else None
+            # (under ``with torch.device(X):`` the helper's factories create on X too)
+            return OnCPU(call) if self.returned_on_cpu(helper) is not None \
+                and not self.on_default_device(call) else None
         torch_call = _torch_function(call, qualified)
         if torch_call is None:
             return None
