@@ -179,9 +179,10 @@ class HardcodedCudaDevice(Rule):
     Where the caller decides, the rule is silent too, because this file cannot show that a machine
     without CUDA gets there:
     - a worker started once per GPU (`mp.spawn(main_worker, nprocs=torch.cuda.device_count())`);
-    - a private function or method (or any function of a script) whose every call in the file is
-      guarded and which is never handed on as a value (MobileSAM's `self._setup_ddp(world_size)`
-      under `if world_size > 1`);
+    - a private function or method (or any function of a script, of a test module, or one the
+      module's own top-level code calls) whose every call in the file is guarded and which is
+      never handed on as a value (MobileSAM's `self._setup_ddp(world_size)` under `if
+      world_size > 1`; a helper called only under `if torch.cuda.is_available():`, issue 28);
     - `.cuda(gpu)` where `gpu` is a parameter of the enclosing function, or `self.device` that the
       constructor only sets from one of its parameters (ResNeSt's `torch_dist_sum(gpu, ...)`):
       which GPU to use is the caller's choice;

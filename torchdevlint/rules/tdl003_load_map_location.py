@@ -142,6 +142,12 @@ class LoadWithoutMapLocation(Rule):
       `torch_api.CPU_RELEASE_URL_PREFIXES`): torchvision publishes them with CPU storages and
       loads them itself without `map_location` on CPU-only machines.
 
+    What holds at every call of a helper holds in it (issue 28): a load in a function that is
+    only called (by a function of the file never handed on as a value, which no other file is
+    expected to call) where CUDA is there, by a `Dataset`'s method, or by tests, is judged as
+    if it stood there; so is a read of a fixed path, or of a parameter, from caller to caller,
+    and a save in a helper happens at each of its calls (`fixtures/TDL003/negative/through_callers.py`).
+
     These rules come from reviewing every TDL003 finding on 27 public repositories
     ([docs/precision.md](../precision.md)); each is a fixture in
     `fixtures/TDL003/negative/round_trips.py`.
