@@ -57,6 +57,7 @@ class Guards:
         self._chain_memo: dict = {}
         self._requires_cuda: Optional[bool] = None
         self._spawned: Optional[set] = None
+        self._program: Optional[bool] = None  # (``_runs_its_functions``)
         # name -> ids of the Name nodes reading or binding it, and every string literal's
         # value: what ``_only_called`` asks of the whole module, walked once per file (it was
         # walked once per function asked about: 13 of 16 s in torch's distributed_test.py)
@@ -249,11 +250,27 @@ class Guards:
         defs = [info for info in self.collected.functions if info.name == name]
         if not defs or not self._only_called(name, defs, sites):
             return None
+        return list(sites) if self.expects_no_other_callers(name, sites) else None
+
+    def expects_no_other_callers(self, name: str, sites) -> bool:
+        """Whether no other file is expected to call this file's function (or class)
+        ``name``, whose calls here are ``sites``: it is private (``_helper``), or the file is
+        a script (its entry point decides), a test module (nothing imports one), or a program
+        whose own top-level code calls its functions (a notebook, a script without a
+        ``__main__`` test). A public function of a library may be called from anywhere."""
         private = name.startswith("_") and not name.startswith("__")
-        if private or self.is_script() or is_test_module(self.collected) or any(
-                site.ctx.func is None and site.ctx.cls is None for site in sites):
-            return list(sites)
-        return None
+        return private or self.is_script() or is_test_module(self.collected) or \
+            self._runs_its_functions()
+
+    def _runs_its_functions(self) -> bool:
+        """The module's top-level code calls a function the module defines."""
+        if self._program is None:
+            defined = {info.name for info in self.collected.functions if info.cls is None}
+            self._program = any(
+                site.ctx.func is None and site.ctx.cls is None
+                and isinstance(site.call.func, cst.Name)
+                for name in defined for site in self.collected.calls_by_name.get(name, ()))
+        return self._program
 
     def called_only_where(self, name: str, holds: Callable[[Ctx], bool], what) -> bool:
         """Whether ``holds`` is true of the context of every call of this file's function
@@ -484,9 +501,8 @@ class Guards:
         if key in self._guard_memo:
             return self._guard_memo[key]
         owner_name = func.cls.name if func.cls is not None and func.name == "__init__" else func.name
-        private = owner_name.startswith("_") and not owner_name.startswith("__")
         verdict = False
-        if private or self.is_script():
+        if self.expects_no_other_callers(owner_name, self._calls_of(func, owner_name)):
             params = func.node.params
             positional = [p.name.value for p in list(params.posonly_params) + list(params.params)]
             index = positional.index(name) if name in positional else None
@@ -505,7 +521,7 @@ class Guards:
                     continue
                 verdict = False
                 break
-            if private and calls == 0:
+            if calls == 0 and not self.is_script():
                 verdict = False  # no evidence either way
         self._guard_memo[key] = verdict
         return verdict
