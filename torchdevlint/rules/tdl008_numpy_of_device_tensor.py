@@ -91,7 +91,8 @@ class NumpyOfDeviceTensor(Rule):
     deliberate error demos of teaching notebooks do (`# this will error`, `# raises`, `# error!`,
     `# RuntimeError: ...`), is treated as the body of `pytest.raises` is: the failure is the
     point (`analysis.model.says_it_fails`, issue 28). A comment that only mentions an error
-    (`# mean squared error`) changes nothing.
+    (`# mean squared error`) changes nothing. A helper of the file that only such lines call
+    (and no other file is expected to) is the demo too (`Analysis.holds_where_called`).
 
     ## Why is this bad
     NumPy reads host memory only. Converting a tensor that lives in GPU memory fails:

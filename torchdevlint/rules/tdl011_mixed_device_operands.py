@@ -190,7 +190,10 @@ class MixedDeviceOperands(Rule):
     - a comment on the line says it fails (`# this will error`, `# raises`, `# error!`: a
       deliberate error demo, issue 28);
     - it is under `pytest.raises` / `assertRaises`, or in a `try` body (the failure may be the
-      point).
+      point);
+    - it is in a plain function of the file that is only called from such places, or from the
+      methods of `nn.Module` classes (and no other file is expected to call it:
+      `Analysis.holds_where_called`, issue 28).
     - the model is called, or the accelerator tensor made by it, before the code moves the model
       (in the order the code runs: a notebook that moves its model in a later cell);
     - the CPU tensor was "moved" by a discarded statement (`x.to(device)` alone): TDL001 reports
