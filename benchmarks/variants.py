@@ -117,6 +117,21 @@ def _names_in(node: cst.CSTNode) -> Set[str]:
 
 # ---------------------------------------------------------------- rename
 
+def _found_by_name(node: cst.FunctionDef) -> bool:
+    """A test (``test*``) or a pytest fixture: the framework finds it, and what its
+    parameters receive, by name."""
+    return node.name.value.startswith("test") or any(
+        (cst.helpers.get_full_name_for_node(
+            d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator) or ""
+         ).rpartition(".")[2] == "fixture" for d in node.decorators)
+
+
+def _all_params(params: cst.Parameters):
+    star = [params.star_arg] if isinstance(params.star_arg, cst.Param) else []
+    kwargs = [params.star_kwarg] if params.star_kwarg is not None else []
+    return [*params.posonly_params, *params.params, *star, *params.kwonly_params, *kwargs]
+
+
 class _Bindings(cst.CSTVisitor):
     def __init__(self):
         self.bound: Set[str] = set()
@@ -140,7 +155,8 @@ class _Bindings(cst.CSTVisitor):
         return False
 
     def visit_ClassDef(self, node):
-        (self.excluded if self.class_depth else self.bound).add(node.name.value)
+        (self.excluded if self.class_depth or node.name.value.startswith("Test")
+         else self.bound).add(node.name.value)
         for statement in node.body.body:  # class-body names are attributes
             if isinstance(statement, cst.SimpleStatementLine):
                 for small in statement.body:
@@ -156,10 +172,17 @@ class _Bindings(cst.CSTVisitor):
         self.class_depth -= 1
 
     def visit_FunctionDef(self, node):
+        if _found_by_name(node):
+            # pytest collects tests by name and hands fixtures to parameters by name:
+            # renaming them changes what runs
+            self.excluded.add(node.name.value)
+            self.excluded |= {param.name.value for param in _all_params(node.params)}
+            return
         self.bound.add(node.name.value)
 
     def visit_Param(self, node):
-        self.bound.add(node.name.value)
+        if node.name.value not in self.excluded:
+            self.bound.add(node.name.value)
 
     def visit_Arg(self, node):
         if node.keyword is not None:
@@ -444,6 +467,17 @@ def helper(source: str, line: int) -> Variant:
                     bindings = _Bindings()
                     s.visit(bindings)
                     top |= bindings.excluded - {"self", "cls"}
+    # a name the enclosing functions bind (a parameter, a local) is theirs, not the module's
+    # ``def test(weights_path)`` reads its parameter, not the fixture function of that name
+    node = statement
+    while node in parents:
+        node = parents[node]
+        if isinstance(node, (cst.FunctionDef, cst.Lambda)):
+            local = _Bindings()
+            node.params.visit(local)
+            if isinstance(node, cst.FunctionDef):
+                node.body.visit(local)
+            top -= local.bound | {param.name.value for param in _all_params(node.params)}
     params = [n for n in free.read if n not in free.bound and n not in top and n not in BUILTINS]
     function = cst.FunctionDef(
         name=cst.Name(HELPER),

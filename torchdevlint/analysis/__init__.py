@@ -7,7 +7,7 @@ be split and rearranged without touching a rule. A test reads the imports to kee
 
 from __future__ import annotations
 
-from typing import FrozenSet, List, Optional, Tuple
+from typing import Callable, FrozenSet, List, Optional, Tuple
 
 import libcst as cst
 
@@ -33,7 +33,7 @@ from torchdevlint.analysis.shapes import factory_dimensions, makes_an_empty_tens
 from torchdevlint.analysis.targets import Targets
 from torchdevlint.analysis.model import (  # noqa: F401 (facade)
     ASSIGN, EXPECTS_FAILURE, GRAD_OFF, GRAD_ON, GRAD_RUNTIME, HANDLES_FAILURE, IMPORT, PARAM,
-    Binding, CallSite, Ctx, DefaultOf, exclusive_branches, expects_failure, grad_mode_set_by,
+    Binding, CallSite, Ctx, DefaultOf, exclusive_branches, expects_failure, failure_expected_or_handled, grad_mode_set_by,
     ClassInfo, FunctionInfo, Scope, dotted_name, is_number, keyword_value, last_name, root_name, says_it_fails,
     source_of, string_value, with_item_expects_failure,
 )
@@ -45,7 +45,7 @@ __all__ = [
     "reads_name",
     "ASSIGN", "IMPORT", "PARAM", "Binding", "CallSite", "ClassInfo", "Ctx", "FunctionInfo", "Scope",
     "dotted_name", "is_number", "last_name", "root_name", "source_of", "string_value",
-    "GRAD_OFF", "GRAD_ON", "GRAD_RUNTIME", "grad_mode_set_by", "expects_failure", "says_it_fails",
+    "GRAD_OFF", "GRAD_ON", "GRAD_RUNTIME", "grad_mode_set_by", "expects_failure", "failure_expected_or_handled", "says_it_fails",
     "with_item_expects_failure",
     "is_device_name", "device_names_visible", "move_device_argument", "ModuleState",
     "DeviceTrace", "OrderedWalk", "UNDECIDED", "OnAccelerator", "OnCPU",
@@ -193,8 +193,26 @@ class Analysis:
         return testcode.is_test_module(self.collected)
 
     def in_test_code(self, ctx: Ctx) -> bool:
-        """Code a test of this (test) module runs: a test, its helpers, fixtures, classes."""
-        return testcode.in_test_code(self.collected, ctx)
+        """Code a test of this (test) module runs: a test, its helpers, fixtures, classes,
+        and a function only tests call (``Guards.called_only_where``)."""
+        return self.is_test_module() and self.holds_where_called(
+            ctx, lambda where: testcode.in_test_code(self.collected, where), "test")
+
+    def holds_where_called(self, ctx: Ctx, holds: Callable[[Ctx], bool], what: str) -> bool:
+        """Whether ``holds`` is true of ``ctx``, or, for a plain function around it, of the
+        context of every call of that function (``Guards.called_only_where``, followed from
+        caller to caller): the context a helper moved out of its caller keeps (issue 28:
+        a test helper only tests call, a loader only a ``Dataset`` method calls). ``what``
+        names the question, for the memo."""
+        if holds(ctx):
+            return True
+        func = ctx.func
+        while func is not None:
+            if func.cls is None and self._guards_provider().called_only_where(
+                    func.name, lambda where: self.holds_where_called(where, holds, what), what):
+                return True
+            func = func.ctx.func
+        return False
 
     def call_sites(self, names, qualified_names=()):
         """Calls whose callee's last name is in ``names`` or is an import alias of one of
@@ -242,6 +260,9 @@ class Analysis:
     @property
     def guards(self) -> Guards:
         self._declared("guards")
+        return self._guards_provider()
+
+    def _guards_provider(self) -> Guards:
         if self._guards is None:
             self._guards = Guards(self.module, self.collected, self._kinds, self.torch_version,
                                   project=self._project_view, may_define=self._may_define)

@@ -16,7 +16,7 @@ the accelerator of a CUDA build), these, or a test of the value itself (``acc is
 
 from __future__ import annotations
 
-from typing import Dict, List, Optional, Set, Tuple
+from typing import Callable, Dict, List, Optional, Set, Tuple
 
 import libcst as cst
 
@@ -27,10 +27,10 @@ from torchdevlint.analysis.builder import (
 )
 from torchdevlint.analysis.kinds import KindInference
 from torchdevlint.analysis.model import (
-    ASSIGN, EXPECTS_FAILURE, IMPORT, HANDLES_FAILURE, HANDLES_NONE_DEREFERENCE, AfterExit, Ctx, DefaultOf, OrElse, FunctionInfo, Scope, last_name,
+    ASSIGN, EXPECTS_FAILURE, IMPORT, HANDLES_FAILURE, HANDLES_NONE_DEREFERENCE, AfterExit, CallSite, Ctx, DefaultOf, OrElse, FunctionInfo, Scope, last_name,
     string_value,
 )
-from torchdevlint.analysis.testcode import fixture_decorator
+from torchdevlint.analysis.testcode import fixture_decorator, is_test_module
 
 
 class Guards:
@@ -57,6 +57,7 @@ class Guards:
         self._chain_memo: dict = {}
         self._requires_cuda: Optional[bool] = None
         self._spawned: Optional[set] = None
+        self._program: Optional[bool] = None  # (``_runs_its_functions``)
         # name -> ids of the Name nodes reading or binding it, and every string literal's
         # value: what ``_only_called`` asks of the whole module, walked once per file (it was
         # walked once per function asked about: 13 of 16 s in torch's distributed_test.py)
@@ -139,8 +140,9 @@ class Guards:
         while link is not None:
             condition = link[0]
             if isinstance(condition, str):
-                if self._only_spawned_per_gpu(condition):
-                    return True
+                if self._only_spawned_per_gpu(condition) or self.called_only_where(
+                        condition, self.runs_only_with_cuda, "cuda"):
+                    return True  # (a worker started per GPU, a helper only called so)
             elif isinstance(condition, AfterExit):
                 if condition.requirement is not None and \
                         self._asks_for_cuda(condition.requirement, scope):
@@ -232,18 +234,54 @@ class Guards:
         is private, ``_setup_ddp``, or the file is a script). MobileSAM's trainer calls
         ``self._setup_ddp(world_size)`` only under ``if world_size > 1``, with the world size
         counted from ``torch.cuda.device_count()``."""
-        key = ("called", name, accelerator)
+        return self.called_only_where(
+            name, lambda ctx: self.is_guarded(ctx, strict=True, accelerator=accelerator),
+            ("guarded", accelerator))
+
+    def only_call_sites(self, name: str) -> Optional[List[CallSite]]:
+        """The calls of this file's function ``name`` when they are the only way it runs:
+        every reference to it is a call, and no other file is expected to call it (it is
+        private, or the file is a script, a test module, or runs the function from its own
+        module body). None otherwise. What holds at every one of them holds in the function
+        (issue 28: a guard, a test, an expected failure around the call of a helper)."""
+        sites = self.collected.calls_by_name.get(name, ())
+        if not sites or name in self.collected.unseen_call_names:
+            return None
+        defs = [info for info in self.collected.functions if info.name == name]
+        if not defs or not self._only_called(name, defs, sites):
+            return None
+        return list(sites) if self.expects_no_other_callers(name, sites) else None
+
+    def expects_no_other_callers(self, name: str, sites) -> bool:
+        """Whether no other file is expected to call this file's function (or class)
+        ``name``, whose calls here are ``sites``: it is private (``_helper``), or the file is
+        a script (its entry point decides), a test module (nothing imports one), or a program
+        whose own top-level code calls its functions (a notebook, a script without a
+        ``__main__`` test). A public function of a library may be called from anywhere."""
+        private = name.startswith("_") and not name.startswith("__")
+        return private or self.is_script() or is_test_module(self.collected) or \
+            self._runs_its_functions()
+
+    def _runs_its_functions(self) -> bool:
+        """The module's top-level code calls a function the module defines."""
+        if self._program is None:
+            defined = {info.name for info in self.collected.functions if info.cls is None}
+            self._program = any(
+                site.ctx.func is None and site.ctx.cls is None
+                and isinstance(site.call.func, cst.Name)
+                for name in defined for site in self.collected.calls_by_name.get(name, ()))
+        return self._program
+
+    def called_only_where(self, name: str, holds: Callable[[Ctx], bool], what) -> bool:
+        """Whether ``holds`` is true of the context of every call of this file's function
+        ``name`` (``only_call_sites``), memoised under ``what``; a recursive call proves
+        nothing."""
+        key = ("called", name, what)
         if key in self._guard_memo:
             return self._guard_memo[key]
-        self._guard_memo[key] = False  # a recursive call proves nothing
-        verdict = False
-        defs = [info for info in self.collected.functions if info.name == name]
-        private = name.startswith("_") and not name.startswith("__")
-        sites = self.collected.calls_by_name.get(name, ())
-        if defs and sites and (private or self.is_script()) and \
-                self._only_called(name, defs, sites):
-            verdict = all(self.is_guarded(site.ctx, strict=True, accelerator=accelerator)
-                          for site in sites)
+        self._guard_memo[key] = False
+        sites = self.only_call_sites(name)
+        verdict = sites is not None and all(holds(site.ctx) for site in sites)
         self._guard_memo[key] = verdict
         return verdict
 
@@ -463,9 +501,8 @@ class Guards:
         if key in self._guard_memo:
             return self._guard_memo[key]
         owner_name = func.cls.name if func.cls is not None and func.name == "__init__" else func.name
-        private = owner_name.startswith("_") and not owner_name.startswith("__")
         verdict = False
-        if private or self.is_script():
+        if self.expects_no_other_callers(owner_name, self._calls_of(func, owner_name)):
             params = func.node.params
             positional = [p.name.value for p in list(params.posonly_params) + list(params.params)]
             index = positional.index(name) if name in positional else None
@@ -484,7 +521,7 @@ class Guards:
                     continue
                 verdict = False
                 break
-            if private and calls == 0:
+            if calls == 0 and not self.is_script():
                 verdict = False  # no evidence either way
         self._guard_memo[key] = verdict
         return verdict

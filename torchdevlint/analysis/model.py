@@ -74,6 +74,17 @@ def expects_failure(ctx: "Ctx") -> bool:
     return False
 
 
+def failure_expected_or_handled(ctx: "Ctx") -> bool:
+    """Whether a failure of code in ``ctx`` is expected (``expects_failure``) or caught on
+    purpose (a small ``try`` whose ``except`` catches it)."""
+    link = ctx.conditions
+    while link is not None:
+        if link[0] in (EXPECTS_FAILURE, HANDLES_FAILURE):
+            return True
+        link = link[1]
+    return False
+
+
 class DefaultOf:
     """A condition: the code is the default value of parameter ``name`` of ``func``. The
     default only runs when a call leaves that argument out."""

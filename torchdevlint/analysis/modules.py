@@ -17,7 +17,7 @@ from torchdevlint import torch_api as api
 from torchdevlint.analysis.builder import Collected, walk_code
 from torchdevlint.analysis.devices import Devices, move_device_argument
 from torchdevlint.analysis.flow import UNDECIDED, DeviceTrace
-from torchdevlint.analysis.kinds import MODULE, TENSOR, ClassRef, KindInference
+from torchdevlint.analysis.kinds import MODULE, TENSOR, ClassRef, FuncRef, KindInference
 from torchdevlint.analysis.model import keyword_value, source_of
 from torchdevlint.analysis.model import (
     ASSIGN, Binding, ClassInfo, FunctionInfo, is_number, last_name, root_name, string_value,
@@ -356,29 +356,54 @@ class ModuleClasses:
     def cpu_inputs(self, info: ClassInfo) -> Set[object]:
         """The arguments of ``info``'s ``forward`` (positions after ``self`` and names) that it
         hands to a function wanting them on the CPU (``pack_padded_sequence(x, lengths)``,
-        ``torch_api.CPU_ARGUMENTS``): a caller gives them on the CPU on purpose."""
+        ``torch_api.CPU_ARGUMENTS``), itself or through a plain function of the file that
+        does (issue 28): a caller gives them on the CPU on purpose."""
         method = info.methods.get("forward")
         if method is None or method.scope is None:
             return set()
         params = [name for name in method.param_names if name != method.self_name]
         wanted: Set[object] = set()
-        for node in walk_code(method.node.body, into_functions=True):
+        for name in self._wanted_on_cpu(method, 0):
+            if name in params:
+                wanted |= {params.index(name), name}
+        return wanted
+
+    def _wanted_on_cpu(self, func, depth: int) -> Set[str]:
+        """The parameters of ``func`` that its body hands, unchanged, to a function wanting
+        them on the CPU, or to a plain function of the file that does (3 calls deep)."""
+        found: Set[str] = set()
+        if func.scope is None:
+            return found
+        params = set(func.param_names)
+        for node in walk_code(func.node.body, into_functions=True):
             if not isinstance(node, cst.Call):
                 continue
-            where = api.CPU_ARGUMENTS.get(self.kinds.qualname(node.func, method.scope) or "")
+            where = api.CPU_ARGUMENTS.get(self.kinds.qualname(node.func, func.scope) or "")
+            positional = [a for a in node.args if a.keyword is None]
             if where is None:
+                callee = self.kinds.kind_of(node.func, func.scope) if depth < 3 else None
+                if not isinstance(callee, FuncRef) or callee.info.cls is not None \
+                        or any(a.star for a in node.args):
+                    continue
+                inner = self._wanted_on_cpu(callee.info, depth + 1)
+                names = callee.info.param_names
+                for index, arg in enumerate(node.args):
+                    name = arg.keyword.value if arg.keyword is not None else (
+                        names[index] if index < len(names) else None)
+                    if name in inner and isinstance(arg.value, cst.Name) \
+                            and arg.value.value in params:
+                        found.add(arg.value.value)
                 continue
             position, keyword = where
             given = [a.value for a in node.args if a.keyword is not None
                      and a.keyword.value == keyword]
-            positional = [a for a in node.args if a.keyword is None]
             if not given and len(positional) > position and not any(
                     a.star for a in positional[:position + 1]):
                 given = [positional[position].value]
             for value in given:
                 if isinstance(value, cst.Name) and value.value in params:
-                    wanted |= {params.index(value.value), value.value}
-        return wanted
+                    found.add(value.value)
+        return found
 
     def self_reads(self, info: ClassInfo) -> Dict[str, List[tuple]]:
         """``self.NAME`` read in the class's methods: NAME -> [(method, Attribute node)]

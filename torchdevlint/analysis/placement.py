@@ -469,7 +469,9 @@ class Placement:
             return trace.device_of(call.args[0].value) if call.args else None
         helper = self.helper_called(call, scope)
         if helper is not None:
-            return OnCPU(call) if self.returned_on_cpu(helper) is not None else None
+            # (under ``with torch.device(X):`` the helper's factories create on X too)
+            return OnCPU(call) if self.returned_on_cpu(helper) is not None \
+                and not self.on_default_device(call) else None
         torch_call = _torch_function(call, qualified)
         if torch_call is None:
             return None
@@ -851,6 +853,20 @@ class Placement:
                 stack.append(node.value)
         return scatter
 
+    def _wrapper_of_root(self, value, scope: Scope) -> Optional[tuple]:
+        """``_wrapper`` of what the name a chain starts from was bound to: ``wrapped =
+        nn.DataParallel(net)`` then ``model = wrapped.to(device)`` (a temporary, issue 28)."""
+        root = value
+        while isinstance(root, cst.Call) and isinstance(root.func, cst.Attribute):
+            root = root.func.value
+        if root is value or not isinstance(root, cst.Name):
+            return None
+        for bound, _, path, _ in self.bindings_of(root, scope):
+            found = None if path else self._wrapper(bound)
+            if found is not None:
+                return found
+        return None
+
     def scatters(self, callee: cst.BaseExpression, scope: Scope) -> bool:
         """The model called is a DataParallel/DDP wrapper: it moves its inputs itself."""
         target = callee.value if isinstance(callee, cst.Attribute) and \
@@ -885,7 +901,7 @@ class Placement:
                 since = bindings[0][3]
         moved, device = False, None
         for value, value_scope, path, order in bindings:
-            wrapper = self._wrapper(value)
+            wrapper = self._wrapper(value) or self._wrapper_of_root(value, value_scope)
             if wrapper is not None and wrapper[0] == "prepare":
                 return None  # accelerate/Fabric move the batches themselves
             if wrapper is not None:

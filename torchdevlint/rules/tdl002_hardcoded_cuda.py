@@ -179,9 +179,10 @@ class HardcodedCudaDevice(Rule):
     Where the caller decides, the rule is silent too, because this file cannot show that a machine
     without CUDA gets there:
     - a worker started once per GPU (`mp.spawn(main_worker, nprocs=torch.cuda.device_count())`);
-    - a private function or method (or any function of a script) whose every call in the file is
-      guarded and which is never handed on as a value (MobileSAM's `self._setup_ddp(world_size)`
-      under `if world_size > 1`);
+    - a private function or method (or any function of a script, of a test module, or of a
+      program whose top-level code calls its own functions) whose every call in the file is guarded and which is
+      never handed on as a value (MobileSAM's `self._setup_ddp(world_size)` under `if
+      world_size > 1`; a helper called only under `if torch.cuda.is_available():`, issue 28);
     - `.cuda(gpu)` where `gpu` is a parameter of the enclosing function, or `self.device` that the
       constructor only sets from one of its parameters (ResNeSt's `torch_dist_sum(gpu, ...)`):
       which GPU to use is the caller's choice;
@@ -232,7 +233,9 @@ class HardcodedCudaDevice(Rule):
     replaces with `"cpu"` when it must (`if not available: device = "cpu"`) is only a first
     choice. A `"cuda"` default of a parameter that
     every call in the file passes is not reported when no other file is expected to call the
-    function (it is private, or the file is a script with a `__main__` entry point).
+    function (it is private, or the file is a script with a `__main__` entry point, a test
+    module, or a program whose top-level code calls its own functions:
+    `Guards.expects_no_other_callers`).
 
     A line whose comment (on it, or on the line right above it) says that it fails, as the
     deliberate error demos of teaching notebooks do (`# this will error`, `# raises`, `# error!`,

@@ -150,6 +150,12 @@ class LoadWithoutMapLocation(Rule):
       `torch_api.CPU_RELEASE_URL_PREFIXES`): torchvision publishes them with CPU storages and
       loads them itself without `map_location` on CPU-only machines.
 
+    What holds at every call of a helper holds in it (issue 28): a load in a function that is
+    only called (by a function of the file never handed on as a value, which no other file is
+    expected to call) where CUDA is there, by a `Dataset`'s method, or by tests, is judged as
+    if it stood there; so is a read of a fixed path, or of a parameter, from caller to caller,
+    and a save in a helper happens at each of its calls (`fixtures/TDL003/negative/through_callers.py`).
+
     These rules come from reviewing every TDL003 finding on 27 public repositories
     ([docs/precision.md](../precision.md)); each is a fixture in
     `fixtures/TDL003/negative/round_trips.py`.
@@ -245,8 +251,10 @@ class LoadWithoutMapLocation(Rule):
             return False
         if analysis.targets.is_cpu_release(analysis.targets.canonical(target, load.ctx.scope)):
             return True  # torchvision's release weights: CPU storages
-        if load.ctx.cls is not None and _is_dataset_class(load.ctx.cls):
-            return True
+        if analysis.holds_where_called(
+                load.ctx, lambda ctx: ctx.cls is not None and _is_dataset_class(ctx.cls),
+                "dataset"):
+            return True  # (also in a helper only a ``Dataset`` method calls)
         if analysis.in_test_code(load.ctx):
             return True
         if _holds_no_device_tensors(analysis, load):
@@ -254,13 +262,6 @@ class LoadWithoutMapLocation(Rule):
         if self._reads_own_buffer(analysis, target, load.ctx.scope):
             return True
         func = load.ctx.func
-        if isinstance(target, cst.Name) and func is not None and func.cls is None \
-                and target.value in func.param_names \
-                and len(load.ctx.scope.lookup(target.value)) == 1:
-            # ``def load_checkpoint(path): return torch.load(path)``: judged where it is called
-            callers = self._callers_reads(analysis, func, target.value)
-            if callers and all(self._read_is_own(analysis, *read) for read in callers):
-                return True
         if self._read_is_own(analysis, target, load.ctx.scope, func, load.order):
             return True
         return self._file_saves_only_cpu_data(analysis) and func is not None
@@ -279,7 +280,29 @@ class LoadWithoutMapLocation(Rule):
                     and _is_memory_buffer(analysis, _argument(save.site.call, 1, "f"), save.scope)]
         return bool(buffered) and all(_cpu_only_where_saved(analysis, save) for save in buffered)
 
-    def _read_is_own(self, analysis: Analysis, target, scope: Scope, func, order: int) -> bool:
+    def _read_is_own(self, analysis: Analysis, target, scope: Scope, func, order: int,
+                     depth: int = 0) -> bool:
+        """``_read_is_here``, or judged where the function is called, from caller to
+        caller: ``def load_checkpoint(path): return torch.load(path)`` reads what each call
+        passes; a load of a fixed path in a helper reads it at each call of the helper."""
+        if self._read_is_here(analysis, target, scope, func, order):
+            return True
+        if func is None or func.cls is not None or depth > 3:
+            return False
+        if isinstance(target, cst.Name) and target.value in func.param_names \
+                and len(scope.lookup(target.value)) == 1:
+            callers = self._callers_reads(analysis, func, target.value)
+            return bool(callers) and all(
+                self._read_is_own(analysis, *read, depth=depth + 1) for read in callers)
+        if any(isinstance(node, cst.Name) and node.value in func.param_names
+               for node in walk_code(target)):
+            return False  # (a path built from a parameter: judged by that parameter alone)
+        sites = analysis.guards.only_call_sites(func.name)
+        return bool(sites) and all(
+            self._read_is_own(analysis, target, scope, site.ctx.func, site.order, depth + 1)
+            for site in sites)
+
+    def _read_is_here(self, analysis: Analysis, target, scope: Scope, func, order: int) -> bool:
         targets = analysis.targets
         read = targets.canonical(target, scope)
         if targets.is_fresh_temp(read):
@@ -353,19 +376,23 @@ class LoadWithoutMapLocation(Rule):
                     if expr is None:
                         continue
                     text = targets.canonical(expr, scope)
-                    saves.append(_Save(text, value, scope, site.ctx.func, site.order,
-                                       _owner_id(expr, scope), site))
-                    saves.extend(self._through_callers(analysis, site, expr, value))
+                    save = _Save(text, value, scope, site.ctx.func, site.order,
+                                 _owner_id(expr, scope), site)
+                    saves.append(save)
+                    saves.extend(_at_callers(analysis, save, expr))
+                    saves.extend(self._through_callers(analysis, site.ctx.func, expr, value))
         self._file_saves = saves
         return saves
 
-    @staticmethod
-    def _through_callers(analysis: Analysis, site: CallSite, expr, value) -> List[_Save]:
+    @classmethod
+    def _through_callers(cls, analysis: Analysis, func, expr, value,
+                         depth: int = 0) -> List[_Save]:
         """``def save_weights(model, path): torch.save(..., path)``: each call of the helper
-        in this file writes the path it passes, where the call is."""
-        func = site.ctx.func
+        in this file writes the path it passes, where the call is; a call that passes its
+        own parameters on is followed to its callers in turn (issue 28: the function that
+        writes, whatever wraps it)."""
         if func is None or not isinstance(expr, cst.Name) or expr.value not in func.param_names \
-                or func.cls is not None:
+                or func.cls is not None or depth > 3:
             return []
         index = func.param_names.index(expr.value)
         found = []
@@ -383,7 +410,27 @@ class LoadWithoutMapLocation(Rule):
                                       value.value)
                 found.append(_Save(analysis.targets.canonical(passed, scope), saved, scope,
                                    call_site.ctx.func, call_site.order, _owner_id(passed, scope)))
+                found.extend(cls._through_callers(analysis, call_site.ctx.func, passed,
+                                                  saved, depth + 1))
         return found
+
+
+def _at_callers(analysis: Analysis, save: "_Save", target, depth: int = 0) -> List["_Save"]:
+    """A save to a fixed target in a helper happens at each call of the helper, where the call
+    is (``def write(): torch.save(state, "ckpt.pt")`` called before a load of ``ckpt.pt``),
+    from caller to caller; a target built from a parameter is ``_through_callers``'s."""
+    func = save.func
+    if func is None or func.cls is not None or depth > 3 or any(
+            isinstance(node, cst.Name) and node.value in func.param_names
+            for node in walk_code(target)):
+        return []
+    found = []
+    for site in analysis.guards.only_call_sites(func.name) or ():
+        moved = _Save(save.target, save.value, save.scope, site.ctx.func, site.order,
+                      save.owner, save.site)
+        found.append(moved)
+        found.extend(_at_callers(analysis, moved, target, depth + 1))
+    return found
 
 
 def _project_writers(analysis: Analysis, load: CallSite) -> list:
@@ -511,6 +558,12 @@ def _cpu_only(analysis: Analysis, expr, scope: Scope, depth: int = 0, site=None)
         if isinstance(expr.func, cst.Name) and expr.func.value in ("dict", "list", "tuple") \
                 and expr.args:
             return all(_cpu_only(analysis, a.value, scope, depth + 1) for a in expr.args)
+        callee = analysis.kind_of(expr.func, scope) if depth < 4 else None
+        if isinstance(callee, K.FuncRef) and callee.info.cls is None \
+                and not callee.info.opaque_return and callee.info.returns:
+            # a helper of the file whose every ``return`` is CPU data (issue 28)
+            return all(value is not None and _cpu_only(analysis, value, ctx.scope, depth + 1)
+                       for value, ctx in callee.info.returns)
         return False
     return False
 

@@ -163,12 +163,14 @@ class UnmovedBatch(Rule):
     (`batch[k] = batch[k].to(device)`), or any helper call that receives the value and a device
     (`batch = send_to_device(batch, device)`). The rule stays silent when the model is never
     moved (a CPU-only script) or only cast (`.to(torch.float16)`, `.to("cpu")`), when the model is
-    wrapped in `DataParallel`/`DistributedDataParallel` (they scatter inputs themselves), when
+    wrapped in `DataParallel`/`DistributedDataParallel` (they scatter inputs themselves; also a
+    wrapper held in a name before it is moved), when
     `accelerate`'s `prepare` or Lightning Fabric's `setup` produced the loader or the model, inside
     Lightning step methods and `LightningModule` classes, and when the iterable is not known to be
     a loader, or when the loader already yields device tensors by code the file shows: built with
     a device (torchtext's `BucketIterator.splits(..., device=device)`), with a `collate_fn` of the
-    file that moves what it collates, from a dataset that was moved (PyG's `data.to(device, "x")`
+    file that moves what it collates (itself or through a helper of the file; also passed by the
+    name of its `partial`), from a dataset that was moved (PyG's `data.to(device, "x")`
     before `NeighborLoader(data, ...)`) or whose class moves its tensors, or with `**kwargs` that
     may carry any of these. A model passed into a function as a parameter is moved when every
     call of the function in the file passes a moved one. In a file
@@ -384,10 +386,20 @@ class UnmovedBatch(Rule):
         kind = self.kinds.kind_of(target, scope)
         if isinstance(kind, (K.FuncRef, K.ClassRef)):
             body = kind.info.node.body
-            return any((isinstance(n, cst.Call) and self.placement.device_of_move(n, scope)[0])
+            inner = kind.info.scope or scope
+            return any((isinstance(n, cst.Call) and (
+                           self.placement.device_of_move(n, scope)[0]
+                           # (a helper of the file that moves: issue 28)
+                           or (isinstance(self.kinds.kind_of(n.func, inner), K.FuncRef)
+                               and self._code_moves(n, inner, False, depth + 1))))
                        or (isinstance(n, cst.Arg) and n.keyword is not None
                            and n.keyword.value == "device")
                        for n in walk_code(body, into_functions=True))
+        if isinstance(expr, cst.Name) and not follow_names:
+            # ``collate = partial(collate_on_device, device=device)`` passed by its name
+            return any(self._code_moves(value, value_scope, False, depth + 1)
+                       for value, value_scope, path, _ in self.placement.bindings_of(expr, scope)
+                       if not path)
         if follow_names and isinstance(expr, cst.Name):
             owner = scope.resolve(expr.value)
             calls = self.analysis.collected.calls_by_name

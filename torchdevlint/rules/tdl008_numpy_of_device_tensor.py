@@ -91,7 +91,8 @@ class NumpyOfDeviceTensor(Rule):
     deliberate error demos of teaching notebooks do (`# this will error`, `# raises`, `# error!`,
     `# RuntimeError: ...`), is treated as the body of `pytest.raises` is: the failure is the
     point (`analysis.model.says_it_fails`, issue 28). A comment that only mentions an error
-    (`# mean squared error`) changes nothing.
+    (`# mean squared error`) changes nothing. A helper of the file that only such lines call
+    (and no other file is expected to) is the demo too (`Analysis.holds_where_called`).
 
     ## Why is this bad
     NumPy reads host memory only. Converting a tensor that lives in GPU memory fails:
@@ -204,8 +205,9 @@ class NumpyOfDeviceTensor(Rule):
 
     def _check(self, site: CallSite, node: cst.CSTNode, tensor: cst.BaseExpression,
                conversion: str):
-        if expects_failure(site.ctx):
-            return  # under pytest.raises, or a line whose comment says it errors
+        if self.analysis.holds_where_called(site.ctx, expects_failure, "fails"):
+            return  # under pytest.raises, or a line whose comment says it errors (also
+            # where every call of the helper that holds it is)
         evidence = self.analysis.on_accelerator(tensor, site.ctx.scope)
         if evidence is None:
             return

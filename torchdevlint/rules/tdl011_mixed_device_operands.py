@@ -41,8 +41,8 @@ from typing import Iterator, List, Optional
 import libcst as cst
 
 from torchdevlint.analysis import (
-    ASSIGN, Analysis, K, OnAccelerator, OnCPU, Scope, api, argument_for_parameter,
-    exclusive_branches, factory_dimensions, holds, iter_children, keyword_value, last_name,
+    ASSIGN, Analysis, Ctx, K, OnAccelerator, OnCPU, Scope, api, argument_for_parameter,
+    exclusive_branches, factory_dimensions, failure_expected_or_handled, holds, iter_children, keyword_value, last_name,
     move_device_argument, says_it_fails, walk_code, with_item_expects_failure,
 )
 from torchdevlint.findings import Finding
@@ -190,7 +190,10 @@ class MixedDeviceOperands(Rule):
     - a comment on the line says it fails (`# this will error`, `# raises`, `# error!`: a
       deliberate error demo, issue 28);
     - it is under `pytest.raises` / `assertRaises`, or in a `try` body (the failure may be the
-      point).
+      point);
+    - it is in a plain function of the file that is only called from such places, or from the
+      methods of `nn.Module` classes (and no other file is expected to call it:
+      `Analysis.holds_where_called`, issue 28).
     - the model is called, or the accelerator tensor made by it, before the code moves the model
       (in the order the code runs: a notebook that moves its model in a later cell);
     - the CPU tensor was "moved" by a discarded statement (`x.to(device)` alone): TDL001 reports
@@ -369,12 +372,21 @@ class MixedDeviceOperands(Rule):
                 continue
             if info.cls is not None and analysis.kinds.class_is_module(info.cls) is not False:
                 continue  # module state and forward-created tensors: TDL005 / TDL007
+            if info.cls is None and analysis.holds_where_called(
+                    Ctx(info.scope, None, info, None), self._left_alone, "TDL011 silent"):
+                continue  # a helper only called where this rule is silent (issue 28)
             body = info.node.body
             statements = body.body if isinstance(body, cst.IndentedBlock) else [body]
             yield from self._check_block(statements, info.scope, info.node)
         module = collected.module_scope
         if module is not None and id(module) in both_sides:
             yield from self._check_block(list(module.node.body), module, module.node)
+
+    def _left_alone(self, ctx: Ctx) -> bool:
+        """Code this rule leaves alone: where a failure is expected or caught on purpose, and
+        in the methods of module classes (TDL005 / TDL007)."""
+        return failure_expected_or_handled(ctx) or (
+            ctx.cls is not None and self.analysis.kinds.class_is_module(ctx.cls) is not False)
 
     # -- finding the operations -------------------------------------------------------
 
