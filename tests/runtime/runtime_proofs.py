@@ -354,7 +354,8 @@ def consequence_lines(path: Path, rule: str) -> set:
     """Lines where the bug a fixture's markers point at can surface.
 
     The flagged lines themselves, and the lines that read what a flagged line leaves behind:
-    the receiver of a discarded ``x.to(...)`` (still on the old device), the names a flagged
+    the receiver of a discarded ``x.to(...)`` (still on the old device; the arguments of a
+    discarded ``to_device(x, device)``), the names a flagged
     assignment binds (``device = torch.device("cuda")``, ``self.blocks = [...]``), what a loop
     takes out of those (``for block in self.blocks``), a parameter whose flagged default
     it is (``def build(device="cuda")``), and what a call of a function whose flagged line
@@ -384,6 +385,10 @@ def consequence_lines(path: Path, rule: str) -> set:
         if isinstance(node, ast.Expr) and node.lineno in flagged and isinstance(node.value, ast.Call) \
                 and isinstance(node.value.func, ast.Attribute):
             carriers.add(ast.unparse(node.value.func.value))
+        elif isinstance(node, ast.Expr) and node.lineno in flagged and isinstance(node.value, ast.Call):
+            # a discarded call of a function that returns a move of its argument
+            # (``to_device(x, device)``): the arguments stay where they were
+            carriers.update(ast.unparse(arg) for arg in node.value.args)
         elif isinstance(node, ast.Assign) and node.lineno in flagged:
             carriers.update(ast.unparse(target) for target in node.targets)
         elif isinstance(node, ast.arguments):
