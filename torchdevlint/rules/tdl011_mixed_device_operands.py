@@ -469,9 +469,7 @@ class MixedDeviceOperands(Rule):
         acc_operand, acc_evidence = acc
         if what is None:
             what = f"`{source_of(node.func)}()`"
-        device = acc_evidence.device
-        if device is None and isinstance(acc_operand, cst.Name):
-            device = cst.Attribute(acc_operand, cst.Name("device"))
+        device = _partner_device(acc_operand, acc_evidence)
         yield self._violation(node, what, cpu_operand, cpu_evidence,
                               f"`{source_of(acc_operand)}`, on an accelerator "
                               f"({acc_evidence.describe()})", device, scope, owner)
@@ -646,14 +644,11 @@ class MixedDeviceOperands(Rule):
                 acc_evidence = self._accelerator(acc_arg, scope) if evidence is not None else None
                 if acc_evidence is None:
                     continue
-                device = acc_evidence.device
-                if device is None and isinstance(acc_arg, cst.Name):
-                    device = cst.Attribute(acc_arg, cst.Name("device"))
                 yield self._violation(
                     call, f"the call of `{source_of(call.func)}`", cpu_arg, evidence,
                     f"`{source_of(acc_arg)}`, on an accelerator ({acc_evidence.describe()}), "
                     f"which it meets in `{source_of(operation, 50)}` in `{helper.name}`",
-                    device, scope, owner)
+                    _partner_device(acc_arg, acc_evidence), scope, owner)
                 return
 
     def _call_operands(self, call: cst.Call, scope: Scope) -> List[cst.BaseExpression]:
@@ -829,6 +824,14 @@ class MixedDeviceOperands(Rule):
         if isinstance(device, cst.Name):
             return holds(owner, device)
         return False
+
+
+def _partner_device(operand, evidence: OnAccelerator):
+    """The device the fix moves the CPU operand to: the one the accelerator operand was put
+    on, else that operand's own ``.device``."""
+    if evidence.device is None and isinstance(operand, cst.Name):
+        return cst.Attribute(operand, cst.Name("device"))
+    return evidence.device
 
 
 def _making_cpu_tensors(analysis: Analysis) -> set:
