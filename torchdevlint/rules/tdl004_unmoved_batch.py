@@ -247,7 +247,9 @@ class UnmovedBatch(Rule):
         self.analysis = analysis
         self.kinds = analysis.kinds
         self.placement = analysis.placement
-        self._asked: set = set()  # loader parameters whose callers were asked
+        # loader parameter -> whether every caller passes a loader of device batches (False
+        # while the question is being answered: a recursion finds nothing there)
+        self._asked: dict = {}
         # accelerate / Lightning Fabric can hand out prepared loaders from anywhere (a helper
         # in another file); in such files only a DataLoader built right here is trusted.
         self._prepares_elsewhere = any(
@@ -283,15 +285,17 @@ class UnmovedBatch(Rule):
           ``NeighborLoader(data.to(device, 'x'), ...)``) or whose class builds or moves its
           tensors onto a device.
         """
-        if isinstance(loader, cst.Name) and (loader.value, id(scope)) not in self._asked:
+        key = (loader.value, id(scope)) if isinstance(loader, cst.Name) else None
+        if key is not None and key not in self._asked:
             # a parameter: every call (in this file, and in the project's other files) passes
             # a loader that yields device batches
-            self._asked.add((loader.value, id(scope)))
-            if self.placement.every_caller(
-                    loader.value, scope,
-                    lambda argument, site: self._yields_device_batches(argument, site.ctx.scope),
-                    ("loader",)) is not None:
-                return True
+            self._asked[key] = False
+            self._asked[key] = self.placement.every_caller(
+                loader.value, scope,
+                lambda argument, site: self._yields_device_batches(argument, site.ctx.scope),
+                ("loader",)) is not None
+        if key is not None and self._asked[key]:
+            return True  # (remembered: asked again, directly, after a recursion answered it)
         constructions = [(loader, scope)] if isinstance(loader, cst.Call) else [
             (value, value_scope) for value, value_scope, _, _ in self.placement.bindings_of(loader, scope)]
         for value, value_scope in list(constructions):
@@ -320,7 +324,8 @@ class UnmovedBatch(Rule):
                         and not self.analysis.is_cpu_device(arg.value, scope):
                     return True
                 if arg.keyword is not None and arg.keyword.value == "collate_fn" \
-                        and self._code_moves(arg.value, scope):
+                        and self._code_moves(arg.value, scope, follow_names=True):
+                    # (``collate_fn=collate``, ``collate = partial(collate_batch, device=d)``)
                     return True
             dataset = next((a.value for a in arguments if (a.keyword is None and not a.star)
                             or (a.keyword is not None and a.keyword.value in ("dataset", "data"))),
