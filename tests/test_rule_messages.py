@@ -59,7 +59,15 @@ MORE_PROGRAMS = {
                "def train(loader, device):\n    for x, y in loader:\n        x = x.to(device)\n"
                "        correct = (x.argmax(1) == y).sum()\n",
                "def train(model, loader, device, criterion):\n    for data, target in loader:\n"
-               "        output = model(data)\n        loss = criterion(output, target.to(device))\n"),
+               "        output = model(data)\n        loss = criterion(output, target.to(device))\n",
+               # through a function of the file (``CalleeSummary.meets``)
+               "def diff(a, b):\n    return a - b\n\n\ndef train(model, loader, device):\n"
+               "    model.to(device)\n    for x, y in loader:\n        out = model(x.to(device))\n"
+               "        d = diff(out, y)\n",
+               "def same(a, b):\n    return a == b\n\n\ndef train(loader, device):\n"
+               "    for x, y in loader:\n        x = x.to(device)\n        ok = same(x, y)\n",
+               "def diff(a, b):\n    return a - b\n\n\ndef train(loader, device):\n"
+               "    for x, y in loader:\n        x = x.to(device)\n        d = diff(x, y)\n"),
     "TDL011": ("import torch\n\n\ndef penalty(x, device):\n    x = x.to(device).requires_grad_()\n"
                "    out = x * 2\n    ones = torch.ones(3, 4)\n"
                "    return torch.autograd.grad(out, x, grad_outputs=ones)\n",),

@@ -354,11 +354,13 @@ def consequence_lines(path: Path, rule: str) -> set:
     """Lines where the bug a fixture's markers point at can surface.
 
     The flagged lines themselves, and the lines that read what a flagged line leaves behind:
-    the receiver of a discarded ``x.to(...)`` (still on the old device), the names a flagged
+    the receiver of a discarded ``x.to(...)`` (still on the old device; the arguments of a
+    discarded ``to_device(x, device)``), the names a flagged
     assignment binds (``device = torch.device("cuda")``, ``self.blocks = [...]``), what a loop
     takes out of those (``for block in self.blocks``), a parameter whose flagged default
     it is (``def build(device="cuda")``), and what a call of a function whose flagged line
-    returns it gives (``hidden = self.init_hidden(n)``).
+    returns it gives (``hidden = self.init_hidden(n)``), also through functions that return
+    what such a call gives.
     """
     flagged = flagged_lines(path, rule)
     tree = ast.parse(path.read_text(encoding="utf-8"))
@@ -367,6 +369,19 @@ def consequence_lines(path: Path, rule: str) -> set:
                  if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef))
                  and any(isinstance(node, ast.Return) and node.lineno in flagged
                          for node in ast.walk(function))}
+    # a function that returns what one of those gives (``return make_mask(T) == 0``)
+    grew = True
+    while grew:
+        grew = False
+        for function in ast.walk(tree):
+            if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)) and \
+                    function.name not in returning and any(
+                        isinstance(node, ast.Return) and node.value is not None and any(
+                            isinstance(call, ast.Call) and getattr(call.func, "id", None) in returning
+                            for call in ast.walk(node.value))
+                        for node in ast.walk(function)):
+                returning.add(function.name)
+                grew = True
     # a module whose forward returns it: what an instance of its class is called as
     modules = {cls.name for cls in ast.walk(tree) if isinstance(cls, ast.ClassDef) and any(
         isinstance(f, ast.FunctionDef) and f.name == "forward" and any(
@@ -384,6 +399,10 @@ def consequence_lines(path: Path, rule: str) -> set:
         if isinstance(node, ast.Expr) and node.lineno in flagged and isinstance(node.value, ast.Call) \
                 and isinstance(node.value.func, ast.Attribute):
             carriers.add(ast.unparse(node.value.func.value))
+        elif isinstance(node, ast.Expr) and node.lineno in flagged and isinstance(node.value, ast.Call):
+            # a discarded call of a function that returns a move of its argument
+            # (``to_device(x, device)``): the arguments stay where they were
+            carriers.update(ast.unparse(arg) for arg in node.value.args)
         elif isinstance(node, ast.Assign) and node.lineno in flagged:
             carriers.update(ast.unparse(target) for target in node.targets)
         elif isinstance(node, ast.arguments):

@@ -14,6 +14,7 @@ import libcst as cst
 from torchdevlint import torch_api as api
 from torchdevlint import torch_version
 from torchdevlint.analysis import kinds as K  # noqa: F401 (facade)
+from torchdevlint.analysis.callees import CalleeSummary, Callees  # noqa: F401 (facade)
 from torchdevlint.analysis.builder import (
     Builder, Collected, holds, iter_children, reads_name, walk_code,
 )
@@ -89,6 +90,7 @@ class Analysis:
         # selected rules never ask a question never pays for its answers.
         self._guards: Optional[Guards] = None
         self._placement: Optional[Placement] = None
+        self._callees: Optional[Callees] = None
         self._devices: Optional[Devices] = None
         self._grad: Optional[GradMode] = None
         self._modules: Optional[ModuleClasses] = None
@@ -114,6 +116,7 @@ class Analysis:
         cyclic garbage collector. The analysis cannot be used afterwards."""
         collected = self.collected
         self._targets = self._guards = self._placement = self._devices = self._project = None
+        self._callees = None
         self._grad = self._modules = None
         for scope in collected.scopes:
             scope.bindings = {}
@@ -383,8 +386,17 @@ class Analysis:
 
     def fed_to_model(self, info) -> list:
         """(tensor parameter, model parameter) pairs of a plain function of this file that
-        calls the one with the other's value (``Placement.fed_to_model``)."""
-        return self.placement.fed_to_model(info)
+        calls the one with the other's value (``CalleeSummary.feeds``)."""
+        return self.callee_summary(info).feeds
+
+    def callee_summary(self, info) -> CalleeSummary:
+        """What the plain function ``info`` of this file does with its parameters: returns a
+        move of one, feeds one to the call of another, makes two meet in an operation
+        (``callees.Callees``; each function walked once). Part of the placement fact."""
+        placement = self.placement
+        if self._callees is None:
+            self._callees = Callees(placement)
+        return self._callees.summary(info)
 
     def appended_to(self, name: str, scope: Scope, before: int):
         """The ``append`` calls of a list the function builds itself, as they reach the point

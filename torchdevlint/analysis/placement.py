@@ -110,7 +110,8 @@ class OnCPU:
 
 
 class _FromParameter(OnCPU):
-    """The value of a parameter, followed through a function's body by ``fed_to_model``."""
+    """The value of a parameter, followed through a function's body by the summary of what
+    the function does with its parameters (``callees.Callees``)."""
 
     __slots__ = ("name",)
 
@@ -231,11 +232,9 @@ class Placement:
         # on the first question about it
         self._walked: Dict[int, Dict[int, object]] = {}
         self._default_device: Optional[Tuple[bool, set]] = None
-        # id(function node) -> what it returns on the CPU (``returned_on_cpu``), and what its
-        # parameters feed to the call of another parameter (``fed_to_model``)
+        # id(function node) -> what it returns on the CPU (``returned_on_cpu``)
         self._returns: Dict[int, Optional[OnCPU]] = {}
         self._returning: set = set()  # (method, side) whose returns are being placed
-        self._feeds: Dict[int, List[Tuple[str, str]]] = {}
         # (parameter names, parameter) -> the top-level function of this file that copies
         # that parameter to the host before converting it (``copied_by_twin``)
         self._host_copies: Optional[Dict[Tuple[tuple, str], str]] = None
@@ -671,53 +670,6 @@ class Placement:
             if all(each):
                 found = each[0]
         self._returns[key] = found
-        return found
-
-    def fed_to_model(self, info) -> List[Tuple[str, str]]:
-        """(tensor parameter, model parameter) pairs of the plain function ``info`` whose body
-        calls the one parameter with the other's value, not moved on the way
-        (``def generate(model, idx): ... logits = model(idx[:, -n:])``): a caller that passes
-        a moved model and a CPU tensor makes them meet there (issue 28, LLMs-from-scratch's
-        ``generate(model=gpt, idx=text_to_token_ids(...))``). The walk follows each
-        parameter as ``on_cpu`` follows a CPU tensor: tensor methods, indexing and torch
-        functions keep it; a move, a reassignment from anything else, drops it."""
-        key = id(info.node)
-        known = self._feeds.get(key)
-        if known is not None:
-            return known
-        found = self._feeds[key] = []
-        scope = info.scope
-        if info.cls is not None or scope is None:
-            return found
-        parameters = [name for name, bindings in scope.bindings.items()
-                      if bindings and bindings[0].how == PARAM
-                      and bindings[0].value[0].star not in ("*", "**")]
-        # the model: a parameter never rebound, called in this body
-        callees = {name for name in parameters if len(scope.bindings[name]) == 1
-                   and self.collected.calls_by_name.get(name)}
-        if not callees:
-            return found
-        at: Dict[int, object] = {}
-        walk = _AcceleratorWalk(self, scope, at, "cpu")
-        walk.placed.update((name, _FromParameter(name)) for name in parameters)
-        body = info.node.body
-        if isinstance(body, cst.IndentedBlock):
-            walk.walk(body.body)
-        else:
-            walk._suite(body)
-        trace = _PointTrace(self, scope, at, "cpu")
-        for name in sorted(callees):
-            for site in self.collected.calls_by_name[name]:
-                if site.ctx.scope.code_owner() is not scope or \
-                        not isinstance(site.call.func, cst.Name):
-                    continue
-                for arg in site.call.args:
-                    if arg.star:
-                        continue
-                    fed = trace.device_of(arg.value)
-                    if isinstance(fed, _FromParameter) and fed.name != name and \
-                            (fed.name, name) not in found:
-                        found.append((fed.name, name))
         return found
 
     def appended_to(self, name: str, scope: Scope, before: int) -> Optional[List[CallSite]]:

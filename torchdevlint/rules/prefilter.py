@@ -123,12 +123,25 @@ MOVE_METHODS = api.MOVE_METHODS
 
 
 def move_statement_in(tree: ast.AST, source: str) -> bool:
-    """TDL001's ast prefilter: only a move that is a whole expression statement is reported;
-    ``.to(`` is in most files, such a statement in few."""
-    return any(isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call)
-               and isinstance(statement.value.func, ast.Attribute)
-               and statement.value.func.attr in MOVE_METHODS
-               for statement in ast_statements(tree))
+    """TDL001's ast prefilter: only a move that is a whole expression statement is reported,
+    or a whole-statement call of a top-level function of the file that returns a move
+    (``to_device(x, device)``: ``CalleeSummary.moves``); ``.to(`` is in most files, such a
+    statement in few."""
+    called = set()
+    for statement in ast_statements(tree):
+        if isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call):
+            func = statement.value.func
+            if isinstance(func, ast.Attribute) and func.attr in MOVE_METHODS:
+                return True
+            if isinstance(func, ast.Name):
+                called.add(func.id)
+    return bool(called) and any(
+        isinstance(node, ast.FunctionDef) and node.name in called and any(
+            isinstance(statement, ast.Return) and isinstance(statement.value, ast.Call)
+            and isinstance(statement.value.func, ast.Attribute)
+            and statement.value.func.attr in api.ACCELERATOR_MOVE_METHODS
+            for statement in ast_statements(node))
+        for node in getattr(tree, "body", ()))
 
 
 # -- the names the prefilters below look for (the rules import them from here) -----------

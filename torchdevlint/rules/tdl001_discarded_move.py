@@ -18,7 +18,8 @@ from typing import Iterator, Optional
 import libcst as cst
 
 from torchdevlint.analysis import (
-    K, Analysis, CallSite, api, dotted_name, root_name, string_value, walk_code,
+    K, Analysis, CallSite, api, argument_for_parameter, dotted_name, root_name, string_value,
+    walk_code,
 )
 from torchdevlint.findings import Finding
 from torchdevlint.fixes.context import FixContext
@@ -30,18 +31,27 @@ from torchdevlint.rules.prefilter import MOVE_METHODS, move_statement_in
 @dataclass
 class DiscardedMove(FixPlan):
     """The discarded move, and whether its receiver is an item of a batch
-    (``batch["input"]``), which the fix may assign like a name."""
+    (``batch["input"]``), which the fix may assign like a name. ``receiver``: the name a
+    discarded call of a function that returns a move of it leaves in place
+    (``normalize(x, device)``), else None (the move's own receiver)."""
 
     site: CallSite
     batch_item: bool
+    receiver: Optional[cst.BaseExpression] = None
 
     def build(self, finding: Finding, ctx: FixContext) -> Optional[Fix]:
         """``x.to(d)`` -> ``x = x.to(d)`` (see the module docstring for its safety)."""
         site = self.site
         func = site.call.func
-        if site.statement is None or not isinstance(func, cst.Attribute):
+        if self.receiver is not None:
+            receiver = self.receiver
+        elif isinstance(func, cst.Attribute):
+            receiver = func.value
+        else:
             return None
-        receiver, scope = func.value, site.ctx.scope
+        if site.statement is None:
+            return None
+        scope = site.ctx.scope
         if isinstance(receiver, cst.Name):
             name = receiver.value
             if scope.resolve(name) is not scope or name in scope.global_names \
@@ -74,6 +84,12 @@ class DiscardedTensorMove(Rule):
     annotated `torch.Tensor`, a `self` attribute the class assigns a tensor (including
     `register_buffer`), the return value of a function or method in the same file (also through
     tuple unpacking), or a closure variable bound to a tensor.
+
+    It also reports a call, as a statement, of a plain function of the same file whose every
+    `return` is a move of one of its parameters (`def to_device(t, device): return
+    t.to(device)`, also `return batch["x"].cuda()`), when the argument is such a tensor: the
+    moved copy is thrown away just the same (issue 28; the message names the function and the
+    move it returns, and `--fix` assigns the result back to a plain name).
 
     It also reports `batch["input"].cuda()` and `batch.x.to(device)` (a string key or an attribute
     of a data-loader batch) inside the loop over that loader, when the loop feeds the batch or
@@ -158,6 +174,10 @@ class DiscardedTensorMove(Rule):
     # The kind of finding (its message, as data; the report fills the fields).
     DISCARDED = Message("result of `{name}.{method}()` is discarded: Tensor.{method}() returns "
                         "a new tensor and leaves `{name}` where it was; {advice}")
+    # a call of a function of the file that returns a move of what it is given (issue 28)
+    DISCARDED_THROUGH = Message(
+        "result of `{call}` is discarded: `{function}` returns `{move}`, a new tensor, and "
+        "leaves `{name}` where it was; {advice}")
 
     code = "TDL001"
     fixable = True
@@ -206,6 +226,62 @@ class DiscardedTensorMove(Rule):
                     self.DISCARDED(name=name, method=method, advice=advice),
                     fix=DiscardedMove(site, batch_item),  # --fix rebinds the receiver
                 )
+        yield from self._discarded_through_helpers(analysis)
+
+    def _discarded_through_helpers(self, analysis: Analysis) -> Iterator[Violation]:
+        """``to_device(x, device)`` as a statement, where ``to_device`` is a plain function
+        of this file whose every return is a move of its parameter (``return t.to(device)``,
+        ``return batch["x"].cuda()``: ``CalleeSummary.moves``): the moved copy is thrown
+        away as a bare ``x.to(device)`` throws it away. Judged as a move of the argument
+        (the same receiver the function moves) would be."""
+        calls = analysis.collected.calls_by_name
+        self._made = []  # receivers written for the caller: kept alive while kinds caches them
+        for info in analysis.collected.functions:
+            if info.cls is not None or not calls.get(info.name) or not any(
+                    isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute)
+                    and value.func.attr.value in api.ACCELERATOR_MOVE_METHODS
+                    for value, _ in info.returns):
+                continue
+            for site in calls[info.name]:
+                if site.statement is None or \
+                        analysis.helper_called(site.call, site.ctx.scope) is not info:
+                    continue
+                summary = analysis.callee_summary(info)
+                for parameter, move in summary.moves.items():
+                    argument = argument_for_parameter(site.call, info, parameter)
+                    if argument is None:
+                        continue
+                    receiver = _in_caller(move.func.value, parameter, argument)
+                    if receiver is None:
+                        continue
+                    self._made.append(receiver)
+                    batch_item = _batch_item_in_use(analysis, receiver, site)
+                    if not batch_item and not _is_tensor_here(analysis, receiver, site):
+                        continue
+                    name = source_of(receiver)
+                    bare = receiver is argument and isinstance(argument, (cst.Name, cst.Attribute))
+                    call_text = source_of(site.call, 60)
+                    advice = f"assign it (`{name} = {call_text}`)" if bare else \
+                        "use the result or remove the statement"
+                    yield Violation(
+                        site.call,
+                        self.DISCARDED_THROUGH(call=call_text, function=info.name,
+                                               move=source_of(move, 60), name=name,
+                                               advice=advice),
+                        fix=DiscardedMove(site, False, argument) if bare else None)
+                    break
+
+
+def _in_caller(receiver, parameter: str, argument):
+    """The callee's ``receiver`` (``t``, ``batch["x"]``, ``self.scale``: rooted at
+    ``parameter``) as the caller's ``argument`` makes it; None for any other shape."""
+    if isinstance(receiver, cst.Name):
+        return argument if receiver.value == parameter else None
+    if isinstance(receiver, (cst.Attribute, cst.Subscript)) and \
+            isinstance(receiver.value, cst.Name) and receiver.value.value == parameter and \
+            isinstance(argument, (cst.Name, cst.Attribute)):
+        return receiver.with_changes(value=argument)
+    return None
 
 
 def _is_tensor_here(analysis: Analysis, receiver, site: CallSite) -> bool:

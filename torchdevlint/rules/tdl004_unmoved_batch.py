@@ -19,7 +19,8 @@ from typing import Dict, Iterator, List, Optional
 import libcst as cst
 
 from torchdevlint.analysis import (
-    K, Analysis, Ctx, OrderedWalk, Scope, api, dotted_name, iter_children, last_name,
+    K, Analysis, Ctx, OrderedWalk, Scope, api, argument_for_parameter, dotted_name,
+    iter_children, last_name,
     is_device_name, root_name, says_it_fails, string_value, walk_code,
 )
 from torchdevlint.findings import Finding
@@ -172,7 +173,12 @@ class UnmovedBatch(Rule):
     file that moves what it collates (itself or through a helper of the file; also passed by the
     name of its `partial`), from a dataset that was moved (PyG's `data.to(device, "x")`
     before `NeighborLoader(data, ...)`) or whose class moves its tensors, or with `**kwargs` that
-    may carry any of these. A model passed into a function as a parameter is moved when every
+    may carry any of these. A batch value passed to a function of the file is judged by what
+    the function does with it (issue 28): it calls a parameter given a moved model with it
+    (`def step(model, x): return model(x)`), hands it to a loss parameter, or compares or
+    combines it with a parameter given a value this loop put on a device
+    (`def accuracy(pred, y): return (pred == y).float().mean()`); the message names the
+    function. A model passed into a function as a parameter is moved when every
     call of the function in the file passes a moved one. In a file
     that uses `accelerate` or Lightning Fabric, only a `DataLoader(...)` built in the file counts
     as a loader (a helper elsewhere may have prepared it). When the loop moves some of its batch
@@ -194,6 +200,18 @@ class UnmovedBatch(Rule):
     LOSS_WITH_MOVED = Message(_FROM_LOADER + "is passed to `{callee}` with " + _PUT + _NOT_MOVED)
     COMPARED_WITH_MOVED = Message(_FROM_LOADER + "is compared with " + _PUT + _NOT_MOVED)
     COMBINED_WITH_MOVED = Message(_FROM_LOADER + "is combined with " + _PUT + _NOT_MOVED)
+    # the same, where a function of the file that the batch value is passed to compares or
+    # combines it (``accuracy(predictions, labels)``: ``CalleeSummary.meets``, issue 28)
+    COMPARED_IN_WITH_OUTPUT = Message(_FROM_LOADER + "is passed to `{callee}`, which compares "
+                                      "it with the output of `{model}` (on a device{on})"
+                                      + _NOT_MOVED)
+    COMBINED_IN_WITH_OUTPUT = Message(_FROM_LOADER + "is passed to `{callee}`, which combines "
+                                      "it with the output of `{model}` (on a device{on})"
+                                      + _NOT_MOVED)
+    COMPARED_IN_WITH_MOVED = Message(_FROM_LOADER + "is passed to `{callee}`, which compares it "
+                                     "with " + _PUT + _NOT_MOVED)
+    COMBINED_IN_WITH_MOVED = Message(_FROM_LOADER + "is passed to `{callee}`, which combines it "
+                                     "with " + _PUT + _NOT_MOVED)
     DERIVED_MEETS_MOVED = Message(_FROM_LOADER + "is passed to `{callee}`, whose output meets "
                                   + _PUT + _NOT_MOVED)
 
@@ -231,7 +249,9 @@ class UnmovedBatch(Rule):
         self.analysis = analysis
         self.kinds = analysis.kinds
         self.placement = analysis.placement
-        self._asked: set = set()  # loader parameters whose callers were asked
+        # loader parameter -> whether every caller passes a loader of device batches (False
+        # while the question is being answered: a recursion finds nothing there)
+        self._asked: dict = {}
         # accelerate / Lightning Fabric can hand out prepared loaders from anywhere (a helper
         # in another file); in such files only a DataLoader built right here is trusted.
         self._prepares_elsewhere = any(
@@ -267,15 +287,17 @@ class UnmovedBatch(Rule):
           ``NeighborLoader(data.to(device, 'x'), ...)``) or whose class builds or moves its
           tensors onto a device.
         """
-        if isinstance(loader, cst.Name) and (loader.value, id(scope)) not in self._asked:
+        key = (loader.value, id(scope)) if isinstance(loader, cst.Name) else None
+        if key is not None and key not in self._asked:
             # a parameter: every call (in this file, and in the project's other files) passes
             # a loader that yields device batches
-            self._asked.add((loader.value, id(scope)))
-            if self.placement.every_caller(
-                    loader.value, scope,
-                    lambda argument, site: self._yields_device_batches(argument, site.ctx.scope),
-                    ("loader",)) is not None:
-                return True
+            self._asked[key] = False
+            self._asked[key] = self.placement.every_caller(
+                loader.value, scope,
+                lambda argument, site: self._yields_device_batches(argument, site.ctx.scope),
+                ("loader",)) is not None
+        if key is not None and self._asked[key]:
+            return True  # (remembered: asked again, directly, after a recursion answered it)
         constructions = [(loader, scope)] if isinstance(loader, cst.Call) else [
             (value, value_scope) for value, value_scope, _, _ in self.placement.bindings_of(loader, scope)]
         for value, value_scope in list(constructions):
@@ -304,7 +326,8 @@ class UnmovedBatch(Rule):
                         and not self.analysis.is_cpu_device(arg.value, scope):
                     return True
                 if arg.keyword is not None and arg.keyword.value == "collate_fn" \
-                        and self._code_moves(arg.value, scope):
+                        and self._code_moves(arg.value, scope, follow_names=True):
+                    # (``collate_fn=collate``, ``collate = partial(collate_batch, device=d)``)
                     return True
             dataset = next((a.value for a in arguments if (a.keyword is None and not a.star)
                             or (a.keyword is not None and a.keyword.value in ("dataset", "data"))),
@@ -502,6 +525,8 @@ class _LoopChecker(OrderedWalk):
                 model_expr, device = partner.expr, partner.device
                 message = {"loss": rule.LOSS_WITH_MOVED, "compare": rule.COMPARED_WITH_MOVED,
                            "arith": rule.COMBINED_WITH_MOVED,
+                           "compare_in": rule.COMPARED_IN_WITH_MOVED,
+                           "arith_in": rule.COMBINED_IN_WITH_MOVED,
                            "derived": rule.DERIVED_MEETS_MOVED}[sink]
             else:
                 model_expr, device = model if model else self.model_called
@@ -510,7 +535,9 @@ class _LoopChecker(OrderedWalk):
                 by = f" (every call passes a moved model, as {by} does)" if by else ""
                 message = {"model": rule.PASSED_TO_MODEL, "loss": rule.LOSS_WITH_OUTPUT,
                            "compare": rule.COMPARED_WITH_OUTPUT,
-                           "arith": rule.COMBINED_WITH_OUTPUT}[sink]
+                           "arith": rule.COMBINED_WITH_OUTPUT,
+                           "compare_in": rule.COMPARED_IN_WITH_OUTPUT,
+                           "arith_in": rule.COMBINED_IN_WITH_OUTPUT}[sink]
             # The message proposes what --fix writes: one device expression for both.
             device_text = _device_text_at(self.scope, device, model_expr)
             moved = None if device_text is None else _moved_text(name, device_text, value.is_mapping)
@@ -698,6 +725,10 @@ class _LoopChecker(OrderedWalk):
             if partner is not None:
                 self._derived_sink([a.value for a in call.args], source_of(call.func), partner)
             return
+        helper = self.analysis.helper_called(call, self.scope)
+        if helper is not None:
+            self._helper_sink(call, helper)
+            return
         if isinstance(call.func, cst.Attribute) and call.func.attr.value in api.BINARY_TENSOR_METHODS:
             # ``pred.eq(target)``, ``outputs.sub(labels)``
             partner = self._partner_on_device([call.func.value])
@@ -705,6 +736,49 @@ class _LoopChecker(OrderedWalk):
                 for arg in call.args:
                     for name in self._unmoved(arg.value):
                         self.candidates.append((name.value, name, "compare", "", partner))
+
+    def _helper_sink(self, call: cst.Call, helper) -> None:
+        """``step(model, images)``, ``compute_loss(criterion, output, target)``,
+        ``accuracy(predictions, labels)``: a function of this file that calls one parameter
+        with another, or makes two meet (``CalleeSummary``), given a batch value for one:
+        the sink is in there, judged as if it were written here. The message names the
+        function."""
+        summary = self.analysis.callee_summary(helper)
+        placement = self.rule.placement
+
+        def argument(name):
+            return argument_for_parameter(call, helper, name)
+
+        for fed, called in summary.feeds:
+            target, value = argument(called), argument(fed)
+            if target is None or value is None:
+                continue
+            through = f"{helper.name}`, which passes it to `{source_of(target)}"
+            model = placement.moved_model(target, self.scope, self.order) \
+                if isinstance(target, (cst.Name, cst.Attribute)) else None
+            if model is not None and not self.analysis.is_loss(target, self.scope):
+                self.model_called = model
+                if placement.scatters(target, self.scope):
+                    continue
+                for name in self._unmoved(value):
+                    self.candidates.append((name.value, name, "model", through, model))
+            elif self.analysis.is_loss(target, self.scope):
+                others = [argument(other) for other, callee in summary.feeds
+                          if callee == called and other != fed]
+                partner = self._partner_on_device([o for o in others if o is not None])
+                for name in self._unmoved(value):
+                    self.candidates.append((name.value, name, "loss", through, partner))
+        for first, second, operation in summary.meets:
+            for mine, theirs in ((first, second), (second, first)):
+                value, other = argument(mine), argument(theirs)
+                if value is None or other is None:
+                    continue
+                partner = self._partner_on_device([other])
+                if partner is None:
+                    continue
+                sink = "compare_in" if isinstance(operation, cst.Comparison) else "arith_in"
+                for name in self._unmoved(value):
+                    self.candidates.append((name.value, name, sink, helper.name, partner))
 
     def _derived_sink(self, operands, callee: str, partner: "_OnDevice") -> None:
         """``output = model(data)`` with ``data`` unmoved, then ``criterion(output,

@@ -434,8 +434,7 @@ class TensorCreatedOffDevice(Rule):
         factory = self._made_by(evidence.origin, method)
         if factory is None:
             return None
-        helper = self.analysis.helper_called(evidence.origin, method.scope)
-        made_in = helper if helper is not None and _holds(helper.node, factory) else method
+        made_in = self._function_holding(factory) or method
         if not self._shaped_factory(factory, made_in):
             return None
         return factory if self._keeps(expr, factory, method, set()) else None
@@ -455,15 +454,19 @@ class TensorCreatedOffDevice(Rule):
     def _made_by(self, origin: cst.Call, method: FunctionInfo) -> Optional[cst.Call]:
         """The call that made a CPU tensor whose evidence is ``origin``: ``origin`` itself,
         or, for the call of a plain function of the file that returns it (``mask =
-        subsequent_mask(T)``, issue 28), the call in that function's body."""
-        helper = self.analysis.helper_called(origin, method.scope)
-        if helper is None:
-            return origin
-        made = self.analysis.placement.returned_on_cpu(helper)
-        if made is None or made.origin is None or \
-                self.analysis.helper_called(made.origin, helper.scope) is not None:
-            return None
-        return made.origin
+        subsequent_mask(T)``, issue 28), the call in that function's body, through functions
+        that return what another gives (``def subsequent_mask(T): return make_mask(T)``; a
+        few calls deep)."""
+        scope = method.scope
+        for _ in range(_CALLS_DEEP):
+            helper = self.analysis.helper_called(origin, scope)
+            if helper is None:
+                return origin
+            made = self.analysis.placement.returned_on_cpu(helper)
+            if made is None or made.origin is None:
+                return None
+            origin, scope = made.origin, helper.scope
+        return None
 
     def _shaped_factory(self, call: cst.Call, method: FunctionInfo) -> bool:
         """A torch factory without ``device=`` whose result has a dimension."""
@@ -643,6 +646,10 @@ class TensorCreatedOffDevice(Rule):
         if owned:
             return f"{method.self_name}.{owned[0]}.device", False
         return None, False
+
+
+# How many calls of the file's functions deep a factory is followed from ``forward``.
+_CALLS_DEEP = 4
 
 
 def _operands(node) -> list:

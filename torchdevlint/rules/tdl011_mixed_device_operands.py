@@ -144,6 +144,10 @@ class MixedDeviceOperands(Rule):
       one and a CPU tensor for the other: `generate(model=gpt, idx=text_to_token_ids(text))`
       (issue 28: they meet in there; the finding and the fix are at the call, where the
       tensor is chosen);
+    - the call of a function of the file whose body makes two of its parameters meet in one
+      of the operations above (`def add_noise(signal, noise): return signal + noise`), given
+      a tensor on an accelerator for the one and a CPU tensor for the other:
+      `add_noise(signal, torch.randn(n))` (the message names the function and the operation);
     - the pieces a list collects with `.append()` and `torch.cat`/`torch.stack` joins: a CPU
       piece and an accelerator piece appended to one list (`pieces.append(torch.zeros(0))`
       beside `pieces.append(out)`), or at one position of the tuples a list collects, joined
@@ -477,9 +481,7 @@ class MixedDeviceOperands(Rule):
         acc_operand, acc_evidence = acc
         if what is None:
             what = f"`{source_of(node.func)}()`"
-        device = acc_evidence.device
-        if device is None and isinstance(acc_operand, cst.Name):
-            device = cst.Attribute(acc_operand, cst.Name("device"))
+        device = _partner_device(acc_operand, acc_evidence)
         yield self._violation(node, what, cpu_operand, cpu_evidence,
                               f"`{source_of(acc_operand)}`, on an accelerator "
                               f"({acc_evidence.describe()})", device, scope, owner)
@@ -643,6 +645,23 @@ class MixedDeviceOperands(Rule):
                 f"`{helper.name}` calls with it (`{model_name}({tensor_name})`)",
                 device, scope, owner)
             return
+        # ``add_noise(signal, noise)`` whose body computes ``signal + noise``: the two
+        # arguments meet in there (``CalleeSummary.meets``)
+        for first, second, operation in self.analysis.callee_summary(helper).meets:
+            arguments = [argument_for_parameter(call, helper, name) for name in (first, second)]
+            if None in arguments:
+                continue
+            for cpu_arg, acc_arg in (arguments, arguments[::-1]):
+                evidence = self._cpu(cpu_arg, scope)
+                acc_evidence = self._accelerator(acc_arg, scope) if evidence is not None else None
+                if acc_evidence is None:
+                    continue
+                yield self._violation(
+                    call, f"the call of `{source_of(call.func)}`", cpu_arg, evidence,
+                    f"`{source_of(acc_arg)}`, on an accelerator ({acc_evidence.describe()}), "
+                    f"which it meets in `{source_of(operation, 50)}` in `{helper.name}`",
+                    _partner_device(acc_arg, acc_evidence), scope, owner)
+                return
 
     def _call_operands(self, call: cst.Call, scope: Scope) -> List[cst.BaseExpression]:
         func = call.func
@@ -817,6 +836,14 @@ class MixedDeviceOperands(Rule):
         if isinstance(device, cst.Name):
             return holds(owner, device)
         return False
+
+
+def _partner_device(operand, evidence: OnAccelerator):
+    """The device the fix moves the CPU operand to: the one the accelerator operand was put
+    on, else that operand's own ``.device``."""
+    if evidence.device is None and isinstance(operand, cst.Name):
+        return cst.Attribute(operand, cst.Name("device"))
+    return evidence.device
 
 
 def _making_cpu_tensors(analysis: Analysis) -> set:

@@ -1,0 +1,168 @@
+"""What a plain function of this file does with its parameters: one summary per function,
+made by one walk of its body, so that a rule judging a call can see the bug that the call and
+the function make together (issue 28: "a model and a CPU tensor that meet inside another
+function", "a factory in a helper called from forward", a move thrown away through a helper).
+
+``Callees.summary(info)`` walks the body once with each parameter as a marked value (the
+``on_cpu`` walk of ``placement``: tensor methods, indexing, arithmetic and torch functions keep
+the mark; a move, or a reassignment from anything else, drops it) and records:
+
+- ``moves``: the parameter whose move every ``return`` gives (``return batch.to(device)``,
+  ``return batch["x"].cuda()``), with the move: a caller that throws the result away has
+  moved nothing;
+- ``feeds``: (tensor parameter, parameter called with it): ``def generate(model, idx): ...
+  model(idx[:, -n:])``; a caller's arguments for the two meet in that call;
+- ``meets``: (parameter, parameter, the operation) where the values of two parameters meet
+  in arithmetic, an elementwise comparison or a torch function that needs its tensors on one
+  device (``signal + noise``, ``torch.cat([features, padding])``, ``predictions == labels``).
+
+Only plain top-level functions of the file are summarised (``Placement.helper_called``):
+a method, a nested function, a generator or a decorated function may not return or do
+what its body says to its caller.
+"""
+
+from __future__ import annotations
+
+from typing import Dict, List, Optional, Tuple
+
+import libcst as cst
+
+from torchdevlint import torch_api as api
+from torchdevlint.analysis.builder import walk_code
+from torchdevlint.analysis.model import PARAM, FunctionInfo, root_name
+from torchdevlint.analysis.placement import (
+    Placement, _AcceleratorWalk, _FromParameter, _PointTrace,
+)
+
+_ARITHMETIC = (cst.Add, cst.Subtract, cst.Multiply, cst.Divide, cst.FloorDivide, cst.Modulo,
+               cst.Power, cst.MatrixMultiply)
+_ELEMENTWISE = (cst.LessThan, cst.LessThanEqual, cst.GreaterThan, cst.GreaterThanEqual,
+                cst.Equal, cst.NotEqual)
+
+
+class CalleeSummary:
+    """What one plain function does with its parameters (see the module docstring)."""
+
+    __slots__ = ("moves", "feeds", "meets")
+
+    def __init__(self) -> None:
+        self.moves: Dict[str, cst.Call] = {}
+        self.feeds: List[Tuple[str, str]] = []
+        self.meets: List[Tuple[str, str, cst.CSTNode]] = []
+
+
+_NOTHING = CalleeSummary()
+
+
+class Callees:
+    """The summaries of the file's plain functions, each made on the first question."""
+
+    def __init__(self, placement: Placement) -> None:
+        self.placement = placement
+        self._summaries: Dict[int, CalleeSummary] = {}
+
+    def summary(self, info: FunctionInfo) -> CalleeSummary:
+        key = id(info.node)
+        known = self._summaries.get(key)
+        if known is None:
+            self._summaries[key] = _NOTHING  # (a recursive function: nothing from itself)
+            known = self._summaries[key] = self._summarize(info)
+        return known
+
+    def summary_of_call(self, call: cst.Call, scope) -> Optional[Tuple[FunctionInfo, CalleeSummary]]:
+        """The function ``call`` calls (a plain top-level function of this file) and its
+        summary, or None."""
+        info = self.placement.helper_called(call, scope)
+        if info is None:
+            return None
+        return info, self.summary(info)
+
+    def _summarize(self, info: FunctionInfo) -> CalleeSummary:
+        found = CalleeSummary()
+        scope = info.scope
+        if info.cls is not None or scope is None:
+            return found
+        parameters = [name for name, bindings in scope.bindings.items()
+                      if bindings and bindings[0].how == PARAM
+                      and bindings[0].value[0].star not in ("*", "**")]
+        if not parameters:
+            return found
+        placement = self.placement
+        at: Dict[int, object] = {}
+        walk = _AcceleratorWalk(placement, scope, at, "cpu")
+        walk.placed.update((name, _FromParameter(name)) for name in parameters)
+        body = info.node.body
+        if isinstance(body, cst.IndentedBlock):
+            walk.walk(body.body)
+        else:
+            walk._suite(body)
+        trace = _PointTrace(placement, scope, at, "cpu")
+
+        def parameter_of(expr) -> Optional[str]:
+            value = trace.device_of(expr)
+            return value.name if isinstance(value, _FromParameter) else None
+
+        never_rebound = {name for name in parameters if len(scope.bindings[name]) == 1}
+        # the move every return gives, of a parameter never rebound
+        moved = []
+        for value, ctx in info.returns:
+            receiver = value.func.value if isinstance(value, cst.Call) and \
+                isinstance(value.func, cst.Attribute) else None
+            root = root_name(receiver) if receiver is not None else None
+            if root is None or ctx.scope is not scope or root.value not in never_rebound or \
+                    not placement.device_of_move(value, scope)[0]:
+                moved = []
+                break
+            moved.append((root.value, value))
+        if moved and len({name for name, _ in moved}) == 1:
+            found.moves[moved[0][0]] = moved[0][1]
+        for node in walk_code(body):
+            if isinstance(node, cst.Call):
+                self._call(node, scope, never_rebound, parameter_of, found)
+            elif isinstance(node, cst.BinaryOperation) and isinstance(node.operator, _ARITHMETIC):
+                self._meet([node.left, node.right], node, parameter_of, found)
+            elif isinstance(node, cst.Comparison) and all(
+                    isinstance(c.operator, _ELEMENTWISE) for c in node.comparisons):
+                self._meet([node.left] + [c.comparator for c in node.comparisons], node,
+                           parameter_of, found)
+        return found
+
+    def _call(self, call: cst.Call, scope, callees, parameter_of, found: CalleeSummary) -> None:
+        func = call.func
+        if isinstance(func, cst.Name) and func.value in callees:
+            # ``model(x)``: the parameter called (never rebound) with another's value
+            for arg in call.args:
+                if arg.star:
+                    continue
+                fed = parameter_of(arg.value)
+                if fed is not None and fed != func.value and (fed, func.value) not in found.feeds:
+                    found.feeds.append((fed, func.value))
+            return
+        qualified = self.placement.kinds.qualname(func, scope)
+        if qualified is None:
+            return
+        head, _, tail = qualified.rpartition(".")
+        if not ((head == "torch" and tail in api.SAME_DEVICE_FUNCTIONS) or
+                (head == "torch.nn.functional" and tail in api.SAME_DEVICE_FUNCTIONAL)):
+            return
+        values = []
+        for arg in call.args:
+            if arg.keyword is not None or arg.star:
+                continue
+            if isinstance(arg.value, (cst.List, cst.Tuple)):
+                values += [e.value for e in arg.value.elements
+                           if not isinstance(e, cst.StarredElement)]
+            else:
+                values.append(arg.value)
+        self._meet(values, call, parameter_of, found)
+
+    @staticmethod
+    def _meet(operands, node, parameter_of, found: CalleeSummary) -> None:
+        names = []
+        for operand in operands:
+            name = parameter_of(operand)
+            if name is not None and name not in names:
+                names.append(name)
+        for i, first in enumerate(names):
+            for second in names[i + 1:]:
+                found.meets.append((first, second, node))
