@@ -403,9 +403,13 @@ def _lines_of(code: str, predicate) -> Set[int]:
     raise AssertionError("inserted code not found")
 
 
-def _merge(code: str, extra: Set[int], line: int) -> Dict[int, Set[int]]:
+def _merge(code: str, extra: Set[int], positions, statement) -> Dict[int, Set[int]]:
+    """The tagged lines of ``code``, where every line of the original ``statement`` (a
+    statement of several lines may hold several markers) also corresponds to ``extra``."""
     lines = tagged_lines(code)
-    lines[line] = lines.get(line, set()) | extra
+    span = positions[statement]
+    for line in range(span.start.line, span.end.line + 1):
+        lines[line] = lines.get(line, set()) | extra
     return lines
 
 
@@ -450,7 +454,7 @@ def temporaries(source: str, line: int) -> Variant:
     code = module.code
     extra = _lines_of(code, lambda n: isinstance(n, ast.Assign) and any(
         isinstance(t, ast.Name) and t.id == TEMP for t in n.targets))
-    return code, _merge(code, extra, line)
+    return code, _merge(code, extra, positions, statement)
 
 
 class _Free(cst.CSTVisitor):
@@ -543,7 +547,7 @@ def helper(source: str, line: int) -> Variant:
     module = _rewrite(module, statement, new_statement, [function], True, parents)
     code = module.code
     extra = _lines_of(code, lambda n: isinstance(n, ast.FunctionDef) and n.name == HELPER)
-    return code, _merge(code, extra, line)
+    return code, _merge(code, extra, positions, statement)
 
 
 # ---------------------------------------------------------------- method, attr_holder, alias
@@ -595,7 +599,7 @@ def method(source: str, line: int) -> Variant:
     new_class = klass.with_changes(body=klass.body.with_changes(body=body))
     code = cst.ensure_type(module.deep_replace(klass, new_class), cst.Module).code
     extra = _lines_of(code, lambda n: isinstance(n, ast.FunctionDef) and n.name == METHOD)
-    return code, _merge(code, extra, line)
+    return code, _merge(code, extra, positions, statement)
 
 
 def _not_in_class_body(statement, parents) -> None:
@@ -624,7 +628,7 @@ def attr_holder(source: str, line: int) -> Variant:
     code = module.code
     extra = _lines_of(code, lambda n: isinstance(n, ast.Assign) and any(
         isinstance(t, ast.Name) and t.id == HOLDER for t in n.targets))
-    return code, _merge(code, extra, line)
+    return code, _merge(code, extra, positions, statement)
 
 
 class _ReplaceName(cst.CSTTransformer):
@@ -726,7 +730,7 @@ def alias(source: str, line: int) -> Variant:
     code = module.code
     extra = _lines_of(code, lambda n: isinstance(n, ast.Assign) and any(
         isinstance(t, ast.Name) and t.id == ALIAS for t in n.targets))
-    return code, _merge(code, extra, line)
+    return code, _merge(code, extra, positions, statement)
 
 
 # ---------------------------------------------------------------- tuple
