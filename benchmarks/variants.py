@@ -997,7 +997,9 @@ WHOLE_FILE: Dict[str, Callable[[str, Set[int]], Variant]] = {
 AT_LINE: Dict[str, Callable[[str, int], Variant]] = {
     "temporaries": temporaries, "helper": helper, "method": method, "attr_holder": attr_holder,
     "alias": alias, "tuple": tuple_}
-TRANSFORMS = (*WHOLE_FILE, *AT_LINE)
+TRANSFORMS = ("rename", "into_main", "temporaries", "helper", "method", "attr_holder", "alias",
+              "tuple", "import_as", "from_import", "subclass")
+assert set(TRANSFORMS) == {*WHOLE_FILE, *AT_LINE}
 
 
 def make_variants(source: str, transform: str, marked: Set[int]) -> List[Variant]:

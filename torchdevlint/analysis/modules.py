@@ -266,10 +266,20 @@ class ModuleClasses:
         module was then."""
         return {name for name in api.MODULE_MODE_SWITCHES if name in info.methods}
 
-    def state_snapshot(self, state: ModuleState, value, self_name: Optional[str]) -> bool:
+    def state_snapshot(self, state: ModuleState, value, self_name: Optional[str],
+                       scope=None, depth: int = 0) -> bool:
         """Whether ``value`` is computed from the module's own parameters or buffers (``self.
         attention_biases[:, self.idxs]``, ``self.weight.t()``): a tensor on the device the
-        module was on when it ran, which a later ``.to()`` does not follow."""
+        module was on when it ran, which a later ``.to()`` does not follow. With the method's
+        ``scope``, a local name every assignment of which is one counts too (``ab =
+        self.attention_biases[:, self.idxs]; self.ab = ab``)."""
+        if isinstance(value, cst.Name) and scope is not None and depth < 4:
+            bindings = scope.bindings.get(value.value, ()) \
+                if scope.resolve(value.value) is scope else ()
+            return bool(bindings) and all(
+                b.how == ASSIGN and not b.path and b.value is not None
+                and self.state_snapshot(state, b.value, self_name, scope, depth + 1)
+                for b in bindings)
         while True:
             if isinstance(value, cst.Subscript):
                 value = value.value
@@ -285,28 +295,53 @@ class ModuleClasses:
     def cpu_inputs(self, info: ClassInfo) -> Set[object]:
         """The arguments of ``info``'s ``forward`` (positions after ``self`` and names) that it
         hands to a function wanting them on the CPU (``pack_padded_sequence(x, lengths)``,
-        ``torch_api.CPU_ARGUMENTS``): a caller gives them on the CPU on purpose."""
-        method = info.methods.get("forward")
+        ``torch_api.CPU_ARGUMENTS``), itself or through a method of the class it passes them
+        to (``self._pack(x, lengths)``, issue 28): a caller gives them on the CPU on purpose."""
+        method = self.kinds.find_method(info, "forward")
         if method is None or method.scope is None:
             return set()
         params = [name for name in method.param_names if name != method.self_name]
-        wanted: Set[object] = set()
+        names = self._handed_to_cpu(info, method, 0)
+        return {params.index(name) for name in names} | names
+
+    def _handed_to_cpu(self, info: ClassInfo, method, depth: int) -> Set[str]:
+        """The parameters of ``method`` (not its ``self``) that it hands to a function wanting
+        them on the CPU, or to a method of the class that does (two calls deep)."""
+        params = [name for name in method.param_names if name != method.self_name]
+        wanted: Set[str] = set()
         for node in walk_code(method.node.body, into_functions=True):
             if not isinstance(node, cst.Call):
                 continue
             where = api.CPU_ARGUMENTS.get(self.kinds.qualname(node.func, method.scope) or "")
-            if where is None:
+            if where is not None:
+                position, keyword = where
+                given = [a.value for a in node.args if a.keyword is not None
+                         and a.keyword.value == keyword]
+                positional = [a for a in node.args if a.keyword is None]
+                if not given and len(positional) > position and not any(
+                        a.star for a in positional[:position + 1]):
+                    given = [positional[position].value]
+            elif depth < 2 and isinstance(node.func, cst.Attribute) \
+                    and isinstance(node.func.value, cst.Name) \
+                    and node.func.value.value == method.self_name:
+                callee = self.kinds.find_method(info, node.func.attr.value)
+                if callee is None or callee.scope is None or callee is method:
+                    continue
+                inner = self._handed_to_cpu(info, callee, depth + 1)
+                callee_params = [n for n in callee.param_names if n != callee.self_name]
+                given = []
+                for index, arg in enumerate(node.args):
+                    if arg.star:
+                        break
+                    name = arg.keyword.value if arg.keyword is not None else (
+                        callee_params[index] if index < len(callee_params) else None)
+                    if name in inner:
+                        given.append(arg.value)
+            else:
                 continue
-            position, keyword = where
-            given = [a.value for a in node.args if a.keyword is not None
-                     and a.keyword.value == keyword]
-            positional = [a for a in node.args if a.keyword is None]
-            if not given and len(positional) > position and not any(
-                    a.star for a in positional[:position + 1]):
-                given = [positional[position].value]
             for value in given:
                 if isinstance(value, cst.Name) and value.value in params:
-                    wanted |= {params.index(value.value), value.value}
+                    wanted.add(value.value)
         return wanted
 
     def self_reads(self, info: ClassInfo) -> Dict[str, List[tuple]]:
