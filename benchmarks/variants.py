@@ -35,6 +35,51 @@ helper
     top-level statement holding it, and is replaced by the call. The helper's body also
     corresponds to the marked line. Not done for values with ``super``, ``yield``, ``await``
     or ``:=``.
+method
+    as ``helper``, but the new function is a method ``method_value(self, <free names>)`` of
+    the class, placed after the method holding the marked statement and called as
+    ``self.method_value(...)`` (a factory in a helper method, as real modules write it).
+    Applies where the statement is in an instance method (a first parameter, no
+    ``staticmethod``/``classmethod``), not in a function nested in it.
+attr_holder
+    a marked ``target.attr = <value>`` (one attribute target, a value that is not a plain
+    name) becomes ``holder_value = <value>`` on the line before and ``target.attr =
+    holder_value``: state built in a local, then stored. Both lines correspond. Not done in a
+    class body (the local would become a class attribute).
+alias
+    the first of the file's own local names (a parameter, an assigned name; not ``self``,
+    imports, top-level defs or classes) that the marked statement's value reads is bound to
+    a second name on the line before, ``alias_value = model``, and the value reads it through
+    that name (``alias_value(x)``). Both lines correspond. The name must be read whenever the
+    value is evaluated (not only in a branch of ``a if c else b`` or ``and``/``or``, a lambda
+    or a comprehension), so binding it earlier cannot fail where the original would not. Not
+    done in a class body, or where the value binds that name itself.
+tuple
+    the marked ``a = x`` and the simple assignment next to it in the same block (the one
+    after it, else the one before it; one target each, a plain name or ``name.attr``) become
+    one line ``a, b = x, y`` (``x, y = x.to(d), y.to(d)``). Values are still evaluated in
+    order, before any binding, so it applies only where the second value cannot see the
+    first assignment: it does not read the first target's name (for ``name.attr``: neither
+    ``name`` nor ``attr``, and it calls only builtins and imported names), no def or lambda
+    of the scope reads that name and no ``global``/``nonlocal`` names it; and not when the
+    second line has comments above it, or a value is a bare tuple, ``yield`` or ``:=``.
+import_as
+    the file's top-level ``import torch`` becomes ``import torch as th`` and every read of
+    ``torch`` reads ``th``. Applies where that line alone binds ``torch`` (no ``import
+    torch.nn`` without ``as``, no parameter or assignment named ``torch``) and ``th`` is free.
+from_import
+    beside the file's ``import torch``, ``from torch import A, B`` for every ``torch.A``
+    whose last name is used nowhere else in the file (and is no builtin or keyword), and
+    each such ``torch.A`` becomes ``A`` (``torch.zeros(3)`` -> ``zeros(3)``; a
+    ``torch.device`` in a file with a ``device`` variable stays). Same condition on ``torch``
+    as ``import_as``.
+subclass
+    each top-level class holding a marked line (for a negative fixture: every top-level
+    class with bases) becomes ``class NameBase(<its bases>): <its body>`` followed by
+    ``class Name(NameBase): pass``, so the behaviour is inherited from a base class of the
+    same file. Not done for decorated classes, class keywords (``metaclass=``), ``super``
+    with arguments, ``__class__``, ``__slots__``, ``__name__``/``__qualname__`` or private
+    (mangled) names in the body, or where ``NameBase`` is taken.
 
 It is a benchmark, not a gate: it exits 0 whatever the recall, 1 only when something crashed.
 """
@@ -43,7 +88,9 @@ from __future__ import annotations
 import argparse
 import ast
 import builtins
+import functools
 import json
+import keyword
 import re
 import sys
 from pathlib import Path
@@ -63,6 +110,11 @@ TAG = "vmark"
 TAG_RE = re.compile(TAG + r"(\d+)")
 TEMP = "tmp_value"
 HELPER = "helper_value"
+METHOD = "method_value"
+HOLDER = "holder_value"
+ALIAS = "alias_value"
+TORCH_ALIAS = "th"
+BASE_SUFFIX = "Base"
 WORDS = ("alpha", "bravo", "delta", "kilo", "lima", "oscar", "tango", "zulu")
 BUILTINS = frozenset(dir(builtins))
 
@@ -308,11 +360,33 @@ def into_main(source: str, marked: Set[int]) -> Variant:
 
 # ---------------------------------------------------------------- temporaries and helper
 
-def _statement_at(module: cst.Module, line: int):
-    """The simple statement line holding ``line``, with metadata; NotApplicable if none."""
-    wrapper = MetadataWrapper(module)
-    positions = wrapper.resolve(PositionProvider)
-    parents = wrapper.resolve(ParentNodeProvider)
+@functools.lru_cache(maxsize=4)
+def _prepared(source: str):
+    """The module of ``source`` with its positions, parents and names, made once for all the
+    lines a line transform visits in one file (the trees are immutable, so sharing is safe)."""
+    wrapper = MetadataWrapper(cst.parse_module(source))
+    metadata = wrapper.resolve_many([PositionProvider, ParentNodeProvider])
+    return (wrapper.module, metadata[PositionProvider], metadata[ParentNodeProvider],
+            frozenset(_names_in(wrapper.module)))
+
+
+def _names_of(source: str) -> frozenset:
+    return _prepared(source)[3]
+
+
+@functools.lru_cache(maxsize=4)
+def _own_names(source: str) -> frozenset:
+    """The names the file binds itself, below its top (locals, parameters, loop targets)."""
+    module = _prepared(source)[0]
+    bindings = _Bindings()
+    module.visit(bindings)
+    return frozenset(bindings.bound - bindings.excluded - _top_names(module) - BUILTINS)
+
+
+def _statement_at(source: str, line: int):
+    """The module of ``source`` and the simple statement line holding ``line``, with
+    metadata; NotApplicable if none."""
+    module, positions, parents, _ = _prepared(source)
     best = None
     for node, position in positions.items():
         if isinstance(node, cst.SimpleStatementLine) and position.start.line <= line <= position.end.line:
@@ -320,7 +394,7 @@ def _statement_at(module: cst.Module, line: int):
     if best is None or len(best.body) != 1 or not isinstance(
             parents[best], (cst.IndentedBlock, cst.Module)):
         raise NotApplicable("marked line is not one simple statement in a block")
-    return wrapper, best, positions, parents
+    return module, best, positions, parents
 
 
 def _rewrite(module: cst.Module, statement, new_statement, before: list, top_level: bool,
@@ -352,17 +426,20 @@ def _lines_of(code: str, predicate) -> Set[int]:
     raise AssertionError("inserted code not found")
 
 
-def _merge(code: str, extra: Set[int], line: int) -> Dict[int, Set[int]]:
+def _merge(code: str, extra: Set[int], positions, statement) -> Dict[int, Set[int]]:
+    """The tagged lines of ``code``, where every line of the original ``statement`` (a
+    statement of several lines may hold several markers) also corresponds to ``extra``."""
     lines = tagged_lines(code)
-    lines[line] = lines.get(line, set()) | extra
+    span = positions[statement]
+    for line in range(span.start.line, span.end.line + 1):
+        lines[line] = lines.get(line, set()) | extra
     return lines
 
 
 def temporaries(source: str, line: int) -> Variant:
-    module = cst.parse_module(source)
-    if TEMP in _names_in(module):
+    if TEMP in _names_of(source):
         raise NotApplicable("name taken")
-    wrapper, statement, positions, parents = _statement_at(module, line)
+    module, statement, positions, parents = _statement_at(source, line)
     candidate = None
     unsafe = (cst.Lambda, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp,
               cst.IfExp, cst.BooleanOperation)
@@ -395,12 +472,12 @@ def temporaries(source: str, line: int) -> Variant:
         raise NotApplicable("no nested or chained call on the marked line")
     assign = cst.SimpleStatementLine(body=[cst.Assign(
         targets=[cst.AssignTarget(cst.Name(TEMP))], value=candidate)])
-    module = _rewrite(wrapper.module, statement, statement.deep_replace(candidate, cst.Name(TEMP)),
+    module = _rewrite(module, statement, statement.deep_replace(candidate, cst.Name(TEMP)),
                       [assign], False, parents)
     code = module.code
     extra = _lines_of(code, lambda n: isinstance(n, ast.Assign) and any(
         isinstance(t, ast.Name) and t.id == TEMP for t in n.targets))
-    return code, _merge(code, extra, line)
+    return code, _merge(code, extra, positions, statement)
 
 
 class _Free(cst.CSTVisitor):
@@ -443,11 +520,25 @@ class _Free(cst.CSTVisitor):
             self.read.append(node.value)
 
 
-def helper(source: str, line: int) -> Variant:
-    module = cst.parse_module(source)
-    if HELPER in _names_in(module):
-        raise NotApplicable("name taken")
-    wrapper, statement, positions, parents = _statement_at(module, line)
+def _top_names(module: cst.Module) -> Set[str]:
+    """What the module binds at its top: defs, classes and imported names."""
+    top = set()
+    for node in module.body:
+        if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
+            top.add(node.name.value)
+        elif isinstance(node, cst.SimpleStatementLine):
+            for s in node.body:
+                if isinstance(s, (cst.Import, cst.ImportFrom)):
+                    bindings = _Bindings()
+                    s.visit(bindings)
+                    top |= bindings.excluded - {"self", "cls"}
+    return top
+
+
+def _extraction(module: cst.Module, statement, parents, skip: Set[str] = frozenset()):
+    """The marked statement's small statement, its value and the value's free names that a
+    new function must take as parameters (not the module's own top names, builtins or
+    ``skip``); NotApplicable where the value cannot leave its function."""
     small = statement.body[0]
     value = getattr(small, "value", None)
     if not isinstance(small, (cst.Assign, cst.AnnAssign, cst.AugAssign, cst.Return, cst.Expr)) \
@@ -457,16 +548,7 @@ def helper(source: str, line: int) -> Variant:
     value.visit(free)
     if free.forbidden:
         raise NotApplicable("value cannot leave its function")
-    top = set()
-    for node in wrapper.module.body:
-        if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
-            top.add(node.name.value)
-        elif isinstance(node, cst.SimpleStatementLine):
-            for s in node.body:
-                if isinstance(s, (cst.Import, cst.ImportFrom)):
-                    bindings = _Bindings()
-                    s.visit(bindings)
-                    top |= bindings.excluded - {"self", "cls"}
+    top = _top_names(module)
     # a name the enclosing functions bind (a parameter, a local) is theirs, not the module's
     # ``def test(weights_path)`` reads its parameter, not the fixture function of that name
     node = statement
@@ -478,7 +560,16 @@ def helper(source: str, line: int) -> Variant:
             if isinstance(node, cst.FunctionDef):
                 node.body.visit(local)
             top -= local.bound | {param.name.value for param in _all_params(node.params)}
-    params = [n for n in free.read if n not in free.bound and n not in top and n not in BUILTINS]
+    params = [n for n in free.read if n not in free.bound and n not in top
+              and n not in BUILTINS and n not in skip]
+    return small, value, params
+
+
+def helper(source: str, line: int) -> Variant:
+    if HELPER in _names_of(source):
+        raise NotApplicable("name taken")
+    module, statement, positions, parents = _statement_at(source, line)
+    small, value, params = _extraction(module, statement, parents)
     function = cst.FunctionDef(
         name=cst.Name(HELPER),
         params=cst.Parameters(params=[cst.Param(cst.Name(n)) for n in params]),
@@ -487,19 +578,462 @@ def helper(source: str, line: int) -> Variant:
     call = cst.Call(func=cst.Name(HELPER), args=[
         cst.Arg(cst.Name(n), comma=cst.MaybeSentinel.DEFAULT) for n in params])
     new_statement = statement.with_changes(body=[small.with_changes(value=call)])
-    module = _rewrite(wrapper.module, statement, new_statement, [function], True, parents)
+    module = _rewrite(module, statement, new_statement, [function], True, parents)
     code = module.code
     extra = _lines_of(code, lambda n: isinstance(n, ast.FunctionDef) and n.name == HELPER)
-    return code, _merge(code, extra, line)
+    return code, _merge(code, extra, positions, statement)
+
+
+# ---------------------------------------------------------------- method, attr_holder, alias
+
+def _enclosing(node, parents, kinds):
+    while node in parents:
+        node = parents[node]
+        if isinstance(node, kinds):
+            return node
+    return None
+
+
+def _method_of(statement, parents):
+    """(the method holding ``statement``, its class, its first parameter's name) where the
+    statement is in a plain method (first parameter, no staticmethod/classmethod) of a class;
+    NotApplicable otherwise. A statement of a function nested in the method does not count."""
+    function = _enclosing(statement, parents, (cst.FunctionDef, cst.Lambda))
+    if not isinstance(function, cst.FunctionDef):
+        raise NotApplicable("not in a function")
+    block = parents[function]
+    klass = parents.get(block)
+    if not isinstance(klass, cst.ClassDef) or not function.params.params:
+        raise NotApplicable("not in a method")
+    for decorator in function.decorators:
+        name = cst.helpers.get_full_name_for_node(decorator.decorator) or ""
+        if name.split(".")[-1] in ("staticmethod", "classmethod"):
+            raise NotApplicable("not an instance method")
+    return function, klass, function.params.params[0].name.value
+
+
+def method(source: str, line: int) -> Variant:
+    if METHOD in _names_of(source) or re.search(r"\b" + METHOD + r"\b", source):
+        raise NotApplicable("name taken")
+    module, statement, positions, parents = _statement_at(source, line)
+    function, klass, receiver = _method_of(statement, parents)
+    small, value, params = _extraction(module, statement, parents, skip={receiver})
+    new_method = cst.FunctionDef(
+        name=cst.Name(METHOD),
+        params=cst.Parameters(params=[cst.Param(cst.Name(n)) for n in [receiver, *params]]),
+        body=cst.IndentedBlock(body=[cst.SimpleStatementLine(body=[cst.Return(value=value)])]),
+        leading_lines=[cst.EmptyLine(indent=False)])
+    call = cst.Call(func=cst.Attribute(cst.Name(receiver), cst.Name(METHOD)), args=[
+        cst.Arg(cst.Name(n), comma=cst.MaybeSentinel.DEFAULT) for n in params])
+    new_function = function.deep_replace(
+        statement, statement.with_changes(body=[small.with_changes(value=call)]))
+    body = []
+    for node in klass.body.body:
+        body.extend([new_function, new_method] if node is function else [node])
+    new_class = klass.with_changes(body=klass.body.with_changes(body=body))
+    code = cst.ensure_type(module.deep_replace(klass, new_class), cst.Module).code
+    extra = _lines_of(code, lambda n: isinstance(n, ast.FunctionDef) and n.name == METHOD)
+    return code, _merge(code, extra, positions, statement)
+
+
+def _not_in_class_body(statement, parents) -> None:
+    if isinstance(parents.get(parents[statement]), cst.ClassDef):
+        raise NotApplicable("a new name in a class body would be a class attribute")
+
+
+def attr_holder(source: str, line: int) -> Variant:
+    if HOLDER in _names_of(source):
+        raise NotApplicable("name taken")
+    module, statement, positions, parents = _statement_at(source, line)
+    small = statement.body[0]
+    if not (isinstance(small, cst.Assign) and len(small.targets) == 1
+            and isinstance(small.targets[0].target, cst.Attribute)) \
+            or isinstance(small.value, cst.Name):
+        raise NotApplicable("not one attribute assigned a value")
+    _not_in_class_body(statement, parents)
+    if isinstance(small.value, cst.Tuple) and not small.value.lpar:
+        value = small.value.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+    else:
+        value = small.value
+    holder = cst.SimpleStatementLine(body=[cst.Assign(
+        targets=[cst.AssignTarget(cst.Name(HOLDER))], value=value)])
+    module = _rewrite(module, statement, statement.with_changes(
+        body=[small.with_changes(value=cst.Name(HOLDER))]), [holder], False, parents)
+    code = module.code
+    extra = _lines_of(code, lambda n: isinstance(n, ast.Assign) and any(
+        isinstance(t, ast.Name) and t.id == HOLDER for t in n.targets))
+    return code, _merge(code, extra, positions, statement)
+
+
+class _ReplaceName(cst.CSTTransformer):
+    """Every read of the name ``old`` becomes ``new`` (attributes and keywords untouched)."""
+
+    def __init__(self, old: str, new: str):
+        super().__init__()
+        self.old, self.new = old, new
+
+    def visit_Attribute(self, node):
+        return False  # only the receiver is a read: leave_Attribute renames in it
+
+    def leave_Attribute(self, original, updated):
+        return updated.with_changes(value=original.value.visit(self))
+
+    def visit_Import(self, node):
+        return False
+
+    def visit_ImportFrom(self, node):
+        return False
+
+    def visit_Arg(self, node):
+        return True
+
+    def leave_Arg(self, original, updated):
+        return updated.with_changes(keyword=original.keyword)
+
+    def leave_Name(self, original, updated):
+        return updated.with_changes(value=self.new) if original.value == self.old else updated
+
+
+def _read_unconditionally(value) -> Set[str]:
+    """The names ``value`` reads whenever it is evaluated (not only in one branch of a
+    conditional expression or ``and``/``or``, a lambda or a comprehension)."""
+    read: Set[str] = set()
+
+    class Visitor(cst.CSTVisitor):
+        def visit_Attribute(self, node):
+            node.value.visit(self)
+            return False
+
+        def visit_Arg(self, node):
+            node.value.visit(self)
+            return False
+
+        def visit_IfExp(self, node):
+            node.test.visit(self)
+            return False
+
+        def visit_BooleanOperation(self, node):
+            node.left.visit(self)
+            return False
+
+        def visit_Lambda(self, node):
+            return False
+
+        def visit_ListComp(self, node):
+            return False
+
+        def visit_SetComp(self, node):
+            return False
+
+        def visit_DictComp(self, node):
+            return False
+
+        def visit_GeneratorExp(self, node):
+            return False
+
+        def visit_Name(self, node):
+            read.add(node.value)
+
+    value.visit(Visitor())
+    return read
+
+
+def alias(source: str, line: int) -> Variant:
+    if ALIAS in _names_of(source):
+        raise NotApplicable("name taken")
+    module, statement, positions, parents = _statement_at(source, line)
+    _not_in_class_body(statement, parents)
+    small = statement.body[0]
+    value = getattr(small, "value", None)
+    if not isinstance(small, (cst.Assign, cst.AnnAssign, cst.AugAssign, cst.Return, cst.Expr)) \
+            or value is None:
+        raise NotApplicable("no value that reads a name")
+    free = _Free()
+    value.visit(free)
+    own = _own_names(source)
+    always = _read_unconditionally(value)
+    names = [n for n in free.read if n in own and n in always and n not in free.bound]
+    if not names or free.forbidden:
+        raise NotApplicable("no own name read")
+    name = names[0]
+    bind = cst.SimpleStatementLine(body=[cst.Assign(
+        targets=[cst.AssignTarget(cst.Name(ALIAS))], value=cst.Name(name))])
+    new_value = value.visit(_ReplaceName(name, ALIAS))
+    module = _rewrite(module, statement, statement.with_changes(
+        body=[small.with_changes(value=new_value)]), [bind], False, parents)
+    code = module.code
+    extra = _lines_of(code, lambda n: isinstance(n, ast.Assign) and any(
+        isinstance(t, ast.Name) and t.id == ALIAS for t in n.targets))
+    return code, _merge(code, extra, positions, statement)
+
+
+# ---------------------------------------------------------------- tuple
+
+def _single_assign(node):
+    """The ``Assign`` of a line ``target = value`` with one plain-name or ``name.attr``
+    target and a value that can stand as a tuple element; else None."""
+    if not (isinstance(node, cst.SimpleStatementLine) and len(node.body) == 1):
+        return None
+    small = node.body[0]
+    if not (isinstance(small, cst.Assign) and len(small.targets) == 1):
+        return None
+    target = small.targets[0].target
+    if not (isinstance(target, cst.Name) or (
+            isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name))):
+        return None
+    value = small.value
+    if isinstance(value, (cst.Yield, cst.NamedExpr, cst.StarredElement)) or (
+            isinstance(value, cst.Tuple) and not value.lpar):
+        return None
+    return small
+
+
+def _reads_in_nested_scopes(scope, name: str) -> bool:
+    """Whether a def or lambda inside ``scope`` (or a ``global``/``nonlocal``) names ``name``."""
+    found = False
+
+    class Visitor(cst.CSTVisitor):
+        def visit_FunctionDef(self, node):
+            nonlocal found
+            if node is not scope and name in _names_in(node):
+                found = True
+            return node is scope
+
+        def visit_Lambda(self, node):
+            nonlocal found
+            found = found or name in _names_in(node)
+            return False
+
+        def visit_Global(self, node):
+            nonlocal found
+            found = found or any(n.name.value == name for n in node.names)
+
+        def visit_Nonlocal(self, node):
+            nonlocal found
+            found = found or any(n.name.value == name for n in node.names)
+
+    scope.visit(Visitor())
+    return found
+
+
+def _calls_only_imported(value, imported: Set[str]) -> bool:
+    """Every call in ``value`` is of a builtin or of a dotted name rooted at an import (such
+    a call cannot read the program's own attributes)."""
+    ok = True
+
+    class Visitor(cst.CSTVisitor):
+        def visit_Call(self, node):
+            nonlocal ok
+            name = cst.helpers.get_full_name_for_node(node.func) or ""
+            root = name.split(".")[0]
+            if not (root in imported or (name in BUILTINS and "." not in name)):
+                ok = False
+
+    value.visit(Visitor())
+    return ok
+
+
+def tuple_(source: str, line: int) -> Variant:
+    module, statement, positions, parents = _statement_at(source, line)
+    if _single_assign(statement) is None:
+        raise NotApplicable("not one simple assignment")
+    block = parents[statement]
+    index = next(i for i, node in enumerate(block.body) if node is statement)
+    scope = _enclosing(statement, parents, (cst.FunctionDef,)) or module
+    imported = _top_names(module)
+    pairs = []
+    if index + 1 < len(block.body):
+        pairs.append((statement, block.body[index + 1]))
+    if index > 0:
+        pairs.append((block.body[index - 1], statement))
+    for first, second in pairs:
+        one, two = _single_assign(first), _single_assign(second)
+        if one is None or two is None or second.leading_lines:
+            continue
+        target = one.targets[0].target
+        head = target if isinstance(target, cst.Name) else target.value
+        code_of = cst.Module([]).code_for_node
+        if code_of(target) == code_of(two.targets[0].target):
+            continue
+        if isinstance(target, cst.Name):
+            # the second value must not see the first's new value: it must not read the
+            # name, nor may anything it calls (a closure or a global)
+            if target.value in _names_in(two.value) or _reads_in_nested_scopes(scope, target.value):
+                continue
+        elif head.value in _names_in(two.value) or target.attr.value in code_of(two.value) \
+                or not _calls_only_imported(two.value, imported):
+            continue
+        break
+    else:
+        raise NotApplicable("no adjacent simple assignment to merge")
+
+    def element(node):
+        return cst.Element(node, comma=cst.MaybeSentinel.DEFAULT)
+
+    comments = [c.value for c in (first.trailing_whitespace.comment,
+                                  second.trailing_whitespace.comment) if c is not None]
+    merged = first.with_changes(
+        body=[cst.Assign(
+            targets=[cst.AssignTarget(cst.Tuple(
+                [element(one.targets[0].target), element(two.targets[0].target)],
+                lpar=[], rpar=[]))],
+            value=cst.Tuple([element(one.value), element(two.value)], lpar=[], rpar=[]))],
+        trailing_whitespace=cst.TrailingWhitespace(
+            whitespace=cst.SimpleWhitespace("  " if comments else ""),
+            comment=cst.Comment("  ".join(comments)) if comments else None))
+    body = []
+    for node in block.body:
+        if node is first:
+            body.append(merged)
+        elif node is not second:
+            body.append(node)
+    new_block = block.with_changes(body=body)
+    module = new_block if block is module else cst.ensure_type(
+        module.deep_replace(block, new_block), cst.Module)
+    code = module.code
+    return code, tagged_lines(code)
+
+
+# ---------------------------------------------------------------- import_as, from_import
+
+def _import_torch(module: cst.Module):
+    """The module's top-level ``import torch`` line, where ``torch`` is bound by it alone."""
+    found = None
+    for node in module.body:
+        if isinstance(node, cst.SimpleStatementLine) and len(node.body) == 1 \
+                and isinstance(node.body[0], cst.Import) and len(node.body[0].names) == 1:
+            alias_ = node.body[0].names[0]
+            if alias_.asname is None and isinstance(alias_.name, cst.Name) \
+                    and alias_.name.value == "torch":
+                found = found or node
+    if found is None:
+        raise NotApplicable("no `import torch`")
+    others = 0
+
+    class Binds(cst.CSTVisitor):
+        def visit_ImportAlias(self, node):
+            nonlocal others
+            bound = node.asname.name if node.asname else node.name
+            while isinstance(bound, cst.Attribute):
+                bound = bound.value
+            others += isinstance(bound, cst.Name) and bound.value == "torch"
+
+        def visit_Param(self, node):
+            nonlocal others
+            others += node.name.value == "torch"
+
+    module.visit(Binds())
+    bindings = _Bindings()
+    module.visit(bindings)
+    if others > 1 or "torch" in bindings.bound:
+        raise NotApplicable("`torch` is bound elsewhere too")
+    return found
+
+
+def import_as(source: str, marked: Set[int]) -> Variant:
+    module = cst.parse_module(source)
+    line = _import_torch(module)
+    if TORCH_ALIAS in _names_in(module):
+        raise NotApplicable("name taken")
+    new_line = line.with_changes(body=[cst.Import(names=[cst.ImportAlias(
+        cst.Name("torch"), asname=cst.AsName(cst.Name(TORCH_ALIAS)))])])
+    body = [new_line if node is line else node.visit(_ReplaceName("torch", TORCH_ALIAS))
+            for node in module.body]
+    code = module.with_changes(body=body).code
+    return code, tagged_lines(code)
+
+
+def from_import(source: str, marked: Set[int]) -> Variant:
+    module = cst.parse_module(source)
+    line = _import_torch(module)
+    taken = _names_in(module) | BUILTINS | set(keyword.kwlist)
+    names: List[str] = []
+
+    class Collect(cst.CSTVisitor):
+        def visit_Import(self, node):
+            return False
+
+        def visit_ImportFrom(self, node):
+            return False
+
+        def visit_Attribute(self, node):
+            if isinstance(node.value, cst.Name) and node.value.value == "torch" \
+                    and node.attr.value not in taken and node.attr.value not in names:
+                names.append(node.attr.value)
+
+    module.visit(Collect())
+    if not names:
+        raise NotApplicable("no `torch.NAME` free to import")
+
+    class Replace(cst.CSTTransformer):
+        def visit_Import(self, node):
+            return False
+
+        def visit_ImportFrom(self, node):
+            return False
+
+        def leave_Attribute(self, original, updated):
+            if isinstance(updated.value, cst.Name) and updated.value.value == "torch" \
+                    and updated.attr.value in names:
+                return cst.Name(updated.attr.value, lpar=updated.lpar, rpar=updated.rpar)
+            return updated
+
+    from_line = cst.SimpleStatementLine(body=[cst.ImportFrom(
+        module=cst.Name("torch"),
+        names=[cst.ImportAlias(cst.Name(n), comma=cst.MaybeSentinel.DEFAULT) for n in names])])
+    body = []
+    for node in module.body:
+        body.extend([line, from_line] if node is line else [node.visit(Replace())])
+    code = module.with_changes(body=body).code
+    return code, tagged_lines(code)
+
+
+# ---------------------------------------------------------------- subclass
+
+def subclass(source: str, marked: Set[int]) -> Variant:
+    module = cst.parse_module(source)
+    wrapper = MetadataWrapper(module)
+    positions = wrapper.resolve(PositionProvider)
+    module = wrapper.module
+    taken = _names_in(module)
+    body, moved = [], 0
+    for node in module.body:
+        position = positions[node]
+        if not isinstance(node, cst.ClassDef) or not node.bases or node.keywords \
+                or node.decorators or (marked and not any(
+                    position.start.line <= line <= position.end.line for line in marked)):
+            body.append(node)
+            continue
+        text = cst.Module([]).code_for_node(node)
+        base = node.name.value + BASE_SUFFIX
+        if base in taken or re.search(r"\bsuper\(\s*[^)\s]", text) or "__class__" in text \
+                or "__slots__" in text or re.search(r"\b__[A-Za-z0-9]\w*(?<!__)\b", text) \
+                or re.search(r"\b(__qualname__|__name__)\b", text):
+            body.append(node)  # super(Name, self), name mangling, a class's own name
+            continue
+        body.append(node.with_changes(name=cst.Name(base)))
+        body.append(node.with_changes(
+            bases=[cst.Arg(cst.Name(base))],
+            body=cst.IndentedBlock(body=[cst.SimpleStatementLine(body=[cst.Pass()])]),
+            leading_lines=[cst.EmptyLine(), cst.EmptyLine()]))
+        moved += 1
+    if not moved:
+        raise NotApplicable("no class to split")
+    code = module.with_changes(body=body).code
+    return code, tagged_lines(code)
 
 
 # ---------------------------------------------------------------- driver
 
 WHOLE_FILE: Dict[str, Callable[[str, Set[int]], Variant]] = {
-    "rename": rename, "into_main": into_main}
+    "rename": rename, "into_main": into_main, "import_as": import_as,
+    "from_import": from_import, "subclass": subclass}
 AT_LINE: Dict[str, Callable[[str, int], Variant]] = {
-    "temporaries": temporaries, "helper": helper}
-TRANSFORMS = (*WHOLE_FILE, *AT_LINE)
+    "temporaries": temporaries, "helper": helper, "method": method, "attr_holder": attr_holder,
+    "alias": alias, "tuple": tuple_}
+TRANSFORMS = ("rename", "into_main", "temporaries", "helper", "method", "attr_holder", "alias",
+              "tuple", "import_as", "from_import", "subclass")
+assert set(TRANSFORMS) == {*WHOLE_FILE, *AT_LINE}
 
 
 def make_variants(source: str, transform: str, marked: Set[int]) -> List[Variant]:
@@ -527,11 +1061,13 @@ def _call_lines(source: str) -> List[int]:
     return sorted({n.lineno for n in ast.walk(ast.parse(source)) if isinstance(n, ast.Call)})
 
 
-def _findings(code: str, rule: str) -> List[Tuple[int, str]]:
+@functools.lru_cache(maxsize=256)
+def _findings(code: str, rule: str) -> Tuple[Tuple[int, str], ...]:
+    """The rule's findings on ``code`` (a variant two transforms make alike is linted once)."""
     result = lint_source(code, "variant.py", (RULES_BY_CODE[rule],))
     if result.error is not None:
         raise RuntimeError(result.error.message)
-    return [(f.line, f.code) for f in result.findings]
+    return tuple((f.line, f.code) for f in result.findings)
 
 
 def caught(variant: Variant, expected: Set[Tuple[int, int, str]], rule: str) -> bool:
@@ -544,6 +1080,9 @@ def caught(variant: Variant, expected: Set[Tuple[int, int, str]], rule: str) -> 
 def run(rules: List[str], transforms: List[str]) -> dict:
     table = {}
     for rule in rules:
+        negatives = [(path, path.read_text(encoding="utf-8"))
+                     for path in sorted((FIXTURES / rule / "negative").glob("*.py"))]
+        before = {path: len(_findings(source, rule)) for path, source in negatives}
         for transform in transforms:
             row = table.setdefault(f"{rule} {transform}", {
                 "rule": rule, "transform": transform, "made": 0, "caught": 0, "missed": [],
@@ -559,12 +1098,10 @@ def run(rules: List[str], transforms: List[str]) -> dict:
                         row["caught"] += 1
                     else:
                         row["missed"].append(path.name)
-            for path in sorted((FIXTURES / rule / "negative").glob("*.py")):
-                source = path.read_text(encoding="utf-8")
-                before = len(_findings(source, rule))
+            for path, source in negatives:
                 for code, _ in make_variants(source, transform, set()):
                     row["negative_variants"] += 1
-                    new = len(_findings(code, rule)) - before
+                    new = len(_findings(code, rule)) - before[path]
                     if new > 0:
                         row["new_negative_findings"] += new
                         row["negative_files"].append(path.name)

@@ -159,6 +159,14 @@ def _is_current_accelerator_call(expr) -> bool:
     return isinstance(expr, cst.Call) and last_name(expr.func) == _CURRENT_ACCELERATOR
 
 
+def _parallel(target, value) -> bool:
+    """``a, b = x, y``: a tuple or list display of as many elements as the target, neither
+    starred, so that each target receives its own element."""
+    return isinstance(value, (cst.Tuple, cst.List)) \
+        and len(value.elements) == len(target.elements) and not any(
+            isinstance(e, cst.StarredElement) for e in (*target.elements, *value.elements))
+
+
 def _is_cuda_literal(expr) -> bool:
     value = string_value(expr)
     return value is not None and value.startswith("cuda")
@@ -272,6 +280,12 @@ class Builder:
     def _bind_target(self, target, how: str, value, ctx: Ctx, value_ctx: Ctx, path=()) -> None:
         if isinstance(target, cst.Name):
             ctx.scope.add(target.value, Binding(how, value, path, value_ctx, target))
+        elif isinstance(target, (cst.Tuple, cst.List)) and how == ASSIGN and not path \
+                and _parallel(target, value):
+            # ``x, y = x.to(d), y.to(d)``, ``self.mean, self.std = torch.zeros(n), ...``: each
+            # target is bound to its own element, as two assignments would bind it (issue 28)
+            for element, part in zip(target.elements, value.elements):
+                self._bind_target(element.value, how, part.value, ctx, value_ctx)
         elif isinstance(target, (cst.Tuple, cst.List)):
             for index, element in enumerate(target.elements):
                 if isinstance(element, cst.StarredElement):

@@ -474,16 +474,18 @@ class KindInference:
 
     def _instance_call_kind(self, info: ClassInfo) -> Kind:
         if self.class_is_module(info) is not True:
-            call = self._find_method(info, "__call__")
+            call = self.find_method(info, "__call__")
             return self.return_kind(call) if call is not None else UNKNOWN
-        forward = self._find_method(info, "forward")
+        forward = self.find_method(info, "forward")
         if forward is not None:
             kind = self.return_kind(forward)
             if kind is not UNKNOWN:
                 return kind
         return TENSOR  # the output of calling a module
 
-    def _find_method(self, info: ClassInfo, name: str) -> Optional[FunctionInfo]:
+    def find_method(self, info: ClassInfo, name: str) -> Optional[FunctionInfo]:
+        """The method ``name`` an instance of ``info`` runs: its own or a base class's of this
+        file (the first in the class chain that defines it)."""
         for cls in self._class_chain(info):
             if name in cls.methods:
                 return cls.methods[name]
@@ -519,10 +521,10 @@ class KindInference:
         if receiver is ENCODING and method == "to":
             return ENCODING
         if isinstance(receiver, Instance):
-            found = self._find_method(receiver.info, method)
+            found = self.find_method(receiver.info, method)
             return self.return_kind(found) if found is not None else UNKNOWN
         if isinstance(receiver, ClassRef):
-            found = self._find_method(receiver.info, method)
+            found = self.find_method(receiver.info, method)
             return self.return_kind(found) if found is not None else UNKNOWN
         if receiver is UNKNOWN and method in api.TENSOR_ONLY_METHODS:
             return TENSOR

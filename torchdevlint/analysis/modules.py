@@ -337,10 +337,20 @@ class ModuleClasses:
         module was then."""
         return {name for name in api.MODULE_MODE_SWITCHES if name in info.methods}
 
-    def state_snapshot(self, state: ModuleState, value, self_name: Optional[str]) -> bool:
+    def state_snapshot(self, state: ModuleState, value, self_name: Optional[str],
+                       scope=None, depth: int = 0) -> bool:
         """Whether ``value`` is computed from the module's own parameters or buffers (``self.
         attention_biases[:, self.idxs]``, ``self.weight.t()``): a tensor on the device the
-        module was on when it ran, which a later ``.to()`` does not follow."""
+        module was on when it ran, which a later ``.to()`` does not follow. With the method's
+        ``scope``, a local name every assignment of which is one counts too (``ab =
+        self.attention_biases[:, self.idxs]; self.ab = ab``)."""
+        if isinstance(value, cst.Name) and scope is not None and depth < 4:
+            bindings = scope.bindings.get(value.value, ()) \
+                if scope.resolve(value.value) is scope else ()
+            return bool(bindings) and all(
+                b.how == ASSIGN and not b.path and b.value is not None
+                and self.state_snapshot(state, b.value, self_name, scope, depth + 1)
+                for b in bindings)
         while True:
             if isinstance(value, cst.Subscript):
                 value = value.value
@@ -356,54 +366,65 @@ class ModuleClasses:
     def cpu_inputs(self, info: ClassInfo) -> Set[object]:
         """The arguments of ``info``'s ``forward`` (positions after ``self`` and names) that it
         hands to a function wanting them on the CPU (``pack_padded_sequence(x, lengths)``,
-        ``torch_api.CPU_ARGUMENTS``), itself or through a plain function of the file that
-        does (issue 28): a caller gives them on the CPU on purpose."""
-        method = info.methods.get("forward")
+        ``torch_api.CPU_ARGUMENTS``), itself or through a method of the class or a plain
+        function of the file that does (``self._pack(x, lengths)``, ``pack(x, lengths)``;
+        issue 28): a caller gives them on the CPU on purpose."""
+        method = self.kinds.find_method(info, "forward")
         if method is None or method.scope is None:
             return set()
         params = [name for name in method.param_names if name != method.self_name]
-        wanted: Set[object] = set()
-        for name in self._wanted_on_cpu(method, 0):
-            if name in params:
-                wanted |= {params.index(name), name}
-        return wanted
+        names = self._handed_to_cpu(info, method, 0)
+        return {params.index(name) for name in names} | names
 
-    def _wanted_on_cpu(self, func, depth: int) -> Set[str]:
-        """The parameters of ``func`` that its body hands, unchanged, to a function wanting
-        them on the CPU, or to a plain function of the file that does (3 calls deep)."""
-        found: Set[str] = set()
+    def _handed_to_cpu(self, info: ClassInfo, func, depth: int) -> Set[str]:
+        """The parameters of ``func`` (not a method's ``self``) that its body hands, unchanged,
+        to a function wanting them on the CPU, or to a method of ``info`` or a plain function
+        of the file that does (three calls deep)."""
+        wanted: Set[str] = set()
         if func.scope is None:
-            return found
-        params = set(func.param_names)
+            return wanted
+        params = [name for name in func.param_names if name != func.self_name]
         for node in walk_code(func.node.body, into_functions=True):
             if not isinstance(node, cst.Call):
                 continue
             where = api.CPU_ARGUMENTS.get(self.kinds.qualname(node.func, func.scope) or "")
-            positional = [a for a in node.args if a.keyword is None]
-            if where is None:
-                callee = self.kinds.kind_of(node.func, func.scope) if depth < 3 else None
-                if not isinstance(callee, FuncRef) or callee.info.cls is not None \
-                        or any(a.star for a in node.args):
+            if where is not None:
+                position, keyword = where
+                given = [a.value for a in node.args if a.keyword is not None
+                         and a.keyword.value == keyword]
+                positional = [a for a in node.args if a.keyword is None]
+                if not given and len(positional) > position and not any(
+                        a.star for a in positional[:position + 1]):
+                    given = [positional[position].value]
+            else:
+                callee = self._callee_of(info, func, node.func) if depth < 3 else None
+                if callee is None or callee.scope is None or callee is func:
                     continue
-                inner = self._wanted_on_cpu(callee.info, depth + 1)
-                names = callee.info.param_names
+                inner = self._handed_to_cpu(info, callee, depth + 1)
+                callee_params = [n for n in callee.param_names if n != callee.self_name]
+                given = []
                 for index, arg in enumerate(node.args):
+                    if arg.star:
+                        break
                     name = arg.keyword.value if arg.keyword is not None else (
-                        names[index] if index < len(names) else None)
-                    if name in inner and isinstance(arg.value, cst.Name) \
-                            and arg.value.value in params:
-                        found.add(arg.value.value)
-                continue
-            position, keyword = where
-            given = [a.value for a in node.args if a.keyword is not None
-                     and a.keyword.value == keyword]
-            if not given and len(positional) > position and not any(
-                    a.star for a in positional[:position + 1]):
-                given = [positional[position].value]
+                        callee_params[index] if index < len(callee_params) else None)
+                    if name in inner:
+                        given.append(arg.value)
             for value in given:
                 if isinstance(value, cst.Name) and value.value in params:
-                    found.add(value.value)
-        return found
+                    wanted.add(value.value)
+        return wanted
+
+    def _callee_of(self, info: ClassInfo, func, callee: cst.BaseExpression):
+        """The function a call in ``func`` runs, when the file has it: a method of ``info``
+        called through ``self`` (inherited ones too), or a plain function of the file."""
+        if func.self_name is not None and isinstance(callee, cst.Attribute) \
+                and isinstance(callee.value, cst.Name) and callee.value.value == func.self_name:
+            return self.kinds.find_method(info, callee.attr.value)
+        kind = self.kinds.kind_of(callee, func.scope)
+        if isinstance(kind, FuncRef) and kind.info.cls is None:
+            return kind.info
+        return None
 
     def self_reads(self, info: ClassInfo) -> Dict[str, List[tuple]]:
         """``self.NAME`` read in the class's methods: NAME -> [(method, Attribute node)]

@@ -228,6 +228,8 @@ class Placement:
         self._bare_moves: Optional[Dict[tuple, List[tuple]]] = None
         # model keys of DataParallel/DDP wrappers, learnt while answering ``moved_model``
         self._scattering: set = set()
+        # id(scope) -> {name: the names bound to it there, ``net = model``} (``_aliases``)
+        self._alias_table: Dict[int, Dict[str, List[str]]] = {}
         # id(function node or module) -> {id(Name read): evidence}: each body walked once,
         # on the first question about it
         self._walked: Dict[int, Dict[int, object]] = {}
@@ -315,7 +317,8 @@ class Placement:
     def method_called(self, call: cst.Call, scope: Scope) -> Optional[FunctionInfo]:
         """The method of this file that ``call`` runs, whose body's ``return``s give what it
         returns (not a generator, nor decorated): ``self.NAME(...)`` in a method of a class
-        that defines ``NAME``, or a call of an instance of an ``nn.Module`` class of this file
+        that defines ``NAME`` (itself or a base class of this file: issue 28), or a call of an
+        instance of an ``nn.Module`` class of this file
         (``self.ssim(y_hat, y)`` where ``self.ssim = SSIMLoss()``), which runs its ``forward``
         (unless the class defines ``__call__``), or ``obj.NAME(...)`` on an instance of a
         class of this file that defines ``NAME`` (``model.init_hidden(n)``)."""
@@ -325,18 +328,18 @@ class Placement:
         if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) \
                 and owner is not None and owner.cls is not None \
                 and owner.self_name == func.value.value:
-            method = owner.cls.methods.get(func.attr.value)
+            method = self.kinds.find_method(owner.cls, func.attr.value)
         if method is None and isinstance(func, (cst.Name, cst.Attribute)):
             kind = self.kinds.kind_of(func, scope)
-            if isinstance(kind, K.Instance) and "__call__" not in kind.info.methods \
-                    and self.kinds.class_is_module(kind.info):
-                method = kind.info.methods.get("forward")
+            if isinstance(kind, K.Instance) and self.kinds.class_is_module(kind.info) \
+                    and self.kinds.find_method(kind.info, "__call__") is None:
+                method = self.kinds.find_method(kind.info, "forward")
         if method is None and isinstance(func, cst.Attribute):
             # ``model.init_hidden(n)`` on an instance of a class of this file (issue 28: the
             # LSTM's initial state made in a training loop and handed to the moved model)
             kind = self.kinds.kind_of(func.value, scope)
             if isinstance(kind, K.Instance):
-                method = kind.info.methods.get(func.attr.value)
+                method = self.kinds.find_method(kind.info, func.attr.value)
         if method is None or method.opaque_return or method.scope is None \
                 or method.self_name is None or not method.returns:
             return None
@@ -867,23 +870,55 @@ class Placement:
             chain_moved, chain_device = self._chain_move(value, value_scope)
             if chain_moved and not path:
                 moved, device = True, chain_device
+            elif not path and isinstance(value, (cst.Name, cst.Attribute)) and depth < 3 \
+                    and self.model_key(value, value_scope) not in (None, key):
+                # ``net = model``: the same module under a second name (issue 28)
+                found = self.moved_model(value, value_scope, before, depth + 1)
+                if found is not None:
+                    moved, device = True, device or found[1]
         for order, move_device in self._moves().get(key, ()):
             if order > since and (before is None or since < 0 or order < before):
                 moved, device = True, device or move_device
+        if not moved and isinstance(target, cst.Name) and before is None:
+            # ``net = model; net.to(device)`` moves ``model`` too: one module, two names
+            owner = scope.resolve(target.value)
+            for alias in self._aliases(owner).get(target.value, ()) if owner else ():
+                for _, move_device in self._moves().get(("name", id(owner), alias), ()):
+                    moved, device = True, device or move_device
         if not moved and not bindings and isinstance(target, cst.Name) and depth < 3:
             moved = self._moved_by_every_caller(target.value, scope, depth)
         return (target, device) if moved else None
 
-    def tensors_held(self, callee: cst.BaseExpression, scope: Scope) -> List[tuple]:
+    def _aliases(self, scope: Scope) -> Dict[str, List[str]]:
+        """name -> the names of ``scope`` that an assignment binds to it (``net = model``)."""
+        table = self._alias_table.get(id(scope))
+        if table is None:
+            table = self._alias_table[id(scope)] = {}
+            for name, bindings in scope.bindings.items():
+                for b in bindings:
+                    if b.how == ASSIGN and not b.path and isinstance(b.value, cst.Name) \
+                            and b.value.value != name:
+                        table.setdefault(b.value.value, []).append(name)
+        return table
+
+    def tensors_held(self, callee: cst.BaseExpression, scope: Scope, depth: int = 0) -> List[tuple]:
         """[(tensor expression, its scope)] that the loss module ``callee`` holds from its
         construction (``criterion = nn.CrossEntropyLoss(weight=w)``: class weights, a
-        ``pos_weight``), when every assignment of it builds a torch.nn loss class and nothing
-        moves it (``criterion.to(device)``, ``.cuda()``): calling it meets them (issue 28)."""
+        ``pos_weight``), when every assignment of it builds a torch.nn loss class (or names
+        another such loss module: ``loss_fn = criterion``) and nothing moves it
+        (``criterion.to(device)``, ``.cuda()``): calling it meets them (issue 28)."""
         if not isinstance(callee, cst.Name) or self.moved_model(callee, scope) is not None:
             return []
         bindings = self.bindings_of(callee, scope)
         held: List[tuple] = []
         for value, value_scope, path, _ in bindings:
+            if not path and isinstance(value, cst.Name) and value.value != callee.value \
+                    and depth < 3:
+                aliased = self.tensors_held(value, value_scope, depth + 1)
+                if not aliased:
+                    return []
+                held.extend(aliased)
+                continue
             if path or not isinstance(value, cst.Call):
                 return []
             qualified = self.kinds.qualname(value.func, value_scope) or ""

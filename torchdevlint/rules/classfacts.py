@@ -219,9 +219,10 @@ def _method_facts(method, lines: list) -> MethodFacts:
     for statement in ast_statements(method):
         kind = type(statement)
         if (kind is ast.Assign or kind is ast.AnnAssign) and statement.value is not None:
-            value = statement.value
-            shape = _container(value)
-            for target in (statement.targets if kind is ast.Assign else [statement.target]):
+            for target, value in _assigned_pairs(
+                    statement.targets if kind is ast.Assign else [statement.target],
+                    statement.value):
+                shape = _container(value)
                 if type(target) is ast.Attribute and type(target.value) is ast.Name \
                         and target.value.id == first:
                     stored.add(target.attr)
@@ -245,6 +246,18 @@ def _method_facts(method, lines: list) -> MethodFacts:
     return MethodFacts(method.name, first, text, stored, containers, empty, calls_factory,
                        stored_names, stored_calls, local_lists, returns_list,
                        plain - not_plain)
+
+
+def _assigned_pairs(targets, value):
+    """(target, value) of an assignment's targets; ``a, b = x, y`` (a display of as many
+    elements, none starred) gives each target its own element, as the analysis binds them."""
+    for target in targets:
+        if type(target) in (ast.Tuple, ast.List) and type(value) in (ast.Tuple, ast.List) \
+                and len(target.elts) == len(value.elts) and not any(
+                    type(e) is ast.Starred for e in (*target.elts, *value.elts)):
+            yield from zip(target.elts, value.elts)
+        else:
+            yield target, value
 
 
 def _plainly_no_tensor(value: ast.expr, given: Set[str]) -> bool:
@@ -321,7 +334,7 @@ def assigned_and_read_elsewhere(tree: ast.AST, source: str, containers: bool) ->
                 if method.stored and not names:
                     # ``self.pe = self._make_pe(n)``: a factory in a helper it calls
                     if helpers is None:
-                        helpers = {m.name for m in methods if _FACTORY_TEXT.search(m.text)}
+                        helpers = _factory_helpers(methods)
                     if helpers and attribute_mentions(method.text, method.self_name, helpers,
                                                       r"\s*\("):
                         names = method.stored
@@ -340,6 +353,18 @@ def assigned_and_read_elsewhere(tree: ast.AST, source: str, containers: bool) ->
                 if method is not reader and attribute_mentions(reader.text, reader.self_name, names):
                     return True
     return False
+
+
+def _factory_helpers(methods) -> Set[str]:
+    """The methods that name a torch factory, or call (through their receiver) a method that
+    does: ``self.tem = self.make(n)`` where ``make`` returns ``self.one_hot(n)``."""
+    helpers = {m.name for m in methods if _FACTORY_TEXT.search(m.text)}
+    while True:
+        more = {m.name for m in methods if m.name not in helpers and helpers and
+                attribute_mentions(m.text, m.self_name, helpers, r"\s*\(")}
+        if not more:
+            return helpers
+        helpers |= more
 
 
 def tensor_attribute_in(tree: ast.AST, source: str) -> bool:

@@ -266,6 +266,7 @@ class UnregisteredTensorAttribute(Rule):
     def check(self, analysis: Analysis) -> Iterator[Violation]:
         self.analysis = analysis
         self.kinds = analysis.kinds
+        self._made: Dict[int, tuple] = {}  # id(value) -> (answer, depth it was asked at)
         for state in analysis.modules_moved_only_by_to():
             if state.tensor_attributes:
                 yield from self._check_class(state)
@@ -290,7 +291,8 @@ class UnregisteredTensorAttribute(Rule):
             kept = [b for b in bindings if b not in updates]
             created = [b for b in kept if b.how == ASSIGN and (
                 self._created_on_cpu(b.value, b) if b.ctx.func.name not in switches
-                else modules.state_snapshot(state, b.value, b.ctx.func.self_name))]
+                else modules.state_snapshot(state, b.value, b.ctx.func.self_name,
+                                             b.ctx.scope))]
             if not created or any(b not in created and not _is_none(b.value) for b in kept):
                 continue
             if reads is None:
@@ -331,6 +333,18 @@ class UnregisteredTensorAttribute(Rule):
     # -- the value: a CPU tensor with at least one dimension --------------------------------
 
     def _created_on_cpu(self, value, binding: Binding, depth: int = 0) -> bool:
+        """``_made_on_cpu``, each value answered once: a chain of rebindings
+        (``y = y.unsqueeze(0)`` read through a helper method of a helper) asks the earlier
+        ones again and again. A node is read in one place, so its answer does not depend on
+        who asks; a "no" found with less depth left is no "no" for one with more."""
+        known = self._made.get(id(value))
+        if known is not None and (known[0] or known[1] <= depth):
+            return known[0]
+        answer = self._made_on_cpu(value, binding, depth)
+        self._made[id(value)] = (answer, depth)
+        return answer
+
+    def _made_on_cpu(self, value, binding: Binding, depth: int = 0) -> bool:
         """``value`` is created on the CPU by torch and is not 0-dim (a 0-dim CPU tensor
         combines with device tensors): a factory without ``device=`` whose shape has a
         dimension, and what indexing with a slice, dtype casts, reshapes, elementwise math
@@ -338,7 +352,7 @@ class UnregisteredTensorAttribute(Rule):
         with one that was combined with another tensor while the module was built stayed on
         the CPU, or that would already have failed); a local name every assignment of which
         gives one."""
-        if depth > 8:  # (each step reads an earlier binding or a helper: a chain ends)
+        if depth > 12:  # (each step reads an earlier binding or a helper: a chain ends)
             return False
         scope = binding.ctx.scope
         if isinstance(value, cst.Name):
