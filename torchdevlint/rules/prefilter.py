@@ -327,18 +327,16 @@ def _loss_holders(tree: ast.AST) -> List[str]:
         return name.endswith("Loss")
 
     held = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Assign) and builds(node.value):
+    for node in nodes_of(tree, ast.Assign):  # (the shared walk: two walks of their own were
+        if builds(node.value):               # a tenth of torch's nn/ lint)
             for target in node.targets:
                 if isinstance(target, ast.Name):
                     held.add(target.id)
                 elif isinstance(target, ast.Attribute):
                     held.add(target.attr)
-    functions = {node.name: node for node in ast.walk(tree)
-                 if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))}
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
-                and node.func.id in functions:
+    functions = {node.name: node for node in nodes_of(tree, ast.FunctionDef, ast.AsyncFunctionDef)}
+    for node in nodes_of(tree, ast.Call):
+        if isinstance(node.func, ast.Name) and node.func.id in functions:
             params = [a.arg for a in functions[node.func.id].args.args]
             for index, arg in enumerate(node.args):
                 if index < len(params) and (builds(arg) or getattr(arg, "id", None) in held):

@@ -660,14 +660,14 @@ class _LoopWalk(OrderedWalk):
         """Why a loop over anything but a data loader (``range(n)``, a list of batches, an
         iterator, ``while``) is judged, in words for the message, or None: it is not. Loops
         that sum other things are everywhere in numeric code; a loop is judged by what it does
-        (issue 28): it runs backward(), draws its batches from a data loader, or computes a
-        loss (``Analysis.loss_evidence``); else, the weaker evidence, its text names one."""
+        (issue 28): it runs backward(), computes a loss (``Analysis.loss_evidence``) or draws
+        its batches from a data loader; else, the weaker evidence, its text names one."""
         if self.backwards:
             return "it runs backward()"
-        if self.draws:
-            return "it draws its batches from a data loader"
         if self.loss is not None:
             return f"it computes a loss: {self.loss}"
+        if self.draws:
+            return "it draws its batches from a data loader"
         if names_a_loss(self.rule.code_of(self.loop)):
             return "its text names a loss"
         return None
