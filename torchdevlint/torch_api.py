@@ -357,6 +357,8 @@ LOSS_WORDS = ("loss", "criterion")
 # prefilter asks; the rule decides by the analysis. A loop that draws its batches from a
 # loader, ``next(batches)``, is in a file that names one.)
 LOOP_EVIDENCE_WORDS = ("backward", "cross_entropy", "kl_div")
+# ... and as its text calls them (``loss.backward()``, ``torch.autograd.grad(...)``, ``F.kl_div(``)
+LOOP_EVIDENCE_CALLS = (".backward(", "autograd.grad(", "cross_entropy(", "kl_div(")
 
 # Functions that load a serialized object and accept map_location, with its positional index.
 # The last names of MAP_LOCATION_FUNCTIONS: what a call must be named to be one of them.

@@ -283,11 +283,11 @@ def accumulating_loop_in(tree: ast.AST, source: str) -> bool:
             if lines is None:
                 lines = source.splitlines()
             text = "\n".join(lines[node.lineno - 1:node.end_lineno])
-            if not _may_judge(text):
+            if not names_a_loss(text) and not _calls_backward(node, text):
                 # the rule also judges a loop by the loss it computes (issue 28): a name the
                 # file binds to a loss module, or a parameter a call passes one
-                if holders is None:
-                    holders = _loss_holders(tree)
+                if holders is None:  # (a loss module's class name ends in "Loss")
+                    holders = _loss_holders(tree) if "Loss" in source else ()
                 if not any(name in text for name in holders):
                     continue
         if not any(
@@ -307,8 +307,23 @@ def accumulating_loop_in(tree: ast.AST, source: str) -> bool:
 def _may_judge(text: str) -> bool:
     """Whether a text may hold what TDL010 judges a loop over anything but a loader by: a
     loss's name, backward, a functional loss."""
-    lowered = text.lower()
-    return any(word in lowered for word in api.LOSS_WORDS + api.LOOP_EVIDENCE_WORDS)
+    return names_a_loss(text) or any(call in text for call in api.LOOP_EVIDENCE_CALLS)
+
+
+def _calls_backward(loop: ast.AST, text: str) -> bool:
+    """Whether a loop (whose lines are ``text``) calls backward (``x.backward()``,
+    ``torch.autograd.backward``, ``autograd.grad``) or a functional loss named without
+    "loss" (``F.cross_entropy``): the word first, then the calls (torch's module.py names its
+    ``_backward_hooks`` in loops that call nothing of the kind)."""
+    if not any(call in text for call in api.LOOP_EVIDENCE_CALLS):
+        return False
+    for node in ast.walk(loop):
+        if isinstance(node, ast.Call):
+            name = _last_name(node.func) or ""
+            if name in api.LOOP_EVIDENCE_WORDS or (
+                    name == "grad" and "autograd" in ast.unparse(node.func)):
+                return True
+    return False
 
 
 def _loss_holders(tree: ast.AST) -> List[str]:

@@ -563,7 +563,7 @@ class _LoopWalk(OrderedWalk):
         # the body runs backward (or hands a value with history to what may): the activations
         # are freed, the graph's nodes are not (GRAPH_NODES_KEPT)
         self.frees = False
-        self.backwards = False  # the body names backward (``autograd.grad``)
+        self.backwards = False  # the body calls backward (or ``autograd.grad``)
         self.accumulates = False  # the body has an accumulation of any kind
         self.draws = False  # the body draws batches from a data loader (``next(loader)``)
         self.loss: Optional[str] = None  # how a loss it computes with history is known
@@ -593,6 +593,9 @@ class _LoopWalk(OrderedWalk):
                 name = last_name(node.func)
                 if name in ("append", "extend", "insert"):
                     self.accumulates = True
+                elif name == "backward" or (name == "grad" and "autograd" in (
+                        dotted_name(node.func) or "")):
+                    self.backwards = True  # (a call: a name such as ``_backward_hooks`` is none)
                 elif name == "next" and isinstance(node.func, cst.Name) and node.args and \
                         self.rule.kinds.kind_of(node.args[0].value, self.scope) is K.LOADER:
                     self.draws = True
@@ -608,7 +611,7 @@ class _LoopWalk(OrderedWalk):
                 name = last_name(node) or ""
                 if "backward" in name or (name == "grad" and isinstance(node, cst.Attribute)
                                           and last_name(node.value) == "autograd"):
-                    self.frees = self.backwards = True
+                    self.frees = True
 
     def _bind(self, target) -> None:
         text = _accumulator_text(target)
