@@ -297,8 +297,8 @@ class CreateThenMove(Rule):
         tmp.to(device)``, issue 28): the same waste as the chained form, and the same fix is
         safe, for nothing else sees the CPU tensor. None otherwise."""
         scope = site.ctx.scope
-        if scope.resolve(name.value) is not scope:
-            return None
+        if site.statement is not None or scope.resolve(name.value) is not scope:
+            return None  # (``tmp.cuda()`` as a statement moves nothing: TDL001's)
         bindings = scope.bindings.get(name.value, ())
         if len(bindings) != 1 or bindings[0].how != ASSIGN or bindings[0].path \
                 or not isinstance(bindings[0].value, cst.Call) or bindings[0].order > site.order \
