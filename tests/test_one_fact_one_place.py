@@ -121,6 +121,58 @@ def test_is_loss_follows_self_attributes_for_every_rule():
     assert finding.fix.safe  # a loss is a tensor: .detach() is safe on it
 
 
+def test_is_loss_decides_by_provenance_before_names_and_says_which():
+    # issue 28: a loss was what its name said (``criterion``, ``loss_fn``); renaming the file's
+    # own names (``criterion`` -> ``alpha_1``) silenced TDL010. Provenance first: a torch.nn
+    # loss module built in place, bound to a name, given to a parameter by every call of its
+    # function, a class of the file deriving from one; names only where provenance is silent
+    source = """
+        import torch.nn as nn
+        import torch.nn.functional as F
+        class Focal(nn.modules.loss._Loss):
+            pass
+        def run(alpha_1, bravo_2, x, y):
+            alpha_1(x, y)
+            bravo_2(x, y)
+            crit = Focal()
+            crit(x, y)
+            F.cross_entropy(x, y)
+            criterion(x, y)
+            other(x, y)
+        run(nn.CrossEntropyLoss(), nn.Linear(2, 2), None, None)
+    """
+    analysis = analysis_of(source)
+    run = next(info for info in analysis.collected.functions if info.name == "run")
+    calls = [line.body[0].value for line in run.node.body.body
+             if isinstance(line.body[0], cst.Expr)]
+    assert [analysis.loss_evidence(call.func, run.scope) for call in calls] == [
+        "`alpha_1` is given a loss by every call of `run`", None,
+        "`crit` is a `Focal`, a loss class", "a torch.nn.functional loss",
+        "`criterion` is named like a loss", None]
+
+
+def test_a_parameter_takes_the_kind_every_call_passes():
+    # issue 28: ``def train(model, loader)`` was a loop over a loader by the parameter's name;
+    # a parameter is now what every call of its function in the file passes (loaders, modules,
+    # devices; not tensors, whose devices the placement follows)
+    source = """
+        import torch
+        from torch.utils.data import DataLoader
+        def work(a, b, c, d, e):
+            pass
+        def one(a, b, c, d, e):
+            pass
+        work(DataLoader(ds), torch.nn.Linear(2, 2), torch.device("cuda"), torch.zeros(2), 3)
+        one(DataLoader(ds), torch.nn.Linear(2, 2), torch.device("cuda"), torch.zeros(2), 3)
+        one(DataLoader(ds), [], torch.device("cpu"), torch.zeros(2), 3)
+    """
+    analysis = analysis_of(source)
+    kinds = {info.name: [repr(analysis.kinds.name_kind(name, info.scope))
+                         for name in info.param_names] for info in analysis.collected.functions}
+    assert kinds == {"work": ["LOADER", "MODULE", "DEVICE", "UNKNOWN", "UNKNOWN"],
+                     "one": ["LOADER", "UNKNOWN", "DEVICE", "UNKNOWN", "UNKNOWN"]}
+
+
 # -- is this a loop over a data loader ------------------------------------------------------
 
 def test_loader_paths_is_one_answer_for_tdl004_tdl010_and_tdl011():

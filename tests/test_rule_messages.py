@@ -71,7 +71,9 @@ MORE_PROGRAMS = {
     "TDL011": ("import torch\n\n\ndef penalty(x, device):\n    x = x.to(device).requires_grad_()\n"
                "    out = x * 2\n    ones = torch.ones(3, 4)\n"
                "    return torch.autograd.grad(out, x, grad_outputs=ones)\n",),
-    "TDL009": ("import torch\nz = torch.arange(3, dtype=torch.int64).to(\"cuda\", torch.float32)\n",),
+    "TDL009": ("import torch\nz = torch.arange(3, dtype=torch.int64).to(\"cuda\", torch.float32)\n",
+               "import torch\n\n\ndef f(device):\n    counts = torch.zeros(4, dtype=torch.int64)\n"
+               "    return counts.to(device, torch.float32)\n"),
 }
 FOUND = None
 

@@ -352,6 +352,13 @@ TRANSPARENT_ITER_WRAPPERS = frozenset(
 # judged only where it names a loss (``total += loss``, ``criterion(out, y)``); loops that sum
 # other things are everywhere in numeric code (torch's own sources).
 LOSS_WORDS = ("loss", "criterion")
+# What else such a loop's text holds where TDL010 judges it by what it does (issue 28): it runs
+# backward, or computes a functional loss whose name has no "loss" in it. (TDL010's ast
+# prefilter asks; the rule decides by the analysis. A loop that draws its batches from a
+# loader, ``next(batches)``, is in a file that names one.)
+LOOP_EVIDENCE_WORDS = ("backward", "cross_entropy", "kl_div")
+# ... and as its text calls them (``loss.backward()``, ``torch.autograd.grad(...)``, ``F.kl_div(``)
+LOOP_EVIDENCE_CALLS = (".backward(", "autograd.grad(", "cross_entropy(", "kl_div(")
 
 # Functions that load a serialized object and accept map_location, with its positional index.
 # The last names of MAP_LOCATION_FUNCTIONS: what a call must be named to be one of them.

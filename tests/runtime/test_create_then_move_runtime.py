@@ -80,16 +80,30 @@ def assert_same(flagged, fixed, values: bool = True) -> None:
 
 
 def flagged_statements(path: Path) -> list:
-    """(first, last) line of each statement that carries a TDL009 marker."""
+    """(first, last) line of each statement that carries a TDL009 marker; a marked
+    ``name = factory(...)`` runs to the next statement when that one moves ``name`` (the
+    factory's result bound to a name whose only use is the move, issue 28)."""
     lines = {line for line, _, code in expected_findings(path) if code == "TDL009"}
     tree = ast.parse(path.read_text(encoding="utf-8"))
     spans = []
     for node in ast.walk(tree):
-        if isinstance(node, ast.stmt) and not isinstance(
-                node, (ast.FunctionDef, ast.If, ast.For, ast.While, ast.With, ast.ClassDef)):
-            if any(node.lineno <= line <= node.end_lineno for line in lines):
-                spans.append((node.lineno, node.end_lineno))
-    return spans
+        for body in (getattr(node, "body", None), getattr(node, "orelse", None)):
+            if not isinstance(body, list):
+                continue
+            for index, statement in enumerate(body):
+                if isinstance(statement, (ast.FunctionDef, ast.If, ast.For, ast.While, ast.With,
+                                          ast.ClassDef)) or not any(
+                        statement.lineno <= line <= statement.end_lineno for line in lines):
+                    continue
+                last = statement.end_lineno
+                following = body[index + 1] if index + 1 < len(body) else None
+                if isinstance(statement, ast.Assign) and isinstance(statement.targets[0], ast.Name) \
+                        and following is not None and any(
+                            isinstance(n, ast.Name) and n.id == statement.targets[0].id
+                            for n in ast.walk(following)):
+                    last = following.end_lineno
+                spans.append((statement.lineno, last))
+    return sorted(spans)
 
 
 def made_in(made, span, device: str = None, op: str = None) -> list:

@@ -85,7 +85,7 @@ class Analysis:
         # the project's other files, ``torchdevlint.project_index``) is found by.
         self.path: Optional[str] = None
         self._project = None  # the ProjectView, looked up on first use (False: none)
-        self._kinds = KindInference()  # lazy inside: a file nobody asks pays nothing
+        self._kinds = KindInference(self.collected)  # lazy inside: a file nobody asks pays nothing
         # The fact providers behind this facade, each built on first use: a file whose
         # selected rules never ask a question never pays for its answers.
         self._guards: Optional[Guards] = None
@@ -144,32 +144,74 @@ class Analysis:
     def kind_of(self, expr: cst.BaseExpression, scope: Scope):
         return self.kinds.kind_of(expr, scope)
 
-    def loss_by_its_name(self, func: cst.BaseExpression, scope: Scope) -> Optional[bool]:
-        """Whether calling ``func`` computes a loss, where its name decides: a torch.nn loss
-        constructed in place (``nn.CrossEntropyLoss()(out, y)``), a torch.nn.functional loss
-        (any other qualified name: no), a criterion's name (yes). None: the name does not
-        tell, what the name is bound to may (``is_loss`` reads it)."""
+    def is_loss(self, func: cst.BaseExpression, scope: Scope) -> bool:
+        """Whether calling ``func`` computes a loss (``loss_evidence``)."""
+        return self.loss_evidence(func, scope) is not None
+
+    def loss_evidence(self, func: cst.BaseExpression, scope: Scope, depth: int = 0) -> Optional[str]:
+        """How the analysis knows that calling ``func`` computes a loss, in words for a
+        message, or None. By provenance first (issue 28): a torch.nn loss class, built in
+        place (``nn.CrossEntropyLoss()(out, y)``) or a module of one (a class of this file
+        deriving from one, or from ``_Loss``), a torch.nn.functional loss function, a name or
+        ``self`` attribute every assignment of which builds such a module, a parameter every
+        call of the function passes one; then, where provenance says nothing, by its name
+        (``criterion``, ``loss_fn``)."""
         if isinstance(func, cst.Call):
-            return api.is_loss_class(self.qualname(func.func, scope) or "")
+            return "a torch.nn loss" if self._builds_a_loss(func, scope) else None
         qualified = self.qualname(func, scope)
         if qualified is not None:
-            return qualified.startswith("torch.nn.functional.") and \
-                qualified.rpartition(".")[2] in api.LOSS_FUNCTIONS
+            return "a torch.nn.functional loss" if (
+                qualified.startswith("torch.nn.functional.")
+                and qualified.rpartition(".")[2] in api.LOSS_FUNCTIONS) else None
         name = last_name(func)
         if name is None:
-            return False
-        return True if api.is_criterion_name(name) else None
+            return None
+        kind = self.kinds.kind_of(func, scope)
+        if isinstance(kind, K.Instance) and self._class_is_loss(kind.info):
+            return f"`{name}` is a `{kind.info.name}`, a loss class"
+        assigned = assignments_of(func, scope, self.kinds)
+        if any(not path and self._builds_a_loss(value, value_scope)
+               for value, value_scope, path, _ in assigned):
+            return f"`{name}` is a torch.nn loss"
+        if isinstance(func, cst.Name) and not assigned and depth < 3:
+            passed, function = self._passed_to_parameter(func.value, scope)
+            if passed and all(self.loss_evidence(argument, site.ctx.scope, depth + 1) is not None
+                              for argument, site in passed):
+                return f"`{name}` is given a loss by every call of `{function}`"
+        return f"`{name}` is named like a loss" if api.is_criterion_name(name) else None
 
-    def is_loss(self, func: cst.BaseExpression, scope: Scope) -> bool:
-        """Whether calling ``func`` computes a loss: by its name (``loss_by_its_name``), else
-        by what the name or ``self`` attribute is assigned: a torch.nn loss module
-        (``self.loss = nn.MSELoss()``, then ``self.loss(out, y)``)."""
-        verdict = self.loss_by_its_name(func, scope)
-        if verdict is not None:
-            return verdict
-        return any(isinstance(value, cst.Call) and not path
-                   and api.is_loss_class(self.qualname(value.func, value_scope) or "")
-                   for value, value_scope, path, _ in assignments_of(func, scope, self.kinds))
+    def _builds_a_loss(self, value, scope: Scope) -> bool:
+        """``nn.MSELoss()``, ``nn.MSELoss().to(device)``, ``FocalLoss(gamma=2)`` (a class of
+        this file deriving from a loss class)."""
+        while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) \
+                and value.func.attr.value in api.MODULE_SELF_METHODS:
+            value = value.func.value  # ``.to(device)``, ``.cuda()`` return the module
+        if not isinstance(value, cst.Call):
+            return False
+        if api.is_loss_class(self.qualname(value.func, scope) or ""):
+            return True
+        kind = self.kinds.kind_of(value.func, scope)
+        return isinstance(kind, K.ClassRef) and self._class_is_loss(kind.info)
+
+    def _class_is_loss(self, info: ClassInfo) -> bool:
+        """A class of this file deriving (through classes of this file) from a torch.nn loss
+        class or from ``torch.nn.modules.loss._Loss``."""
+        for cls in self.kinds.class_chain(info):
+            for base in cls.bases:
+                if api.is_loss_class(self.qualname(base, cls.ctx.scope) or ""):
+                    return True
+        return False
+
+    def _passed_to_parameter(self, name: str, scope: Scope):
+        """([(argument, call site)], the function's name) for a parameter of a plain function
+        (``kinds.caller_arguments``); (None, "") for any other name."""
+        owner = scope.resolve(name)
+        if owner is None or owner.func is None or owner.kind != "function":
+            return None, ""
+        bindings = owner.bindings.get(name, ())
+        if len(bindings) != 1 or bindings[0].how != PARAM:
+            return None, ""
+        return self.kinds.caller_arguments(bindings[0]), owner.func.name
 
     def loader_paths(self, iterable: cst.BaseExpression, scope: Scope) -> List[tuple]:
         """What a ``for`` loop over ``iterable`` takes from data loaders: (path into the loop

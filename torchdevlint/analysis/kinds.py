@@ -146,8 +146,17 @@ def combine(kinds) -> Kind:
     return result if result is not None else UNKNOWN
 
 
+# The kinds a parameter takes from the arguments every call of its function passes (issue 28:
+# ``def evaluate(a, b, c)`` called as ``evaluate(model, DataLoader(...), nn.MSELoss())`` is known
+# by what it is given, not by its parameters' names). Tensors are left to the placement, whose
+# walk follows values across calls with their devices.
+_FROM_CALLERS = (LOADER, DATASET, MODULE, PRETRAINED, DEVICE)
+
+
 class KindInference:
-    def __init__(self) -> None:
+    def __init__(self, collected=None) -> None:
+        # the traversal's call sites, for the kinds of parameters (``caller_arguments``)
+        self._collected = collected
         self._expr_memo: Dict[int, Kind] = {}
         self._name_memo: Dict[Tuple[int, str], Kind] = {}
         self._return_memo: Dict[int, Kind] = {}
@@ -218,7 +227,35 @@ class KindInference:
             return Instance(func.cls)
         if param.annotation is not None:
             return self.annotation_kind(param.annotation.annotation, binding.ctx.scope)
+        passed = self.caller_arguments(binding)
+        if passed:
+            kind = combine(self.kind_of(argument, site.ctx.scope) for argument, site in passed)
+            if kind in _FROM_CALLERS or (isinstance(kind, Instance)
+                                         and self.class_is_module(kind.info) is True):
+                return kind
         return UNKNOWN
+
+    def caller_arguments(self, binding: Binding):
+        """[(argument, call site)]: what each call of this file passes for the parameter of
+        ``binding``, a plain function's (not a method's, not ``*args``), by position or
+        keyword; [] when no call of this file calls it; None when a call passes nothing for it
+        (its default, or ``*args``), or some of its calls were analysed apart."""
+        param, func, index = binding.value
+        if self._collected is None or func is None or func.cls is not None \
+                or param.star in ("*", "**") or func.name in self._collected.unseen_call_names:
+            return None
+        position = positional_index(func, index)
+        name = param.name.value
+        found = []
+        for site in self._collected.calls_by_name.get(func.name, ()):
+            callee = self.kind_of(site.call.func, site.ctx.scope)
+            if not (isinstance(callee, FuncRef) and callee.info is func):
+                continue
+            argument = argument_passed(site.call, name, position)
+            if argument is None:
+                return None
+            found.append((argument, site))
+        return found
 
     def annotation_kind(self, annotation: cst.BaseExpression, scope: Scope) -> Kind:
         text = string_value(annotation)
@@ -376,7 +413,7 @@ class KindInference:
             return kind
         self._attr_memo[key] = _PENDING
         kind = UNKNOWN
-        for cls in self._class_chain(info):
+        for cls in self.class_chain(info):
             bindings = cls.attributes.get(attr)
             if bindings:
                 kind = combine(self.kind_of(b.value, b.ctx.scope) for b in bindings)
@@ -395,7 +432,7 @@ class KindInference:
         self._attr_memo[key] = kind
         return kind
 
-    def _class_chain(self, info: ClassInfo):
+    def class_chain(self, info: ClassInfo):
         """The class and its base classes defined in this file (method resolution, roughly)."""
         seen = set()
         todo = [info]
@@ -486,7 +523,7 @@ class KindInference:
     def find_method(self, info: ClassInfo, name: str) -> Optional[FunctionInfo]:
         """The method ``name`` an instance of ``info`` runs: its own or a base class's of this
         file (the first in the class chain that defines it)."""
-        for cls in self._class_chain(info):
+        for cls in self.class_chain(info):
             if name in cls.methods:
                 return cls.methods[name]
         return None
@@ -690,3 +727,22 @@ class KindInference:
     def is_module(self, kind: Kind) -> bool:
         return kind in MODULE_LIKE or (isinstance(kind, Instance)
                                        and self.class_is_module(kind.info) is True)
+
+
+def argument_passed(call: cst.Call, name: str, index: int) -> Optional[cst.BaseExpression]:
+    """The expression ``call`` passes for the parameter ``name`` (at position ``index``; -1:
+    keyword only), or None (not passed, or ``*args`` / ``**kwargs`` spread)."""
+    if any(arg.star for arg in call.args):
+        return None
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == name:
+            return arg.value
+    positional = [arg.value for arg in call.args if arg.keyword is None]
+    return positional[index] if 0 <= index < len(positional) else None
+
+
+def positional_index(function, index: int) -> int:
+    """The position a call passes the ``index``-th parameter of ``function`` at, or -1 for
+    one passed by keyword alone (after ``*`` or ``*args``)."""
+    params = function.node.params
+    return index if index < len(params.posonly_params) + len(params.params) else -1

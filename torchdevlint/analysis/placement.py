@@ -985,21 +985,14 @@ class Placement:
         bindings = owner.bindings[name]
         if len(bindings) != 1 or bindings[0].how != PARAM:
             return None
-        param, func, index = bindings[0].value
-        if func is None or func.cls is not None or param.star in ("*", "**"):
-            return None  # methods and *args: call sites are not matched reliably
-        if func.name in self.collected.unseen_call_names:
-            return None  # some callers were analysed apart (a huge literal table)
-        index = _positional_index(func, index)
-        callers = 0
-        for site in self.collected.calls_by_name.get(func.name, ()):
-            callee = self.kinds.kind_of(site.call.func, site.ctx.scope)
-            if not (isinstance(callee, K.FuncRef) and callee.info is func):
-                continue
-            argument = _argument_for(site.call, name, index)
-            if argument is None or not passes(argument, site):
-                return None
-            callers += 1
+        # (methods and *args: call sites are not matched reliably; some callers analysed
+        # apart, in a huge literal table: not all seen)
+        passed = self.kinds.caller_arguments(bindings[0])
+        if passed is None or not all(passes(argument, site) for argument, site in passed):
+            return None
+        callers = len(passed)
+        _, func, index = bindings[0].value
+        index = K.positional_index(func, index)
         where = ""
         project = self._project() if func.ctx.scope.kind == "module" else None
         if project is not None:
@@ -1139,22 +1132,6 @@ def argument_for_parameter(call: cst.Call, function, name: str):
     passes nothing for it or spreads ``*args`` / ``**kwargs``."""
     if name not in function.param_names:
         return None
-    return _argument_for(call, name, _positional_index(function, function.param_names.index(name)))
+    return K.argument_passed(call, name, K.positional_index(function, function.param_names.index(name)))
 
 
-def _positional_index(function, index: int) -> int:
-    """The position a call passes the ``index``-th parameter of ``function`` at, or -1 for
-    one passed by keyword alone (after ``*`` or ``*args``)."""
-    params = function.node.params
-    return index if index < len(params.posonly_params) + len(params.params) else -1
-
-
-def _argument_for(call: cst.Call, name: str, index: int):
-    """The expression a call passes for parameter ``name`` (at position ``index``)."""
-    if any(arg.star for arg in call.args):
-        return None
-    for arg in call.args:
-        if arg.keyword is not None and arg.keyword.value == name:
-            return arg.value
-    positional = [arg.value for arg in call.args if arg.keyword is None]
-    return positional[index] if 0 <= index < len(positional) else None

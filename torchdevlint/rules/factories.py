@@ -70,21 +70,24 @@ def same_tensor(tail: str, factory: cst.Call, with_dtype: bool) -> bool:
 
 
 def into_factory(ctx: FixContext, factory: cst.Call, move: cst.Call,
-                 arguments: Tuple[Tuple[str, str], ...]) -> Optional[Tuple[Edit, ...]]:
+                 arguments: Tuple[Tuple[str, str], ...],
+                 receiver: Optional[cst.BaseExpression] = None) -> Optional[Tuple[Edit, ...]]:
     """Edits that add ``name=text`` for each of ``arguments`` to ``factory``'s arguments and
-    remove the ``.to(...)`` / ``.cuda()`` call ``move`` made on its result; None where that
-    would lose a comment."""
-    factory_start, factory_end = ctx.span(factory)
-    move_start, move_end = ctx.span(move)
+    remove the ``.to(...)`` / ``.cuda()`` call ``move`` made on its result (or on
+    ``receiver``, a name the result was bound to: ``tmp = torch.zeros(3)`` ...
+    ``tmp.to(d)``); None where that would lose a comment."""
+    factory_end = ctx.span(factory)[1]
+    removed_from = factory_end if receiver is None else ctx.span(receiver)[1]
+    move_end = ctx.span(move)[1]
     # ``(torch.zeros(3).to(d))``: the move's own parentheses stay
     move_end -= sum(len(ctx.text(paren)) for paren in move.rpar)
-    removed = ctx.source[factory_end:move_end]
+    removed = ctx.source[removed_from:move_end]
     if "#" in removed or not removed.lstrip().startswith("."):
         return None
     added = with_arguments(ctx, factory, arguments)
     if added is None:
         return None
-    return (added, Edit(factory_end, move_end, ""))
+    return (added, Edit(removed_from, move_end, ""))
 
 
 def with_arguments(ctx: FixContext, factory: cst.Call,

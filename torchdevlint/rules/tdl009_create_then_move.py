@@ -6,7 +6,9 @@ no host-to-device copy.
 Reported: ``.to(D)`` / ``.to(D, dtype)`` / ``.to(device=D, dtype=T)`` (plus ``non_blocking``,
 ``copy``, ``memory_format``) and ``.cuda(...)`` called directly on a factory that generates its
 values (``zeros ones empty full eye arange linspace logspace rand randn randint randperm``,
-see ``rules/factories.py``) without ``device=``. ``D`` must name a device: a string, an int,
+see ``rules/factories.py``) without ``device=``, or on a local name bound once to such a
+factory's result under the same tests whose only use is the move (issue 28; reported on the
+factory). ``D`` must name a device: a string, an int,
 ``torch.device(...)``, ``x.device``, a device-named variable (``device``, ``self.device``,
 ``args.device``), ``device=``, or a value the analysis knows is a device; and
 ``analysis.placement.device_of_move`` must call it a move (not a dtype, not the CPU, not another
@@ -35,7 +37,8 @@ from typing import Iterator, Optional, Tuple
 import libcst as cst
 
 from torchdevlint.analysis import (
-    K, Analysis, CallSite, Scope, api, is_device_name, keyword_value, string_value,
+    ASSIGN, K, Analysis, CallSite, Scope, api, holds, is_device_name, keyword_value, string_value,
+    walk_code,
 )
 from torchdevlint.findings import Finding
 from torchdevlint.fixes.context import FixContext
@@ -56,13 +59,15 @@ class CreateOnDevice(FixPlan):
     device: Optional[cst.BaseExpression]  # None: ``.cuda()``
     dtype: Optional[cst.BaseExpression]
     safe: bool
+    # the name the factory's result is bound to, when the move is made on it (issue 28)
+    stored: Optional[cst.Name] = None
 
     def build(self, finding: Finding, ctx: FixContext) -> Optional[Fix]:
         device = '"cuda"' if self.device is None else ctx.text(self.device)
         arguments: Tuple[Tuple[str, str], ...] = (("device", device),)
         if self.dtype is not None:
             arguments += (("dtype", ctx.text(self.dtype)),)
-        edits = factories.into_factory(ctx, self.factory, self.move, arguments)
+        edits = factories.into_factory(ctx, self.factory, self.move, arguments, self.stored)
         if edits is None:
             return None
         return Fix(finding.code, self.safe,
@@ -78,12 +83,14 @@ class CreateThenMove(Rule):
 
     ## What it does
     Reports a torch factory call whose tensor is created on the CPU and copied to a device by the
-    very next call:
+    very next call, or through a name whose only use is that copy:
 
     ```python
     torch.zeros(batch, hidden).to(device)
     torch.arange(n).cuda()
     torch.ones(3, 3).to(device=device, dtype=torch.float16)
+    staged = torch.zeros(batch, hidden)
+    h = staged.to(device)
     ```
 
     The factory is one that generates its values (`zeros`, `ones`, `empty`, `full`, `eye`,
@@ -91,7 +98,7 @@ class CreateThenMove(Rule):
     The move is `.cuda(...)` or a `.to(...)` whose device is provably a device, not a dtype, not the
     CPU and not another tensor: a string (`"cuda"`, `f"cuda:{rank}"`), an int, `torch.device(...)`,
     `x.device`, a device-named variable (`device`, `self.device`, `args.device`, `*_device`), or
-    `device=` / a device followed by a dtype. The finding is on `.to` / `.cuda`.
+    `device=` / a device followed by a dtype. The finding is on `.to` / `.cuda`; through a name, on the factory.
 
     What counts as a true finding (the definition the precision review applies): the code creates
     a tensor on the CPU that is copied to an accelerator at once, where the factory could have
@@ -176,8 +183,13 @@ class CreateThenMove(Rule):
     safe, and `.to(device)` otherwise.
 
     ## Known limits
-    - Only the factory's own result, moved by the very next call, is reported; a tensor created in
-      one statement and moved in another (`h = torch.zeros(n)` ... `h = h.to(device)`) is not.
+    - A tensor created in one statement and moved in another is reported only where the move
+      is the one use of a name bound once to the factory's result, under the same tests (`tmp
+      = torch.zeros(n)` then `h = tmp.to(device)`, issue 28: the finding is then on the factory,
+      and the fix writes `tmp = torch.zeros(n, device=device)` and `h = tmp`); a name read
+      elsewhere too, bound twice (`h = torch.zeros(n)` ... `h = h.to(device)`), a module's
+      name, or a move under a test the factory is not under (`.cuda()` behind
+      `is_available()`) is left alone: there the fix could change what other code sees.
     - A device held in a variable that is not named like one (`.to(dev)`, `.to(rank)`) is not
       recognised: `.to(x)` may be another tensor.
     - A variable named like a device that holds the CPU at runtime makes `.to()` a no-op; the
@@ -191,6 +203,13 @@ class CreateThenMove(Rule):
     CREATE_THEN_MOVE = Message(_CREATED + ")`")
     CREATE_THEN_MOVE_WITH_DTYPE = Message(_CREATED + ", dtype={dtype})`")
     CREATE_THEN_MOVE_AND_CAST = Message(_CREATED + ").to({dtype})`")
+    # issue 28: the factory's result bound to a name whose only use is the move
+    _STORED = ("`{callee}(...)` creates the tensor on the CPU and its only use, `{name}.{method}"
+               "({move})`, copies it to {where}: create it there, `{name} = {callee}(..., "
+               "device={device}")
+    STORED_THEN_MOVED = Message(_STORED + ")`, and use `{name}`")
+    STORED_WITH_DTYPE = Message(_STORED + ", dtype={dtype})`, and use `{name}`")
+    STORED_THEN_CAST = Message(_STORED + ")`, and use `{name}.to({dtype})`")
 
     code = "TDL009"
     name = "create-then-move"
@@ -199,8 +218,9 @@ class CreateThenMove(Rule):
     fixable = True
     facts = frozenset(("kinds", "placement", "devices"))
     # ``.to(`` or ``.cuda(`` right after a closing parenthesis (the factory call's, or the
-    # parentheses around it), and a torch factory (reached through a name of torch).
-    required_text = (rf"\){TOKEN_GAP}{method_call_text('to', 'cuda')}", r"\btorch\b")
+    # parentheses around it) or a name (one bound to a factory's result), and a torch factory
+    # (reached through a name of torch).
+    required_text = (rf"[\w)]{TOKEN_GAP}{method_call_text('to', 'cuda')}", r"\btorch\b")
     required_calls = tuple(sorted(api.ACCELERATOR_MOVE_METHODS))
     could_report_in = staticmethod(created_then_moved_in)  # (in prefilter: no LibCST there)
     valid = (
@@ -229,9 +249,13 @@ class CreateThenMove(Rule):
     def _check_site(self, site: CallSite) -> Optional[Violation]:
         move, scope = site.call, site.ctx.scope
         func = move.func
-        if not isinstance(func, cst.Attribute) or not isinstance(func.value, cst.Call):
+        if not isinstance(func, cst.Attribute):
             return None
-        factory = func.value
+        factory, stored = func.value, None
+        if isinstance(factory, cst.Name):
+            stored, factory = factory, self._stored_factory(factory, site)
+        if not isinstance(factory, cst.Call):
+            return None
         tail = factories.factory_name(factory, self.analysis.qualname(factory.func, scope))
         if tail is None or any(a.star for a in move.args):
             return None
@@ -249,18 +273,54 @@ class CreateThenMove(Rule):
         shown_move = ", ".join((f"{a.keyword.value}=" if a.keyword is not None else "")
                                + source_of(a.value, 30) for a in move.args)
         has_dtype = keyword_value(factory, "dtype") is not None
-        kind = self.CREATE_THEN_MOVE if dtype is None else \
-            self.CREATE_THEN_MOVE_AND_CAST if has_dtype else self.CREATE_THEN_MOVE_WITH_DTYPE
+        if stored is None:
+            kind = self.CREATE_THEN_MOVE if dtype is None else \
+                self.CREATE_THEN_MOVE_AND_CAST if has_dtype else self.CREATE_THEN_MOVE_WITH_DTYPE
+        else:
+            kind = self.STORED_THEN_MOVED if dtype is None else \
+                self.STORED_THEN_CAST if has_dtype else self.STORED_WITH_DTYPE
         # (a factory's own dtype first, int64 for exact ranges, then the conversion)
         message = kind(callee=callee, method=method, move=shown_move, where=where,
-                       device=shown_device, dtype=source_of(dtype, 30) if dtype is not None else None)
+                       device=shown_device, dtype=source_of(dtype, 30) if dtype is not None else None,
+                       name=stored.value if stored is not None else None)
         plan = None
         if "memory_format" not in others and not (dtype is not None and has_dtype) \
                 and others <= _DROPPABLE:
             safe = not others and factories.same_tensor(tail, factory, dtype is not None) \
                 and not (method == "cuda" and device is not None)
-            plan = CreateOnDevice(factory, move, device, dtype, safe)
-        return Violation(func.attr, message, plan)
+            plan = CreateOnDevice(factory, move, device, dtype, safe, stored)
+        return Violation(func.attr if stored is None else factory, message, plan)
+
+    def _stored_factory(self, name: cst.Name, site: CallSite) -> Optional[cst.Call]:
+        """The call ``name`` holds when the move is the only use of a local name bound once,
+        before the move and under the same tests, to a call's result (``tmp = torch.zeros(3)`` then ``x =
+        tmp.to(device)``, issue 28): the same waste as the chained form, and the same fix is
+        safe, for nothing else sees the CPU tensor. None otherwise."""
+        scope = site.ctx.scope
+        if site.statement is not None or scope.resolve(name.value) is not scope:
+            return None  # (``tmp.cuda()`` as a statement moves nothing: TDL001's)
+        bindings = scope.bindings.get(name.value, ())
+        if len(bindings) != 1 or bindings[0].how != ASSIGN or bindings[0].path \
+                or not isinstance(bindings[0].value, cst.Call) or bindings[0].order > site.order \
+                or bindings[0].ctx.conditions is not site.ctx.conditions:
+            return None  # (a move under a test the factory is not under: ``device=`` would
+            # create on the device where the move never ran)
+        code = scope.func.node if scope.func is not None else self.analysis.module
+        uses, fields = 0, set()  # (``torch.zeros``'s ``zeros``, ``dtype=``: no use of a name)
+        for node in walk_code(code, into_functions=True):
+            if isinstance(node, cst.Attribute):
+                fields.add(id(node.attr))
+            elif isinstance(node, cst.Arg) and node.keyword is not None:
+                fields.add(id(node.keyword))
+            elif isinstance(node, cst.Name) and node.value == name.value and id(node) not in fields:
+                uses += 1
+        if uses != 2:  # (its binding and the move)
+            return None
+        for device_call, ctx, body in self.analysis.collected.devices.default_device_blocks:
+            if holds(body, bindings[0].value) and \
+                    self.analysis.qualname(device_call.func, ctx.scope) == "torch.device":
+                return None  # made in ``with torch.device("cpu"):``: where, chosen on purpose
+        return bindings[0].value
 
     def _arguments(self, move: cst.Call, scope: Scope):
         """(device, dtype, names of the other arguments) of the move; device None for a bare

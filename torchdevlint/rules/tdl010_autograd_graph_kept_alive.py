@@ -10,8 +10,9 @@ Reported: inside ``for ... in <loader>`` (a data loader, also through ``enumerat
   tuple, list or dict holding ``X``;
 
 and inside any other loop (``for`` over ``range(n)``, a list of batches, an iterator;
-``while``) whose text names a loss, the sums of tensors (and, where the loop runs backward()
-every step, the lists of them) (issue 28);
+``while``) that runs backward(), draws from a data loader or computes a loss (by provenance,
+``Analysis.loss_evidence``), or else whose text names a loss, the sums of tensors (and, where
+the loop runs backward() every step, the lists of them) (issue 28);
 where ``total`` / ``outs`` (a name, ``self.NAME``, or an entry of one: ``totals[k]``) is
 carried from one iteration to the next (the loop body binds it only by such accumulations;
 ``if k not in totals: totals[k] = 0`` starts an entry, it does not reset it), and ``X``
@@ -61,8 +62,9 @@ from typing import Dict, Iterator, List, Optional, Set, Tuple
 import libcst as cst
 
 from torchdevlint.analysis import (
-    GRAD_ON, GRAD_RUNTIME, K, Analysis, Ctx, FunctionInfo, OrderedWalk, Scope, api, dotted_name,
-    grad_mode_set_by, holds, iter_children, last_name, reads_name, walk_code,
+    GRAD_ON, GRAD_RUNTIME, K, Analysis, Ctx, FunctionInfo, OrderedWalk, Scope, api,
+    argument_for_parameter, dotted_name, grad_mode_set_by, holds, iter_children, last_name,
+    reads_name, walk_code,
 )
 from torchdevlint.findings import Finding
 from torchdevlint.fixes.context import FixContext, call_on, call_on_text
@@ -130,8 +132,13 @@ class AutogradGraphKeptAlive(Rule):
 
     Any other loop (issue 28) — one that counts its batches (`for _ in range(eval_iters):`
     drawing one each step, `trange(n)`, `tqdm(range(n))`), one over a list of batches or an
-    iterator, a `while` loop — is judged the same way when its text names a loss (`loss`,
-    `criterion`), for sums of tensors (`total += loss`); a list it fills is left alone (an
+    iterator, a `while` loop — is judged the same way, for sums of tensors (`total += loss`),
+    when what it does shows that it trains or evaluates, whatever its names: it runs
+    backward(), draws its batches from a data loader (`next(batches)` of one), or computes a
+    loss (by provenance: the call of a torch.nn loss module, also one a parameter is given by
+    every call of its function in this file, of a `torch.nn.functional` loss, or of a
+    function of this file that returns one); or, the weaker evidence, where its text names a
+    loss (`loss`, `criterion`). The message says which. A list it fills is left alone (an
     unrolled decoder or RNN keeps its steps' outputs for the backward that follows) unless the
     loop runs backward every step.
 
@@ -237,18 +244,24 @@ class AutogradGraphKeptAlive(Rule):
       is used other than by calling it (passed as a callback), it is decorated, some caller wraps
       it in `torch.no_grad()`, or it switches grad in a way the analysis does not follow
       (`torch.set_grad_enabled(train)`, `ctx = torch.no_grad() if ... else nullcontext()`);
-    - a loop over anything but a data loader whose text names no loss, or that fills a list
-      without running backward every step;
+    - a loop over anything but a data loader that neither runs backward(), nor draws from a
+      data loader, nor computes a loss, and whose text names none; or that fills a list without
+      running backward every step;
     - the file freezes parameters (`requires_grad_(False)`, `p.requires_grad = False`) or turns
       grad off for the whole program (`torch.set_grad_enabled(False)` as a statement);
     - the value's history is not known: the result of a function or method the analysis does not
-      know (`compute_loss(model, batch)`, `model.generate(...)`), `.item()`, `.detach()`,
+      know (a method, `model.generate(...)`, a function of another module; a plain function
+      of this file is followed into its `return`s, with its parameters holding what the call
+      passes: `total += helper(loss)`), `.item()`, `.detach()`,
       `.tolist()`, `.numpy()`, `.data`, `float(...)`, integer results (`argmax`, comparisons,
       `torch.max(...)` with its indices), tensors made by factories (`torch.zeros`, `bincount`).
 
-    A model is a callee known to be an `nn.Module` or a name such as `model`, `net`, `encoder`,
-    `*_model`; a loss is a `torch.nn` loss, a `torch.nn.functional` loss function, or a name
-    such as `criterion` or `loss_fn`. Metric objects (`meter.update(loss)`) are not followed.
+    A model is a callee known to be an `nn.Module` (also a parameter every call of its function
+    in this file passes one) or a name such as `model`, `net`, `encoder`, `*_model`; a loss is,
+    by provenance, a `torch.nn` loss module (a class of this file deriving from one or from
+    `_Loss` too, and a parameter every call passes one), a `torch.nn.functional` loss
+    function, and only where provenance says nothing, a name such as `criterion` or
+    `loss_fn`. Metric objects (`meter.update(loss)`) are not followed.
     """
 
     # The kind of finding (its message, as data; the report fills the fields).
@@ -322,10 +335,7 @@ class AutogradGraphKeptAlive(Rule):
             over_a_loader = bool(analysis.loader_paths(loop.iter, ctx.scope))  # (asked once)
             loops.append((loop, ctx, not over_a_loader))
         loops += [(loop, ctx, True) for loop, ctx in analysis.collected.while_loops]
-        # a loop over anything but a loader is judged only where its text names a loss
-        # (loops that sum other things are everywhere in numeric code)
-        loops = [(loop, ctx, other) for loop, ctx, other in loops
-                 if not other or names_a_loss(self.code_of(loop))]
+        # (a loop over anything but a loader is judged by what it does: ``_LoopWalk.judged``)
         if not loops:
             return
         if ("requires_grad" in (analysis.source or "requires_grad")
@@ -335,6 +345,7 @@ class AutogradGraphKeptAlive(Rule):
         self._grad_memo: Dict[int, bool] = {}
         self._bodies: Dict[int, Tuple[bool, bool]] = {}
         self._names: Optional[Counter] = None
+        self._returning: Set[int] = set()  # helpers whose returns are being traced
         reported: Set[int] = set()
         for loop, ctx, counting in loops:
             if self.analysis.grad_recording(ctx) is False:
@@ -552,6 +563,10 @@ class _LoopWalk(OrderedWalk):
         # the body runs backward (or hands a value with history to what may): the activations
         # are freed, the graph's nodes are not (GRAPH_NODES_KEPT)
         self.frees = False
+        self.backwards = False  # the body calls backward (or ``autograd.grad``)
+        self.accumulates = False  # the body has an accumulation of any kind
+        self.draws = False  # the body draws batches from a data loader (``next(loader)``)
+        self.loss: Optional[str] = None  # how a loss it computes with history is known
 
     # -- the body, once, before walking ---------------------------------------------------
 
@@ -564,12 +579,26 @@ class _LoopWalk(OrderedWalk):
                 self.augmented[id(node.value)] = node
                 if not isinstance(node.operator, _ACCUMULATING):
                     self._bind(node.target)
+                else:
+                    self.accumulates = True
             elif isinstance(node, cst.Assign):
                 for target in node.targets:
                     if isinstance(target.target, cst.Subscript) and id(node) in conditional:
                         continue
                     if not _self_accumulation(target.target, node.value):
                         self._bind(target.target)
+                    else:
+                        self.accumulates = True
+            elif isinstance(node, cst.Call):
+                name = last_name(node.func)
+                if name in ("append", "extend", "insert"):
+                    self.accumulates = True
+                elif name == "backward" or (name == "grad" and "autograd" in (
+                        dotted_name(node.func) or "")):
+                    self.backwards = True  # (a call: a name such as ``_backward_hooks`` is none)
+                elif name == "next" and isinstance(node.func, cst.Name) and node.args and \
+                        self.rule.kinds.kind_of(node.args[0].value, self.scope) is K.LOADER:
+                    self.draws = True
             elif isinstance(node, cst.AnnAssign):
                 self._bind(node.target)
             elif isinstance(node, (cst.For, cst.CompFor)):
@@ -596,13 +625,22 @@ class _LoopWalk(OrderedWalk):
 
     def run(self) -> Iterator[Violation]:
         self._survey()
+        if not self.accumulates:
+            return
         if not self.frees and self.grad_evidence is None:
             return  # grad not proven on, and no backward() here that needs it
         self.walk(self.loop.body.body if isinstance(self.loop.body, cst.IndentedBlock) else [])
+        if not self.candidates:
+            return
         if isinstance(self.loop, cst.For):
             loop = f"this loop over `{source_of(self.loop.iter)}`"
         else:
             loop = "this `while` loop"
+        if self.counting:
+            judged = self.judged()
+            if judged is None:
+                return
+            loop += f" ({judged})"
         for node, accumulator, values, safe, summed in self.candidates:
             # (a list of tensors kept in a loop that runs backward() every step is no unrolled
             # model's: its backward is done)
@@ -620,6 +658,22 @@ class _LoopWalk(OrderedWalk):
                     accumulator=accumulator, values=shown, loop=loop,
                     evidence=self.grad_evidence, detached=detached)
             yield Violation(node, message, fix=DetachFix(tuple(values), safe))
+
+    def judged(self) -> Optional[str]:
+        """Why a loop over anything but a data loader (``range(n)``, a list of batches, an
+        iterator, ``while``) is judged, in words for the message, or None: it is not. Loops
+        that sum other things are everywhere in numeric code; a loop is judged by what it does
+        (issue 28): it runs backward(), computes a loss (``Analysis.loss_evidence``) or draws
+        its batches from a data loader; else, the weaker evidence, its text names one."""
+        if self.backwards:
+            return "it runs backward()"
+        if self.loss is not None:
+            return f"it computes a loss: {self.loss}"
+        if self.draws:
+            return "it draws its batches from a data loader"
+        if names_a_loss(self.rule.code_of(self.loop)):
+            return "its text names a loss"
+        return None
 
     # -- grad mode inside the body ------------------------------------------------------------
 
@@ -680,8 +734,13 @@ class _LoopWalk(OrderedWalk):
                 if method in _BINARY_METHODS and self._any_history(arguments):
                     return TENSOR
                 return None
-        if self.rule.analysis.is_loss(func, scope):
-            return TENSOR if self._any_history(arguments) else None
+        loss = self.rule.analysis.loss_evidence(func, scope)
+        if loss is not None:
+            if not self._any_history(arguments):
+                return None
+            if self.loss is None:
+                self.loss = loss
+            return TENSOR
         if self.rule.is_model(func, scope):
             ctx = self.rule.ctx_of_call(call)
             if ctx is not None and self.rule.analysis.grad_recording(ctx) is False:
@@ -696,7 +755,32 @@ class _LoopWalk(OrderedWalk):
         if isinstance(func, cst.Name) and func.value == "sum" and scope.resolve("sum") is None \
                 and arguments:
             return TENSOR if self._sums_history(arguments[0]) else None
-        return None
+        return self._returned(call)
+
+    def _returned(self, call: cst.Call):
+        """What a plain function of this file returns when ``call`` calls it (issue 28:
+        ``total += helper(loss)``, ``l = compute(model, batch)``): its body walked with each
+        parameter holding what the call passes, then its ``return`` values traced."""
+        callee = self.rule.kinds.kind_of(call.func, self.scope)
+        if not isinstance(callee, K.FuncRef):
+            return None
+        info = callee.info
+        if info.cls is not None or info.opaque_return or not info.returns \
+                or id(info) in self.rule._returning or len(self.rule._returning) > 2:
+            return None
+        walk = _ReturnWalk(self.rule, info, self.grad)
+        for name in info.param_names:
+            argument = argument_for_parameter(call, info, name)
+            if argument is not None:
+                walk.place(name, self.device_of(argument))
+        self.rule._returning.add(id(info))
+        try:
+            returned = walk.returned()
+        finally:
+            self.rule._returning.discard(id(info))
+        if walk.loss is not None and self.loss is None:
+            self.loss = f"`{info.name}` returns one ({walk.loss})"
+        return returned
 
     def _any_history(self, exprs) -> bool:
         for expr in exprs:
@@ -841,6 +925,24 @@ class _LoopWalk(OrderedWalk):
                 for node in walk_code(self.rule.analysis.module, into_functions=True)):
             return True
         return False
+
+
+class _ReturnWalk(_LoopWalk):
+    """The body of a plain function of the file, walked for what it returns to a call in
+    the loop (``_LoopWalk._returned``), its parameters placed as that call's arguments."""
+
+    def __init__(self, rule: AutogradGraphKeptAlive, info: FunctionInfo, grad: bool) -> None:
+        super().__init__(rule, info.node, Ctx(info.scope, None, info, info.cls))
+        self.grad = grad
+        self.info = info
+
+    def returned(self):
+        body = self.info.node.body
+        self.walk(body.body if isinstance(body, cst.IndentedBlock) else [])
+        found = [self.device_of(value) for value, _ in self.info.returns]
+        if found and all(found):
+            return OUTPUT if OUTPUT in found else TENSOR
+        return None
 
 
 _SMALL_STATEMENTS = (cst.Assign, cst.AnnAssign, cst.AugAssign, cst.Return, cst.Expr)

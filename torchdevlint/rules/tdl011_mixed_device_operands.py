@@ -794,6 +794,12 @@ class MixedDeviceOperands(Rule):
         if device is not None:
             shown_device = source_of(device, 60)
             safety = self._fix_safety(device, scope, owner)
+        shown = cpu_operand  # (the message names the operand as the code writes it)
+        bound = self._factory_bound_for(cpu_operand, cpu_evidence, device, scope)
+        if bound is not None:
+            # ``padding = torch.zeros(n, 4)`` read only here: created on the device where it
+            # is made (moving it at the use is the create-then-move TDL009 reports)
+            cpu_operand = bound
         factory = factories.factory_name(
             cpu_operand, self.analysis.qualname(cpu_operand.func, scope)
             if isinstance(cpu_operand, cst.Call) else None)
@@ -816,12 +822,40 @@ class MixedDeviceOperands(Rule):
             kind = self.MIXED_FACTORY if factory is not None else self.MIXED_OPERAND
         return Violation(
             node,
-            kind(what=what, operand=source_of(cpu_operand), origin=source_of(cpu_evidence.origin),
+            kind(what=what, operand=source_of(shown), origin=source_of(cpu_evidence.origin),
                  other=other, device=shown_device,
                  # (the fix's own text: ``(a * 2).to(device)``, not ``a * 2.to(device)``)
                  moved=call_on_text(source_of(cpu_operand), cpu_operand, f".to({shown_device})"),
                  callee=source_of(cpu_operand.func) if factory is not None else None),
             plan)
+
+    def _factory_bound_for(self, operand, evidence: OnCPU, device, scope: Scope):
+        """The factory call ``operand`` names, when the fix can create it on the device where it
+        is made: ``operand`` is a local name bound once, to that call, by a statement of the
+        function's own body, and read nowhere else, and the device is a string or a parameter
+        of the function (there before the call)."""
+        origin = evidence.origin
+        if not isinstance(operand, cst.Name) or not isinstance(origin, cst.Call) \
+                or not (isinstance(device, cst.SimpleString) or isinstance(device, cst.Name)):
+            return None
+        bindings = scope.lookup(operand.value)
+        if len(bindings) != 1 or bindings[0].how != ASSIGN or bindings[0].value is not origin \
+                or bindings[0].path:
+            return None
+        func = bindings[0].ctx.func
+        if func is None or bindings[0].ctx.scope is not scope:
+            return None
+        if isinstance(device, cst.Name) and device.value not in func.param_names:
+            return None
+        if factories.factory_name(origin, self.analysis.qualname(origin.func, scope)) is None:
+            return None
+        if not any(isinstance(statement, cst.SimpleStatementLine) and any(
+                isinstance(small, cst.Assign) and small.value is origin for small in statement.body)
+                for statement in func.node.body.body):
+            return None  # (made under a ``with torch.device("cpu"):``, a branch or a loop)
+        uses = sum(1 for node in walk_code(func.node.body, into_functions=True)
+                   if isinstance(node, cst.Name) and node.value == operand.value)
+        return origin if uses == 2 else None  # the assignment's target and this read
 
     def _fix_safety(self, device, scope: Scope, owner) -> Optional[bool]:
         """True: a plain name of this function (or a string); False: other names all in
