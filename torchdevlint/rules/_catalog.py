@@ -87,7 +87,7 @@ CATALOG = (
         'summary': 'A tensor created on the CPU and copied to a device at once (create it there)',
         'default_enabled': False,
         'fixable': True,
-        'required_text': ('[\\w)](?:[\\s\\\\]|#[^\\r\\n]*[\\r\\n])*\\.(?:[\\s\\\\]|#[^\\r\\n]*[\\r\\n])*(?:to|cuda)\\b(?:[\\s\\\\]|#[^\\r\\n]*[\\r\\n])*\\(', '\\btorch\\b'),
+        'required_text': ('[\\w)](?:[\\s\\\\]|#[^\\r\\n]*[\\r\\n])*\\.(?:[\\s\\\\]|#[^\\r\\n]*[\\r\\n])*(?:to|cuda)\\b(?:[\\s\\\\]|#[^\\r\\n]*[\\r\\n])*\\(', '\\btorch\\b', '\\b(?:arange|empty|eye|full|linspace|logspace|ones|rand|randint|randn|randperm|zeros)\\b'),
         'could_report_in': 'torchdevlint.rules.prefilter:created_then_moved_in',
         'required_calls': ('cuda', 'to'),
     },

@@ -215,6 +215,7 @@ def created_then_moved_in(tree: ast.AST, source: str) -> bool:
             (isinstance(factory, ast.Name) and factory.id in imported)
 
     stored = None  # names bound to a factory's result (``tmp = torch.zeros(3)``, issue 28)
+    discarded = None  # moves that are whole statements (``tmp.cuda()`` moves nothing: TDL001's)
     for node in nodes_of(tree, ast.Call):
         if isinstance(node.func, ast.Attribute) and node.func.attr in api.ACCELERATOR_MOVE_METHODS:
             receiver = node.func.value
@@ -226,7 +227,10 @@ def created_then_moved_in(tree: ast.AST, source: str) -> bool:
                               if isinstance(assign.value, ast.Call) and is_factory(assign.value)
                               for target in assign.targets if isinstance(target, ast.Name)}
                 if receiver.id in stored:
-                    return True
+                    if discarded is None:
+                        discarded = {id(statement.value) for statement in nodes_of(tree, ast.Expr)}
+                    if id(node) not in discarded:
+                        return True
     return False
 
 

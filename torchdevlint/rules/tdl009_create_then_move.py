@@ -220,7 +220,9 @@ class CreateThenMove(Rule):
     # ``.to(`` or ``.cuda(`` right after a closing parenthesis (the factory call's, or the
     # parentheses around it) or a name (one bound to a factory's result), and a torch factory
     # (reached through a name of torch).
-    required_text = (rf"[\w)]{TOKEN_GAP}{method_call_text('to', 'cuda')}", r"\btorch\b")
+    required_text = (rf"[\w)]{TOKEN_GAP}{method_call_text('to', 'cuda')}", r"\btorch\b",
+                     # a factory it could be made by (also where imported under another name)
+                     r"\b(?:" + "|".join(sorted(api.GENERATING_FACTORIES)) + r")\b")
     required_calls = tuple(sorted(api.ACCELERATOR_MOVE_METHODS))
     could_report_in = staticmethod(created_then_moved_in)  # (in prefilter: no LibCST there)
     valid = (
