@@ -147,24 +147,30 @@ def tagged_lines(source: str) -> Dict[int, Set[int]]:
     return found
 
 
+class _PlainNames(cst.CSTVisitor):
+    """Collects the plain names of what it visits (not attribute or keyword names)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.names: Set[str] = set()
+
+    def visit_Attribute(self, node):
+        node.value.visit(self)
+        return False
+
+    def visit_Arg(self, node):
+        node.value.visit(self)
+        return False
+
+    def visit_Name(self, node):
+        self.names.add(node.value)
+
+
 def _names_in(node: cst.CSTNode) -> Set[str]:
     """Every plain name read or bound in ``node`` (not attributes, not keyword names)."""
-    names: Set[str] = set()
-
-    class Visitor(cst.CSTVisitor):
-        def visit_Attribute(self, node):
-            node.value.visit(self)
-            return False
-
-        def visit_Arg(self, node):
-            node.value.visit(self)
-            return False
-
-        def visit_Name(self, node):
-            names.add(node.value)
-
-    node.visit(Visitor())
-    return names
+    visitor = _PlainNames()
+    node.visit(visitor)
+    return visitor.names
 
 
 # ---------------------------------------------------------------- rename
@@ -697,17 +703,8 @@ class _ReplaceName(cst.CSTTransformer):
 def _read_unconditionally(value) -> Set[str]:
     """The names ``value`` reads whenever it is evaluated (not only in one branch of a
     conditional expression or ``and``/``or``, a lambda or a comprehension)."""
-    read: Set[str] = set()
 
-    class Visitor(cst.CSTVisitor):
-        def visit_Attribute(self, node):
-            node.value.visit(self)
-            return False
-
-        def visit_Arg(self, node):
-            node.value.visit(self)
-            return False
-
+    class Visitor(_PlainNames):
         def visit_IfExp(self, node):
             node.test.visit(self)
             return False
@@ -731,11 +728,9 @@ def _read_unconditionally(value) -> Set[str]:
         def visit_GeneratorExp(self, node):
             return False
 
-        def visit_Name(self, node):
-            read.add(node.value)
-
-    value.visit(Visitor())
-    return read
+    visitor = Visitor()
+    value.visit(visitor)
+    return visitor.names
 
 
 def alias(source: str, line: int) -> Variant:
