@@ -120,13 +120,24 @@ def main(argv=None) -> int:
                           "on a GPU machine: minutes)")
     rec.add_argument("--update", action="store_true",
                      help="replace these cases in OUTPUT and keep the others recorded there")
+    rec.add_argument("--missing", action="store_true",
+                     help="only the cases OUTPUT lacks or recorded from another version of the "
+                          "fixture (implies --update): what a GPU session records after proof "
+                          "fixtures were added or changed without one")
     rec.add_argument("output", type=Path)
     cmp_ = commands.add_parser("compare", help="list the cases whose outcomes differ")
     cmp_.add_argument("reference", type=Path)
     cmp_.add_argument("other", type=Path)
     args = parser.parse_args(argv)
     if args.command == "record":
-        result = record(args.pretend, stand_ins=tuple(args.stand_in or COMPARED_STAND_INS))
+        stand_ins = tuple(args.stand_in or COMPARED_STAND_INS)
+        cases = None
+        if args.missing and args.output.exists():
+            args.update = True
+            kept = json.loads(args.output.read_text(encoding="utf-8"))["outcomes"]
+            cases = [(rule, path) for rule, path in gpu_cases(stand_ins)
+                     if kept.get(case_name(path), {}).get("digest") != digest(path)]
+        result = record(args.pretend, cases, stand_ins)
         if args.update and args.output.exists():
             kept = json.loads(args.output.read_text(encoding="utf-8"))
             if kept["environment"] != result["environment"]:
