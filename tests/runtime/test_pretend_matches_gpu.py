@@ -107,3 +107,14 @@ def comparable(fields: dict) -> dict:
 def test_known_differences_are_recorded_cases():
     assert set(KNOWN_DIFFERENCES) <= {case_name(case.values[1]) for case in GPU_CASES}
     assert all((ROOT / name).is_relative_to(FIXTURES) for name in KNOWN_DIFFERENCES)
+
+
+RNN_CELLS = json.loads((RECORDING.parent / "rnn-cells-h200.json").read_text(encoding="utf-8"))
+
+
+def test_rnn_cells_end_as_on_the_gpu():
+    """Recurrent cells take CUDA's fused path on a GPU (another op, other operands than the CPU
+    path): each mixed-device cell fails on the pretend accelerator exactly as it did on the GPU
+    (rnn_cells.py)."""
+    from rnn_cells import record as record_cells
+    assert record_cells(pretend=True)["outcomes"] == RNN_CELLS["outcomes"]

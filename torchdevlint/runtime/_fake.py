@@ -661,6 +661,38 @@ def _rnn(func, args, kwargs):
     return _plain_call(func, args, kwargs)
 
 
+def _fused_rnn_cell(kernel):
+    """torch.lstm_cell/gru_cell with the input on a GPU: C++ takes the fused path (RNN.cpp's
+    LSTMCell/GRUCell), ``input @ w_ih.t()`` and ``hx @ w_hh.t()`` as two matmuls, then the
+    fused kernel, whose device guard checks gates, previous state and biases. What runs here is
+    the CPU path, ``linear`` with the bias inside ``addmm``: another op, other operands, another
+    order. Measured on an H200 (torch 2.11): GRUCell or LSTMCell with its hidden state on the CPU
+    fails in ``mm`` ("mat2 is on cuda:0, different from other tensors on cpu"), an LSTM cell
+    state alone on the CPU in ``_thnn_fused_lstm_cell`` ("cx is on cpu"); RNNCell and an input
+    on the CPU take the CPU path there too. An MPS input takes the CPU path, so only the
+    pretend CUDA device goes this way."""
+    def call(func, args, kwargs):
+        names = ("input", "hx", "w_ih", "w_hh", "b_ih", "b_hh")
+        bound = dict(zip(names, args), **kwargs)
+        inputs, hx = bound["input"], bound["hx"]
+        device = device_of(inputs)
+        hidden, previous = (hx[0], hx[1]) if kernel == "lstm" else (hx, hx)
+        biases = [bound.get("b_ih"), bound.get("b_hh")]
+        if device.type == "cuda" and _accelerator_type(device) and any(
+                isinstance(t, torch.Tensor) and device_of(t) != device
+                for t in (hidden, previous, bound["w_ih"], bound["w_hh"], *biases)):
+            input_gates = torch.matmul(inputs, bound["w_ih"].t())
+            hidden_gates = torch.matmul(hidden, bound["w_hh"].t())
+            # _thnn_fused_{lstm,gru}_cell(input_gates, hidden_gates, cx/hx, input_bias, hidden_bias)
+            operands = [("input_gates", input_gates, False), ("hidden_gates", hidden_gates, False),
+                        ("cx" if kernel == "lstm" else "hx", previous, False)]
+            operands += [(name, bias, False) for name, bias in
+                         zip(("input_bias", "hidden_bias"), biases) if bias is not None]
+            _guard_check(f"wrapper_CUDA___thnn_fused_{kernel}_cell", operands)
+        return _plain_call(func, args, kwargs)
+    return call
+
+
 def _autocast_rnn(func, args, kwargs, dtype):
     """An RNN under ``autocast("cuda")``: cuDNN's RNN runs in the autocast dtype (its autocast
     kernel casts input, state and weights); CPU autocast would hand float16 to oneDNN's RNN,
@@ -797,6 +829,8 @@ def _special_functions() -> dict:
         torch.gru: _rnn,
         torch.rnn_tanh: _rnn,
         torch.rnn_relu: _rnn,
+        torch.lstm_cell: _fused_rnn_cell("lstm"),
+        torch.gru_cell: _fused_rnn_cell("gru"),
     }
     if hasattr(torch.Tensor, "mps"):
         special[torch.Tensor.mps] = _cuda
