@@ -28,6 +28,13 @@ measured against a GPU rather than argued from ATen's sources.
     CUDA_VISIBLE_DEVICES= python benchmarks/runtime_opinfo.py --record pretend.jsonl --accelerator pretend
     python benchmarks/runtime_opinfo.py --compare real.jsonl pretend.jsonl
 
+``--modules`` records torch's nn modules (ModuleInfo) the same way: each module moved with all
+its inputs on the accelerator, left on the CPU with its inputs moved, and moved with each input
+left on the CPU in turn (modules take GPU paths their ops alone don't show: fused RNN cells,
+cuDNN, oneDNN convolution of a CPU input):
+
+    python benchmarks/runtime_opinfo.py --modules --record real.jsonl --accelerator real
+
 tests/runtime/test_runtime_opinfo.py runs a small sample of ops in CI.
 """
 from __future__ import annotations
@@ -65,8 +72,19 @@ CPU_SCALAR = "0-dim CPU tensor: a CPU scalar to a GPU kernel (TensorIterator)"
 
 
 def load_op_db():
-    """torch's OpInfo list. torch.testing._internal imports expecttest for its TestCase base
-    class only; where it is not installed a stand-in gives it unittest's."""
+    """torch's OpInfo list."""
+    return _torch_testing("common_methods_invocations").op_db
+
+
+def load_module_db():
+    """torch's ModuleInfo list: nn modules, how to build them and what to call them on."""
+    return _torch_testing("common_modules").module_db
+
+
+def _torch_testing(name: str):
+    """A module of torch.testing._internal. It imports expecttest for its TestCase base class
+    only; where that is not installed a stand-in gives it unittest's."""
+    import importlib
     try:
         import expecttest  # noqa: F401
     except ImportError:
@@ -75,12 +93,12 @@ def load_op_db():
         sys.modules["expecttest"] = stand_in
     import torch.backends
     frozen = torch.backends.flags_frozen()
-    from torch.testing._internal.common_methods_invocations import op_db
+    module = importlib.import_module(f"torch.testing._internal.{name}")
     if not frozen and torch.backends.flags_frozen():
         # torch's test utilities freeze the cudnn flags (disable_global_flags) on import: give
         # the rest of the process (a training loop setting cudnn.benchmark) its flags back
         torch.backends.flags_frozen.__globals__["__allow_nonbracketed_mutation_flag"] = True
-    return op_db
+    return module
 
 
 @dataclass
@@ -338,6 +356,92 @@ def record(op_db, accelerator: str, samples_per_op: int, backward: bool, output:
     return cases
 
 
+def _module_tensors(args, kwargs):
+    """Paths ("args", i[, j]) / ("kwargs", key[, j]) to every tensor a module is called with, one
+    level into lists and tuples (an LSTM's (h, c))."""
+    import torch
+    paths = []
+    for where, items in (("args", list(enumerate(args))), ("kwargs", list(kwargs.items()))):
+        for key, value in items:
+            if isinstance(value, torch.Tensor):
+                paths.append((where, key))
+            elif isinstance(value, (list, tuple)):
+                paths += [(where, key, index) for index, item in enumerate(value)
+                          if isinstance(item, torch.Tensor)]
+    return paths
+
+
+def _module_outcome(build, args, kwargs, backward, move_module, keep_on_cpu=None,
+                    move_inputs=True) -> str:
+    """How one call of a fresh module ends (see _outcome): the module on the accelerator or not,
+    every tensor it is called with on the accelerator (``move_inputs``) but ``keep_on_cpu``."""
+    sample = types.SimpleNamespace(input=None, args=list(args), kwargs=dict(kwargs))
+    try:
+        module = build()
+        if move_module:
+            module = module.to("cuda")
+        if move_inputs:
+            _, args, kwargs = _moved(sample, keep_on_cpu)
+        _run(lambda _, *a, **k: module(*a, **k), None, args, kwargs, backward)
+    except Exception as error:
+        first = str(error).strip().splitlines()[0] if str(error).strip() else ""
+        return f"{type(error).__name__}: {first[:300]}"
+    return "ok"
+
+
+def record_modules(module_db, accelerator: str, samples_per_module: int, backward: bool,
+                   output: Path) -> int:
+    """As record(), for torch's nn modules (ModuleInfo): one JSON line per module, its cases
+    "all" (module and inputs on the accelerator), "module=cpu" (the module left on the CPU,
+    where it holds tensors) and each input left on the CPU. Modules take paths on a GPU that
+    their ops alone don't show (fused RNN cells, cuDNN): the OpInfo cases miss those."""
+    import contextlib
+
+    import torch
+    from torchdevlint.runtime import fake_accelerator
+
+    if accelerator == "real" and not torch.cuda.is_available():
+        raise SystemExit("--accelerator real needs a visible GPU")
+    cases = 0
+    with output.open("w", encoding="utf-8") as sink:
+        for info in module_db:
+            if torch.float32 not in info.supported_dtypes("cpu"):
+                continue
+            torch.manual_seed(0)
+            try:
+                inputs = list(info.module_inputs_func(info, device="cpu", dtype=torch.float32,
+                                                      requires_grad=False, training=True))
+            except Exception:
+                continue
+            outcomes = {}
+            for number, sample in enumerate(inputs[:samples_per_module]):
+                if sample.forward_input is None:
+                    continue
+                ctor, call = sample.constructor_input, sample.forward_input
+
+                def build(info=info, ctor=ctor):
+                    return info.module_cls(*ctor.args, **ctor.kwargs)
+
+                args, kwargs = tuple(call.args), dict(call.kwargs)
+                if _module_outcome(build, args, kwargs, backward, False, move_inputs=False) != "ok":
+                    continue  # it must run on the plain CPU first
+                paths = _module_tensors(args, kwargs)
+                context = fake_accelerator() if accelerator == "pretend" else contextlib.nullcontext()
+                with context:
+                    outcomes[f"{number}:all"] = _module_outcome(build, args, kwargs, backward, True)
+                    if build().state_dict():
+                        outcomes[f"{number}:module=cpu"] = _module_outcome(
+                            build, args, kwargs, backward, False)
+                    for path in paths:  # (one input alone on the CPU meets the module's weights)
+                        key = f"{number}:cpu=" + "/".join(map(str, path))
+                        outcomes[key] = _module_outcome(build, args, kwargs, backward, True,
+                                                        keep_on_cpu=path)
+            cases += len(outcomes)
+            sink.write(json.dumps({"op": f"module:{info.name}", "outcomes": outcomes}) + "\n")
+            sink.flush()
+    return cases
+
+
 def _device_error(outcome: str) -> bool:
     return outcome != "ok" and DEVICE_ERROR.search(outcome) is not None
 
@@ -386,6 +490,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                         help="write every case's outcome here (see --accelerator)")
     parser.add_argument("--accelerator", choices=("real", "pretend"), default="pretend",
                         help="with --record: a real GPU, or the pretend one (hide the GPU)")
+    parser.add_argument("--modules", action="store_true",
+                        help="with --record: torch's nn modules (ModuleInfo) instead of its ops")
     parser.add_argument("--compare", type=Path, nargs=2, metavar=("REAL", "PRETEND"),
                         help="compare two --record files, a real GPU's and the pretend one's")
     parser.add_argument("--shard", default="0/1", metavar="I/N",
@@ -404,6 +510,15 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return 0
 
     import torch
+    if args.modules:
+        if not args.record:
+            parser.error("--modules goes with --record")
+        modules = load_module_db()[int(args.shard.split("/")[0])::int(args.shard.split("/")[1])]
+        cases = record_modules(modules, args.accelerator, args.samples, not args.no_backward,
+                               args.record)
+        print(f"torch {torch.__version__}: {cases} module cases on the {args.accelerator} "
+              f"accelerator written to {args.record}")
+        return 0
     op_db = load_op_db()
     ops = list(op_db)
     if args.ops:

@@ -26,6 +26,10 @@ if [ "${RECORD_PROOFS:-1}" = 1 ]; then  # (minutes: the no-cuda cases each start
     python3 tests/runtime/device_outcomes.py compare "$out/gpu.json" "$out/pretend.json"
 fi
 python3 tests/runtime/rnn_cells.py record "$out/rnn-cells.json"
+python3 benchmarks/runtime_opinfo.py --modules --samples 2 --record "$out/modules-real.jsonl" --accelerator real
+CUDA_VISIBLE_DEVICES= python3 benchmarks/runtime_opinfo.py --modules --samples 2 \
+    --record "$out/modules-pretend.jsonl" --accelerator pretend
+python3 benchmarks/runtime_opinfo.py --compare "$out/modules-real.jsonl" "$out/modules-pretend.jsonl" --show 3
 python3 -m pytest -p no:cacheprovider tests/runtime -q -rs -n 8 --junitxml="$out/suite-gpu.xml" \
     >"$out/suite-gpu.txt" 2>&1
 echo "suite on the GPU: exit $?"; tail -n 12 "$out/suite-gpu.txt"

@@ -77,9 +77,20 @@ def _disabled_tf():
     return contextlib.nullcontext()
 
 
+def _storage(tensor):
+    try:
+        return tensor.untyped_storage()
+    except ValueError:
+        # an uninitialized parameter (a lazy module's, moved before its first call) refuses
+        # every method but a few through its __torch_function__; its storage carries the
+        # device its materialize() reads back (found by the ModuleInfo sweep: LazyLinear)
+        with torch._C.DisableTorchFunctionSubclass():
+            return tensor.untyped_storage()
+
+
 def _storage_device(tensor):
     try:
-        storage = tensor.untyped_storage()
+        storage = _storage(tensor)
     except (RuntimeError, NotImplementedError, TypeError):
         return None
     return getattr(storage, _TAG, None)
@@ -99,7 +110,7 @@ def _device_of(tensor) -> torch.device:
 
 def _tag(tensor, device) -> None:
     try:
-        storage = tensor.untyped_storage()
+        storage = _storage(tensor)
     except (RuntimeError, NotImplementedError, TypeError):
         return
     if device.type == "cpu":
@@ -240,7 +251,15 @@ def _mismatch(common, other) -> RuntimeError:
                         f"devices, {common} and {other}!")
 
 
-def _iter_check(operands, written=frozenset()):
+# TensorIterator ops whose GPU kernels take no CPU scalars (their iterators don't allow them):
+# measured on an H200, a 0-dim CPU input with a 0-dim GPU one fails (mse_loss: "found at least
+# two devices, cpu and cuda:0", the first input's device first when every input is 0-dim;
+# smooth_l1_loss: an internal assert of the GPU kernel, Loops.cuh, reported here as the device
+# error it is)
+_NO_CPU_SCALARS = frozenset({"mse_loss", "smooth_l1_loss"})
+
+
+def _iter_check(operands, written=frozenset(), op=None):
     """TensorIterator's rule (compute_types): the common device is the first one that is not
     the CPU, and every operand must be on it, except CPU scalars (0-dim CPU inputs, not
     outputs: an in-place op's ``self`` is one); so the message names the accelerator first,
@@ -249,10 +268,14 @@ def _iter_check(operands, written=frozenset()):
     common = next((device for device in devices if device.type != "cpu"), CPU)
     if common.type == "cpu":
         return CPU
+    scalars = op not in _NO_CPU_SCALARS
+    if not scalars and all(tensor.dim() == 0 for _, tensor, output in operands if not output):
+        common = next(device for (_, _, output), device in zip(operands, devices) if not output)
     for (name, tensor, output), device in zip(operands, devices):
         if device == common:
             continue
-        if device.type == "cpu" and not output and name not in written and tensor.dim() == 0:
+        if (scalars and device.type == "cpu" and not output and name not in written
+                and tensor.dim() == 0):
             continue
         raise _mismatch(common, device)
     return common
@@ -329,11 +352,83 @@ _SLOW_CONV = {(False, 2): "wrapper_CUDA___slow_conv2d_forward",
               (True, 3): "wrapper_CUDA__slow_conv_transpose3d"}
 
 
+def _batch_norm(func, args, kwargs):
+    """batch_norm on a GPU picks cuDNN where it can (Normalization.cpp, _batch_norm_impl_index),
+    and cudnn_batch_norm's device guard speaks, not native_batch_norm's: measured on an H200,
+    BatchNorm2d on a GPU with its weight left on the CPU, and instance_norm, which runs
+    batch_norm. (native_batch_norm called by itself stays native.)"""
+    if func in (torch.batch_norm, torch.instance_norm):
+        # (input, weight, bias, running_mean, running_var, training or use_input_stats, ...)
+        names = ("input", "weight", "bias", "running_mean", "running_var", "training")
+    else:  # F.batch_norm/instance_norm(input, running_mean, running_var, weight, bias, ...)
+        names = ("input", "running_mean", "running_var", "weight", "bias", "training")
+    bound = dict(zip(names, args), **kwargs)
+    ordered = [bound.get(name) for name in ("input", "weight", "bias", "running_mean",
+                                            "running_var")]
+    tensors = [t for t in ordered if isinstance(t, torch.Tensor)]
+    if len({device_of(t) for t in tensors}) > 1 and _uses_cudnn_batch_norm(
+            *ordered, bool(bound.get("training", False))):
+        _guard_check("wrapper_CUDA__cudnn_batch_norm",
+                     [(name, t, False) for name, t in zip(
+                         ("input", "weight", "bias", "running_mean", "running_var"), ordered)
+                      if isinstance(t, torch.Tensor)])
+    return _plain_call(func, args, kwargs)
+
+
+def _uses_cudnn_batch_norm(source, weight, bias, mean, var, training) -> bool:
+    """Whether a GPU runs batch_norm through cuDNN (_batch_norm_impl_index's conditions)."""
+    if not (isinstance(source, torch.Tensor) and isinstance(weight, torch.Tensor)
+            and isinstance(bias, torch.Tensor)):
+        return False
+    if device_of(source).type != "cuda" or not torch.backends.cudnn.enabled:
+        return False
+    if torch.bfloat16 in (source.dtype, weight.dtype) or (
+            source.dtype == torch.float16 and weight.dtype != torch.float32):
+        return False
+    stats = (mean is not None and var is not None) or (mean is None and var is None and training)
+    batch = source.shape[0] if source.dim() else 0
+    return (stats and source.dim() >= 3 and batch <= (880801 if training else 65535)
+            and source.numel() < 2 ** 31 - 1)
+
+
+def _uses_mkldnn(source, weight, args) -> bool:
+    """ConvParams::use_mkldnn (Convolution.cpp): whether a float CPU input takes oneDNN's
+    convolution, whose type check speaks before any device guard ("Input type
+    (torch.FloatTensor) and weight type (torch.cuda.FloatTensor) should be the same or input
+    should be a MKLDNN tensor ..."), measured on an H200 for nn.Conv1d/2d and their transposes;
+    the others take the native slow convolution. A 1-d convolution is seen as a 2-d one."""
+    if not (torch.backends.mkldnn.is_available() and torch.backends.mkldnn.enabled):
+        return False
+    if source.dtype != torch.float32 or source.dim() < 3:
+        return False
+    stride, padding, dilation, transposed, output_padding, groups = (
+        list(args[3:9]) + [None] * 6)[:6]
+    stride, dilation = list(stride or [1]), list(dilation or [1])
+    transposed, groups = bool(transposed), int(groups or 1)
+    if transposed and any(pad >= step for pad, step in zip(output_padding or [], stride)):
+        return False
+    shape, kernel = list(source.shape), list(weight.shape)
+    if source.dim() == 3:  # view1d_as_2d
+        shape.insert(2, 1)
+        kernel.insert(2, 1)
+    batch = shape[0]
+    strided, dilated = any(step != 1 for step in stride), any(step != 1 for step in dilation)
+    return ((strided or dilated or batch >= 16 or kernel[-1] != 1 or kernel[-2] != 1
+             or torch.get_num_threads() > 1)
+            and (groups > 1 or (kernel[-1] > 3 and kernel[-2] > 3) or batch > 1
+                 or shape[0] * shape[1] * shape[2] * shape[3] > 20480))
+
+
 def _conv_check(operands, args):
     named = {name: tensor for name, tensor, _ in operands}
     source = named.get("input")
     device = _device_of(source)
     weight = named.get("weight")
+    if (device.type == "cpu" and weight is not None and _device_of(weight) != device
+            and _uses_mkldnn(source, weight, args)):
+        raise RuntimeError(f"Input type ({_type_name(source, device)}) and weight type "
+                           f"({_type_name(weight, _device_of(weight))}) should be the same or "
+                           "input should be a MKLDNN tensor and weight is a dense tensor")
     if device.type == "cpu" and weight is not None:
         # the GPU kernel takes the call (weight is there) and, for a CPU input, picks its
         # native slow convolution, whose device guard names the first other argument
@@ -435,7 +530,7 @@ class _DeviceCheck(TorchDispatchMode):
                 own(operands)
             return _DECOMPOSE
         if kind == "iter":
-            return _iter_check(operands, plan.written)
+            return _iter_check(operands, plan.written, plan.op)
         if kind == "masked":
             return _masked_fill_check(operands)
         if kind == "index":
@@ -661,6 +756,31 @@ def _rnn(func, args, kwargs):
     return _plain_call(func, args, kwargs)
 
 
+def _rms_norm(func, args, kwargs):
+    """rms_norm: composite on the CPU (its parts' TensorIterator speaks), one fused kernel on
+    a GPU whose device guard checks input then weight (measured on an H200 with nn.RMSNorm)."""
+    bound = dict(zip(("input", "normalized_shape", "weight", "eps"), args), **kwargs)
+    source, weight = bound.get("input"), bound.get("weight")
+    if isinstance(source, torch.Tensor) and isinstance(weight, torch.Tensor):
+        devices = {device_of(source), device_of(weight)}
+        if len(devices) > 1 and any(_accelerator_type(d) and d.type == "cuda" for d in devices):
+            _guard_check("wrapper_CUDA___fused_rms_norm",
+                         [("input", source, False), ("weight", weight, False)])
+    return _plain_call(func, args, kwargs)
+
+
+def _ctc_loss(func, args, kwargs):
+    """ctc_loss moves the targets to log_probs' device and reads the lengths on the host
+    itself (LossCTC.cpp), and its mean divides by target_lengths moved to the loss's device:
+    a GPU accepts each of them anywhere (measured on an H200 with nn.CTCLoss). C++ moves them
+    by the real device, which here is always the CPU, so move target_lengths here first."""
+    if len(args) > 3 and isinstance(args[3], torch.Tensor) and isinstance(args[0], torch.Tensor):
+        device = device_of(args[0])
+        if device_of(args[3]) != device:
+            args = (*args[:3], _copy_to(args[3], device), *args[4:])
+    return _plain_call(func, args, kwargs)
+
+
 def _fused_rnn_cell(kernel):
     """torch.lstm_cell/gru_cell with the input on a GPU: C++ takes the fused path (RNN.cpp's
     LSTMCell/GRUCell), ``input @ w_ih.t()`` and ``hx @ w_hh.t()`` as two matmuls, then the
@@ -829,6 +949,15 @@ def _special_functions() -> dict:
         torch.gru: _rnn,
         torch.rnn_tanh: _rnn,
         torch.rnn_relu: _rnn,
+        # (the functional forms reach the mode first, with the same leading arguments)
+        torch.batch_norm: _batch_norm,
+        torch.nn.functional.batch_norm: _batch_norm,
+        torch.instance_norm: _batch_norm,
+        torch.nn.functional.instance_norm: _batch_norm,
+        torch.rms_norm: _rms_norm,
+        torch.nn.functional.rms_norm: _rms_norm,
+        torch.ctc_loss: _ctc_loss,
+        torch.nn.functional.ctc_loss: _ctc_loss,
         torch.lstm_cell: _fused_rnn_cell("lstm"),
         torch.gru_cell: _fused_rnn_cell("gru"),
     }
