@@ -18,6 +18,8 @@ ANALYSIS = ROOT / "torchdevlint" / "analysis"
 NOT_TORCH_NAMES = {
     ("classfacts.py", frozenset({"list", "dict"})): "Python's builtins: list() and dict() "
                                                      "build an empty container",
+    ("placement.py", frozenset({"list", "dict"})): "Python's builtins: list() and dict() "
+                                                    "build an empty container",
     ("tdl002_hardcoded_cuda.py", frozenset("getattr hasattr str isinstance repr print len".split())):
         "Python's builtins that only inspect a device string",
     ("tdl002_hardcoded_cuda.py", frozenset(

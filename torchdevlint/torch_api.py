@@ -612,3 +612,26 @@ def factory_sizes(name: str, positional, size_keyword=()) -> list:
     if name in SIZE_FACTORIES:
         return list(positional[:1] if name == "full" else positional) or list(size_keyword)
     return []
+
+
+# Functions outside torch that read their array arguments as NumPy arrays (``np.asarray``
+# inside), so that a tensor on an accelerator given to them fails as ``np.asarray(t)`` does:
+# TDL008 (issue 28: ganomaly's ``roc_curve(labels, scores)`` of GPU tensors). NumPy's own
+# conversions, every function of scikit-learn's metrics module, and pyplot's plotting
+# functions (the data they are given; not ``ax.plot``, whose receiver is unknown).
+NUMPY_CONVERSIONS = frozenset(("numpy.array", "numpy.asarray"))
+NUMPY_CONVERSION_NAMES = tuple(sorted(name.rpartition(".")[2] for name in NUMPY_CONVERSIONS))
+HOST_READING_MODULES = ("sklearn.metrics", "matplotlib.pyplot")
+PYPLOT_DATA_FUNCTIONS = frozenset((
+    "plot", "scatter", "imshow", "hist", "bar", "barh", "errorbar", "fill_between", "matshow",
+    "pcolormesh", "contour", "contourf", "stem", "boxplot", "hist2d", "semilogy",
+    "semilogx", "loglog"))
+
+
+def reads_host_arrays(qualified: str) -> bool:
+    """Whether the function ``qualified`` (a qualified name) reads its array arguments through
+    NumPy: ``numpy.asarray``, ``sklearn.metrics.roc_auc_score``, ``matplotlib.pyplot.imshow``."""
+    if qualified in NUMPY_CONVERSIONS or qualified.startswith("sklearn.metrics."):
+        return True
+    module, _, name = qualified.rpartition(".")
+    return module == "matplotlib.pyplot" and name in PYPLOT_DATA_FUNCTIONS

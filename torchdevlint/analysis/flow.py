@@ -137,6 +137,12 @@ class OrderedWalk(DeviceTrace):
     def call_statement(self, call: cst.Call) -> None:
         """A call whose result is not kept: it can only act on its receiver or arguments."""
 
+    def in_place_update(self, statement: cst.AugAssign) -> None:
+        """``target += value``: the value is an expression the walk sees; what the target
+        holds stays (an in-place operation keeps its tensor where it is). A subclass that
+        records reads may read the target too."""
+        self.expression(statement.value)
+
     def skips(self, statement: cst.SimpleStatementLine) -> bool:
         """Whether the walk leaves this line out (a subclass's choice: TDL004 leaves out a
         line whose comment says it errors, ``model.says_it_fails``)."""
@@ -228,7 +234,7 @@ class OrderedWalk(DeviceTrace):
             self.expression(small.value)
             self.assign(small.target, small.value, statement)
         elif isinstance(small, cst.AugAssign):
-            self.expression(small.value)
+            self.in_place_update(small)
         elif isinstance(small, cst.Expr):
             self.expression(small.value)
             if isinstance(small.value, cst.Call):

@@ -14,7 +14,7 @@ from torchdevlint import torch_api as api
 from torchdevlint.analysis import kinds as K
 from torchdevlint.analysis.builder import Collected, iter_children, walk_code
 from torchdevlint.analysis.devices import Devices, move_device_argument
-from torchdevlint.analysis.flow import DeviceTrace, OrderedWalk
+from torchdevlint.analysis.flow import UNDECIDED, DeviceTrace, OrderedWalk
 from torchdevlint.analysis.kinds import KindInference, combine
 from torchdevlint.analysis.model import (
     ASSIGN, DEF, IMPORT, PARAM, CallSite, FunctionInfo, Scope, is_number, keyword_value, last_name, source_of,
@@ -150,9 +150,50 @@ class _AcceleratorWalk(OrderedWalk):
             node = stack.pop()
             if isinstance(node, cst.Name):
                 self.at[id(node)] = self.placed.get(node.value)
+            elif isinstance(node, cst.Attribute):
+                key = _attribute_key(node)
+                if key is not None and key in self.placed:
+                    self.at[id(node)] = self.placed[key]
             elif isinstance(node, (cst.Lambda, cst.FunctionDef) + _COMPREHENSIONS):
                 continue  # names there may be bound there: no evidence inside
             stack.extend(iter_children(node))
+
+    def in_place_update(self, statement: cst.AugAssign) -> None:
+        """``loss += value`` reads ``loss`` as well: an in-place operation of two tensors
+        (TDL011 asks where its target is)."""
+        self.expression(statement.target)
+        self.expression(statement.value)
+
+    def assign(self, target, value, statement) -> None:
+        """Besides names: ``self.scores = torch.zeros(n, device=d)`` places ``self.scores``
+        for what the same function reads of it afterwards (issue 28: ganomaly's ``test()``
+        fills its score tensors and hands them on); ``outs[i] = model(x)`` into a list or
+        dict the function built itself places the container (its items are read as
+        ``outs[j]``: PatchmatchNet's ``gt_depths[i] = F.interpolate(depth_gt, ...)``)."""
+        super().assign(target, value, statement)
+        if isinstance(target, cst.Attribute):
+            key = _attribute_key(target)
+            if key is not None:
+                self.place(key, self.device_of(value))
+        elif isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name):
+            name = target.value.value
+            if self.placed.get(name) is None and self._is_container(name):
+                self.place(name, self.device_of(value))
+
+    def _is_container(self, name: str) -> bool:
+        """A name of this function bound only to lists or dicts it builds (``[None] * n``,
+        ``[torch.empty(0)] * 4``, ``{}``, ``list()``): storing an item there leaves the
+        item where it is. (Item assignment into a tensor copies into that tensor.)"""
+        bindings = self.scope.bindings.get(name, ())
+        return bool(bindings) and all(
+            binding.how == ASSIGN and not binding.path and _builds_a_container(binding.value)
+            for binding in bindings)
+
+    def attribute_device(self, attribute: cst.Attribute):
+        key = _attribute_key(attribute)
+        if key is not None and key in self.placed:
+            return self.placed[key]
+        return UNDECIDED
 
     def unpacked(self, targets, value: cst.BaseExpression) -> None:
         """``values, idx = out.max(1)``, ``out, hidden = lstm(x)`` of a value placed (on an
@@ -206,6 +247,27 @@ class _PointTrace(_AcceleratorWalk):
     def name_device(self, name: cst.Name):
         return self.at.get(id(name))
 
+    def attribute_device(self, attribute: cst.Attribute):
+        return self.at.get(id(attribute), UNDECIDED)
+
+
+def _attribute_key(attribute: cst.Attribute) -> Optional[str]:
+    """``self.scores`` -> "self.scores": an attribute of a plain name, which a walk may place
+    as it places names; None for any other attribute (``a.b.c``, ``f().x``)."""
+    if isinstance(attribute.value, cst.Name):
+        return f"{attribute.value.value}.{attribute.attr.value}"
+    return None
+
+
+def _builds_a_container(value) -> bool:
+    """``[...]``, ``{...}``, ``[x] * n``, ``list()``, ``dict()``: a new list or dict."""
+    if isinstance(value, (cst.List, cst.Dict)):
+        return True
+    if isinstance(value, cst.BinaryOperation) and isinstance(value.operator, cst.Multiply):
+        return isinstance(value.left, cst.List) or isinstance(value.right, cst.List)
+    return isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and \
+        value.func.value in ("list", "dict") and not value.args
+
 
 
 class Placement:
@@ -226,6 +288,7 @@ class Placement:
         self.kinds = kinds
         self._devices = devices  # built only when a model's move is judged
         self._bare_moves: Optional[Dict[tuple, List[tuple]]] = None
+        self._taken_back: Dict[tuple, List[int]] = {}  # (filled with ``_bare_moves``)
         # model keys of DataParallel/DDP wrappers, learnt while answering ``moved_model``
         self._scattering: set = set()
         # id(scope) -> {name: the names bound to it there, ``net = model``} (``_aliases``)
@@ -535,7 +598,7 @@ class Placement:
             if method in api.ACCELERATOR_MOVE_METHODS:
                 moved, device = self.device_of_move(call, scope)
                 if moved:
-                    if _follows_a_value(device):
+                    if _follows_a_value(device) and not self.device_attribute(device, scope):
                         return trace.device_of(device.value)  # follows another value
                     return OnAccelerator(call, device)
                 argument = move_device_argument(call) if method == "to" else None
@@ -545,7 +608,8 @@ class Placement:
                 return None
             if method in api.OFF_ACCELERATOR_METHODS:
                 return None
-            if method in api.TENSOR_METHODS or method in api.SPLITTING_METHODS:
+            if (method in api.TENSOR_METHODS or method in api.SPLITTING_METHODS) and \
+                    self.kinds.qualname(func, scope) is None:  # (not ``torch.mm(a, b)``)
                 if self.kinds.kind_of(func.value, scope) in (K.MODULE,):
                     return None
                 return trace.device_of(func.value)
@@ -576,7 +640,7 @@ class Placement:
             if device is not None:
                 if self.devices.is_cpu_device(device, scope):
                     return None
-                if _follows_a_value(device):
+                if _follows_a_value(device) and not self.device_attribute(device, scope):
                     return trace.device_of(device.value)
                 return OnAccelerator(call, device)
             if tail.endswith("_like") and call.args:
@@ -591,6 +655,26 @@ class Placement:
             if found:
                 return found
         return None
+
+    def device_attribute(self, device: cst.BaseExpression, scope: Scope) -> bool:
+        """``self.device`` in a method of a class of the file that is no ``nn.Module`` (a
+        trainer, an evaluator, a GAN wrapper), which sets it somewhere to something that is
+        not the CPU: the device the object was given, not the device of a value it follows
+        (``x.device``). ``x.to(self.device)`` and ``torch.zeros(n, device=self.device)`` put
+        a tensor there (issue 28: ganomaly's ``test()``, the evaluators of recognition code).
+        A module's ``self.device`` follows its parameters: not this. (By the name ``self``,
+        as the ast prefilters see it.)"""
+        if not (isinstance(device, cst.Attribute) and isinstance(device.value, cst.Name)):
+            return False
+        func = scope.code_owner().func
+        if func is None or func.cls is None or device.value.value != "self" or \
+                func.self_name != "self" or \
+                self.kinds.class_is_module(func.cls) is not False:
+            return False
+        assigned = [b for cls in self.kinds.class_chain(func.cls)
+                    for b in cls.attributes.get(device.attr.value, ())]
+        return bool(assigned) and all(b.value is not None for b in assigned) and not all(
+            self.devices.is_cpu_device(b.value, b.ctx.scope) for b in assigned)
 
     def _method_of_device_object(self, call: cst.Call, scope: Scope) -> Optional[OnAccelerator]:
         """``psnr.compute()`` where ``psnr = PSNR(..., device=device)``: an object built with a
@@ -773,7 +857,24 @@ class Placement:
             key = self.model_key(receiver, site.ctx.scope)
             if moved and key is not None:
                 moves.setdefault(key, []).append((site.order, device))
+            elif key is not None and site.statement is not None and \
+                    self._to_the_cpu(site.call, site.ctx.scope):
+                self._taken_back.setdefault(key, []).append(site.order)
+        for site in calls.get("cpu", []):  # ``model.cpu()`` as a statement
+            if site.statement is not None and isinstance(site.call.func, cst.Attribute):
+                receiver = site.call.func.value
+                key = self.model_key(receiver, site.ctx.scope)
+                if key is not None and self.kinds.kind_of(receiver, site.ctx.scope) not in (
+                        K.TENSOR, K.BATCH, K.ENCODING):
+                    self._taken_back.setdefault(key, []).append(site.order)
         return moves
+
+    def _to_the_cpu(self, call: cst.Call, scope: Scope) -> bool:
+        """``model.to("cpu")``: a module moved back to the host."""
+        if not (isinstance(call.func, cst.Attribute) and call.func.attr.value == "to"):
+            return False
+        device = move_device_argument(call)
+        return device is not None and self.devices.is_cpu_device(device, scope)
 
     def _chain_move(self, expr, scope: Scope):
         """``Net().to(device).eval()`` -> (True, device)."""
@@ -879,6 +980,11 @@ class Placement:
         for order, move_device in self._moves().get(key, ()):
             if order > since and (before is None or since < 0 or order < before):
                 moved, device = True, device or move_device
+        if moved and any(order > since and (before is None or order < before)
+                         for order in self._taken_back.get(key, ())):
+            # moved back to the CPU by a statement too (``model.to("cpu")`` for inference in
+            # a notebook's last cell): the evidence points both ways
+            return None
         if not moved and isinstance(target, cst.Name) and before is None:
             # ``net = model; net.to(device)`` moves ``model`` too: one module, two names
             owner = scope.resolve(target.value)

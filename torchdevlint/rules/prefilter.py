@@ -249,9 +249,15 @@ def numpy_of_moved_in(tree: ast.AST, source: str) -> bool:
     from torchdevlint.project_index import host_copied_name_of
     conversion = evidence = False
     bare = copied = False  # ``y.numpy()`` and ``y.cpu().numpy()`` of names: twin evidence
+    readers = _host_readers(tree, source)  # ``roc_curve``, ``plt``: read through NumPy
     for node in nodes_of(tree, ast.Call):
         func = node.func
         name = _last_name(func)
+        if readers and node.args and (
+                (isinstance(func, ast.Name) and func.id in readers) or
+                (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name)
+                 and func.value.id in readers)):
+            conversion = True
         if name == "numpy":
             conversion = conversion or (isinstance(func, ast.Attribute) and not node.args
                                         and not node.keywords)
@@ -259,13 +265,35 @@ def numpy_of_moved_in(tree: ast.AST, source: str) -> bool:
                 bare = bare or isinstance(func.value, ast.Name)
                 copied = copied or host_copied_name_of(func.value) is not None
                 evidence = evidence or (bare and copied)
-        elif name in ("array", "asarray"):
+        elif name in api.NUMPY_CONVERSION_NAMES:
             conversion = conversion or any(not isinstance(a, ast.Starred) for a in node.args)
         evidence = evidence or _moves(node) or any(
             k.arg == "device" and not _cpu_constant(k.value) for k in node.keywords)
         if conversion and evidence:
             return True
     return False
+
+
+def _host_readers(tree: ast.AST, source: str) -> set:
+    """The names bound to functions that read their arguments through NumPy
+    (``api.reads_host_arrays``: ``from sklearn.metrics import roc_curve``) or to the modules
+    that hold them (``import matplotlib.pyplot as plt``), as TDL008 finds them."""
+    if "sklearn" not in source and "matplotlib" not in source:
+        return set()
+    found = set()
+    for node in nodes_of(tree, ast.Import, ast.ImportFrom):
+        for alias in node.names:
+            if isinstance(node, ast.ImportFrom):
+                qualified = f"{node.module}.{alias.name}" if node.module else alias.name
+                bound = alias.asname or alias.name
+            else:
+                qualified = alias.name
+                bound = alias.asname or alias.name.partition(".")[0]
+                if alias.asname is None:
+                    continue  # ``import matplotlib.pyplot``: called as a dotted chain
+            if qualified in api.HOST_READING_MODULES or api.reads_host_arrays(qualified):
+                found.add(bound)
+    return found
 
 
 def _imported_from_torch(tree: ast.AST, source: str, names) -> set:
@@ -561,8 +589,10 @@ def _torch_dtype(expr) -> bool:
 
 
 def _device_of_value(expr) -> bool:
-    """``x.device``: wherever ``x`` is."""
-    return isinstance(expr, ast.Attribute) and expr.attr == "device"
+    """``x.device``: wherever ``x`` is. Not ``self.device``, which may be the device an object
+    was given (``Placement.device_attribute``)."""
+    return isinstance(expr, ast.Attribute) and expr.attr == "device" and not (
+        isinstance(expr.value, ast.Name) and expr.value.id == "self")
 
 
 class _TorchImports:

@@ -30,7 +30,7 @@ from torchdevlint.rules.prefilter import numpy_of_moved_in
 
 CONVERT_ERROR = ("TypeError: can't convert cuda:0 device type tensor to numpy. Use Tensor.cpu() "
                  "to copy the tensor to host memory first.")
-_NUMPY_FUNCTIONS = ("numpy.array", "numpy.asarray")
+_NUMPY_FUNCTIONS = api.NUMPY_CONVERSIONS
 # Calls in a receiver's chain after which the value has no autograd history.
 _WITHOUT_HISTORY = api.DETACHING_METHODS
 
@@ -53,15 +53,23 @@ class NumpyOfDeviceTensor(Rule):
     """
     ## What it does
     Reports `t.numpy()`, `np.array(t)` and `np.asarray(t)` where `t` is a tensor that the analysis
-    can show lives on an accelerator at that point:
+    can show lives on an accelerator at that point, and such a tensor given to a function that
+    reads its arguments as NumPy arrays: scikit-learn's metrics (`roc_curve(labels, scores)`,
+    `metrics.f1_score(y, pred)`) and pyplot's plotting functions (`plt.imshow(img)`), imported
+    by name or called on their module (issue 28: ganomaly's `roc_curve` of GPU scores). A tensor
+    is on an accelerator where:
 
-    - it was moved there: `x.to(device)`, `x.cuda()` (not `.to(dtype)`, not `.to("cpu")`);
+    - it was moved there: `x.to(device)`, `x.cuda()` (not `.to(dtype)`, not `.to("cpu")`),
+      also `x.to(self.device)` in a method of a class that is no `nn.Module` and sets
+      `self.device` to something other than the CPU (a trainer or evaluator given the device;
+      a module's `self.device` follows its parameters);
     - it was created there: a torch factory given a device that is not the CPU
       (`torch.zeros(n, device=device)`, `torch.linspace(..., device=device)`), or a `*_like`
       factory of such a tensor;
     - it is the output of a model moved there (`model.to(device)` or `model = Net().to(device)`
       earlier in the code the file shows, also through a parameter that every caller in the file
-      passes a moved model to);
+      passes a moved model to; not when a statement also moves it back, `model.to("cpu")` or
+      `model.cpu()`: the evidence then points both ways);
     - it is the output of a helper the code hands such a model to (`outputs = synthesis(model,
       text)`: a helper that runs a moved model gives what the model gave; not a builtin, not a
       function of torch or NumPy);
@@ -76,6 +84,9 @@ class NumpyOfDeviceTensor(Rule):
       `roc_auc_compute_fn`, fixed in 51ba0a9430);
     - it is unpacked from one of those (`values, idx = out.max(1)`; `a, b = x.to(device),
       y.to(device)` places each name with its own value);
+    - it is `self.NAME` that the same function set to one of those before
+      (`self.scores = torch.zeros(n, device=self.device)`), or an item of a list or dict the
+      function built and filled with them (`outputs = [None] * n; outputs[i] = model(x)`);
     - it is computed from one of those by tensor methods (`out.argmax(1)`, `x.detach()`,
       `x[mask]`, `x.T`), arithmetic, or torch functions (`torch.cumprod(x, 0)`,
       `F.softmax(x, -1)`, `torch.cat([a, b])`).
@@ -85,7 +96,8 @@ class NumpyOfDeviceTensor(Rule):
 
     Names are followed in the order the code runs, within the function that reads them:
     `x = x.cpu()` takes `x` off the accelerator for what follows. The finding is on `numpy` (for
-    `.numpy()`) or on the `np.array(...)` / `np.asarray(...)` call.
+    `.numpy()`) or on the `np.array(...)` / `np.asarray(...)` call (or the metric's, the plot's
+    call: one finding for its first argument on an accelerator).
 
     Silent under `pytest.raises` / `assertRaises`. A line whose comment (on it, or on the line right above it) says that it fails, as the
     deliberate error demos of teaching notebooks do (`# this will error`, `# raises`, `# error!`,
@@ -147,6 +159,10 @@ class NumpyOfDeviceTensor(Rule):
       that moved it, an attribute such as `self.buffer`), or comes from a call the analysis does not
       know (`helper(x.to(device))` may copy to the host itself).
     - Names bound in a comprehension, a lambda or an enclosing function give no evidence.
+    - `ax.plot(t)` (an Axes, whose type the analysis does not know) and NumPy's other functions
+      (`np.sum(t)`, which may call the tensor's own method) are not checked, nor is a metric or
+      a plot given the output of a helper handed a moved model (`plt.imshow(im_convert(x))`:
+      such helpers often return a NumPy array).
     - `numpy(force=True)` copies by itself and is never reported.
     - `if`/`else` branches are followed in source order: a name moved in one branch and taken back
       in the other is judged by the last one.
@@ -157,6 +173,12 @@ class NumpyOfDeviceTensor(Rule):
         "{conversion} of `{tensor}`, which is on an accelerator ({evidence}): NumPy reads host "
         "memory only (" + CONVERT_ERROR + "); copy it first: `{written}`")
 
+    # ``roc_curve(labels, scores)``, ``plt.imshow(img)``: a function that reads its arguments
+    # through NumPy (scikit-learn's metrics, pyplot's plotting functions), given the tensor
+    READ_AS_ARRAY = Message(
+        "`{callee}()` reads `{tensor}` as a NumPy array, and it is on an accelerator "
+        "({evidence}): NumPy reads host memory only (" + CONVERT_ERROR + "); copy it first: "
+        "`{written}`")
     code = "TDL008"
     name = "numpy-of-device-tensor"
     summary = "`.numpy()` / `np.asarray()` of a tensor that lives on an accelerator"
@@ -165,7 +187,7 @@ class NumpyOfDeviceTensor(Rule):
     # A conversion (``.numpy(``, ``np.array(``, ``np.asarray(``) and evidence of a device:
     # a move (``.to(`` / ``.cuda(``, also what moves a model) or a factory's ``device=``.
     # (``.cpu(``: a twin that copies its parameter to the host, ``Placement.copied_by_twin``)
-    required_text = (r"numpy|array", rf"{method_call_text('to', 'cuda', 'cpu')}|\bdevice\b")
+    required_text = (r"numpy|array|sklearn|matplotlib", rf"{method_call_text('to', 'cuda', 'cpu')}|\bdevice\b")
     could_report_in = staticmethod(numpy_of_moved_in)  # (in prefilter: no LibCST there)
     valid = (
         # copied to the host first
@@ -188,6 +210,10 @@ class NumpyOfDeviceTensor(Rule):
          "    model = torch.nn.Linear(2, 2).to(device)\n    with torch.no_grad():\n"
          "        out = model(torch.zeros(1, 2, device=device))\n"
          "    return np.asarray(out.softmax(-1))\n", ((9, 12),)),
+        # a metric that reads its arguments as NumPy arrays (scikit-learn's)
+        ("import torch\nfrom sklearn.metrics import roc_auc_score\n\n\n"
+         "def f(labels, device):\n    scores = torch.rand(len(labels), device=device)\n"
+         "    return roc_auc_score(labels, scores)\n", ((7, 12),)),
     )
 
     def check(self, analysis: Analysis) -> Iterator[Violation]:
@@ -197,23 +223,70 @@ class NumpyOfDeviceTensor(Rule):
             func = site.call.func
             if isinstance(func, cst.Attribute) and not site.call.args:
                 yield from self._check(site, func.attr, func.value, "`.numpy()`")
-        for name in ("array", "asarray"):
+        for name in api.NUMPY_CONVERSION_NAMES:
             for site in collected.calls_by_name.get(name, ()):
                 positional = [a.value for a in site.call.args if a.keyword is None and not a.star]
                 if positional and analysis.qualname(site.call.func, site.ctx.scope) in _NUMPY_FUNCTIONS:
                     yield from self._check(site, site.call, positional[0], f"`np.{name}()`")
+        for site in self._host_reading_calls():
+            # ``roc_curve(labels, scores)``, ``plt.imshow(img)``: the first argument on an
+            # accelerator (the fix copies it; the next pass finds another)
+            for arg in site.call.args:
+                if arg.star:
+                    continue
+                found = list(self._check(site, site.call, arg.value, None))
+                if found:
+                    yield from found
+                    break
+
+    def _host_reading_calls(self) -> Iterator[CallSite]:
+        """The calls of functions outside torch that read their arguments through NumPy
+        (``api.reads_host_arrays``: scikit-learn's metrics, pyplot's plotting functions),
+        imported by name or called on their module's alias (``plt.plot``)."""
+        analysis = self.analysis
+        collected = analysis.collected
+        functions, modules = set(), set()
+        for qualified, bound in collected.imported_as.items():
+            if qualified in api.HOST_READING_MODULES:
+                modules |= bound
+            elif api.reads_host_arrays(qualified) and qualified not in _NUMPY_FUNCTIONS:
+                functions |= bound
+        if not functions and not modules:
+            return
+        for name, sites in collected.calls_by_name.items():
+            if name is None:
+                continue
+            for site in sites:
+                func = site.call.func
+                if not (isinstance(func, cst.Name) and name in functions) and not (
+                        isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)
+                        and func.value.value in modules):
+                    continue
+                qualified = analysis.qualname(func, site.ctx.scope)
+                if qualified is not None and qualified not in _NUMPY_FUNCTIONS and \
+                        api.reads_host_arrays(qualified):
+                    yield site
 
     def _check(self, site: CallSite, node: cst.CSTNode, tensor: cst.BaseExpression,
-               conversion: str):
+               conversion: Optional[str]):
         if self.analysis.holds_where_called(site.ctx, expects_failure, "fails"):
             return  # under pytest.raises, or a line whose comment says it errors (also
             # where every call of the helper that holds it is)
         evidence = self.analysis.on_accelerator(tensor, site.ctx.scope)
         if evidence is None:
             return
+        if conversion is None and evidence.given is not None:
+            return  # a helper given a model may give back a NumPy array (``im_convert(x)``)
         detach = self.analysis.grad_recording(site.ctx) is not False and not _without_history(tensor)
         copied = source_of(tensor) + (".detach()" if detach else "") + ".cpu()"
         shown = source_of(tensor)
+        if conversion is None:  # a function that reads its arguments through NumPy
+            yield Violation(
+                node,
+                self.READ_AS_ARRAY(callee=source_of(site.call.func), tensor=shown,
+                                   evidence=evidence.describe(), written=copied),
+                CopyToHost(tensor, detach))
+            return
         written = f"{copied}.numpy()" if node is not site.call else \
             f"{source_of(site.call.func)}({copied})"
         yield Violation(

@@ -58,6 +58,10 @@ MIXED_ERROR = ("RuntimeError: Expected all tensors to be on the same device, but
 
 _ARITHMETIC = frozenset((cst.Add, cst.Subtract, cst.Multiply, cst.Divide, cst.FloorDivide,
                          cst.Modulo, cst.Power, cst.MatrixMultiply))
+# ``a += b``: an in-place operation of two tensors, as ``a + b`` is.
+_AUGMENTED_TEXT = {cst.AddAssign: "+=", cst.SubtractAssign: "-=", cst.MultiplyAssign: "*=",
+                   cst.DivideAssign: "/=", cst.FloorDivideAssign: "//=", cst.ModuloAssign: "%=",
+                   cst.PowerAssign: "**=", cst.MatrixMultiplyAssign: "@="}
 _NOT_ENTERED = frozenset((cst.FunctionDef, cst.ClassDef, cst.Lambda, cst.ListComp, cst.SetComp,
                           cst.DictComp, cst.GeneratorExp))
 # torch functions whose positional tensor arguments (or the elements of a list of them) must
@@ -134,7 +138,9 @@ class MixedDeviceOperands(Rule):
     Reports an operation where a tensor known to be on the CPU meets a tensor or a model known to
     be on an accelerator (or on the device chosen at runtime):
 
-    - arithmetic: `a + b`, `a * b`, `a @ b`, ... ;
+    - arithmetic: `a + b`, `a * b`, `a @ b`, ... , in place too: `loss += F.l1_loss(x, y)`,
+      `scores *= mask` (issue 28: PatchmatchNet's loss accumulator made by `torch.zeros(1)`;
+      no fix when the CPU tensor is the target: `loss.to(d) += ...` is no code);
     - a torch function of both: `torch.cat`/`torch.stack` (of a list), `torch.matmul`,
       `torch.where`, `torch.maximum`, ..., and `F.linear`, `F.mse_loss`, `F.cross_entropy`, ...;
     - a tensor method combining two tensors: `a.add(b)`, `a.matmul(b)`, `a.masked_fill(mask, v)`;
@@ -302,7 +308,7 @@ class MixedDeviceOperands(Rule):
       in one branch of an `if` counts after it.
     - The 0-dim test is conservative (any reduction or element access in the CPU operand's history
       silences it), so some real mix-ups with reduced tensors go unreported.
-    - Comparisons, in-place `+=` and functions outside the lists above are not checked.
+    - Comparisons and functions outside the lists above are not checked.
     """
 
     # The kinds of finding (their messages, as data; the report fills the fields): the CPU
@@ -420,7 +426,8 @@ class MixedDeviceOperands(Rule):
                 stack.extend(reversed(children))
                 continue  # the failure may be caught on purpose
             if (kind is cst.BinaryOperation and type(node.operator) in _ARITHMETIC) \
-                    or kind is cst.Call:
+                    or kind is cst.Call \
+                    or (kind is cst.AugAssign and type(node.operator) in _AUGMENTED_TEXT):
                 found.append(node)
             stack.extend(reversed(list(iter_children(node))))
         return found
@@ -435,6 +442,11 @@ class MixedDeviceOperands(Rule):
         if isinstance(node, cst.BinaryOperation):
             operands = [node.left, node.right]
             what = "arithmetic"
+        elif isinstance(node, cst.AugAssign):
+            # ``loss += F.smooth_l1_loss(...)`` into ``loss = torch.zeros(1)`` (issue 28:
+            # PatchmatchNet's loss, qdtrack's ``scores *= mask``)
+            operands = [node.target, node.value]
+            what = f"`{source_of(node.target)} {_AUGMENTED_TEXT[type(node.operator)]} ...`"
         else:
             func = node.func
             model = self._moved_model_at(node, func, scope)
@@ -482,9 +494,13 @@ class MixedDeviceOperands(Rule):
         if what is None:
             what = f"`{source_of(node.func)}()`"
         device = _partner_device(acc_operand, acc_evidence)
-        yield self._violation(node, what, cpu_operand, cpu_evidence,
-                              f"`{source_of(acc_operand)}`, on an accelerator "
-                              f"({acc_evidence.describe()})", device, scope, owner)
+        violation = self._violation(node, what, cpu_operand, cpu_evidence,
+                                    f"`{source_of(acc_operand)}`, on an accelerator "
+                                    f"({acc_evidence.describe()})", device, scope, owner)
+        if isinstance(node, cst.AugAssign) and isinstance(violation.fix, MoveOperand) and \
+                violation.fix.operand is node.target:
+            violation = Violation(violation.node, violation.message)  # (no ``x.to(d) += y``)
+        yield violation
 
     def _site_order(self, call: cst.Call) -> Optional[int]:
         for site in self.analysis.collected.calls_by_name.get(last_name(call.func), ()):
