@@ -387,7 +387,12 @@ class _DeviceCheck(TorchDispatchMode):
             out = func(*args, **kwargs)
             if device is not None and device.type != "cpu":
                 plan = _plan(func)
-                self._tag_outputs(out, device, plan.aliased, plan.op)
+                aliased = plan.aliased
+                if plan.op == "to" and args and out is not args[0]:
+                    # ``aten::to`` may return its input (the schema's alias), but here it copied:
+                    # inference mode dispatches it whole instead of as ``_to_copy``
+                    aliased = frozenset()
+                self._tag_outputs(out, device, aliased, plan.op)
         return out
 
     def _decomposed(self, func, args, kwargs):
