@@ -249,8 +249,7 @@ class Analysis:
         value = binding.value
         if binding.how != ASSIGN or binding.path or not isinstance(value, cst.Call):
             return []
-        wrapper = last_name(value.func)
-        if wrapper not in ("enumerate", "zip") and wrapper not in api.TRANSPARENT_ITER_WRAPPERS:
+        if last_name(value.func) not in api.LOADER_WRAPPERS:
             return []
         return self.loader_paths(value, binding.ctx.scope, depth + 1)
 
