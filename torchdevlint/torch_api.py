@@ -346,6 +346,8 @@ NON_TENSOR_BUILTINS = frozenset(
 # (``log_every`` is the MetricLogger of detr, dino, mae and torchvision's references.)
 TRANSPARENT_ITER_WRAPPERS = frozenset(
     "tqdm iter trange_ track progress_bar islice auto_tqdm log_every".split())
+# All the wrappers a loop over a loader goes through (``pbar = tqdm(enumerate(loader))``).
+LOADER_WRAPPERS = frozenset(("enumerate", "zip")) | TRANSPARENT_ITER_WRAPPERS
 
 # Words (lower case) in the text of a loop over anything but a data loader (``range(n)``, a
 # list of batches, an iterator, ``while``) that TDL010 asks for (issue 28): such a loop is

@@ -24,7 +24,8 @@ CASES = [pytest.param(path, id=path.stem) for rule, path in positive_fixtures() 
 # The fixtures whose fix writes the idiom: a "cuda" literal or a .cuda() call (``"cuda:0"``
 # keeps the CUDA form, see docs/rules/TDL002.md).
 ACCELERATOR_FIXED = {"backwards_guard", "loads_an_extension_in_a_function", "default_parameter", "default_when_none", "device_literal",
-                     "factory_cuda", "module_cuda", "mps_else_cuda", "named_literal", "partly_guarded_callers"}
+                     "factory_cuda", "module_cuda", "mps_else_cuda", "named_literal", "partly_guarded_callers",
+                     "test_tied_to_cuda_else"}
 
 
 def fixed_for_torch_26(path, directory):

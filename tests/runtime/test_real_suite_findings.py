@@ -186,3 +186,35 @@ def test_to_with_a_positional_non_blocking_is_not_a_copy(gpu):
     x = torch.ones(2, device="cuda")
     assert x.to(gpu, torch.float32, True) is x
     assert x.to(torch.float32, False, True) is not x  # (dtype, non_blocking, copy)
+
+
+@pytest.mark.parametrize("move", [
+    lambda value: value.to(0),
+    lambda value: value.to(device=0),
+    lambda value: value.to(0, torch.float32),
+], ids=["positional", "device=", "with-dtype"])
+def test_an_integer_device_is_the_accelerators_ordinal(gpu, move):
+    # SamLynnEvans/Transformer moves its masks with .to(opt.device), opt.device being 0: on a
+    # GPU that is cuda:0, and the CPU build's parser refused it (no accelerator to ask)
+    assert move(torch.ones(2)).device == gpu
+    module = move(nn.Linear(3, 2))
+    assert module.weight.device == gpu
+    with pytest.raises(RuntimeError, match="same device"):
+        module(torch.ones(1, 3))
+
+
+@pytest.mark.parametrize("move", [
+    lambda value: value.to("cuda"),
+    lambda value: value.cuda(),
+    lambda value: value.to(torch.device("cuda", 0), non_blocking=True),
+], ids=["to", "cuda", "to-device-non-blocking"])
+def test_a_move_under_inference_mode_lands_on_the_device(gpu, move):
+    # transformer-heads' evaluate_head_wise runs under @torch.inference_mode(), where torch
+    # dispatches aten::to whole (its schema says it may return its input) instead of
+    # _to_copy: the copy was left untagged, on the CPU
+    with torch.inference_mode():
+        moved = move(torch.ones(2))
+        assert moved.device == gpu
+        assert move(moved) is moved or move(moved).device == gpu
+        with pytest.raises(RuntimeError, match="same device"):
+            nn.Linear(2, 2)(moved)

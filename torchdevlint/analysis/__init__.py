@@ -213,25 +213,45 @@ class Analysis:
             return None, ""
         return self.kinds.caller_arguments(bindings[0]), owner.func.name
 
-    def loader_paths(self, iterable: cst.BaseExpression, scope: Scope) -> List[tuple]:
+    def loader_paths(self, iterable: cst.BaseExpression, scope: Scope,
+                     depth: int = 0) -> List[tuple]:
         """What a ``for`` loop over ``iterable`` takes from data loaders: (path into the loop
         target, the loader expression) for each loader it iterates, through ``enumerate``
-        (path ``(1,)``), ``zip`` (``(i,)``) and transparent wrappers (``tqdm``); empty when it
-        iterates none. ``for x in loader`` gives ``[((), loader)]``."""
+        (path ``(1,)``), ``zip`` (``(i,)``) and transparent wrappers (``tqdm``), also when
+        the wrapped loader was bound to a name first (``pbar = tqdm(enumerate(loader))``,
+        ``for i, (x, y) in pbar``); empty when it iterates none. ``for x in loader`` gives
+        ``[((), loader)]``."""
         if isinstance(iterable, cst.Call):
             name = last_name(iterable.func)
             positional = [a.value for a in iterable.args if a.keyword is None and not a.star]
             if name == "enumerate" and positional:
                 return [((1,) + path, loader)
-                        for path, loader in self.loader_paths(positional[0], scope)]
+                        for path, loader in self.loader_paths(positional[0], scope, depth)]
             if name == "zip":
                 return [((i,) + path, loader) for i, arg in enumerate(positional)
-                        for path, loader in self.loader_paths(arg, scope)]
+                        for path, loader in self.loader_paths(arg, scope, depth)]
             if name in api.TRANSPARENT_ITER_WRAPPERS and positional:
-                return self.loader_paths(positional[0], scope)
+                return self.loader_paths(positional[0], scope, depth)
         if self.kinds.kind_of(iterable, scope) is K.LOADER:
             return [((), iterable)]
+        if isinstance(iterable, cst.Name) and depth < 2:
+            return self._wrapped_loader_paths(iterable, scope, depth)
         return []
+
+    def _wrapped_loader_paths(self, name: cst.Name, scope: Scope, depth: int) -> List[tuple]:
+        """The loader paths of the one wrapper call ``name`` is bound to (``pbar =
+        tqdm(enumerate(loader), total=n)``): only a wrapper, not any iterable of a loader's
+        values, and only when every binding of the name is that call."""
+        bindings = scope.lookup(name.value)
+        if len(bindings) != 1:
+            return []
+        binding = bindings[0]
+        value = binding.value
+        if binding.how != ASSIGN or binding.path or not isinstance(value, cst.Call):
+            return []
+        if last_name(value.func) not in api.LOADER_WRAPPERS:
+            return []
+        return self.loader_paths(value, binding.ctx.scope, depth + 1)
 
     def is_test_module(self) -> bool:
         """A pytest or unittest module (``testcode.is_test_module``)."""

@@ -56,6 +56,7 @@ class Guards:
         # blocks of asserts and early exits). The chain is kept so that its id stays unique.
         self._chain_memo: dict = {}
         self._requires_cuda: Optional[bool] = None
+        self._cuda_tied: Optional[Set[str]] = None  # (``_tied_to_cuda``)
         self._spawned: Optional[set] = None
         self._program: Optional[bool] = None  # (``_runs_its_functions``)
         # name -> ids of the Name nodes reading or binding it, and every string literal's
@@ -110,7 +111,8 @@ class Guards:
             elif isinstance(condition, OrElse):
                 guarded = self._guards(condition.test, scope, accelerator)
             else:
-                guarded = self._guards(condition, scope, accelerator)
+                guarded = self._guards(condition, scope, accelerator) or \
+                    self._tied_to_cuda(condition)
             if guarded:
                 verdict = True
                 unknown.append(link)
@@ -120,6 +122,38 @@ class Guards:
         for link in unknown:
             self._chain_memo[(id(link), id(scope), strict, accelerator)] = (verdict, link)
         return verdict
+
+    def _tied_to_cuda(self, test) -> bool:
+        """Whether the file itself ties ``test`` to CUDA: somewhere an ``if`` with the same test
+        stops the program unless CUDA is available (SamLynnEvans/Transformer's ``if
+        opt.device == 0: assert torch.cuda.is_available()`` in main, then ``if opt.device ==
+        0: model = model.cuda()`` in get_model). Only the test's own branch is guarded: the
+        ``else`` of such a test proves nothing."""
+        if not isinstance(test, cst.BaseExpression):
+            return False
+        if self._cuda_tied is None:
+            self._cuda_tied = self._collect_cuda_tied_tests()
+        return bool(self._cuda_tied) and _test_text(self.module, test) in self._cuda_tied
+
+    def _collect_cuda_tied_tests(self) -> Set[str]:
+        """The texts of the ``if`` tests whose block stops the program unless CUDA is there."""
+        calls = self.collected.calls_by_name
+        if not (calls.get("is_available") or calls.get("device_count")):
+            return set()
+        tied: Set[str] = set()
+        bodies = [(self.module.body, self.collected.module_scope)] + [
+            (info.node.body.body, info.scope) for info in self.collected.functions
+            if isinstance(info.node.body, cst.IndentedBlock)]
+        for statements, scope in bodies:
+            for node in _if_statements(statements):
+                if not isinstance(node.body, cst.IndentedBlock):
+                    continue
+                for statement in node.body.body:
+                    requirement = _stopping_requirement(statement)
+                    if requirement is not None and self._requires_availability(requirement, scope):
+                        tied.add(_test_text(self.module, node.test))
+                        break
+        return tied
 
     def runs_only_with_cuda(self, ctx: Ctx) -> bool:
         """Whether code in ``ctx`` runs only where CUDA is there, or where the program asked
@@ -682,6 +716,33 @@ def _top_calls(statements):
                 value = small.value if isinstance(small, (cst.Expr, cst.Assign)) else None
                 if isinstance(value, cst.Call):
                     yield value
+
+
+def _if_statements(statements):
+    """The ``if`` statements among ``statements`` and the blocks inside them, not inside the
+    functions and classes they define (those are walked as functions of their own)."""
+    stack = list(statements)
+    while stack:
+        statement = stack.pop()
+        if isinstance(statement, cst.If):
+            yield statement
+        if isinstance(statement, (cst.FunctionDef, cst.ClassDef, cst.SimpleStatementLine)):
+            continue
+        body = getattr(statement, "body", None)
+        if isinstance(body, cst.BaseSuite):
+            stack.extend(body.body)
+        for attribute in ("orelse", "finalbody"):
+            extra = getattr(statement, attribute, None)
+            if isinstance(extra, cst.BaseSuite):
+                stack.extend(extra.body)
+            elif isinstance(extra, (cst.If, cst.Else, cst.Finally)):
+                stack.append(extra)
+        for handler in getattr(statement, "handlers", ()):
+            stack.extend(handler.body.body)
+
+
+def _test_text(module: cst.Module, test: cst.BaseExpression) -> str:
+    return " ".join(module.code_for_node(test).split())
 
 
 def _stopping_requirement(statement) -> "cst.CSTNode | None":

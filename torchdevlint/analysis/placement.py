@@ -813,6 +813,18 @@ class Placement:
             return ("dotted", id(owner) if owner else None, expr.value.value, expr.attr.value)
         return None
 
+    def follows_a_value(self, device, scope: Scope) -> bool:
+        """Whether a move's device is ``x.device`` of a value ``x``: it goes wherever ``x`` is,
+        so the move states no device of the code's own. ``self.device`` (or that of another
+        instance of a class of this file) is not one: it is the device a trainer or module
+        object holds, chosen as a ``device`` variable is (kindle's ``TorchTrainer`` moves its
+        batches with ``.to(self.device)``). A loop's own moves ask this (TDL004); whether a
+        value is on an accelerator (``call_on_accelerator``) still takes any ``x.device`` as
+        following ``x``: that needs proof of an accelerator, which no stored device gives."""
+        if not _follows_a_value(device):
+            return False
+        return not isinstance(self.kinds.kind_of(device.value, scope), K.Instance)
+
     def device_of_move(self, call: cst.Call, scope: Scope) -> Tuple[bool, Optional[cst.BaseExpression]]:
         """Whether ``call`` (``X.to(...)``/``X.cuda()``) moves X to an accelerator, and with what."""
         if not isinstance(call.func, cst.Attribute):

@@ -152,7 +152,10 @@ class HardcodedCudaDevice(Rule):
     `"cuda" in str(device)`), or an explicit opt-in flag whose name mentions CUDA or a GPU
     (`args.cuda`, `use_gpu`, `args.gpu is not None`); after an early exit on such a test
     (`if not torch.cuda.is_available(): return` / `raise` / `pytest.skip(...)`) or an
-    `assert torch.cuda.is_available()`; in functions and classes decorated with such a test
+    `assert torch.cuda.is_available()`; in the block of a test that the file itself ties to CUDA
+    (elsewhere an `if` with the same test stops the program unless CUDA is available: `if
+    opt.device == 0: assert torch.cuda.is_available()`), not in its `else`; in functions and
+    classes decorated with such a test
     (`@unittest.skipIf(not torch.cuda.is_available(), ...)`) or whose name mentions CUDA or a GPU
     (`def to_cuda(...)`, `class CudaTests`), and in modules with a CUDA `pytestmark` skip.
     Test-suite guards through the project's own helpers count too: a decorator or mark whose

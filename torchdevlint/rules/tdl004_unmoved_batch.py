@@ -90,8 +90,8 @@ class _Value:
 class UnmovedBatch(Rule):
     """
     ## What it does
-    Reports a `for` loop over a data loader (however wrapped: `enumerate`, `tqdm`, `zip`, `iter`)
-    whose body feeds a batch value into a model that was moved to a device, without moving the
+    Reports a `for` loop over a data loader (however wrapped: `enumerate`, `tqdm`, `zip`, `iter`,
+    also through a name bound to the wrapper, `pbar = tqdm(enumerate(loader))`) whose body feeds a batch value into a model that was moved to a device, without moving the
     value first. Batch values are the loop targets and the names unpacked from them in the body
     (`x, y = batch`, `x = batch["pixels"]`), also when passed as `**batch`. Sinks are a call of
     the moved model (`model(x)`, `model.forward(x)`), a loss or criterion (`criterion(out, y)`,
@@ -100,7 +100,9 @@ class UnmovedBatch(Rule):
     operand is a value the loop itself put on a device: when the loop moves `images` but not
     `target`, `criterion(model(images), target)`, `pred == target`, `pred.eq(target)` and
     `output - target` fail whatever the model is (a function parameter, wrapped in
-    `DistributedDataParallel`), so the loop's own moves are the evidence. A model is moved by
+    `DistributedDataParallel`), so the loop's own moves are the evidence; a move to the device a
+    trainer object holds (`self.model(x.to(self.device))`) is one, a move to wherever another
+    value is (`y.to(out.device)`) is not. A model is moved by
     `model.to(device)`, `model.cuda()`, `model = Net().to(device)` or `self.model.to(device)`.
     Each unmoved value is reported once, at its first use.
 
@@ -818,7 +820,7 @@ class _LoopChecker(OrderedWalk):
         1)``). ``.cpu()``, ``.item()`` and the like bring it back."""
         moved, device = self.rule.placement.device_of_move(expr, self.scope)
         if moved:
-            if isinstance(device, cst.Attribute) and device.attr.value == "device" \
+            if self.rule.placement.follows_a_value(device, self.scope) \
                     and self.device_of(device.value) is None:
                 return None  # ``target.to(output.device)`` follows a value; it proves no device
             return device if device is not None and self._fed(expr.func.value) else None

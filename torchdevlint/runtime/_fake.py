@@ -482,7 +482,12 @@ class _DeviceCheck(TorchDispatchMode):
             out = func(*args, **kwargs)
             if device is not None and device.type != "cpu":
                 plan = _plan(func)
-                self._tag_outputs(out, device, plan.aliased, plan.op)
+                aliased = plan.aliased
+                if plan.op == "to" and args and out is not args[0]:
+                    # ``aten::to`` may return its input (the schema's alias), but here it copied:
+                    # inference mode dispatches it whole instead of as ``_to_copy``
+                    aliased = frozenset()
+                self._tag_outputs(out, device, aliased, plan.op)
         return out
 
     def _decomposed(self, func, args, kwargs):
@@ -657,6 +662,7 @@ def _to(func, args, kwargs):
         elif len(positional) == 3 and isinstance(positional[-1], bool) \
                 and isinstance(positional[0], torch.dtype):  # not (device, dtype, non_blocking)
             copy = positional.pop()
+        positional, clean = _ordinal_devices(positional, clean)
         device, dtype, non_blocking, memory_format = torch._C._nn._parse_to(*positional, **clean)
         if memory_format is None:
             memory_format = torch.preserve_format
@@ -857,7 +863,23 @@ def _tensor_split(func, args, kwargs):
     return _plain_call(func, args, kwargs)
 
 
-def _untranslated(func, args, kwargs):
+def _is_ordinal(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _ordinal_devices(args, kwargs):
+    """``.to(0)`` and ``.to(device=0)`` with the integer made the accelerator's device: torch
+    reads an ordinal through the real accelerator, which a CPU-only build does not have."""
+    args = list(args)
+    if args and _is_ordinal(args[0]):
+        args[0] = _parse_device(args[0])
+    if _is_ordinal(kwargs.get("device")):
+        kwargs = dict(kwargs, device=_parse_device(kwargs["device"]))
+    return args, kwargs
+
+
+def _parse_to_arguments(func, args, kwargs):
+    args, kwargs = _ordinal_devices(args, kwargs)
     return func(*args, **kwargs)
 
 
@@ -940,7 +962,7 @@ def _special_functions() -> dict:
         torch.Tensor.record_stream: lambda func, args, kwargs: None,
         # Module.to(device="cuda") parses its arguments with it: the device must come back as
         # asked, not as the CPU allocation that a factory's device= is turned into
-        torch._C._nn._parse_to: _untranslated,
+        torch._C._nn._parse_to: _parse_to_arguments,
         torch._pack_padded_sequence: _host_outputs(1),
         torch._pad_packed_sequence: _host_outputs(1),
         torch.tensor_split: _tensor_split,
