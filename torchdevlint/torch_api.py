@@ -108,8 +108,8 @@ SHAPE_KEEPING_METHODS = frozenset(
     """
     float double half bfloat16 long int short bool byte char view reshape unsqueeze expand
     transpose t permute contiguous clone detach flip repeat flatten unflatten requires_grad_ tril
-    triu
-    """.split())
+    triu expand_as normal_ uniform_ bernoulli_ random_ fill_ zero_ clamp_
+    """.split())  # (an in-place fill returns its receiver: ``noise = self.noise.normal_(0, 0.1)``)
 ELEMENTWISE = frozenset(
     """
     exp log log2 log1p sin cos tan sqrt rsqrt sigmoid tanh abs neg pow clamp clip floor ceil

@@ -9,7 +9,7 @@ from __future__ import annotations
 import weakref
 
 from dataclasses import dataclass, field
-from typing import Dict, Iterator, List, Optional, Set
+from typing import Dict, FrozenSet, Iterator, List, Optional, Set, Tuple
 
 import libcst as cst
 
@@ -19,6 +19,7 @@ from torchdevlint.analysis.devices import Devices, move_device_argument
 from torchdevlint.analysis.flow import UNDECIDED, DeviceTrace
 from torchdevlint.analysis.kinds import MODULE, TENSOR, ClassRef, FuncRef, KindInference
 from torchdevlint.analysis.model import keyword_value, source_of
+from torchdevlint.analysis.placement import argument_for_parameter
 from torchdevlint.analysis.model import (
     ASSIGN, Binding, ClassInfo, FunctionInfo, is_number, last_name, root_name, string_value,
 )
@@ -36,7 +37,8 @@ _TAKES_INDICES = api.INDEX_TAKING_FUNCTIONS
 _COMBINING = api.COMBINING_METHODS
 # Binary operators that combine two tensors elementwise (or by matmul).
 ARITHMETIC_OPERATORS = (cst.Add, cst.Subtract, cst.Multiply, cst.Divide, cst.FloorDivide,
-                        cst.MatrixMultiply, cst.Power, cst.BitAnd, cst.BitOr, cst.BitXor)
+                        cst.MatrixMultiply, cst.Power, cst.BitAnd, cst.BitOr, cst.BitXor,
+                        cst.LeftShift, cst.RightShift)
 
 
 @dataclass
@@ -53,6 +55,9 @@ class ModuleState:
     # ``self.NAME = [<module>, ...]`` / ``{k: <module>}`` / comprehensions of modules
     module_containers: Dict[str, List[Binding]] = field(default_factory=dict)
     overrides_moving: bool = False  # it or a base class of this file defines _apply, to or cuda
+    # the attributes its own ``to``/``cuda`` moves (``self.scale = self.scale.to(device)``,
+    # then ``super().to(device)``), when that is all the overrides do; else None
+    override_moves: Optional[FrozenSet[str]] = None
     forward_reaches: Set[str] = field(default_factory=set)  # methods forward calls, transitively
     # a LightningModule's steps and the methods they call (run on the module's device)
     step_reaches: Set[str] = field(default_factory=set)
@@ -72,6 +77,9 @@ class ModuleClasses:
         self.devices = devices if devices is not None else Devices(kinds)
         self._states: Dict[int, ModuleState] = {}
         self._methods: Dict[int, "MethodDevices"] = {}  # id(method) ->
+        # (id(method), its parameters given device tensors) -> whether it returns one
+        self._tensor_params: Dict[Tuple[int, str], bool] = {}  # (id(method), parameter) ->
+        self._device_returns: Dict[Tuple[int, FrozenSet[str]], bool] = {}
         self._moves: Optional[List[cst.Call]] = None
         self._evidence: Dict[int, Optional[str]] = {}  # id(class) -> accelerator_evidence
 
@@ -84,6 +92,8 @@ class ModuleClasses:
     def _build(self, info: ClassInfo) -> ModuleState:
         state = ModuleState(info, self.kinds.class_is_module(info))
         state.overrides_moving = self._overrides_moving(info, set())
+        if state.overrides_moving:
+            state.override_moves = self._override_moves(info)
         for method, kind in self._registrations(info):
             getattr(state, kind).add(method)
         for name, bindings in info.attributes.items():
@@ -292,8 +302,8 @@ class ModuleClasses:
         for info in self.collected.classes:
             if info.attributes:
                 state = self.state(info)
-                if (state.is_module is True or self.shows_it_is_a_module(state)) \
-                        and not state.overrides_moving:
+                if (state.is_module is True or self.shows_it_is_a_module(state)) and (
+                        not state.overrides_moving or state.override_moves is not None):
                     yield state
 
     def shows_it_is_a_module(self, state: ModuleState) -> bool:
@@ -307,6 +317,51 @@ class ModuleClasses:
             api.foreign_base(self.kinds.qualname(base, info.ctx.scope) or "") for base in info.bases
         ) and bool(state.parameters or any(
             self.has_parameters(state, name) for name in state.submodules))
+
+    def _override_moves(self, info: ClassInfo) -> Optional[FrozenSet[str]]:
+        """The attributes that the class's own ``to``/``cuda`` overrides move, when they do
+        nothing else but hand on to ``super()`` (issue 28: pytorch-soft-actor-critic's
+        ``DeterministicPolicy.to`` moves ``action_scale`` and ``action_bias`` and forgets
+        ``noise``); None when a base class of the file or ``_apply`` moves too, or an override
+        does anything else."""
+        own = _MOVING_OVERRIDES & set(info.methods)
+        if not own or "_apply" in own or any(
+                isinstance(kind, ClassRef) and self._overrides_moving(kind.info, set())
+                for kind in (self.kinds.kind_of(b, info.ctx.scope) for b in info.bases)):
+            return None
+        moved: Set[str] = set()
+        for name in own:
+            method = info.methods[name]
+            self_name = method.self_name
+            body = method.node.body
+            if self_name is None or not isinstance(body, cst.IndentedBlock):
+                return None
+            for statement in body.body:
+                if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
+                    return None
+                small = statement.body[0]
+                if isinstance(small, cst.Expr) and isinstance(small.value, cst.SimpleString):
+                    continue  # the docstring
+                if isinstance(small, cst.Return) and isinstance(small.value, cst.Call) and \
+                        _super_move(small.value):
+                    continue
+                if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call) and \
+                        _super_move(small.value):
+                    continue
+                target = small.targets[0].target if isinstance(small, cst.Assign) and \
+                    len(small.targets) == 1 else None
+                value = small.value if isinstance(small, cst.Assign) else None
+                if not (isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name)
+                        and target.value.value == self_name and isinstance(value, cst.Call)
+                        and isinstance(value.func, cst.Attribute)
+                        and value.func.attr.value in api.ACCELERATOR_MOVE_METHODS
+                        and isinstance(value.func.value, cst.Attribute)
+                        and isinstance(value.func.value.value, cst.Name)
+                        and value.func.value.value.value == self_name
+                        and value.func.value.attr.value == target.attr.value):
+                    return None
+                moved.add(target.attr.value)
+        return frozenset(moved)
 
     def _overrides_moving(self, info: ClassInfo, seen: Set[int]) -> bool:
         if id(info) in seen:
@@ -447,6 +502,34 @@ class ModuleClasses:
             known = self._methods[id(method)] = MethodDevices(self, state, method)
         return known
 
+    def returns_on_device(self, state: ModuleState, method: FunctionInfo,
+                          given: FrozenSet[str]) -> bool:
+        """Whether every ``return`` of ``method`` (a method of the class, called on ``self``)
+        gives a tensor on the module's device when its parameters ``given`` are given such
+        tensors (``pt = self._calc_pt(target, x, mask)`` of ``return (target * x).sum(-1)``,
+        issue 28: a value computed by a helper method from the inputs). A method that also
+        returns something else (a CPU tensor, a number, nothing) does not."""
+        key = (id(method), given)
+        known = self._device_returns.get(key)
+        if known is not None:
+            return known
+        self._device_returns[key] = False  # (a method that calls itself: not while being worked out)
+        devices = MethodDevices(self, state, method, given)
+        returns = [node for node in walk_code(method.node.body) if isinstance(node, cst.Return)]
+        known = self._device_returns[key] = bool(returns) and all(
+            r.value is not None and devices.carries(r.value) for r in returns)
+        return known
+
+    def parameter_is_tensor(self, state: ModuleState, method: FunctionInfo, name: str) -> bool:
+        """Whether ``method`` uses its parameter ``name`` as a tensor (``x.view(...)``,
+        ``torch.cat([x, y])``, given to a weighted submodule or to another such method)."""
+        key = (id(method), name)
+        known = self._tensor_params.get(key)
+        if known is None:
+            self._tensor_params[key] = False  # (methods that hand it to each other)
+            known = self._tensor_params[key] = name in self.on_module_device(state, method).names
+        return known
+
     # -- where a value meets the module's device -------------------------------------------
 
     def meeting(self, node, stays, devices: "MethodDevices") -> Optional[str]:
@@ -466,12 +549,12 @@ class ModuleClasses:
             if any(stays(o) for o in operands) and any(carries(o) for o in operands):
                 return "compares it with a tensor on the module's device"
         elif isinstance(node, cst.Call):
-            return self._call_meeting(node, stays, devices)
+            return self._call_meeting(node, stays, devices, carries)
         return None
 
-    def _call_meeting(self, call: cst.Call, stays, devices: "MethodDevices") -> Optional[str]:
+    def _call_meeting(self, call: cst.Call, stays, devices: "MethodDevices",
+                      carries) -> Optional[str]:
         state = devices.state
-        carries = devices.carries
         func = call.func
         arguments = [a.value for a in call.args]
         spread = [e.value for arg in arguments if isinstance(arg, (cst.List, cst.Tuple))
@@ -633,7 +716,8 @@ class MethodDevices(DeviceTrace):
     model gives it), and what is computed from those. Flow-insensitive and conservative: a
     local name counts only when every assignment of it in the method gives such a value."""
 
-    def __init__(self, classes: ModuleClasses, state: ModuleState, method: FunctionInfo) -> None:
+    def __init__(self, classes: ModuleClasses, state: ModuleState, method: FunctionInfo,
+                 given: FrozenSet[str] = frozenset()) -> None:
         # (a proxy: ``classes`` caches this object, and a strong reference back would make a
         # cycle that keeps the file's tree alive until the collector runs)
         self.classes = weakref.proxy(classes)
@@ -641,6 +725,7 @@ class MethodDevices(DeviceTrace):
         self.state = state
         self.method = method
         self.self_name = method.self_name
+        self.given = given  # parameters a caller gives tensors on the module's device
         self.names: Set[str] = set()
         self._solve()
 
@@ -650,7 +735,7 @@ class MethodDevices(DeviceTrace):
             return
         params = [name for name in self.method.param_names if name != self.self_name]
         body = list(walk_code(self.method.node.body, into_functions=True))
-        tensors = {name for name in params if self._param_is_tensor(name, body)}
+        tensors = {name for name in params if name in self.given or self._param_is_tensor(name, body)}
         tensors |= self._input_in_arithmetic(params, body)
         if params and self.method.name in api.LIGHTNING_STEP_METHODS and \
                 self.kinds.class_is_lightning(self.state.info):
@@ -692,6 +777,8 @@ class MethodDevices(DeviceTrace):
             passed = any(isinstance(a.value, cst.Name) and a.value.value == name for a in node.args)
             if passed and (self._weighted_submodule(func) or self._torch_submodule(func)):
                 return True  # (a torch.nn module, a loss among them, takes tensors)
+            if passed and self._passed_to_tensor_parameter(func, node, name):
+                return True  # ``x = self._process_preds(x)``, which calls ``x.view(...)``
             if passed and self._tensor_function(func):
                 return True  # ``F.interpolate(x, ...)``, ``torch.cat([x, y])`` take tensors
             if self._tensor_function(func) and any(
@@ -726,6 +813,26 @@ class MethodDevices(DeviceTrace):
             return False
         tail = qualified.rpartition(".")[2]
         return tail not in api.FACTORIES and not tail.endswith("_like")
+
+    def _passed_to_tensor_parameter(self, func, call: cst.Call, name: str) -> bool:
+        """``self.helper(..., name, ...)``: a method of the class whose parameter receiving
+        ``name`` is used there as a tensor."""
+        method = self._self_attribute(func)
+        if method is None or method not in self.state.info.methods or \
+                method in self.state.submodules:
+            return False
+        callee = self.state.info.methods[method]
+        return any(self.classes.parameter_is_tensor(self.state, callee, param)
+                   for param in callee.param_names[1:]
+                   if _is_name(argument_for_parameter(call, callee, param, bound=True), name))
+
+    def _given(self, callee: FunctionInfo, call: cst.Call) -> FrozenSet[str]:
+        """The parameters of ``callee`` (a method called on ``self``) that ``call`` gives a
+        tensor on the module's device."""
+        return frozenset(
+            param for param in callee.param_names[1:]
+            if (argument := argument_for_parameter(call, callee, param, bound=True)) is not None
+            and self.carries(argument))
 
     def _self_attribute(self, expr) -> Optional[str]:
         if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) \
@@ -769,6 +876,10 @@ class MethodDevices(DeviceTrace):
         if name is not None and name in self.state.submodules:
             # a registered module (dropout, an activation) given a tensor on the device
             return any(self.carries(a.value) for a in call.args)
+        if name is not None and name in self.state.info.methods:
+            # a method of the class: what it returns from what it is given
+            callee = self.state.info.methods[name]
+            return self.classes.returns_on_device(self.state, callee, self._given(callee, call))
         scope = self.method.scope
         qualified = self.kinds.qualname(func, scope) if scope is not None else None
         if qualified in api.DEVICE_KEEPING_FUNCTIONS:  # ``rearrange(x, "b n -> n b")``
@@ -787,6 +898,18 @@ class MethodDevices(DeviceTrace):
             return (method in api.TENSOR_METHODS or method in _SPLITTING_METHODS) \
                 and self.carries(func.value)
         return False
+
+
+def _is_name(expr, name: str) -> bool:
+    return isinstance(expr, cst.Name) and expr.value == name
+
+
+def _super_move(call: cst.Call) -> bool:
+    """``super().to(device)`` / ``super(Cls, self).cuda()``: the inherited move."""
+    func = call.func
+    return isinstance(func, cst.Attribute) and func.attr.value in _MOVING_OVERRIDES and \
+        isinstance(func.value, cst.Call) and isinstance(func.value.func, cst.Name) and \
+        func.value.func.value == "super"
 
 
 def _number_bound(binding: Binding) -> bool:

@@ -1244,12 +1244,14 @@ def _chain_links(conditions) -> set:
     return links
 
 
-def argument_for_parameter(call: cst.Call, function, name: str):
+def argument_for_parameter(call: cst.Call, function, name: str, bound: bool = False):
     """What ``call`` passes for the parameter ``name`` of ``function`` (a ``FunctionInfo``),
     by keyword or by position (a keyword-only parameter by keyword alone); None when it
-    passes nothing for it or spreads ``*args`` / ``**kwargs``."""
-    if name not in function.param_names:
+    passes nothing for it or spreads ``*args`` / ``**kwargs``. ``bound``: a method called on
+    an instance (``self.helper(x)``), whose first parameter the call does not pass."""
+    if name not in function.param_names or (bound and function.param_names[0] == name):
         return None
-    return K.argument_passed(call, name, K.positional_index(function, function.param_names.index(name)))
+    index = K.positional_index(function, function.param_names.index(name))
+    return K.argument_passed(call, name, index - 1 if bound and index > 0 else index)
 
 

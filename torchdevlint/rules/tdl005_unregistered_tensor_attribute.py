@@ -203,7 +203,10 @@ class UnregisteredTensorAttribute(Rule):
       used as an index (`x[:, self.idx]`: a CPU index into a device tensor works);
     - the tensor is 0-dim (`torch.tensor(2.0)`): a CPU scalar tensor combines with device tensors;
     - the class overrides `_apply`, `to` or `cuda` (itself or through a base class of the file):
-      it may move its plain tensors itself;
+      it may move its plain tensors itself; but for an override of `to`/`cuda` of the class
+      itself that only moves attributes (`self.scale = self.scale.to(device)`) and hands on to
+      `super()`: the attributes it moves are silent, the others are reported as usual (issue 28:
+      a policy whose `to()` forgot its `noise`);
     - the class is not an `nn.Module` (a sampler or a dataset that holds tensors is fine), or the
       analysis cannot tell (a base class from another file, in a class that defines no `forward`
       or registers no parameter or layer with weights of its own);
@@ -278,6 +281,8 @@ class UnregisteredTensorAttribute(Rule):
         switches = modules.mode_switches(info)
         reads = None
         for name in state.tensor_attributes:
+            if name in (state.override_moves or ()):
+                continue  # the class's own ``to`` moves it
             bindings = info.attributes[name]
             if any(b.ctx.func is None or b.ctx.func.cls is not info for b in bindings):
                 continue

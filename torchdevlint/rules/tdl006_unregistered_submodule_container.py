@@ -178,7 +178,9 @@ class UnregisteredSubmoduleContainer(Rule):
     - a one-item literal the class never adds to (`self.teacher = [Teacher().eval()]`): the known
       trick of hiding a frozen module from `parameters()` and `state_dict()`;
     - containers whose items the class moves itself (`for m in self.models: m.to(device)`), and
-      classes that override `_apply`, `to` or `cuda`;
+      classes that override `_apply`, `to` or `cuda` (but for a `to`/`cuda` of the class itself
+      that only moves named attributes and hands on to `super()`: the containers it does not
+      name are reported);
     - classes that are not modules, or that the analysis cannot tell are (a base class from
       another file, in a class that defines no `forward` or registers no parameter or layer
       with weights of its own);
@@ -236,8 +238,8 @@ class UnregisteredSubmoduleContainer(Rule):
         """Attributes bound to a container of new modules, or to an empty list or dict."""
         found: Dict[str, List[Binding]] = {}
         for name, bindings in state.info.attributes.items():
-            if name in state.registered:
-                continue
+            if name in state.registered or name in (state.override_moves or ()):
+                continue  # (moved by the class's own ``to``)
             for binding in bindings:
                 if binding.how != ASSIGN or binding.path:
                     continue

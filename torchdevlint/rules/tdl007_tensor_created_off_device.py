@@ -30,7 +30,8 @@ from typing import Iterator, Optional, Set
 import libcst as cst
 
 from torchdevlint.analysis import (
-    ARITHMETIC_OPERATORS, ASSIGN, Analysis, FunctionInfo, ModuleState, holds, is_number,
+    ARITHMETIC_OPERATORS, ASSIGN, PARAM, Analysis, FunctionInfo, ModuleState, argument_for_parameter,
+    holds, is_number,
     keyword_value, last_name, root_name, api, factory_dimensions, makes_an_empty_tensor, walk_code,
 )
 from torchdevlint.findings import Finding
@@ -107,7 +108,8 @@ class TensorCreatedOffDevice(Rule):
     the method is (`causal_attention(q, k, v)`, which masks `q @ k.T` with
     `torch.ones(T, T).tril()`: its tensor parameters are on that device):
 
-    - arithmetic or a comparison (`x + pos`, `scores * mask`);
+    - arithmetic (shifts and bitwise operators included) or a comparison (`x + pos`,
+      `scores * mask`, `torch.ones(1) << exponent`);
     - a combining tensor method (`scores.masked_fill(mask == 0, ...)`, `x.matmul(m)`);
     - a torch function given both, not as an index (`torch.cat([x, pad])`, `torch.where(...)`);
     - an argument of a registered submodule with weights (an RNN's initial hidden state,
@@ -233,7 +235,16 @@ class TensorCreatedOffDevice(Rule):
       `self`, or from the `forward` of a submodule whose `nn.Module` class is in the file (without
       `__call__`), when one of its `return`s gives it (for unpacking, its one `return` of a tuple
       display); a tensor kept on `self` is TDL005's, and one returned by a plain function is
-      followed when every `return` of it gives a CPU tensor (made in its own body).
+      followed when every `return` of it gives a CPU tensor (made in its own body). A helper's
+      parameter that it rebinds to a factory (`if H is None: H = torch.zeros(...)`; `return H`)
+      gives the factory's tensor, the one the default path makes.
+    - A tensor handed as an argument to another method of the class called on `self`
+      (`combined = self.make_combined_mask(attention_mask, layer_mask)`) is followed into that
+      method when the method does not rebind the parameter; the message names the method that
+      hands it on.
+    - What a method of the class called on `self` returns is on the module's device when every
+      one of its `return`s is, given the tensors on the device that the call hands it
+      (`pt = self._calc_pt(target, x)` of `return (target * x).sum(-1)`).
     - 0-dim factories (`torch.tensor(0.5)`, `torch.zeros(())`) and factories with a literal `0`
       in their size (empty placeholders) are silent; `torch.tensor(data)` counts only when `data`
       is a list or tuple (`analysis.kinds.is_sequence`: a non-empty literal, a comprehension, a
@@ -269,6 +280,13 @@ class TensorCreatedOffDevice(Rule):
         "`{factory}(...)` without `device=` creates a tensor on the CPU in `{helper}`, which "
         "`{module}.{method}` gives a tensor on the module's device ({evidence}), and `{meeting}` "
         "{where}: " + SAME_DEVICE + "; {advice}")
+
+    # ... made elsewhere in the class and handed as an argument to the method where it meets
+    # the device (``self.make_combined_att_mask(attention_mask, layer_mask)``, issue 28)
+    PASSED_OFF_DEVICE = Message(
+        "`{factory}(...)` without `device=` creates a tensor on the CPU in `{helper}`; "
+        "`{module}.{caller}` hands it to `{module}.{method}`, which runs on the module's device "
+        "({evidence}), and `{meeting}` {where}: " + SAME_DEVICE + "; {advice}")
 
     code = "TDL007"
     name = "tensor-created-off-device"
@@ -318,6 +336,9 @@ class TensorCreatedOffDevice(Rule):
         self.kinds = analysis.kinds
         reported: Set[int] = set()  # (a factory a submodule returns meets several modules)
         self._callers = {}  # id(a plain function's node) -> the method that gives it the device
+        self._passed = {}  # (id(factory), id(the method handed it)) -> the method handing it on
+        self._following: Set[tuple] = set()  # (id(method), parameter) being followed
+        self._running: Set[str] = set()  # the methods of the class that run on its device
         for info in analysis.collected.classes:
             if "forward" not in info.methods:
                 continue
@@ -332,6 +353,7 @@ class TensorCreatedOffDevice(Rule):
             # and the top-level functions of the file they hand a tensor on the device to
             # (``attention(q, k, v)``, which masks ``q @ k.T`` with ``torch.ones(T, T).tril()``)
             functions = self._functions_given_the_device(state, methods)
+            self._running = {method.name for method in methods}  # (their calls hand on)
             for returned in (False, True):
                 for method in methods + functions:
                     yield from self._check_method(state, method, reported, returned)
@@ -412,17 +434,25 @@ class TensorCreatedOffDevice(Rule):
                 caller = self._callers.get(id(method.node)) if method.cls is None else None
                 if caller is not None and helper is None:
                     kind, helper = self.GIVEN_THE_DEVICE, method
+                handed = self._passed.get((id(factory), id(method.node)))
+                if handed is not None and helper is not None:
+                    kind = self.PASSED_OFF_DEVICE
                 yield Violation(
                     factory,
                     kind(factory=shown, module=state.info.name,
                          method=caller.name if caller is not None else method.name,
                          helper=_qualified(helper) if helper is not None else "",
+                         caller=handed.name if kind is self.PASSED_OFF_DEVICE else "",
                          evidence=evidence, meeting=source_of(node), where=where, advice=advice),
                     fix)
 
     # -- the CPU tensor: a factory's result, as it is --------------------------------------
 
     def _origin(self, expr, method: FunctionInfo) -> Optional[cst.Call]:
+        if isinstance(expr, cst.Name) and method.cls is not None and \
+                expr.value in method.param_names and expr.value != method.self_name and \
+                not any(b.how == ASSIGN for b in method.scope.bindings.get(expr.value, ())):
+            return self._handed_in(expr.value, method)
         if isinstance(expr, cst.Comparison) and all(  # ``mask == 0``: a CPU tensor of its shape
                 is_number(c.comparator) for c in expr.comparisons):
             return self._origin(expr.left, method)
@@ -438,6 +468,34 @@ class TensorCreatedOffDevice(Rule):
         if not self._shaped_factory(factory, made_in):
             return None
         return factory if self._keeps(expr, factory, method, set()) else None
+
+    def _handed_in(self, name: str, method: FunctionInfo) -> Optional[cst.Call]:
+        """The CPU factory that a method of the class hands ``method`` as its parameter
+        ``name`` (``combined_mask = self.make_combined_att_mask(attention_mask, layer_mask)``
+        of ``layer_mask = self.make_layer_mask(...)``: issue 28), else None."""
+        key = (id(method.node), name)
+        if key in self._following or method.self_name is None:
+            return None
+        self._following.add(key)
+        try:
+            for caller in method.cls.methods.values():
+                if caller.scope is None or caller.self_name is None or \
+                        caller.name not in self._running:
+                    continue  # (``__init__``'s shape probe, ``self(torch.zeros(1, 3, h, w))``)
+                for call in walk_code(caller.node.body):
+                    if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute)
+                            and isinstance(call.func.value, cst.Name)
+                            and call.func.value.value == caller.self_name
+                            and call.func.attr.value == method.name):
+                        continue
+                    argument = argument_for_parameter(call, method, name, bound=True)
+                    factory = None if argument is None else self._origin(argument, caller)
+                    if factory is not None:
+                        self._passed.setdefault((id(factory), id(method.node)), caller)
+                        return factory
+            return None
+        finally:
+            self._following.discard(key)
 
     def _function_call_for(self, operand, method: FunctionInfo) -> Optional[cst.Call]:
         """The call in ``method`` of the plain function of the file that made ``operand``'s
@@ -488,15 +546,17 @@ class TensorCreatedOffDevice(Rule):
             return True
         if isinstance(expr, cst.Name):
             name = expr.value
-            if name in method.param_names:
-                return False
+            bindings = method.scope.bindings.get(name, ())
+            if name in method.param_names and not any(b.how == ASSIGN for b in bindings):
+                return False  # (what the caller gives)
             if name in seen:  # ``emb = x * emb``: the other assignments decide
                 return True
-            bindings = method.scope.bindings.get(name, ())
             if not bindings:
                 return False
             related = False
             for binding in bindings:
+                if binding.how == PARAM:
+                    continue  # ``if H is None: H = torch.zeros(...)``: the assignments decide
                 if binding.how == ASSIGN and _holds(binding.value, expr):
                     continue  # ``emb = x * emb[None]``: the read comes before this assignment
                 if binding.how != ASSIGN:
@@ -627,7 +687,9 @@ class TensorCreatedOffDevice(Rule):
             own = self.analysis.modules.on_module_device(
                 self.analysis.module_state(helper.cls), helper)
             inputs = [p for p in helper.param_names if p != helper.self_name
-                      and (p in own.names or own.carries(cst.Name(p)))]
+                      and (p in own.names or own.carries(cst.Name(p)))
+                      and not any(b.how == ASSIGN for b in helper.scope.bindings.get(p, ()))]
+            # (not one it rebinds: ``if H is None: H = torch.zeros(...)`` has no ``H.device``)
             if inputs:  # a tensor the helper is given: where it runs
                 return f"{inputs[0]}.device", False
             if helper.cls is not state.info:
