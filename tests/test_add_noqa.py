@@ -208,7 +208,7 @@ def test_fixtures_are_silenced_for_the_cli_and_flake8(tmp_path):
     opt_in = ",".join(sorted(OPT_IN_CODES))
     copied = 0
     for source in FIXTURES.glob("TDL*/positive/*"):
-        if source.name.endswith(".fixed.py"):
+        if not source.is_file() or source.name.endswith(".fixed.py"):  # (a __pycache__)
             continue
         target = tmp_path / source.parent.parent.name / source.name
         target.parent.mkdir(exist_ok=True)

@@ -42,11 +42,18 @@ def fixed_version(path: Path) -> Path:
 
 
 def load_fixture(path: Path):
-    """Execute a fixture file as a fresh module with a name no test collector would pick up."""
+    """Execute a fixture file as a fresh module with a name no test collector would pick up,
+    writing no bytecode beside it: a __pycache__ in fixtures/ is a directory where tests that
+    list the fixture folders expect files (test_add_noqa failed on one, under xdist, when a
+    proof ran first)."""
     name = f"_tdl_runtime_fixture_{next(_module_numbers)}_{path.stem.replace('.', '_')}"
     spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    writes, sys.dont_write_bytecode = sys.dont_write_bytecode, True
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        sys.dont_write_bytecode = writes
     return module
 
 
