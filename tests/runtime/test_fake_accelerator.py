@@ -225,6 +225,24 @@ def test_views_parameters_and_copies_share_the_device(gpu):
     assert moved.device == gpu and cpu.device == torch.device("cpu")
 
 
+def test_an_embedding_with_a_padding_index_is_built_and_moved(gpu):
+    """nn.Embedding(padding_idx=...) zeroes its padding row through a no_grad view filled in
+    place; reading that view's grad_fn raises, and building the module failed here."""
+    embedding = nn.Embedding(10, 4, padding_idx=0).to(gpu)
+    assert embedding.weight.device == gpu and not embedding.weight[0].any()
+    assert embedding(torch.tensor([0, 3], device=gpu)).device == gpu
+
+
+def test_a_factory_allocates_where_asked_not_where_its_tensor_arguments_are(gpu):
+    """A 0-dim GPU tensor given to a factory is a number (torch.arange(n) of a GPU n is made on
+    the default device on a GPU too)."""
+    n = torch.tensor(5, device=gpu)
+    assert torch.arange(n).device == torch.device("cpu")
+    assert torch.full((2,), n).device == torch.device("cpu")
+    assert torch.arange(n, device=gpu).device == gpu
+    assert torch.zeros_like(torch.ones(2, device=gpu)).device == gpu
+
+
 def test_the_standard_training_loop_passes():
     """Acceptance 2: the device-agnostic loop takes its GPU path and runs without a device error."""
     import fake_training_loop

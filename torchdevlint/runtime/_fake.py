@@ -885,13 +885,21 @@ def _parse_to_arguments(func, args, kwargs):
 
 def _plain_call(func, args, kwargs):
     stack = _frame_stack()
-    stack.append(_Frame(None, _first_tensor_accelerator(args, kwargs)))
+    # a factory's tensor arguments are values, not where it allocates: torch.arange(n) of a
+    # 0-dim GPU tensor n is made on the default device, as on a GPU
+    ambient = None if func in _CONSTRUCTORS else _first_tensor_accelerator(args, kwargs)
+    stack.append(_Frame(None, ambient))
     try:
         out = func(*args, **kwargs)
     finally:
         stack.pop()
-    if type(out) is torch.Tensor and out.grad_fn is not None:
-        _watch_gradients(out.grad_fn, args, kwargs)
+    # No graph is recorded without grad mode, and there reading grad_fn can raise: a view made
+    # under no_grad whose base was then filled in place (nn.Embedding(padding_idx=...)'s
+    # reset_parameters: `with torch.no_grad(): self.weight[padding_idx].fill_(0)`) refuses it
+    if type(out) is torch.Tensor and torch.is_grad_enabled():
+        node = out.grad_fn
+        if node is not None:
+            _watch_gradients(node, args, kwargs)
     return out
 
 
