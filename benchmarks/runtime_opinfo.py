@@ -305,9 +305,14 @@ def _outcome(op, source, args, kwargs, grad) -> str:
     try:
         _run(op, source, args, kwargs, grad)
     except Exception as error:
-        first = str(error).strip().splitlines()[0] if str(error).strip() else ""
-        return f"{type(error).__name__}: {first[:300]}"
+        return _ended(error)
     return "ok"
+
+
+def _ended(error: Exception) -> str:
+    """An outcome of an error: its type and the first line of its message."""
+    first = str(error).strip().splitlines()[0] if str(error).strip() else ""
+    return f"{type(error).__name__}: {first[:300]}"
 
 
 def record(op_db, accelerator: str, samples_per_op: int, backward: bool, output: Path) -> int:
@@ -384,8 +389,7 @@ def _module_outcome(build, args, kwargs, backward, move_module, keep_on_cpu=None
             _, args, kwargs = _moved(sample, keep_on_cpu)
         _run(lambda _, *a, **k: module(*a, **k), None, args, kwargs, backward)
     except Exception as error:
-        first = str(error).strip().splitlines()[0] if str(error).strip() else ""
-        return f"{type(error).__name__}: {first[:300]}"
+        return _ended(error)
     return "ok"
 
 

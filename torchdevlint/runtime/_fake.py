@@ -363,16 +363,17 @@ def _batch_norm(func, args, kwargs):
     else:  # F.batch_norm/instance_norm(input, running_mean, running_var, weight, bias, ...)
         names = ("input", "running_mean", "running_var", "weight", "bias", "training")
     bound = dict(zip(names, args), **kwargs)
-    ordered = [bound.get(name) for name in ("input", "weight", "bias", "running_mean",
-                                            "running_var")]
-    tensors = [t for t in ordered if isinstance(t, torch.Tensor)]
-    if len({device_of(t) for t in tensors}) > 1 and _uses_cudnn_batch_norm(
+    # cudnn_batch_norm's own order
+    ordered = [bound.get(name) for name in _CUDNN_BATCH_NORM_ARGUMENTS]
+    operands = [(name, t, False) for name, t in zip(_CUDNN_BATCH_NORM_ARGUMENTS, ordered)
+                if isinstance(t, torch.Tensor)]
+    if len({device_of(t) for _, t, _ in operands}) > 1 and _uses_cudnn_batch_norm(
             *ordered, bool(bound.get("training", False))):
-        _guard_check("wrapper_CUDA__cudnn_batch_norm",
-                     [(name, t, False) for name, t in zip(
-                         ("input", "weight", "bias", "running_mean", "running_var"), ordered)
-                      if isinstance(t, torch.Tensor)])
+        _guard_check("wrapper_CUDA__cudnn_batch_norm", operands)
     return _plain_call(func, args, kwargs)
+
+
+_CUDNN_BATCH_NORM_ARGUMENTS = ("input", "weight", "bias", "running_mean", "running_var")
 
 
 def _uses_cudnn_batch_norm(source, weight, bias, mean, var, training) -> bool:
