@@ -21,6 +21,12 @@ def method_call_text(*names: str) -> str:
     return rf"\.{TOKEN_GAP}(?:{'|'.join(names)})\b{TOKEN_GAP}\("
 
 
+# A CUDA tensor type (``torch.cuda.FloatTensor``): ``x.type(torch.cuda.FloatTensor)`` moves
+# ``x`` as ``x.cuda()`` does (``Placement.device_of_move``), so a rule that needs a move in
+# the file finds one in this text too.
+CUDA_TENSOR_TYPE_TEXT = rf"\bcuda{TOKEN_GAP}\.{TOKEN_GAP}[A-Z][A-Za-z]*Tensor\b"
+
+
 def words(names: Iterable[str], alternative: str = "") -> Pattern:
     """A pattern that finds any of these names as a word (or the text ``alternative``)."""
     pattern = r"\b(?:%s)\b" % "|".join(sorted(names))

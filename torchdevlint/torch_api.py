@@ -93,7 +93,12 @@ GRADIENT_FUNCTIONS = {
 }
 # Functions outside torch whose result is a tensor on their first argument's device: einops'
 # reshapes (``rearrange(x, "b n d -> b d n")``).
-DEVICE_KEEPING_FUNCTIONS = frozenset(("einops.rearrange", "einops.repeat", "einops.reduce"))
+# Calls that return their first argument's value itself, as a tensor on its device and with
+# its shape: the ``Variable`` wrapper of torch before 0.4, an identity since (``h0 =
+# Variable(torch.zeros(2, n, 8))`` in an ``init_hidden``; ``x = Variable(x)`` in a loop).
+VALUE_WRAPPERS = frozenset(("torch.autograd.Variable", "torch.autograd.variable.Variable"))
+DEVICE_KEEPING_FUNCTIONS = frozenset(
+    ("einops.rearrange", "einops.repeat", "einops.reduce")) | VALUE_WRAPPERS
 # Values independent of the device that computes them (exact in any dtype), and random ones.
 EXACT_FACTORIES = frozenset("zeros ones empty eye".split())
 RANDOM_FACTORIES = frozenset("rand randn randint randperm".split())

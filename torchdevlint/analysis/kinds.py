@@ -184,6 +184,33 @@ class KindInference:
             return qualified
         return None
 
+    def passed_through(self, call: cst.BaseExpression, scope: Scope) -> Optional[cst.BaseExpression]:
+        """The argument that ``call`` returns as it is (``Variable(x)`` -> ``x``), else None.
+        The one answer for every provider and rule that follows a value through calls."""
+        if isinstance(call, cst.Call) and call.args and call.args[0].keyword is None and \
+                not call.args[0].star and self.qualname(call.func, scope) in api.VALUE_WRAPPERS:
+            return call.args[0].value
+        return None
+
+    def is_cuda_tensor_type(self, expr: cst.BaseExpression, scope: Scope, depth: int = 0) -> bool:
+        """``torch.cuda.FloatTensor`` (also as the string ``"torch.cuda.FloatTensor"``), or a
+        name bound to one, in either branch of a choice (``Tensor = torch.cuda.FloatTensor if
+        cuda else torch.FloatTensor``: chosen at runtime, it is the accelerator's where there
+        is one): ``x.type(Tensor)`` copies ``x`` to the GPU."""
+        if isinstance(expr, cst.IfExp):
+            return self.is_cuda_tensor_type(expr.body, scope, depth) or \
+                self.is_cuda_tensor_type(expr.orelse, scope, depth)
+        text = string_value(expr)
+        if text is None:
+            text = self.qualname(expr, scope)
+        if text is not None:
+            return bool(api.CUDA_TENSOR_TYPE_RE.match(text))
+        if isinstance(expr, cst.Name) and depth < 3:
+            return any(b.how == ASSIGN and not b.path and b.value is not None and
+                       self.is_cuda_tensor_type(b.value, b.ctx.scope, depth + 1)
+                       for b in scope.lookup(expr.value))
+        return False
+
     def name_kind(self, name: str, scope: Scope) -> Kind:
         owner = scope.resolve(name)
         if owner is None:
@@ -578,6 +605,10 @@ class KindInference:
 
     def qualified_call_kind(self, qualified: str, call: cst.Call, scope: Scope) -> Kind:
         head, _, tail = qualified.rpartition(".")
+        if qualified in api.VALUE_WRAPPERS:
+            inner = self.passed_through(call, scope)
+            kind = UNKNOWN if inner is None else self.kind_of(inner, scope)
+            return TENSOR if kind is UNKNOWN else kind
         if qualified in api.TENSOR_CLASSES or api.TENSOR_TYPE_RE.match(qualified):
             return TENSOR
         if head == "torch" and tail in api.TENSOR_FUNCTIONS:

@@ -51,6 +51,8 @@ class OnAccelerator:
         if self.built is not None:
             return (f"the result of `{source_of(func)}()`, an object built with "
                     f"`device={source_of(self.device)}`")
+        if isinstance(func, cst.Attribute) and func.attr.value == "type" and call.args:
+            return f"moved by `.type({source_of(call.args[0].value)})`"  # (a CUDA tensor type)
         if isinstance(func, cst.Attribute) and func.attr.value in api.ACCELERATOR_MOVE_METHODS:
             return f"moved by `.{func.attr.value}({source_of(self.device) if self.device else ''})`"
         if keyword_value(call, "device") is not None:
@@ -514,6 +516,8 @@ class Placement:
             method = func.attr.value
             if method == "cpu" and not call.args:
                 return OnCPU(call)
+            if method == "type" and self.device_of_move(call, scope)[0]:
+                return None
             if method == "to":
                 moved, _ = self.device_of_move(call, scope)
                 if moved:
@@ -595,8 +599,10 @@ class Placement:
         func = call.func
         if isinstance(func, cst.Attribute):
             method = func.attr.value
-            if method in api.ACCELERATOR_MOVE_METHODS:
+            if method in api.ACCELERATOR_MOVE_METHODS or method == "type":
                 moved, device = self.device_of_move(call, scope)
+                if method == "type" and not moved:
+                    return trace.device_of(func.value)  # ``.type(torch.float16)`` stays put
                 if moved:
                     if _follows_a_value(device) and not self.device_attribute(device, scope):
                         return trace.device_of(device.value)  # follows another value
@@ -832,6 +838,8 @@ class Placement:
         method = call.func.attr.value
         if method == "cuda":
             return True, None
+        if method == "type":  # ``x.type(torch.cuda.FloatTensor)``: a copy on the GPU
+            return bool(call.args) and self.kinds.is_cuda_tensor_type(call.args[0].value, scope), None
         if method != "to":
             return False, None
         device = move_device_argument(call)
@@ -859,7 +867,7 @@ class Placement:
                 while isinstance(inner, cst.Call) and isinstance(inner.func, cst.Attribute):
                     chained.add(id(inner))
                     inner = inner.func.value
-        for site in calls.get("to", []) + calls.get("cuda", []):
+        for site in calls.get("to", []) + calls.get("cuda", []) + calls.get("type", []):
             if site.statement is None and id(site.call) not in chained:
                 continue
             receiver = site.call.func.value

@@ -15,7 +15,7 @@ from torchdevlint.fixes.model import FixPlan
 # (the prefilter helpers live apart, so that the prefilter runs without LibCST)
 from torchdevlint.rules.prefilter import ast_statements  # noqa: F401
 # (what required_text patterns are written with)
-from torchdevlint.textsearch import TOKEN_GAP, method_call_text  # noqa: F401
+from torchdevlint.textsearch import CUDA_TENSOR_TYPE_TEXT, TOKEN_GAP, method_call_text  # noqa: F401
 
 
 @dataclass(frozen=True)

@@ -738,9 +738,14 @@ def _scalar_made(name: str, call: ast.Call) -> bool:
 
 
 def _moves(call: ast.Call) -> bool:
-    """``X.cuda()``, or ``X.to(...)`` given a device that is no CPU string (``.to(dtype=...)``
+    """``X.cuda()``, ``X.to(...)`` given a device that is no CPU string (``.to(dtype=...)``
     alone moves nothing)."""
     func = call.func
+    if isinstance(func, ast.Attribute) and func.attr == "type":
+        # ``x.type(torch.cuda.FloatTensor)`` or ``x.type(Tensor)`` of a name that may be bound
+        # to one (``Placement.device_of_move``); not ``x.type(torch.float16)``
+        return bool(call.args) and not _torch_dtype(call.args[0]) and not (
+            isinstance(call.args[0], ast.Constant) and "cuda" not in str(call.args[0].value))
     if not isinstance(func, ast.Attribute) or func.attr not in api.ACCELERATOR_MOVE_METHODS:
         return False
     if func.attr == "cuda":

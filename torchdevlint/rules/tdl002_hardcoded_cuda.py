@@ -44,7 +44,9 @@ from torchdevlint.findings import Finding
 from torchdevlint.fixes.context import FixContext, accelerator_device, literal_quote
 from torchdevlint.fixes.model import Edit, Fix, FixPlan
 from torchdevlint.rules import factories
-from torchdevlint.rules.base import TOKEN_GAP, Message, Rule, Violation, method_call_text, source_of
+from torchdevlint.rules.base import (
+    CUDA_TENSOR_TYPE_TEXT, Message, Rule, Violation, method_call_text, source_of,
+)
 from torchdevlint.rules.prefilter import hardcoded_cuda_in
 from torchdevlint.torch_version import has_accelerator_api
 
@@ -433,7 +435,7 @@ class HardcodedCudaDevice(Rule):
     summary = "Hard-coded CUDA device with no torch.cuda.is_available() guard"
     # A "cuda"/"cuda:N" literal, a .cuda() call or a torch.cuda.XTensor type.
     required_text = (rf"[\"']cuda\b|{method_call_text('cuda')}"
-                     rf"|\bcuda{TOKEN_GAP}\.{TOKEN_GAP}[A-Z][A-Za-z]*Tensor\b")
+                     rf"|{CUDA_TENSOR_TYPE_TEXT}")
     could_report_in = staticmethod(hardcoded_cuda_in)  # (in prefilter: no LibCST there)
 
     def check(self, analysis: Analysis) -> Iterator[Violation]:

@@ -26,7 +26,9 @@ from torchdevlint.analysis import (
 from torchdevlint.findings import Finding
 from torchdevlint.fixes.context import FixContext
 from torchdevlint.fixes.model import Edit, Fix, FixPlan
-from torchdevlint.rules.base import Message, Rule, Violation, method_call_text, source_of
+from torchdevlint.rules.base import (
+    CUDA_TENSOR_TYPE_TEXT, Message, Rule, Violation, method_call_text, source_of,
+)
 
 SAME_DEVICE = "RuntimeError: Expected all tensors to be on the same device"
 _FROM_LOADER = "`{name}` comes from the data loader on the CPU and "
@@ -93,7 +95,10 @@ class UnmovedBatch(Rule):
     Reports a `for` loop over a data loader (however wrapped: `enumerate`, `tqdm`, `zip`, `iter`,
     also through a name bound to the wrapper, `pbar = tqdm(enumerate(loader))`) whose body feeds a batch value into a model that was moved to a device, without moving the
     value first. Batch values are the loop targets and the names unpacked from them in the body
-    (`x, y = batch`, `x = batch["pixels"]`), also when passed as `**batch`. Sinks are a call of
+    (`x, y = batch`, `x = batch["pixels"]`, `y = Variable(y)`: the wrapper of torch before 0.4
+    returns the tensor itself), also when passed as `**batch`; `x.type(Tensor)` of a CUDA
+    tensor type (`Tensor = torch.cuda.FloatTensor if cuda else torch.FloatTensor`) moves `x`,
+    as `x.cuda()` does. Sinks are a call of
     the moved model (`model(x)`, `model.forward(x)`), a loss or criterion (`criterion(out, y)`,
     `F.cross_entropy(out, y)`, an `nn.*Loss` instance) and a comparison with a model output
     (`(pred == y)`), the latter two only in loops that run a moved model, or where the other
@@ -245,7 +250,7 @@ class UnmovedBatch(Rule):
     # Every finding needs a model moved with .to()/.cuda().
     # A loop is checked only when it iterates a loader, and every way the analysis knows a
     # loader by has "loader" in it (DataLoader, train_loader, get_dataloader(), ...).
-    required_text = (method_call_text("to", "cuda"), r"(?i)loader")
+    required_text = (method_call_text("to", "cuda") + "|" + CUDA_TENSOR_TYPE_TEXT, r"(?i)loader")
 
     def check(self, analysis: Analysis) -> Iterator[Violation]:
         self.analysis = analysis
@@ -664,6 +669,9 @@ class _LoopChecker(OrderedWalk):
             return [expr] if expr.value in self.values else []
         if isinstance(expr, (cst.Subscript, cst.Attribute)):
             return self._fed(expr.value)
+        inner = self.analysis.kinds.passed_through(expr, self.scope)
+        if inner is not None:  # ``x = Variable(x)``: still the batch as it came
+            return self._fed(inner)
         if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):
             method = expr.func.attr.value
             if self._is_device_move(expr):

@@ -567,6 +567,10 @@ class _Stays:
         if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and (
                 expr.func.attr.value in _SHAPE_KEEPING or expr.func.attr.value in _ELEMENTWISE):
             return self(expr.func.value)
+        inner = None if self.kinds is None or self.scope is None else \
+            self.kinds.passed_through(expr, self.scope)
+        if inner is not None:  # ``Variable(self.pe[:, :n], requires_grad=False)``
+            return self(inner)
         if isinstance(expr, cst.Call) and self.kinds is not None and self._joins(expr):
             # ``torch.cat([u * self.sign, v])``: as arithmetic, were a piece on the device the
             # meeting is the piece itself, or the join

@@ -578,6 +578,9 @@ class TensorCreatedOffDevice(Rule):
             return related
         if isinstance(expr, cst.Call):
             func = expr.func
+            inner = self.kinds.passed_through(expr, method.scope)
+            if inner is not None:  # ``Variable(torch.zeros(...))``
+                return self._keeps(inner, factory, method, seen)
             helper = self.analysis.placement.method_called(expr, method.scope) or \
                 self.analysis.helper_called(expr, method.scope)  # (``subsequent_mask(T)``)
             if helper is not None:  # ``hidden = self.init_hidden(n)``: what it returns

@@ -25,7 +25,9 @@ from torchdevlint.analysis import Analysis, CallSite, api, expects_failure, last
 from torchdevlint.findings import Finding
 from torchdevlint.fixes.context import FixContext
 from torchdevlint.fixes.model import Edit, Fix, FixPlan
-from torchdevlint.rules.base import Message, Rule, Violation, method_call_text, source_of
+from torchdevlint.rules.base import (
+    CUDA_TENSOR_TYPE_TEXT, Message, Rule, Violation, method_call_text, source_of,
+)
 from torchdevlint.rules.prefilter import numpy_of_moved_in
 
 CONVERT_ERROR = ("TypeError: can't convert cuda:0 device type tensor to numpy. Use Tensor.cpu() "
@@ -59,7 +61,9 @@ class NumpyOfDeviceTensor(Rule):
     by name or called on their module (issue 28: ganomaly's `roc_curve` of GPU scores). A tensor
     is on an accelerator where:
 
-    - it was moved there: `x.to(device)`, `x.cuda()` (not `.to(dtype)`, not `.to("cpu")`),
+    - it was moved there: `x.to(device)`, `x.cuda()`, `x.type(torch.cuda.FloatTensor)` (also
+      through a name bound to a CUDA tensor type, `Tensor = torch.cuda.FloatTensor if cuda
+      else torch.FloatTensor`) (not `.to(dtype)`, not `.to("cpu")`),
       also `x.to(self.device)` in a method of a class that is no `nn.Module` and sets
       `self.device` to something other than the CPU (a trainer or evaluator given the device;
       a module's `self.device` follows its parameters);
@@ -87,6 +91,7 @@ class NumpyOfDeviceTensor(Rule):
     - it is `self.NAME` that the same function set to one of those before
       (`self.scores = torch.zeros(n, device=self.device)`), or an item of a list or dict the
       function built and filled with them (`outputs = [None] * n; outputs[i] = model(x)`);
+    - it is one of those wrapped in `Variable(...)`, which returns the tensor itself;
     - it is computed from one of those by tensor methods (`out.argmax(1)`, `x.detach()`,
       `x[mask]`, `x.T`), arithmetic, or torch functions (`torch.cumprod(x, 0)`,
       `F.softmax(x, -1)`, `torch.cat([a, b])`).
@@ -187,7 +192,7 @@ class NumpyOfDeviceTensor(Rule):
     # A conversion (``.numpy(``, ``np.array(``, ``np.asarray(``) and evidence of a device:
     # a move (``.to(`` / ``.cuda(``, also what moves a model) or a factory's ``device=``.
     # (``.cpu(``: a twin that copies its parameter to the host, ``Placement.copied_by_twin``)
-    required_text = (r"numpy|array|sklearn|matplotlib", rf"{method_call_text('to', 'cuda', 'cpu')}|\bdevice\b")
+    required_text = (r"numpy|array|sklearn|matplotlib", rf"{method_call_text('to', 'cuda', 'cpu')}|\bdevice\b|{CUDA_TENSOR_TYPE_TEXT}")
     could_report_in = staticmethod(numpy_of_moved_in)  # (in prefilter: no LibCST there)
     valid = (
         # copied to the host first

@@ -50,7 +50,9 @@ from torchdevlint.fixes.context import FixContext, call_on, call_on_text
 from torchdevlint.fixes.model import Edit, Fix, FixPlan
 from torchdevlint.positions import code_for_node
 from torchdevlint.rules import factories
-from torchdevlint.rules.base import Message, Rule, Violation, method_call_text, source_of
+from torchdevlint.rules.base import (
+    CUDA_TENSOR_TYPE_TEXT, Message, Rule, Violation, method_call_text, source_of,
+)
 from torchdevlint.rules.prefilter import SCALAR_FACTORIES, SIZED_FACTORIES, mixed_devices_in
 
 MIXED_ERROR = ("RuntimeError: Expected all tensors to be on the same device, but found at least "
@@ -344,7 +346,7 @@ class MixedDeviceOperands(Rule):
     # And evidence of the CPU: a torch factory, ``.cpu()``, or the word "cpu" (``.to("cpu")``;
     # ``Devices.is_cpu_device`` knows it in lower case only, and a search without ``(?i)``
     # takes half the time).
-    required_text = (rf"{method_call_text('to', 'cuda')}|\bdevice\b",
+    required_text = (rf"{method_call_text('to', 'cuda')}|\bdevice\b|{CUDA_TENSOR_TYPE_TEXT}",
                      r"cpu|_like\b|\b(?:" + "|".join(sorted(api.FACTORIES)) + r")\b")
     valid = (
         # moved first
