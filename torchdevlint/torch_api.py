@@ -628,6 +628,18 @@ def factory_sizes(name: str, positional, size_keyword=()) -> list:
 # functions (the data they are given; not ``ax.plot``, whose receiver is unknown).
 NUMPY_CONVERSIONS = frozenset(("numpy.array", "numpy.asarray"))
 NUMPY_CONVERSION_NAMES = tuple(sorted(name.rpartition(".")[2] for name in NUMPY_CONVERSIONS))
+# NumPy functions that read a Python list through ``np.asarray`` (each element's
+# ``__array__``, which is ``Tensor.numpy()``): a list of tensors on an accelerator given to
+# one fails as ``np.asarray(t)`` does (``np.mean(losses)`` of ``losses.append(loss)``). Given
+# one tensor instead, most of them call its own method (``np.mean(t)`` is ``t.mean()``), so
+# only a list counts (TDL008).
+NUMPY_LIST_READERS = NUMPY_CONVERSIONS | frozenset(
+    "numpy." + name for name in """mean sum std var max min median average concatenate stack
+    vstack hstack prod cumsum""".split())
+NUMPY_LIST_READER_NAMES = tuple(sorted(name.rpartition(".")[2] for name in NUMPY_LIST_READERS))
+# The list methods that add tensors to a list (``append(t)``; ``extend(t)`` adds ``t``'s rows,
+# on ``t``'s device).
+LIST_ADDING_METHODS = ("append", "extend")
 HOST_READING_MODULES = ("sklearn.metrics", "matplotlib.pyplot")
 PYPLOT_DATA_FUNCTIONS = frozenset((
     "plot", "scatter", "imshow", "hist", "bar", "barh", "errorbar", "fill_between", "matshow",

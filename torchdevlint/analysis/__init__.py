@@ -371,7 +371,7 @@ class Analysis:
         self._declared("placement")
         if self._placement is None:
             self._placement = Placement(self.collected, self._kinds, self._device_provider,
-                                        self._project_of_calls)
+                                        self._project_of_calls, self.is_loss)
         return self._placement
 
     @property
@@ -460,10 +460,10 @@ class Analysis:
             self._callees = Callees(placement)
         return self._callees.summary(info)
 
-    def appended_to(self, name: str, scope: Scope, before: int):
-        """The ``append`` calls of a list the function builds itself, as they reach the point
-        ``before``, or None (``Placement.appended_to``)."""
-        return self.placement.appended_to(name, scope, before)
+    def appended_to(self, name: str, scope: Scope, before: int, methods=("append",)):
+        """The ``append`` calls (or those of ``methods``) of a list the function builds
+        itself, as they reach the point ``before``, or None (``Placement.appended_to``)."""
+        return self.placement.appended_to(name, scope, before, methods)
 
     # -- CUDA availability guards --------------------------------------------------------
 

@@ -268,8 +268,11 @@ class KindInference:
         keyword; [] when no call of this file calls it; None when a call passes nothing for it
         (its default, or ``*args``), or some of its calls were analysed apart."""
         param, func, index = binding.value
-        if self._collected is None or func is None or func.cls is not None \
-                or param.star in ("*", "**") or func.name in self._collected.unseen_call_names:
+        if self._collected is None or func is None or param.star in ("*", "**"):
+            return None
+        if func.cls is not None:
+            return self._construction_arguments(param, func, index)
+        if func.name in self._collected.unseen_call_names:
             return None
         position = positional_index(func, index)
         name = param.name.value
@@ -277,6 +280,34 @@ class KindInference:
         for site in self._collected.calls_by_name.get(func.name, ()):
             callee = self.kind_of(site.call.func, site.ctx.scope)
             if not (isinstance(callee, FuncRef) and callee.info is func):
+                continue
+            argument = argument_passed(site.call, name, position)
+            if argument is None:
+                return None
+            found.append((argument, site))
+        return found
+
+    def _construction_arguments(self, param, func: FunctionInfo, index: int):
+        """``caller_arguments`` of a parameter of a class's ``__init__``: what each
+        construction of the class in this file (``Evaluator(model, loader)``) passes for it,
+        by position (after ``self``) or keyword. None for another method (calls through an
+        instance are not matched to their class), for a class that a class of this file
+        derives from (its ``super().__init__(...)`` passes other values), for one defined
+        inside a function, or where some constructions were analysed apart."""
+        cls = func.cls
+        if func.name != "__init__" or index == 0 or cls.ctx.scope.kind != "module" or \
+                cls.name in self._collected.unseen_call_names:
+            return None
+        if any(last_name(base) == cls.name for other in self._collected.classes
+               for base in other.bases):
+            return None
+        position = positional_index(func, index)
+        position = position - 1 if position > 0 else -1
+        name = param.name.value
+        found = []
+        for site in self._collected.calls_by_name.get(cls.name, ()):
+            callee = self.kind_of(site.call.func, site.ctx.scope)
+            if not (isinstance(callee, ClassRef) and callee.info is cls):
                 continue
             argument = argument_passed(site.call, name, position)
             if argument is None:
@@ -318,7 +349,8 @@ class KindInference:
         ``torch.tensor(data)`` makes a tensor with a dimension: a non-empty literal, a
         comprehension, a concatenation with one (``[1] + levels[:-1]``), a slice of one, a
         name every assignment of which is one, or a parameter annotated as a sequence
-        (``levels: list[int]``, ``Sequence[float]``, ``tuple[int, ...]``). (An empty literal
+        (``levels: list[int]``, ``Sequence[float]``, ``tuple[int, ...]``) or, not annotated,
+        given one by every call of this file (``caller_arguments``). (An empty literal
         is a placeholder that code fills later: not counted.)"""
         if depth > 4:
             return False
@@ -344,7 +376,12 @@ class KindInference:
             annotation = param.annotation.annotation if param.annotation is not None else None
             if isinstance(annotation, cst.Subscript):
                 annotation = annotation.value
-            return annotation is not None and last_name(annotation) in _SEQUENCE_ANNOTATIONS
+            if annotation is not None:
+                return last_name(annotation) in _SEQUENCE_ANNOTATIONS
+            # not annotated: every call of this file passes one (``Norm([0.5, 0.5, 0.5])``)
+            passed = self.caller_arguments(binding)
+            return bool(passed) and all(self.is_sequence(argument, site.ctx.scope, depth + 1)
+                                        for argument, site in passed)
         return binding.how == ASSIGN and not binding.path and \
             self.is_sequence(binding.value, binding.ctx.scope, depth + 1)
 

@@ -277,9 +277,13 @@ class Placement:
     ``Analysis.on_accelerator``."""
 
     def __init__(self, collected: Collected, kinds: KindInference,
-                 devices: Callable[[], Devices], project: Callable[[], object] = lambda: None
+                 devices: Callable[[], Devices], project: Callable[[], object] = lambda: None,
+                 is_loss: Callable[[cst.BaseExpression, Scope], bool] = lambda func, scope: False
                  ) -> None:
         self.collected = collected
+        # the one answer to "is calling this a loss" (``Analysis.is_loss``): a loss given a
+        # tensor on an accelerator computes there (``loss = criterion(out, y)``)
+        self._is_loss = is_loss
         # the project's other files (``project_index.ProjectView``), asked for the calls of a
         # top-level function made there
         self._project = project
@@ -627,6 +631,10 @@ class Placement:
                 model = self.moved_model(func.value, scope)  # ``model.encode(x)``, ``model.sample(n)``
         if model is not None:
             return OnAccelerator(call, model[1])
+        if self._is_loss(func, scope):  # ``criterion(out, y)`` of ``out`` on the device
+            found = trace.first_device([a.value for a in call.args if a.keyword is None])
+            if found:
+                return found
         qualified = self.kinds.qualname(func, scope)
         if qualified in api.DEVICE_KEEPING_FUNCTIONS:
             return trace.device_of(call.args[0].value) if call.args else None
@@ -765,8 +773,10 @@ class Placement:
         self._returns[key] = found
         return found
 
-    def appended_to(self, name: str, scope: Scope, before: int) -> Optional[List[CallSite]]:
-        """The ``name.append(value)`` calls, in the order they run, of a list the function
+    def appended_to(self, name: str, scope: Scope, before: int,
+                    methods: Tuple[str, ...] = ("append",)) -> Optional[List[CallSite]]:
+        """The ``name.append(value)`` calls (or those of the other ``methods``: ``extend``),
+        in the order they run, of a list the function
         (or the module's code) of ``scope`` builds itself, as they reach the point ``before``
         (a call's order: the ``torch.cat(name)`` that joins the pieces, issue 28, yolov5's
         ``val.py``): the last binding of ``name`` there before that point is ``[]`` (also as
@@ -798,7 +808,7 @@ class Placement:
         if any(on_the_list(site) for method in api.LIST_REMOVING_METHODS
                for site in calls.get(method, ())):
             return None
-        return sorted((site for site in calls.get("append", ())
+        return sorted((site for method in methods for site in calls.get(method, ())
                        if on_the_list(site) and binding.order < site.order < before
                        and len(site.call.args) == 1 and not site.call.args[0].star
                        and site.call.args[0].keyword is None),
@@ -1099,8 +1109,9 @@ class Placement:
 
     def every_caller(self, name: str, scope: Scope, passes: Callable[[object, CallSite], bool],
                      kinds) -> Optional[Tuple[str, str]]:
-        """When the parameter ``name`` (seen from ``scope``) of a plain function is given, by
-        every call of the function, a value that ``passes`` (a call in this file) or is of one
+        """When the parameter ``name`` (seen from ``scope``) of a plain function (or of a
+        class's ``__init__``: its constructions) is given, by every call of the function, a
+        value that ``passes`` (a call in this file) or is of one
         of ``kinds`` (a call in another file of the project, as its summary says:
         ``project_index.Summary["calls"]``): (the function's name, ``file:line`` of a call in
         another file, or "" when all calls are in this file). None when a call passes
@@ -1119,10 +1130,15 @@ class Placement:
         callers = len(passed)
         _, func, index = bindings[0].value
         index = K.positional_index(func, index)
+        called = func.name
+        defined_in = func.ctx.scope
+        if func.cls is not None:  # ``__init__``: the constructions of its class
+            called, index = func.cls.name, index - 1 if index > 0 else -1
+            defined_in = func.cls.ctx.scope
         where = ""
-        project = self._project() if func.ctx.scope.kind == "module" else None
+        project = self._project() if defined_in.kind == "module" else None
         if project is not None:
-            across = project.passed_by_every_caller(func.name, name, index, kinds)
+            across = project.passed_by_every_caller(called, name, index, kinds)
             if across is None:
                 return None
             callers += across[0]

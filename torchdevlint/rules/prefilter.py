@@ -238,7 +238,7 @@ def numpy_of_moved_in(tree: ast.AST, source: str) -> bool:
     """TDL008's ast prefilter.
 
     A finding needs a conversion (``x.numpy()`` with no argument, ``array(x)`` /
-    ``asarray(x)``) and evidence, somewhere in the file, of a tensor on an accelerator, each
+    ``asarray(x)``, numpy's ``mean(name)`` and the other readers of a list) and evidence, somewhere in the file, of a tensor on an accelerator, each
     of which starts at a call: a move (``.cuda()``, ``.to()`` of something other than a CPU
     string; a moved model and a DataParallel wrapper of one need one too) or a ``device=``
     other than a CPU string. The text prefilter (``numpy`` or ``array``, and ``.to(`` or
@@ -249,6 +249,7 @@ def numpy_of_moved_in(tree: ast.AST, source: str) -> bool:
     from torchdevlint.project_index import host_copied_name_of
     conversion = evidence = False
     bare = copied = False  # ``y.numpy()`` and ``y.cpu().numpy()`` of names: twin evidence
+    numpy_names = None  # (read on the first ``mean(name)``-like call)
     readers = _host_readers(tree, source)  # ``roc_curve``, ``plt``: read through NumPy
     for node in nodes_of(tree, ast.Call):
         func = node.func
@@ -267,11 +268,32 @@ def numpy_of_moved_in(tree: ast.AST, source: str) -> bool:
                 evidence = evidence or (bare and copied)
         elif name in api.NUMPY_CONVERSION_NAMES:
             conversion = conversion or any(not isinstance(a, ast.Starred) for a in node.args)
+        elif name in api.NUMPY_LIST_READER_NAMES and node.args and \
+                isinstance(node.args[0], ast.Name):
+            # ``np.mean(losses)`` of a list (``numpy_names``: ``np``, ``from numpy import mean``)
+            if numpy_names is None:
+                numpy_names = _numpy_names(tree)
+            conversion = conversion or (isinstance(func, ast.Name) and func.id in numpy_names) \
+                or (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name)
+                    and func.value.id in numpy_names)
         evidence = evidence or _moves(node) or any(
             k.arg == "device" and not _cpu_constant(k.value) for k in node.keywords)
         if conversion and evidence:
             return True
     return False
+
+
+def _numpy_names(tree: ast.AST) -> set:
+    """The names bound to numpy (``import numpy as np``) or to a function of it (``from numpy
+    import mean``)."""
+    found = set()
+    for node in nodes_of(tree, ast.Import, ast.ImportFrom):
+        for alias in node.names:
+            if isinstance(node, ast.Import) and alias.name == "numpy":
+                found.add(alias.asname or "numpy")
+            elif isinstance(node, ast.ImportFrom) and node.module == "numpy":
+                found.add(alias.asname or alias.name)
+    return found
 
 
 def _host_readers(tree: ast.AST, source: str) -> set:

@@ -18,7 +18,7 @@ from typing import Dict, Iterator, List, Optional, Set
 import libcst as cst
 
 from torchdevlint.analysis import (
-    ARITHMETIC_OPERATORS, ASSIGN, Analysis, Binding, FunctionInfo, ModuleState, api,
+    ARITHMETIC_OPERATORS, ASSIGN, PARAM, Analysis, Binding, FunctionInfo, ModuleState, api,
     factory_dimensions, holds, is_number, keyword_value, reads_name, walk_code,
 )
 from torchdevlint.findings import Finding
@@ -115,7 +115,8 @@ class UnregisteredTensorAttribute(Rule):
     assignment registers a buffer, assigning a tensor to the name updates it). `torch.tensor(data)` has a dimension when `data` is a list or
     tuple (`analysis.kinds.is_sequence`): a non-empty literal, a comprehension, a concatenation
     or slice of one, or a parameter annotated `list[...]` / `tuple[...]` / `Sequence[...]`
-    (`torch.tensor(levels)`, issue 28).
+    (`torch.tensor(levels)`, issue 28) or, not annotated, given one by every call or
+    construction in the file (`Normalize([0.485, 0.456, 0.406], ...)` for `torch.tensor(mean)`).
 
     The finding is on the assignment.
 
@@ -365,6 +366,13 @@ class UnregisteredTensorAttribute(Rule):
             if owner is None or owner is not scope or owner.kind != "function":
                 return False
             locals_ = owner.bindings.get(value.value, ())
+            if len(locals_) == 1 and locals_[0].how == PARAM:
+                # ``self.weight = weight`` of ``__init__(self, weight)``: what every
+                # construction of the class in this file passes (``Scaler(torch.tensor([1.,
+                # 2.]))``; ``KindInference.caller_arguments``)
+                passed = self.kinds.caller_arguments(locals_[0])
+                return bool(passed) and all(self._created_on_cpu(argument, site, depth + 1)
+                                            for argument, site in passed)
             # the assignments before this read (``y = y.unsqueeze(0)`` reads the earlier ones),
             # none after it (one may run first in a loop),
             earlier = [b for b in locals_ if b.order < binding.order]

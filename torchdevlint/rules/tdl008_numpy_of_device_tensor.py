@@ -43,12 +43,17 @@ class CopyToHost(FixPlan):
 
     tensor: cst.BaseExpression
     detach: bool
+    # Unsafe where ``tensor`` is what a list is filled with (``losses.append(loss)``): other
+    # readers of the list (``torch.stack(losses).sum().backward()``) would get host copies
+    # without their graph.
+    safe: bool = True
 
     def build(self, finding: Finding, ctx: FixContext) -> Optional[Fix]:
         end = ctx.span(self.tensor)[1]
         text = (".detach()" if self.detach else "") + ".cpu()"
-        return Fix(finding.code, True, f"copy the tensor to the host first (`{text}`)",
-                   (Edit(end, end, text),))
+        what = "copy the tensor to the host first" if self.safe else \
+            "fill the list with host copies"
+        return Fix(finding.code, self.safe, f"{what} (`{text}`)", (Edit(end, end, text),))
 
 
 class NumpyOfDeviceTensor(Rule):
@@ -72,7 +77,9 @@ class NumpyOfDeviceTensor(Rule):
       factory of such a tensor;
     - it is the output of a model moved there (`model.to(device)` or `model = Net().to(device)`
       earlier in the code the file shows, also through a parameter that every caller in the file
-      passes a moved model to; not when a statement also moves it back, `model.to("cpu")` or
+      passes a moved model to, and through `self.model` set in `__init__` from a parameter that
+      every construction of the class in the file passes one (`Predictor(model)`; not where a
+      class of the file derives from it); not when a statement also moves it back, `model.to("cpu")` or
       `model.cpu()`: the evidence then points both ways);
     - it is the output of a helper the code hands such a model to (`outputs = synthesis(model,
       text)`: a helper that runs a moved model gives what the model gave; not a builtin, not a
@@ -94,7 +101,16 @@ class NumpyOfDeviceTensor(Rule):
     - it is one of those wrapped in `Variable(...)`, which returns the tensor itself;
     - it is computed from one of those by tensor methods (`out.argmax(1)`, `x.detach()`,
       `x[mask]`, `x.T`), arithmetic, or torch functions (`torch.cumprod(x, 0)`,
-      `F.softmax(x, -1)`, `torch.cat([a, b])`).
+      `F.softmax(x, -1)`, `torch.cat([a, b])`), or by a loss given one (`loss = criterion(out,
+      y)`: `analysis.is_loss`).
+
+    A Python list that the function builds (`losses = []`) and fills with such tensors
+    (`losses.append(loss)`, `preds.extend(out.argmax(1))`) is reported where NumPy reads it:
+    `np.array(losses)`, `np.mean(losses)`, `np.sum`, `np.concatenate` and NumPy's other readers
+    of a list (`api.NUMPY_LIST_READERS`: each element's `__array__` is `Tensor.numpy()`), a
+    scikit-learn metric or a pyplot function given it (`plt.plot(losses)`). The message names
+    the call that filled it. Not when something is taken out of the list (`pop`, `remove`,
+    `clear`), nor for a tensor given alone to `np.mean` (that calls the tensor's own `mean`).
 
     A device chosen at runtime counts as an accelerator (`device = "cuda" if
     torch.cuda.is_available() else "cpu"`): the code is written to run on one, and fails there.
@@ -157,6 +173,11 @@ class NumpyOfDeviceTensor(Rule):
     array writes into the tensor. After `.cpu()` of a GPU tensor the array is a copy. Code that
     relies on the sharing works only on the CPU anyway.
 
+    For a list, the fix copies what fills it: `losses.append(loss)` becomes
+    `losses.append(loss.detach().cpu())`. That fix is **unsafe** (applied with
+    `--unsafe-fixes`): other readers of the list get host copies without their graph
+    (`torch.stack(losses).mean().backward()` would stop working).
+
     ## Known limits
     - A helper given a moved model may copy its result to the host itself: `.numpy()` of such a
       result is reported, since only a tensor has `.numpy()`, and so is `np.asarray(...)` of it.
@@ -184,6 +205,11 @@ class NumpyOfDeviceTensor(Rule):
         "`{callee}()` reads `{tensor}` as a NumPy array, and it is on an accelerator "
         "({evidence}): NumPy reads host memory only (" + CONVERT_ERROR + "); copy it first: "
         "`{written}`")
+    # ``np.mean(losses)`` of ``losses.append(loss)``: a list of tensors on an accelerator
+    LIST_ON_ACCELERATOR = Message(
+        "{conversion} of `{tensor}`, a list that `{added}` fills with tensors on an accelerator "
+        "({evidence}): NumPy reads host memory only (" + CONVERT_ERROR + "); add them to the "
+        "list on the host: `{written}`")
     code = "TDL008"
     name = "numpy-of-device-tensor"
     summary = "`.numpy()` / `np.asarray()` of a tensor that lives on an accelerator"
@@ -233,6 +259,15 @@ class NumpyOfDeviceTensor(Rule):
                 positional = [a.value for a in site.call.args if a.keyword is None and not a.star]
                 if positional and analysis.qualname(site.call.func, site.ctx.scope) in _NUMPY_FUNCTIONS:
                     yield from self._check(site, site.call, positional[0], f"`np.{name}()`")
+        for name in api.NUMPY_LIST_READER_NAMES:
+            for site in collected.calls_by_name.get(name, ()):
+                positional = [a.value for a in site.call.args if a.keyword is None and not a.star]
+                qualified = analysis.qualname(site.call.func, site.ctx.scope)
+                if positional and qualified in api.NUMPY_LIST_READERS and \
+                        qualified not in _NUMPY_FUNCTIONS and \
+                        not analysis.holds_where_called(site.ctx, expects_failure, "fails"):
+                    # (a tensor given alone: ``np.mean(t)`` is ``t.mean()``)
+                    yield from self._list_check(site, positional[0], f"`np.{name}()`")
         for site in self._host_reading_calls():
             # ``roc_curve(labels, scores)``, ``plt.imshow(img)``: the first argument on an
             # accelerator (the fix copies it; the next pass finds another)
@@ -279,6 +314,8 @@ class NumpyOfDeviceTensor(Rule):
             # where every call of the helper that holds it is)
         evidence = self.analysis.on_accelerator(tensor, site.ctx.scope)
         if evidence is None:
+            yield from self._list_check(
+                site, tensor, conversion or f"`{source_of(site.call.func)}()`")
             return
         if conversion is None and evidence.given is not None:
             return  # a helper given a model may give back a NumPy array (``im_convert(x)``)
@@ -300,6 +337,29 @@ class NumpyOfDeviceTensor(Rule):
                                 evidence=evidence.describe(), written=written),
             CopyToHost(tensor, detach))
 
+    def _list_check(self, site: CallSite, listed: cst.BaseExpression, conversion: str):
+        """``listed`` is a list the function builds (``losses = []``) and fills, before
+        ``site``, with a tensor on an accelerator (``losses.append(loss)``): one finding on
+        ``site``'s call, naming the first such ``append``/``extend``. The fix copies what that
+        call adds to the host; unsafe, since what else reads the list is not known."""
+        if not isinstance(listed, cst.Name):
+            return
+        added = self.analysis.appended_to(listed.value, site.ctx.scope, site.order,
+                                          api.LIST_ADDING_METHODS)
+        for adding in added or ():
+            value = adding.call.args[0].value
+            evidence = self.analysis.on_accelerator(value, adding.ctx.scope)
+            if evidence is None or evidence.given is not None:
+                continue
+            detach = not _without_history(value) and \
+                self.analysis.grad_recording(adding.ctx) is not False
+            copied = source_of(value) + (".detach()" if detach else "") + ".cpu()"
+            yield Violation(site.call, self.LIST_ON_ACCELERATOR(
+                conversion=conversion, tensor=listed.value, added=source_of(adding.call),
+                evidence=evidence.describe(),
+                written=f"{source_of(adding.call.func)}({copied})"),
+                CopyToHost(value, detach, safe=False))
+            return
 
 
 def _without_history(expr: cst.BaseExpression) -> bool:
