@@ -545,7 +545,31 @@ def test_a_top_level_function_that_returns_a_cpu_tensor_is_cpu_evidence_at_its_c
             d = cpu_ids([1, 2]).to(device)
             e = recursive(3)
             observe(a, b, c, d, e)
-        """) == {"a": "cpu", "b": None, "c": None, "d": "accelerator", "e": None}
+        """) == {"a": "cpu", "b": None, "c": "cpu", "d": "accelerator", "e": None}
+    # (``given`` returns its parameter: at a call, what the call passes, ``returned_argument``)
+
+
+def test_a_function_that_gives_back_its_argument_unmoved_keeps_its_placement():
+    # issue 28's "a value rebound through a helper" (``x = utils.normalize(x)``)
+    assert _placed_at_observe("""
+        import torch
+        def normalize(x):
+            return (x - x.mean()) / (x.std() + 1e-6)
+        def preprocess(batch):
+            images, labels = batch
+            return images.float() / 255, labels
+        def moved(x, device):
+            return x.to(device) * 2
+        def mixed(x, y):
+            return x + y
+        def f(device):
+            a = normalize(torch.zeros(2, 3))
+            b = normalize(torch.zeros(2, 3, device=device))
+            c = preprocess((torch.zeros(2), torch.ones(2)))
+            d = moved(torch.zeros(2), device)
+            e = mixed(torch.zeros(2), torch.ones(2, device=device))
+            observe(a, b, c, d, e)
+        """) == {"a": "cpu", "b": "accelerator", "c": None, "d": None, "e": None}
 
 
 def test_fed_to_model_pairs_a_tensor_parameter_with_the_parameter_called_with_it():

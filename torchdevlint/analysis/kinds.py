@@ -264,50 +264,33 @@ class KindInference:
 
     def caller_arguments(self, binding: Binding):
         """[(argument, call site)]: what each call of this file passes for the parameter of
-        ``binding``, a plain function's (not a method's, not ``*args``), by position or
+        ``binding``, a plain function's (not ``*args``), or of a top-level class's ``__init__``
+        (each construction of the class, ``Evaluator(model, loader)``), by position or
         keyword; [] when no call of this file calls it; None when a call passes nothing for it
-        (its default, or ``*args``), or some of its calls were analysed apart."""
+        (its default, or ``*args``), or some of its calls were analysed apart. None for any
+        other method (calls through an instance are not matched to their class), and for a
+        class that a class of this file derives from (its ``super().__init__(...)`` passes
+        other values)."""
         param, func, index = binding.value
         if self._collected is None or func is None or param.star in ("*", "**"):
             return None
+        position = positional_index(func, index)
+        called, target, reference = func.name, func, FuncRef
         if func.cls is not None:
-            return self._construction_arguments(param, func, index)
-        if func.name in self._collected.unseen_call_names:
-            return None
-        position = positional_index(func, index)
-        name = param.name.value
-        found = []
-        for site in self._collected.calls_by_name.get(func.name, ()):
-            callee = self.kind_of(site.call.func, site.ctx.scope)
-            if not (isinstance(callee, FuncRef) and callee.info is func):
-                continue
-            argument = argument_passed(site.call, name, position)
-            if argument is None:
+            cls = func.cls
+            if func.name != "__init__" or index == 0 or cls.ctx.scope.kind != "module" or any(
+                    last_name(base) == cls.name for other in self._collected.classes
+                    for base in other.bases):
                 return None
-            found.append((argument, site))
-        return found
-
-    def _construction_arguments(self, param, func: FunctionInfo, index: int):
-        """``caller_arguments`` of a parameter of a class's ``__init__``: what each
-        construction of the class in this file (``Evaluator(model, loader)``) passes for it,
-        by position (after ``self``) or keyword. None for another method (calls through an
-        instance are not matched to their class), for a class that a class of this file
-        derives from (its ``super().__init__(...)`` passes other values), for one defined
-        inside a function, or where some constructions were analysed apart."""
-        cls = func.cls
-        if func.name != "__init__" or index == 0 or cls.ctx.scope.kind != "module" or \
-                cls.name in self._collected.unseen_call_names:
+            called, target, reference = cls.name, cls, ClassRef
+            position = position - 1 if position > 0 else -1  # (``self`` is not passed)
+        if called in self._collected.unseen_call_names:
             return None
-        if any(last_name(base) == cls.name for other in self._collected.classes
-               for base in other.bases):
-            return None
-        position = positional_index(func, index)
-        position = position - 1 if position > 0 else -1
         name = param.name.value
         found = []
-        for site in self._collected.calls_by_name.get(cls.name, ()):
+        for site in self._collected.calls_by_name.get(called, ()):
             callee = self.kind_of(site.call.func, site.ctx.scope)
-            if not (isinstance(callee, ClassRef) and callee.info is cls):
+            if not (isinstance(callee, reference) and callee.info is target):
                 continue
             argument = argument_passed(site.call, name, position)
             if argument is None:

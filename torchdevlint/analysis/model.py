@@ -376,6 +376,12 @@ def with_item_expects_failure(item: cst.BaseExpression) -> bool:
     return name.startswith("assertRaises") or name == "raises"
 
 
+# Binary operators that combine two tensors elementwise (or by matmul).
+ARITHMETIC_OPERATORS = (cst.Add, cst.Subtract, cst.Multiply, cst.Divide, cst.FloorDivide,
+                        cst.MatrixMultiply, cst.Power, cst.BitAnd, cst.BitOr, cst.BitXor,
+                        cst.LeftShift, cst.RightShift)
+
+
 def is_number(expr: cst.BaseExpression) -> bool:
     """A number literal, signed or not: ``1``, ``-0.5``."""
     if isinstance(expr, cst.UnaryOperation):

@@ -18,7 +18,7 @@ from torchdevlint.analysis.builder import Collected, walk_code
 from torchdevlint.analysis.devices import Devices, move_device_argument
 from torchdevlint.analysis.flow import UNDECIDED, DeviceTrace
 from torchdevlint.analysis.kinds import MODULE, TENSOR, ClassRef, FuncRef, KindInference
-from torchdevlint.analysis.model import keyword_value, source_of
+from torchdevlint.analysis.model import ARITHMETIC_OPERATORS, keyword_value, source_of  # noqa: F401
 from torchdevlint.analysis.placement import argument_for_parameter
 from torchdevlint.analysis.model import (
     ASSIGN, Binding, ClassInfo, FunctionInfo, is_number, last_name, root_name, string_value,
@@ -35,10 +35,6 @@ _REGISTERING_CALLS = {"register_buffer": "buffers", "register_parameter": "param
 _TAKES_INDICES = api.INDEX_TAKING_FUNCTIONS
 # Tensor methods that combine their receiver with their argument.
 _COMBINING = api.COMBINING_METHODS
-# Binary operators that combine two tensors elementwise (or by matmul).
-ARITHMETIC_OPERATORS = (cst.Add, cst.Subtract, cst.Multiply, cst.Divide, cst.FloorDivide,
-                        cst.MatrixMultiply, cst.Power, cst.BitAnd, cst.BitOr, cst.BitXor,
-                        cst.LeftShift, cst.RightShift)
 
 
 @dataclass

@@ -17,7 +17,8 @@ from torchdevlint.analysis.devices import Devices, move_device_argument
 from torchdevlint.analysis.flow import UNDECIDED, DeviceTrace, OrderedWalk
 from torchdevlint.analysis.kinds import KindInference, combine
 from torchdevlint.analysis.model import (
-    ASSIGN, DEF, IMPORT, PARAM, CallSite, FunctionInfo, Scope, is_number, keyword_value, last_name, source_of,
+    ARITHMETIC_OPERATORS, ASSIGN, DEF, IMPORT, PARAM, CallSite, FunctionInfo, Scope, is_number,
+    keyword_value, last_name, source_of,
 )
 
 _WRAPPERS_THAT_SCATTER = api.SCATTERING_WRAPPERS
@@ -543,8 +544,10 @@ class Placement:
         helper = self.helper_called(call, scope)
         if helper is not None:
             # (under ``with torch.device(X):`` the helper's factories create on X too)
-            return OnCPU(call) if self.returned_on_cpu(helper) is not None \
-                and not self.on_default_device(call) else None
+            if self.returned_on_cpu(helper) is not None:
+                return None if self.on_default_device(call) else OnCPU(call)
+            returned = self.returned_argument(call, scope)  # ``x = normalize(x)``
+            return trace.device_of(returned) if returned is not None else None
         torch_call = _torch_function(call, qualified)
         if torch_call is None:
             return None
@@ -608,7 +611,7 @@ class Placement:
                 if method == "type" and not moved:
                     return trace.device_of(func.value)  # ``.type(torch.float16)`` stays put
                 if moved:
-                    if _follows_a_value(device) and not self.device_attribute(device, scope):
+                    if self.follows_a_value(device, scope, proof=True):
                         return trace.device_of(device.value)  # follows another value
                     return OnAccelerator(call, device)
                 argument = move_device_argument(call) if method == "to" else None
@@ -646,6 +649,9 @@ class Placement:
             found = self._helper_given_moved_model(call, scope)
             if found is not None:
                 return found
+            returned = self.returned_argument(call, scope)  # ``y = normalize(x)``
+            if returned is not None:
+                return trace.device_of(returned)
         torch_call = _torch_function(call, qualified)
         if torch_call is None:
             return None
@@ -654,7 +660,7 @@ class Placement:
             if device is not None:
                 if self.devices.is_cpu_device(device, scope):
                     return None
-                if _follows_a_value(device) and not self.device_attribute(device, scope):
+                if self.follows_a_value(device, scope, proof=True):
                     return trace.device_of(device.value)
                 return OnAccelerator(call, device)
             if tail.endswith("_like") and call.args:
@@ -670,7 +676,7 @@ class Placement:
                 return found
         return None
 
-    def device_attribute(self, device: cst.BaseExpression, scope: Scope) -> bool:
+    def _held_device(self, device: cst.BaseExpression, scope: Scope) -> bool:
         """``self.device`` in a method of a class of the file that is no ``nn.Module`` (a
         trainer, an evaluator, a GAN wrapper), which sets it somewhere to something that is
         not the CPU: the device the object was given, not the device of a value it follows
@@ -756,6 +762,64 @@ class Placement:
             return None
         return info
 
+    def returned_argument(self, call: cst.Call, scope: Scope) -> Optional[cst.BaseExpression]:
+        """The argument of ``call`` whose value, unmoved, the plain function of this file that
+        it calls returns from every ``return``: ``normalize(images)`` of ``def normalize(x):
+        return (x - x.mean()) / x.std()``, ``preprocess(batch)`` of one that unpacks ``batch``
+        and returns its parts cast (``return images.float() / 255, labels``). The value keeps
+        its argument's device (a helper that rebinds a batch, issue 28's ``x =
+        utils.normalize(x)``). None when a return moves it, gives a value of another
+        parameter, of none, or nothing."""
+        helper = self.helper_called(call, scope)
+        if helper is None or not helper.returns:
+            return None
+        found: Optional[str] = None
+        for value, _ in helper.returns:
+            parameter = None if value is None else self._derived_parameter(value, helper, 0)
+            if parameter is None or (found is not None and parameter != found):
+                return None
+            found = parameter
+        return argument_for_parameter(call, helper, found)
+
+    def _derived_parameter(self, expr, helper, depth: int) -> Optional[str]:
+        """The parameter of ``helper`` that ``expr`` (in its body) is computed from without a
+        move: the parameter itself (never reassigned), a local bound once to such a value
+        (also by unpacking it), tensor methods that keep the device, arithmetic with
+        numbers or with values of the same parameter, slices, a tuple of such values."""
+        if depth > 6 or helper.scope is None:
+            return None
+        if isinstance(expr, cst.Name):
+            bindings = helper.scope.bindings.get(expr.value, ())
+            if len(bindings) != 1:
+                return None
+            binding = bindings[0]
+            if binding.how == PARAM:
+                return expr.value if expr.value != helper.self_name else None
+            if binding.how != ASSIGN or binding.value is None:
+                return None
+            return self._derived_parameter(binding.value, helper, depth + 1)
+        if isinstance(expr, (cst.Tuple, cst.List)):
+            found = {self._derived_parameter(e.value, helper, depth + 1)
+                     for e in expr.elements if not isinstance(e, cst.StarredElement)}
+            return found.pop() if len(found) == 1 and None not in found and \
+                len(expr.elements) > 0 else None
+        if isinstance(expr, cst.Subscript):
+            return self._derived_parameter(expr.value, helper, depth + 1)
+        if isinstance(expr, cst.UnaryOperation):
+            return self._derived_parameter(expr.expression, helper, depth + 1)
+        if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, ARITHMETIC_OPERATORS):
+            found = {self._derived_parameter(side, helper, depth + 1)
+                     for side in (expr.left, expr.right) if not is_number(side)}
+            return found.pop() if len(found) == 1 and None not in found else None
+        if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and \
+                self.kinds.qualname(expr.func, helper.scope) is None:
+            method = expr.func.attr.value
+            if method in api.ACCELERATOR_MOVE_METHODS or method in api.RETYPING_METHODS or \
+                    method in api.HOST_COPY_METHODS or method not in api.TENSOR_METHODS:
+                return None
+            return self._derived_parameter(expr.func.value, helper, depth + 1)
+        return None
+
     def returned_on_cpu(self, info) -> Optional[OnCPU]:
         """Evidence that every ``return`` of the plain function ``info`` gives a tensor on the
         CPU (``def text_to_token_ids(...): return torch.tensor(ids).unsqueeze(0)``), judged
@@ -829,16 +893,23 @@ class Placement:
             return ("dotted", id(owner) if owner else None, expr.value.value, expr.attr.value)
         return None
 
-    def follows_a_value(self, device, scope: Scope) -> bool:
-        """Whether a move's device is ``x.device`` of a value ``x``: it goes wherever ``x`` is,
-        so the move states no device of the code's own. ``self.device`` (or that of another
-        instance of a class of this file) is not one: it is the device a trainer or module
-        object holds, chosen as a ``device`` variable is (kindle's ``TorchTrainer`` moves its
-        batches with ``.to(self.device)``). A loop's own moves ask this (TDL004); whether a
-        value is on an accelerator (``call_on_accelerator``) still takes any ``x.device`` as
-        following ``x``: that needs proof of an accelerator, which no stored device gives."""
-        if not _follows_a_value(device):
+    def follows_a_value(self, device, scope: Scope, proof: bool = False) -> bool:
+        """Whether a device expression is ``x.device`` of a value ``x``: it goes wherever
+        ``x`` is, so it states no device of the code's own; else it is a device the code
+        holds (or no ``.device`` at all). The one answer, in two strengths:
+
+        - for a loop's own moves (TDL004), the device any instance of a class of this file
+          holds is the code's own (``self.device``: kindle's ``TorchTrainer`` moves its
+          batches with ``.to(self.device)``, chosen as a ``device`` variable is);
+        - where a value must be proved on an accelerator (``proof``: ``call_on_accelerator``
+          for TDL008/TDL011), only ``self.device`` of a plain class of the file that sets it
+          to something other than the CPU (``_held_device``: a trainer or evaluator given the
+          device). A module's ``self.device``, or another instance's, follows its parameters:
+          that proves no accelerator (a FALSE TDL008 at coqui TTS, had it counted)."""
+        if not _reads_a_device(device):
             return False
+        if proof:
+            return not self._held_device(device, scope)
         return not isinstance(self.kinds.kind_of(device.value, scope), K.Instance)
 
     def device_of_move(self, call: cst.Call, scope: Scope) -> Tuple[bool, Optional[cst.BaseExpression]]:
@@ -1243,8 +1314,8 @@ def assignments_of(target, scope: Scope, kinds: KindInference) -> List[tuple]:
     return []
 
 
-def _follows_a_value(device) -> bool:
-    """``x.device``: wherever ``x`` is."""
+def _reads_a_device(device) -> bool:
+    """``x.device`` (as written: ``Placement.follows_a_value`` says whose)."""
     return isinstance(device, cst.Attribute) and device.attr.value == "device"
 
 

@@ -612,7 +612,7 @@ def _torch_dtype(expr) -> bool:
 
 def _device_of_value(expr) -> bool:
     """``x.device``: wherever ``x`` is. Not ``self.device``, which may be the device an object
-    was given (``Placement.device_attribute``)."""
+    was given (``Placement.follows_a_value(..., proof=True)``)."""
     return isinstance(expr, ast.Attribute) and expr.attr == "device" and not (
         isinstance(expr.value, ast.Name) and expr.value.id == "self")
 

@@ -96,7 +96,9 @@ class UnmovedBatch(Rule):
     also through a name bound to the wrapper, `pbar = tqdm(enumerate(loader))`) whose body feeds a batch value into a model that was moved to a device, without moving the
     value first. Batch values are the loop targets and the names unpacked from them in the body
     (`x, y = batch`, `x = batch["pixels"]`, `y = Variable(y)`: the wrapper of torch before 0.4
-    returns the tensor itself), also when passed as `**batch`; `x.type(Tensor)` of a CUDA
+    returns the tensor itself), what a function of the file gives back of one without moving it
+    (`x = normalize(x)`, `images, labels = preprocess(batch)`:
+    `Placement.returned_argument`), also when passed as `**batch`; `x.type(Tensor)` of a CUDA
     tensor type (`Tensor = torch.cuda.FloatTensor if cuda else torch.FloatTensor`) moves `x`,
     as `x.cuda()` does. Sinks are a call of
     the moved model (`model(x)`, `model.forward(x)`), a loss or criterion (`criterion(out, y)`,
@@ -670,6 +672,9 @@ class _LoopChecker(OrderedWalk):
         if isinstance(expr, (cst.Subscript, cst.Attribute)):
             return self._fed(expr.value)
         inner = self.analysis.kinds.passed_through(expr, self.scope)
+        if inner is None and isinstance(expr, cst.Call):
+            # ``x = normalize(x)``: a helper of this file that gives back its argument unmoved
+            inner = self.rule.placement.returned_argument(expr, self.scope)
         if inner is not None:  # ``x = Variable(x)``: still the batch as it came
             return self._fed(inner)
         if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):
