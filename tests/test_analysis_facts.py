@@ -697,3 +697,24 @@ def test_tdl005_tdl006_ast_prefilter_keeps_classes_that_can_be_modules(imports, 
 ])
 def test_single_node_rules_ast_prefilters(code, source, kept):
     assert _kept(code, source) is kept
+
+
+def test_pre_0_4_idioms_variable_is_its_tensor_and_type_of_a_cuda_type_moves():
+    # ``Variable(x)`` returns ``x`` itself since torch 0.4 (``KindInference.passed_through``);
+    # ``x.type(torch.cuda.FloatTensor)``, also through a name chosen at runtime, copies ``x``
+    # to the GPU (``Placement.device_of_move``); a CPU type or a dtype moves nothing
+    assert _placed_at_observe("""
+        import torch
+        from torch.autograd import Variable
+        cuda = torch.cuda.is_available()
+        Tensor = torch.cuda.FloatTensor if cuda else torch.FloatTensor
+        def f(x, device):
+            a = Variable(torch.zeros(2, 3))
+            b = Variable(torch.zeros(2, 3).to(device), requires_grad=False)
+            c = x.type(Tensor)
+            d = x.type(torch.cuda.LongTensor)
+            e = torch.zeros(2).type(torch.float16)
+            g = torch.zeros(2).type(torch.FloatTensor)
+            observe(a, b, c, d, e, g)
+        """) == {"a": "cpu", "b": "accelerator", "c": "accelerator", "d": "accelerator",
+                 "e": "cpu", "g": "cpu"}
