@@ -634,7 +634,12 @@ class Placement:
                 model = self.moved_model(func.value, scope)  # ``model.encode(x)``, ``model.sample(n)``
         if model is not None:
             return OnAccelerator(call, model[1])
-        if self._is_loss(func, scope):  # ``criterion(out, y)`` of ``out`` on the device
+        if self._is_loss(func, scope) and not isinstance(
+                self.kinds.kind_of(func, scope), K.FuncRef) and \
+                self.method_called(call, scope) is None:
+            # ``criterion(out, y)`` of ``out`` on the device (not a function or method of the
+            # file named like one, ``def loss_fn(out, y): return F.mse_loss(out, y).item()``:
+            # its body decides)
             found = trace.first_device([a.value for a in call.args if a.keyword is None])
             if found:
                 return found
