@@ -24,7 +24,7 @@ from torchdevlint.analysis.devices import (  # noqa: F401 (facade)
 from torchdevlint.analysis.flow import UNDECIDED, DeviceTrace, OrderedWalk  # noqa: F401 (facade)
 from torchdevlint.analysis.gradmode import GradMode
 from torchdevlint.analysis.guards import Guards
-from torchdevlint.analysis.modules import ARITHMETIC_OPERATORS, ModuleClasses, ModuleState  # noqa: F401 (facade)
+from torchdevlint.analysis.modules import ModuleClasses, ModuleState  # noqa: F401 (facade)
 from torchdevlint.analysis.kinds import KindInference
 from torchdevlint.analysis.placement import (  # noqa: F401 (facade)
     OnAccelerator, OnCPU, Placement, argument_for_parameter, assignments_of,
@@ -33,7 +33,7 @@ from torchdevlint.analysis import testcode
 from torchdevlint.analysis.shapes import factory_dimensions, makes_an_empty_tensor  # noqa: F401 (facade)
 from torchdevlint.analysis.targets import Targets
 from torchdevlint.analysis.model import (  # noqa: F401 (facade)
-    ASSIGN, EXPECTS_FAILURE, GRAD_OFF, GRAD_ON, GRAD_RUNTIME, HANDLES_FAILURE, IMPORT, PARAM,
+    ARITHMETIC_OPERATORS, ASSIGN, EXPECTS_FAILURE, GRAD_OFF, GRAD_ON, GRAD_RUNTIME, HANDLES_FAILURE, IMPORT, PARAM,
     Binding, CallSite, Ctx, DefaultOf, exclusive_branches, expects_failure, failure_expected_or_handled, grad_mode_set_by,
     ClassInfo, FunctionInfo, Scope, dotted_name, is_number, keyword_value, last_name, root_name, says_it_fails,
     source_of, string_value, with_item_expects_failure,

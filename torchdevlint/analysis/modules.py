@@ -18,7 +18,7 @@ from torchdevlint.analysis.builder import Collected, walk_code
 from torchdevlint.analysis.devices import Devices, move_device_argument
 from torchdevlint.analysis.flow import UNDECIDED, DeviceTrace
 from torchdevlint.analysis.kinds import MODULE, TENSOR, ClassRef, FuncRef, KindInference
-from torchdevlint.analysis.model import ARITHMETIC_OPERATORS, keyword_value, source_of  # noqa: F401
+from torchdevlint.analysis.model import ARITHMETIC_OPERATORS, keyword_value, source_of
 from torchdevlint.analysis.placement import argument_for_parameter
 from torchdevlint.analysis.model import (
     ASSIGN, Binding, ClassInfo, FunctionInfo, is_number, last_name, root_name, string_value,

@@ -806,8 +806,7 @@ class Placement:
         if isinstance(expr, (cst.Tuple, cst.List)):
             found = {self._derived_parameter(e.value, helper, depth + 1)
                      for e in expr.elements if not isinstance(e, cst.StarredElement)}
-            return found.pop() if len(found) == 1 and None not in found and \
-                len(expr.elements) > 0 else None
+            return found.pop() if len(found) == 1 and None not in found else None
         if isinstance(expr, cst.Subscript):
             return self._derived_parameter(expr.value, helper, depth + 1)
         if isinstance(expr, cst.UnaryOperation):

@@ -238,7 +238,8 @@ def numpy_of_moved_in(tree: ast.AST, source: str) -> bool:
     """TDL008's ast prefilter.
 
     A finding needs a conversion (``x.numpy()`` with no argument, ``array(x)`` /
-    ``asarray(x)``, numpy's ``mean(name)`` and the other readers of a list) and evidence, somewhere in the file, of a tensor on an accelerator, each
+    ``asarray(x)``, numpy's ``mean(name)`` and the other readers of a list) and evidence,
+    somewhere in the file, of a tensor on an accelerator, each
     of which starts at a call: a move (``.cuda()``, ``.to()`` of something other than a CPU
     string; a moved model and a DataParallel wrapper of one need one too) or a ``device=``
     other than a CPU string. The text prefilter (``numpy`` or ``array``, and ``.to(`` or

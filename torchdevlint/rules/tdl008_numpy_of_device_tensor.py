@@ -79,8 +79,8 @@ class NumpyOfDeviceTensor(Rule):
       earlier in the code the file shows, also through a parameter that every caller in the file
       passes a moved model to, and through `self.model` set in `__init__` from a parameter that
       every construction of the class in the file passes one (`Predictor(model)`; not where a
-      class of the file derives from it); not when a statement also moves it back, `model.to("cpu")` or
-      `model.cpu()`: the evidence then points both ways);
+      class of the file derives from it); not when a statement also moves it back,
+      `model.to("cpu")` or `model.cpu()`: the evidence then points both ways);
     - it is the output of a helper the code hands such a model to (`outputs = synthesis(model,
       text)`: a helper that runs a moved model gives what the model gave; not a builtin, not a
       function of torch or NumPy);
@@ -218,7 +218,8 @@ class NumpyOfDeviceTensor(Rule):
     # A conversion (``.numpy(``, ``np.array(``, ``np.asarray(``) and evidence of a device:
     # a move (``.to(`` / ``.cuda(``, also what moves a model) or a factory's ``device=``.
     # (``.cpu(``: a twin that copies its parameter to the host, ``Placement.copied_by_twin``)
-    required_text = (r"numpy|array|sklearn|matplotlib", rf"{method_call_text('to', 'cuda', 'cpu')}|\bdevice\b|{CUDA_TENSOR_TYPE_TEXT}")
+    required_text = (r"numpy|array|sklearn|matplotlib",
+                     rf"{method_call_text('to', 'cuda', 'cpu')}|\bdevice\b|{CUDA_TENSOR_TYPE_TEXT}")
     could_report_in = staticmethod(numpy_of_moved_in)  # (in prefilter: no LibCST there)
     valid = (
         # copied to the host first
@@ -254,18 +255,15 @@ class NumpyOfDeviceTensor(Rule):
             func = site.call.func
             if isinstance(func, cst.Attribute) and not site.call.args:
                 yield from self._check(site, func.attr, func.value, "`.numpy()`")
-        for name in api.NUMPY_CONVERSION_NAMES:
-            for site in collected.calls_by_name.get(name, ()):
-                positional = [a.value for a in site.call.args if a.keyword is None and not a.star]
-                if positional and analysis.qualname(site.call.func, site.ctx.scope) in _NUMPY_FUNCTIONS:
-                    yield from self._check(site, site.call, positional[0], f"`np.{name}()`")
-        for name in api.NUMPY_LIST_READER_NAMES:
+        for name in api.NUMPY_LIST_READER_NAMES:  # (``np.array``/``np.asarray`` among them)
             for site in collected.calls_by_name.get(name, ()):
                 positional = [a.value for a in site.call.args if a.keyword is None and not a.star]
                 qualified = analysis.qualname(site.call.func, site.ctx.scope)
-                if positional and qualified in api.NUMPY_LIST_READERS and \
-                        qualified not in _NUMPY_FUNCTIONS and \
-                        not analysis.holds_where_called(site.ctx, expects_failure, "fails"):
+                if not positional or qualified not in api.NUMPY_LIST_READERS:
+                    continue
+                if qualified in _NUMPY_FUNCTIONS:
+                    yield from self._check(site, site.call, positional[0], f"`np.{name}()`")
+                elif not analysis.holds_where_called(site.ctx, expects_failure, "fails"):
                     # (a tensor given alone: ``np.mean(t)`` is ``t.mean()``)
                     yield from self._list_check(site, positional[0], f"`np.{name}()`")
         for site in self._host_reading_calls():
