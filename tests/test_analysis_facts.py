@@ -10,6 +10,7 @@ import pytest
 
 from torchdevlint.analysis import Analysis, UndeclaredFact, exclusive_branches
 from torchdevlint.engine import lint_source
+from torchdevlint.rules import ALL_RULES
 
 
 def analysis_of(source: str, facts=None) -> Analysis:
@@ -718,3 +719,93 @@ def test_pre_0_4_idioms_variable_is_its_tensor_and_type_of_a_cuda_type_moves():
             observe(a, b, c, d, e, g)
         """) == {"a": "cpu", "b": "accelerator", "c": "accelerator", "d": "accelerator",
                  "e": "cpu", "g": "cpu"}
+
+
+def test_methods_called_on_a_moved_instance_run_on_its_device():
+    # ``ModuleState.called_reaches`` (issue 28: a VAE's ``sample``): a method the file calls
+    # on an instance it moved first, and what that method calls on ``self``; not one called
+    # before the move, nor one of an instance never moved
+    analysis = analysis_of("""
+        import torch
+        import torch.nn as nn
+        class VAE(nn.Module):
+            def forward(self, x):
+                return x
+            def sample(self, n):
+                return self.decode(torch.randn(n, 2))
+            def decode(self, z):
+                return z
+            def warm_up(self):
+                return self.decode(torch.zeros(1, 2))
+            def inspect(self):
+                return 0
+        def main(device):
+            model = VAE()
+            model.warm_up()
+            model.to(device)
+            model.sample(4)
+            moved = VAE().to(device)
+            moved.sample(2)
+            plain = VAE()
+            plain.inspect()
+    """)
+    info = next(c for c in analysis.collected.classes if c.name == "VAE")
+    assert analysis.module_state(info).called_reaches == {"sample", "decode"}
+
+
+def test_what_a_plain_container_attribute_holds():
+    # ``ModuleClasses.container_elements``: the items of a display or comprehension, or what
+    # the method that binds ``[]`` appends; None when another method adds to it or the
+    # items are assigned by key
+    analysis = analysis_of("""
+        import torch
+        import torch.nn as nn
+        class M(nn.Module):
+            def __init__(self, sizes):
+                super().__init__()
+                self.shown = [torch.ones(2), torch.zeros(2)]
+                self.filled = []
+                for s in sizes:
+                    self.filled.append(torch.ones(2) * s)
+                self.elsewhere = []
+                self.keyed = {}
+                self.keyed["a"] = torch.ones(2)
+            def grow(self):
+                self.elsewhere.append(torch.ones(2))
+    """)
+    info = next(c for c in analysis.collected.classes if c.name == "M")
+    state = analysis.module_state(info)
+    contents = {name: analysis.modules.container_elements(bindings[0])
+                for name, bindings in state.other_containers.items()}
+    assert [cst.Module([]).code_for_node(e) for e, _ in contents["shown"]] == \
+        ["torch.ones(2)", "torch.zeros(2)"]
+    assert [cst.Module([]).code_for_node(e) for e, _ in contents["filled"]] == \
+        ["torch.ones(2) * s"]
+    assert contents["elsewhere"] is None and contents["keyed"] is None
+
+
+def test_a_cpu_tensor_indexed_on_the_device_is_a_meeting_with_its_own_error():
+    # ``self.alpha[targets]`` and ``self.alpha.gather(0, targets)`` meet the device (the
+    # CPU input refuses device indices); ``x[:, self.keep]`` (a CPU index into a device
+    # tensor) does not
+    found = lint_source(textwrap.dedent("""
+        import torch
+        import torch.nn as nn
+        import torch.nn.functional as F
+        class Loss(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.alpha = torch.ones(3)
+                self.beta = torch.ones(3)
+                self.keep = torch.tensor([0, 2])
+            def forward(self, logits, targets):
+                ce = F.cross_entropy(logits, targets, reduction="none")
+                return (self.alpha[targets] * self.beta.gather(0, targets) * ce).mean() \\
+                    + logits[:, self.keep].sum()
+        model = Loss().to("cuda")
+    """), "snippet.py", [r for r in ALL_RULES if r.code == "TDL005"]).findings
+    errors = {f.line: f.message for f in found}
+    assert sorted(errors) == [8, 9]
+    assert "indices should be either on cpu or on the same device" in errors[8]
+    assert "passes it to `.gather()` with an index" in errors[9]
+    assert "Expected all tensors to be on the same device" in errors[9]

@@ -3,7 +3,7 @@ plots as NumPy conversions, and the placement facts behind TDL008 and TDL011 fol
 ``self.device`` of a plain object, ``self.NAME`` state within a method, lists filled item by
 item, and ``torch.mm(a, b)``. The fixtures carry the runtime proofs (TDL008
 evaluator_device, scores_on_self, preallocated_outputs); these tests hold what a fixture
-cannot: scikit-learn and matplotlib (no test
+cannot: scikit-learn, matplotlib and pandas (no test
 dependencies) and the twins that must stay silent. (TDL011's in-place operations:
 tests/runtime/test_inplace_mixed_devices.py.)"""
 from __future__ import annotations
@@ -46,6 +46,28 @@ def test_metrics_and_plots_read_device_tensors_as_numpy_arrays():
     assert "plt.imshow(scores.detach().cpu())" in fixed
     assert "auc(labels, scores.detach().cpu())" in fixed
     assert "metrics.f1_score(labels, scores.argmax(1).detach().cpu())" in fixed
+
+
+def test_pandas_containers_read_device_tensors_as_numpy_arrays():
+    # pd.DataFrame(t) / pd.Series(t) of a GPU tensor: "can't convert cuda:0 device type tensor
+    # to numpy" (checked under the pretend accelerator with pandas installed; pandas is no
+    # test dependency, so this test holds the linter's side)
+    source = """
+        import pandas as pd
+        import torch
+        from pandas import Series
+
+
+        def table(model, x, device):
+            model.to(device)
+            emb = model(x.to(device))
+            frame = pd.DataFrame(emb.detach().cpu())
+            return pd.DataFrame(emb), Series(emb[:, 0]), frame
+    """
+    assert found(source, "TDL008") == [(10, 12), (10, 31)]
+    fixed = fix_source(textwrap.dedent(source).lstrip("\n"), "snippet.py",
+                       [classes_by_code()["TDL008"]], FixOptions(unsafe=True)).fixed
+    assert "pd.DataFrame(emb.detach().cpu()), Series(emb[:, 0].detach().cpu())" in fixed
 
 
 def test_host_copies_and_unknown_receivers_are_silent():

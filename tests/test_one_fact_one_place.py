@@ -154,7 +154,8 @@ def test_is_loss_decides_by_provenance_before_names_and_says_which():
 def test_a_parameter_takes_the_kind_every_call_passes():
     # issue 28: ``def train(model, loader)`` was a loop over a loader by the parameter's name;
     # a parameter is now what every call of its function in the file passes (loaders, modules,
-    # devices; not tensors, whose devices the placement follows)
+    # devices, and tensors: ``self.weight = weight`` of ``WeightedLoss(torch.tensor([...]))``
+    # is a tensor attribute; where a tensor is, the placement follows)
     source = """
         import torch
         from torch.utils.data import DataLoader
@@ -169,8 +170,8 @@ def test_a_parameter_takes_the_kind_every_call_passes():
     analysis = analysis_of(source)
     kinds = {info.name: [repr(analysis.kinds.name_kind(name, info.scope))
                          for name in info.param_names] for info in analysis.collected.functions}
-    assert kinds == {"work": ["LOADER", "MODULE", "DEVICE", "UNKNOWN", "UNKNOWN"],
-                     "one": ["LOADER", "UNKNOWN", "DEVICE", "UNKNOWN", "UNKNOWN"]}
+    assert kinds == {"work": ["LOADER", "MODULE", "DEVICE", "TENSOR", "UNKNOWN"],
+                     "one": ["LOADER", "UNKNOWN", "DEVICE", "TENSOR", "UNKNOWN"]}
 
 
 # -- is this a loop over a data loader ------------------------------------------------------

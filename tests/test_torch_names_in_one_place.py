@@ -33,6 +33,9 @@ NOT_TORCH_NAMES = {
     ("tdl003_load_map_location.py", frozenset(
         "data dataset datasets cache cached vocab vectors triples tokens corpus captions".split())):
         "words of the names code gives data sets (``train_data``), not an API",
+    ("tdl003_load_map_location.py", frozenset(
+        "param params weight weights model state checkpoint ckpt snapshot".split())):
+        "words of the names code gives a model's saved state (``best_checkpoint``), not an API",
     ("tdl010_autograd_graph_kept_alive.py", frozenset({"staticmethod", "classmethod"})):
         "Python's method decorators",
     ("__init__.py", frozenset(

@@ -81,6 +81,15 @@ def imports_from_torch(source: str) -> bool:
     return _FROM_TORCH_IMPORT.search(source) is not None
 
 
+_CLASS_NAME = re.compile(r"\s*class\s+(\w+)")
+
+
+def constructs_class(class_text: str, text: str) -> bool:
+    """Whether ``text`` calls the class whose source is ``class_text`` (its name and ``(``)."""
+    match = _CLASS_NAME.match(class_text)
+    return match is not None and re.search(rf"\b{match.group(1)}{TOKEN_GAP}\(", text) is not None
+
+
 def attribute_mentions(text: str, owner: str, names: Iterable[str], suffix: str = "") -> Set[str]:
     """Which of ``names`` the text mentions as ``owner.NAME`` (followed by the pattern
     ``suffix``)."""

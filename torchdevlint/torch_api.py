@@ -527,6 +527,15 @@ DIMENSION_ADDING_METHODS = frozenset(("unsqueeze",))
 INDEX_TAKING_FUNCTIONS = frozenset(
     "index_select gather scatter scatter_add take take_along_dim searchsorted bucketize "
     "index_add index_copy index_fill index_put embedding one_hot".split())
+# ... of which those that refuse a CPU input given an index on an accelerator (as functions,
+# tensor methods and in place: ``self.alpha.gather(0, targets)``, ``torch.zeros(n,
+# k).scatter_(1, labels, 1)``; checked under the pretend accelerator: "Expected all tensors to
+# be on the same device, but got index is on cuda:0"); ``index_put_`` takes such indices.
+CPU_INPUT_DEVICE_INDEX_REFUSING = INDEX_TAKING_FUNCTIONS - {"index_put", "one_hot", "embedding"}
+# Keyword arguments of torch functions and losses that take tensors on their input's device
+# (``F.cross_entropy(out, y, weight=w)``, ``F.binary_cross_entropy_with_logits(...,
+# pos_weight=p)``): TDL011 reads them as operands.
+TENSOR_KEYWORD_ARGUMENTS = frozenset("input target weight pos_weight other mask".split())
 COMBINING_METHODS = frozenset(
     """
     add sub mul div matmul mm bmm masked_fill masked_fill_ where add_ sub_ mul_ div_ eq ne lt
@@ -624,8 +633,9 @@ def factory_sizes(name: str, positional, size_keyword=()) -> list:
 # Functions outside torch that read their array arguments as NumPy arrays (``np.asarray``
 # inside), so that a tensor on an accelerator given to them fails as ``np.asarray(t)`` does:
 # TDL008 (issue 28: ganomaly's ``roc_curve(labels, scores)`` of GPU tensors). NumPy's own
-# conversions, every function of scikit-learn's metrics module, and pyplot's plotting
-# functions (the data they are given; not ``ax.plot``, whose receiver is unknown).
+# conversions, every function of scikit-learn's metrics module, pyplot's plotting functions
+# (the data they are given; not ``ax.plot``, whose receiver is unknown), pandas' DataFrame
+# and Series.
 NUMPY_CONVERSIONS = frozenset(("numpy.array", "numpy.asarray"))
 NUMPY_CONVERSION_NAMES = tuple(sorted(name.rpartition(".")[2] for name in NUMPY_CONVERSIONS))
 # NumPy functions that read a Python list through ``np.asarray`` (each element's
@@ -640,7 +650,10 @@ NUMPY_LIST_READER_NAMES = tuple(sorted(name.rpartition(".")[2] for name in NUMPY
 # The list methods that add tensors to a list (``append(t)``; ``extend(t)`` adds ``t``'s rows,
 # on ``t``'s device).
 LIST_ADDING_METHODS = ("append", "extend")
-HOST_READING_MODULES = ("sklearn.metrics", "matplotlib.pyplot")
+HOST_READING_MODULES = ("sklearn.metrics", "matplotlib.pyplot", "pandas")
+# pandas' containers convert what they are given through NumPy (``pd.DataFrame(t)`` of a GPU
+# tensor: "can't convert cuda:0 device type tensor to numpy" under the pretend accelerator)
+PANDAS_CONSTRUCTORS = frozenset(("pandas.DataFrame", "pandas.Series"))
 PYPLOT_DATA_FUNCTIONS = frozenset((
     "plot", "scatter", "imshow", "hist", "bar", "barh", "errorbar", "fill_between", "matshow",
     "pcolormesh", "contour", "contourf", "stem", "boxplot", "hist2d", "semilogy",
@@ -649,8 +662,10 @@ PYPLOT_DATA_FUNCTIONS = frozenset((
 
 def reads_host_arrays(qualified: str) -> bool:
     """Whether the function ``qualified`` (a qualified name) reads its array arguments through
-    NumPy: ``numpy.asarray``, ``sklearn.metrics.roc_auc_score``, ``matplotlib.pyplot.imshow``."""
-    if qualified in NUMPY_CONVERSIONS or qualified.startswith("sklearn.metrics."):
+    NumPy: ``numpy.asarray``, ``sklearn.metrics.roc_auc_score``, ``matplotlib.pyplot.imshow``,
+    ``pandas.DataFrame``."""
+    if qualified in NUMPY_CONVERSIONS or qualified.startswith("sklearn.metrics.") or \
+            qualified in PANDAS_CONSTRUCTORS:
         return True
     module, _, name = qualified.rpartition(".")
     return module == "matplotlib.pyplot" and name in PYPLOT_DATA_FUNCTIONS

@@ -107,6 +107,13 @@ CUDA_MASK_DEVICE_MISMATCH = ExpectedError(
     example="expected self and mask to be on the same device, but got mask on cpu and self on "
             "cuda:0")
 
+# ...and indexing a CPU tensor with indices on a GPU (``self.alpha[targets]``: advanced
+# indexing accepts CPU indices into a device tensor, not the other way round).
+CUDA_INDEX_DEVICE_MISMATCH = ExpectedError(
+    "RuntimeError",
+    r"indices should be either on cpu or on the same device as the indexed tensor \(cpu\)",
+    example="indices should be either on cpu or on the same device as the indexed tensor (cpu)")
+
 # ...and where the stray tensor is the initial state of an RNN (``nn.LSTM``/``nn.GRU`` check
 # their input and hidden state before anything else), on meta and on a GPU alike.
 RNN_STATE_DEVICE_MISMATCH = ExpectedError(
@@ -175,7 +182,7 @@ NUMPY_OF_DEVICE_TENSOR = ExpectedError(
             "tensor to host memory first.")
 
 # (the rules whose fixtures mask attention scores with a tensor the model did not move)
-CUDA_MISMATCHES = (CUDA_DEVICE_MISMATCH, CUDA_MASK_DEVICE_MISMATCH)
+CUDA_MISMATCHES = (CUDA_DEVICE_MISMATCH, CUDA_MASK_DEVICE_MISMATCH, CUDA_INDEX_DEVICE_MISMATCH)
 
 PROOFS = {
     "TDL001": RuleProof("TDL001", argument="device", stand_in="meta", cuda_stand_in="cuda",
@@ -354,7 +361,8 @@ def consequence_lines(path: Path, rule: str) -> set:
     """Lines where the bug a fixture's markers point at can surface.
 
     The flagged lines themselves, and the lines that read what a flagged line leaves behind:
-    the receiver of a discarded ``x.to(...)`` (still on the old device; the arguments of a
+    the receiver of a discarded ``x.to(...)`` (also of each in a tuple statement of them;
+    still on the old device; the arguments of a
     discarded ``to_device(x, device)``), the names a flagged
     assignment binds (``device = torch.device("cuda")``, ``self.blocks = [...]``), what a loop
     takes out of those (``for block in self.blocks``), a parameter whose flagged default
@@ -396,7 +404,11 @@ def consequence_lines(path: Path, rule: str) -> set:
                 node.value.func, "attr", getattr(node.value.func, "id", None)) in returning:
             carriers.update(ast.unparse(target) for target in node.targets)
     for node in ast.walk(tree):
-        if isinstance(node, ast.Expr) and node.lineno in flagged and isinstance(node.value, ast.Call) \
+        if isinstance(node, ast.Expr) and node.lineno in flagged and isinstance(node.value, ast.Tuple):
+            # ``x.to(device), y.to(device)``: each receiver stays where it was
+            carriers.update(ast.unparse(element.func.value) for element in node.value.elts
+                            if isinstance(element, ast.Call) and isinstance(element.func, ast.Attribute))
+        elif isinstance(node, ast.Expr) and node.lineno in flagged and isinstance(node.value, ast.Call) \
                 and isinstance(node.value.func, ast.Attribute):
             carriers.add(ast.unparse(node.value.func.value))
         elif isinstance(node, ast.Expr) and node.lineno in flagged and isinstance(node.value, ast.Call):

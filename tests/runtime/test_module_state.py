@@ -7,10 +7,13 @@ unchanged (``persistent=False``), so old checkpoints still load.
 """
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 import torch
 import torch.nn as nn
 
+from conftest import expected_findings
 from runtime_harness import cuda_available, fixed_version, load_fixture, positive_fixtures
 
 META = torch.device("meta")
@@ -22,12 +25,18 @@ def fixtures_of(rule):
 
 
 def plain_tensors(model: nn.Module) -> dict:
-    """Tensors held as plain attributes of any module in ``model`` (not parameters or buffers)."""
+    """Tensors held as plain attributes of any module in ``model`` (not parameters or buffers),
+    or as the items of a plain list, tuple or dict attribute (by the attribute's name)."""
     found = {}
     for prefix, module in model.named_modules():
         for name, value in vars(module).items():
-            if isinstance(value, torch.Tensor) and not isinstance(value, nn.Parameter):
-                found[f"{prefix}.{name}".lstrip(".")] = value
+            items = [value]
+            if not name.startswith("_"):  # (torch's own registries: _parameters, _buffers, ...)
+                items = list(value.values()) if isinstance(value, dict) else list(value) \
+                    if isinstance(value, (list, tuple)) else [value]
+            for item in items:
+                if isinstance(item, torch.Tensor) and not isinstance(item, nn.Parameter):
+                    found[f"{prefix}.{name}".lstrip(".")] = item
     return found
 
 
@@ -103,3 +112,25 @@ def test_a_1_dim_cpu_tensor_does_not_work_on_meta():
     """The contrast: one dimension is enough to fail, which is why TDL005 needs one."""
     with pytest.raises(RuntimeError, match="is not on the expected device"):
         torch.randn(3, 4, device=META) * torch.tensor([2.0, 2.0, 2.0, 2.0])
+
+
+CONTAINERS = Path(__file__).resolve().parent.parent / "data" / "tdl005_tensor_containers.py"
+
+
+def test_tdl005_reports_tensors_kept_in_plain_containers():
+    from torchdevlint.engine import lint_source
+    from torchdevlint.rules.registry import classes_by_code
+
+    found = lint_source(CONTAINERS.read_text(encoding="utf-8"), CONTAINERS.name,
+                        [classes_by_code()["TDL005"]]).findings
+    expected = expected_findings(CONTAINERS)
+    assert {(f.line, f.column, f.code) for f in found} == expected and len(expected) == 2
+    assert all("plain container" in f.message and f.available_fix is None for f in found)
+
+
+def test_tdl005_container_items_stay_behind_and_fail_on_meta():
+    model = load_fixture(CONTAINERS).build().to(META)
+    assert all(t.device.type == "cpu" for t in plain_tensors(model).values())
+    assert set(plain_tensors(model)) == {"anchors", "scales"}
+    with pytest.raises(RuntimeError, match="is not on the expected device"):
+        model(torch.rand(2, 4, device=META))

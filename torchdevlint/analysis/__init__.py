@@ -24,7 +24,9 @@ from torchdevlint.analysis.devices import (  # noqa: F401 (facade)
 from torchdevlint.analysis.flow import UNDECIDED, DeviceTrace, OrderedWalk  # noqa: F401 (facade)
 from torchdevlint.analysis.gradmode import GradMode
 from torchdevlint.analysis.guards import Guards
-from torchdevlint.analysis.modules import ModuleClasses, ModuleState  # noqa: F401 (facade)
+from torchdevlint.analysis.modules import (  # noqa: F401 (facade)
+    Meeting, ModuleClasses, ModuleState,
+)
 from torchdevlint.analysis.kinds import KindInference
 from torchdevlint.analysis.placement import (  # noqa: F401 (facade)
     OnAccelerator, OnCPU, Placement, argument_for_parameter, assignments_of,
@@ -33,7 +35,7 @@ from torchdevlint.analysis import testcode
 from torchdevlint.analysis.shapes import factory_dimensions, makes_an_empty_tensor  # noqa: F401 (facade)
 from torchdevlint.analysis.targets import Targets
 from torchdevlint.analysis.model import (  # noqa: F401 (facade)
-    ARITHMETIC_OPERATORS, ASSIGN, EXPECTS_FAILURE, GRAD_OFF, GRAD_ON, GRAD_RUNTIME, HANDLES_FAILURE, IMPORT, PARAM,
+    ARITHMETIC_OPERATORS, ASSIGN, EXPECTS_FAILURE, FOR, GRAD_OFF, GRAD_ON, GRAD_RUNTIME, HANDLES_FAILURE, IMPORT, PARAM,
     Binding, CallSite, Ctx, DefaultOf, exclusive_branches, expects_failure, failure_expected_or_handled, grad_mode_set_by,
     ClassInfo, FunctionInfo, Scope, dotted_name, is_number, keyword_value, last_name, root_name, says_it_fails,
     source_of, string_value, with_item_expects_failure,
@@ -44,11 +46,11 @@ __all__ = [
     "ARITHMETIC_OPERATORS",
     "Analysis", "FACTS", "UndeclaredFact", "K", "api", "walk_code", "iter_children", "holds",
     "reads_name",
-    "ASSIGN", "IMPORT", "PARAM", "Binding", "CallSite", "ClassInfo", "Ctx", "FunctionInfo", "Scope",
+    "ASSIGN", "FOR", "IMPORT", "PARAM", "Binding", "CallSite", "ClassInfo", "Ctx", "FunctionInfo", "Scope",
     "dotted_name", "is_number", "last_name", "root_name", "source_of", "string_value",
     "GRAD_OFF", "GRAD_ON", "GRAD_RUNTIME", "grad_mode_set_by", "expects_failure", "failure_expected_or_handled", "says_it_fails",
     "with_item_expects_failure",
-    "is_device_name", "device_names_visible", "move_device_argument", "ModuleState",
+    "is_device_name", "device_names_visible", "move_device_argument", "ModuleState", "Meeting",
     "DeviceTrace", "OrderedWalk", "UNDECIDED", "OnAccelerator", "OnCPU",
 ]
 
@@ -148,14 +150,15 @@ class Analysis:
         """Whether calling ``func`` computes a loss (``loss_evidence``)."""
         return self.loss_evidence(func, scope) is not None
 
-    def loss_evidence(self, func: cst.BaseExpression, scope: Scope, depth: int = 0) -> Optional[str]:
+    def loss_evidence(self, func: cst.BaseExpression, scope: Scope, depth: int = 0,
+                      by_name: bool = True) -> Optional[str]:
         """How the analysis knows that calling ``func`` computes a loss, in words for a
         message, or None. By provenance first (issue 28): a torch.nn loss class, built in
         place (``nn.CrossEntropyLoss()(out, y)``) or a module of one (a class of this file
         deriving from one, or from ``_Loss``), a torch.nn.functional loss function, a name or
         ``self`` attribute every assignment of which builds such a module, a parameter every
         call of the function passes one; then, where provenance says nothing, by its name
-        (``criterion``, ``loss_fn``)."""
+        (``criterion``, ``loss_fn``), unless ``by_name`` is False (provenance only)."""
         if isinstance(func, cst.Call):
             return "a torch.nn loss" if self._builds_a_loss(func, scope) else None
         qualified = self.qualname(func, scope)
@@ -175,10 +178,11 @@ class Analysis:
             return f"`{name}` is a torch.nn loss"
         if isinstance(func, cst.Name) and not assigned and depth < 3:
             passed, function = self._passed_to_parameter(func.value, scope)
-            if passed and all(self.loss_evidence(argument, site.ctx.scope, depth + 1) is not None
-                              for argument, site in passed):
+            if passed and all(self.loss_evidence(argument, site.ctx.scope, depth + 1, by_name)
+                              is not None for argument, site in passed):
                 return f"`{name}` is given a loss by every call of `{function}`"
-        return f"`{name}` is named like a loss" if api.is_criterion_name(name) else None
+        return f"`{name}` is named like a loss" if by_name and api.is_criterion_name(name) \
+            else None
 
     def _builds_a_loss(self, value, scope: Scope) -> bool:
         """``nn.MSELoss()``, ``nn.MSELoss().to(device)``, ``FocalLoss(gamma=2)`` (a class of

@@ -483,6 +483,14 @@ class Builder:
     def _expr_statement(self, node: cst.Expr, ctx: Ctx) -> None:
         if isinstance(node.value, cst.Call):
             self._call(node.value, ctx, statement=node)
+        elif isinstance(node.value, cst.Tuple):
+            # ``x.to(device), y.to(device)``: each call's value is discarded too (issue 28:
+            # a tuple statement of two moves)
+            for element in node.value.elements:
+                if isinstance(element.value, cst.Call):
+                    self._call(element.value, ctx, statement=node)
+                else:
+                    self.walk(element.value, ctx)
         else:
             self.walk(node.value, ctx)
 

@@ -148,9 +148,10 @@ def combine(kinds) -> Kind:
 
 # The kinds a parameter takes from the arguments every call of its function passes (issue 28:
 # ``def evaluate(a, b, c)`` called as ``evaluate(model, DataLoader(...), nn.MSELoss())`` is known
-# by what it is given, not by its parameters' names). Tensors are left to the placement, whose
-# walk follows values across calls with their devices.
-_FROM_CALLERS = (LOADER, DATASET, MODULE, PRETRAINED, DEVICE)
+# by what it is given, not by its parameters' names). A tensor too (``WeightedLoss(torch.tensor(
+# [1., 2.]))`` gives ``self.weight = weight`` a tensor, issue 28); where it is, is left to the
+# placement, whose walk follows values across calls with their devices.
+_FROM_CALLERS = (TENSOR, LOADER, DATASET, MODULE, PRETRAINED, DEVICE)
 
 
 class KindInference:

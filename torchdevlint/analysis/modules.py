@@ -14,14 +14,15 @@ from typing import Dict, FrozenSet, Iterator, List, Optional, Set, Tuple
 import libcst as cst
 
 from torchdevlint import torch_api as api
-from torchdevlint.analysis.builder import Collected, walk_code
+from torchdevlint.analysis.builder import Collected, holds, walk_code
 from torchdevlint.analysis.devices import Devices, move_device_argument
 from torchdevlint.analysis.flow import UNDECIDED, DeviceTrace
 from torchdevlint.analysis.kinds import MODULE, TENSOR, ClassRef, FuncRef, KindInference
 from torchdevlint.analysis.model import ARITHMETIC_OPERATORS, keyword_value, source_of
 from torchdevlint.analysis.placement import argument_for_parameter
 from torchdevlint.analysis.model import (
-    ASSIGN, Binding, ClassInfo, FunctionInfo, is_number, last_name, root_name, string_value,
+    ASSIGN, Binding, ClassInfo, FunctionInfo, Scope, is_number, last_name, root_name,
+    string_value,
 )
 
 # Methods whose override changes what ``.to()`` does to the module's state: such a class may
@@ -31,10 +32,27 @@ _REGISTERING_CALLS = {"register_buffer": "buffers", "register_parameter": "param
                       "add_module": "submodules", "register_module": "submodules"}
 
 
-# Torch functions given an index (a CPU index into a device tensor works): not a meeting.
+# Torch functions given an index: a meeting only where a CPU input gets an index on the device
+# (a CPU index into a device tensor is not followed).
 _TAKES_INDICES = api.INDEX_TAKING_FUNCTIONS
+_REFUSE_DEVICE_INDEX = api.CPU_INPUT_DEVICE_INDEX_REFUSING
 # Tensor methods that combine their receiver with their argument.
 _COMBINING = api.COMBINING_METHODS
+
+
+SAME_DEVICE_ERROR = "RuntimeError: Expected all tensors to be on the same device"
+INDEX_ERROR = ("RuntimeError: indices should be either on cpu or on the same device as the "
+               "indexed tensor (cpu)")
+
+
+class Meeting(str):
+    """What an expression does where a tensor off the module's device meets one on it, in a
+    message's words, and the error torch raises there (``error``)."""
+
+    def __new__(cls, words: str, error: str = SAME_DEVICE_ERROR) -> "Meeting":
+        meeting = super().__new__(cls, words)
+        meeting.error = error
+        return meeting
 
 
 @dataclass
@@ -50,6 +68,9 @@ class ModuleState:
     tensor_attributes: Dict[str, List[Binding]] = field(default_factory=dict)
     # ``self.NAME = [<module>, ...]`` / ``{k: <module>}`` / comprehensions of modules
     module_containers: Dict[str, List[Binding]] = field(default_factory=dict)
+    # ``self.NAME = [...]`` / ``{...}`` / a comprehension, or ``[]`` filled by
+    # ``self.NAME.append(...)``, of anything but modules: maybe tensors (``container_elements``)
+    other_containers: Dict[str, List[Binding]] = field(default_factory=dict)
     overrides_moving: bool = False  # it or a base class of this file defines _apply, to or cuda
     # the attributes its own ``to``/``cuda`` moves (``self.scale = self.scale.to(device)``,
     # then ``super().to(device)``), when that is all the overrides do; else None
@@ -57,6 +78,9 @@ class ModuleState:
     forward_reaches: Set[str] = field(default_factory=set)  # methods forward calls, transitively
     # a LightningModule's steps and the methods they call (run on the module's device)
     step_reaches: Set[str] = field(default_factory=set)
+    # methods that code of the file calls on an instance it moved to a device first
+    # (``model = VAE().to(device)``, then ``model.sample(16)``), and what they call on ``self``
+    called_reaches: Set[str] = field(default_factory=set)
 
     @property
     def registered(self) -> Set[str]:
@@ -109,7 +133,11 @@ class ModuleClasses:
             containers = [b for b in assigned if self._holds_modules(b)]
             if containers:
                 state.module_containers[name] = containers
+            elif assigned and all(_CONTAINER_NODES.get(type(b.value)) for b in assigned):
+                state.other_containers[name] = assigned
         state.forward_reaches = self._reached_from(info, "forward")
+        for method in self._called_on_moved_instances(info):
+            state.called_reaches |= self._reached_from(info, method)
         if self.kinds.class_is_lightning(info):
             for step in api.LIGHTNING_STEP_METHODS:
                 state.step_reaches |= self._reached_from(info, step)
@@ -537,13 +565,21 @@ class ModuleClasses:
         The words for a message ("combines it with a tensor on the module's device"); None
         when ``node`` is no such meeting."""
         carries = devices.carries
-        if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, ARITHMETIC_OPERATORS):
+        if isinstance(node, cst.Subscript):
+            # ``self.alpha[targets]``: a CPU tensor indexed by a tensor on the device (the
+            # other way round, a CPU index into a device tensor, works)
+            if stays(node.value) and any(
+                    isinstance(element.slice, cst.Index) and carries(element.slice.value)
+                    for element in node.slice):
+                return Meeting("indexes it with a tensor on the module's device", INDEX_ERROR)
+        elif isinstance(node, cst.BinaryOperation) and \
+                isinstance(node.operator, ARITHMETIC_OPERATORS):
             if (stays(node.left) and carries(node.right)) or (stays(node.right) and carries(node.left)):
-                return "combines it with a tensor on the module's device"
+                return Meeting("combines it with a tensor on the module's device")
         elif isinstance(node, cst.Comparison):
             operands = [node.left] + [c.comparator for c in node.comparisons]
             if any(stays(o) for o in operands) and any(carries(o) for o in operands):
-                return "compares it with a tensor on the module's device"
+                return Meeting("compares it with a tensor on the module's device")
         elif isinstance(node, cst.Call):
             return self._call_meeting(node, stays, devices, carries)
         return None
@@ -560,26 +596,42 @@ class ModuleClasses:
                 isinstance(func, cst.Attribute) and stays(func.value)):
             return None
         qualified = self.kinds.qualname(func, devices.method.scope) or ""
+        if isinstance(func, cst.Attribute) and not qualified:
+            taking = func.attr.value.rstrip("_") \
+                if not _is_name(func.value, devices.self_name) else ""
+        else:
+            taking = qualified.rpartition(".")[2] if api.is_tensor_function(qualified) else ""
+        if taking in _TAKES_INDICES:
+            # ``self.alpha.gather(0, targets)``, ``torch.zeros(n, k).scatter_(1, labels, 1)``:
+            # a CPU input given an index on the device (a CPU index is not followed)
+            source = func.value if not qualified else arguments[0] if arguments else None
+            if taking in _REFUSE_DEVICE_INDEX and source is not None and stays(source) and any(
+                    carries(o) for o in operands if o is not source):
+                return Meeting(f"passes it to `.{func.attr.value if not qualified else taking}()` "
+                               "with an index on the module's device")
+            return None
         if isinstance(func, cst.Attribute) and func.attr.value in _COMBINING and not qualified:
             # (a tensor method: ``torch.where(...)`` is a torch function, below)
             if (carries(func.value) and any(stays(o) for o in operands)) or \
                     (stays(func.value) and any(carries(o) for o in operands)):
-                return f"passes it to `.{func.attr.value}()` with a tensor on the module's device"
+                return Meeting(
+                    f"passes it to `.{func.attr.value}()` with a tensor on the module's device")
             return None
         self_name = devices.self_name
         if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) \
                 and func.value.value == self_name and func.attr.value in state.submodules:
             if self.has_parameters(state, func.attr.value) or \
                     any(carries(o) for o in operands):
-                return f"passes it to the submodule `{self_name}.{func.attr.value}`"
+                return Meeting(f"passes it to the submodule `{self_name}.{func.attr.value}`")
             return None
         if api.is_tensor_function(qualified) and qualified.rpartition(".")[2] not in _TAKES_INDICES \
                 and any(carries(o) for o in operands):
-            return f"passes it to `{qualified}` with a tensor on the module's device"
+            return Meeting(f"passes it to `{qualified}` with a tensor on the module's device")
         if isinstance(func, cst.Name) and func.value == self_name and \
                 any(carries(o) and not stays(o) for o in operands):
             # ``self(x, hidden)`` in a Lightning step: the module's own ``forward``
-            return f"passes it to the module itself (`{self_name}(...)`) with a tensor on its device"
+            return Meeting(
+                f"passes it to the module itself (`{self_name}(...)`) with a tensor on its device")
         return None
 
     def has_parameters(self, state: ModuleState, name: str) -> bool:
@@ -645,26 +697,115 @@ class ModuleClasses:
                     yield name, kind
 
     def _holds_modules(self, binding: Binding) -> bool:
+        elements = self._displayed(binding)
+        return bool(elements) and all(
+            self.kinds.is_module(self.kinds.kind_of(element, scope)) for element, scope in elements)
+
+    def _displayed(self, binding: Binding) -> Optional[List[Tuple[cst.BaseExpression, Scope]]]:
+        """(element, the scope it is read in) of a display or comprehension ``binding``
+        assigns (a dict's values); None for anything else."""
         value = binding.value
         scope = binding.ctx.scope
-        if isinstance(value, (cst.List, cst.Tuple, cst.Set)):
-            elements = [e.value for e in value.elements if not isinstance(e, cst.StarredElement)]
-        elif isinstance(value, cst.Dict):
-            elements = [e.value for e in value.elements if isinstance(e, cst.DictElement)]
-        elif isinstance(value, (cst.ListComp, cst.SetComp, cst.GeneratorExp)):
-            elements = [value.elt]
-            scope = self._comprehension_scope(value) or scope
-        elif isinstance(value, cst.DictComp):
-            elements = [value.value]
-            scope = self._comprehension_scope(value) or scope
-        else:
-            return False
-        return bool(elements) and all(
-            self.kinds.is_module(self.kinds.kind_of(element, scope)) for element in elements)
+        shape = _CONTAINER_NODES.get(type(value))
+        if shape == "display":
+            return [(e.value, scope) for e in value.elements
+                    if not isinstance(e, cst.StarredElement)]
+        if shape == "dict":
+            return [(e.value, scope) for e in value.elements if isinstance(e, cst.DictElement)]
+        if shape == "comprehension":
+            inner = value.value if isinstance(value, cst.DictComp) else value.elt
+            return [(inner, self._comprehension_scope(value) or scope)]
+        return None
+
+    def container_elements(self, binding: Binding
+                           ) -> Optional[List[Tuple[cst.BaseExpression, Scope]]]:
+        """What the container that ``self.NAME = <binding>`` builds holds, as (element, the
+        scope it is read in): the items of a display or comprehension; for ``[]`` or ``{}``,
+        what the same method then adds with ``self.NAME.append(v)`` / ``.extend([...])`` /
+        ``self.NAME[k] = v`` (the ``buffer-list`` shape: ``self.anchors = []`` and a loop that
+        appends ``torch.ones(4) * s``). None when the contents cannot be told (it is taken
+        from, or added to in another method)."""
+        elements = self._displayed(binding)
+        if elements or binding.value is None or \
+                _CONTAINER_NODES.get(type(binding.value)) not in ("display", "dict"):
+            return elements
+        func, target = binding.ctx.func, binding.node
+        if func is None or not isinstance(target, cst.Attribute):
+            return None
+        name, self_name = target.attr.value, func.self_name
+
+        def on_it(expr) -> bool:
+            return isinstance(expr, cst.Attribute) and expr.attr.value == name and \
+                _is_name(expr.value, self_name)
+
+        found = []
+        for node in walk_code(func.cls.node, into_functions=True):
+            if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) \
+                    and on_it(node.func.value):
+                if not holds(func.node.body, node) or \
+                        node.func.attr.value not in ("append", "extend"):
+                    return None  # taken from, or filled elsewhere
+                argument = node.args[0].value if len(node.args) == 1 else None
+                if node.func.attr.value == "extend":
+                    argument = argument if isinstance(argument, (cst.List, cst.Tuple)) else None
+                    items = None if argument is None else [e.value for e in argument.elements]
+                else:
+                    items = None if argument is None else [argument]
+                if items is None:
+                    return None
+                found.extend((item, binding.ctx.scope) for item in items)
+            elif isinstance(node, cst.AssignTarget) and isinstance(node.target, cst.Subscript) \
+                    and on_it(node.target.value):
+                return None  # ``self.NAME[k] = v``: not followed
+        return found
 
     def _comprehension_scope(self, comprehension: cst.CSTNode):
         """The scope the traversal made for ``comprehension`` (its names live there)."""
         return next((scope for scope in self.collected.scopes if scope.node is comprehension), None)
+
+    def _called_on_moved_instances(self, info: ClassInfo) -> Set[str]:
+        """The methods of ``info`` (not ``forward``, not dunders) that code outside the class
+        calls on an instance that the same function (or the module's code) moved to a device
+        before the call: ``model = VAE().to(device)`` or ``model.to(device)``, then
+        ``model.sample(16)`` (issue 28: a VAE's ``sample`` or a GAN's ``generate`` makes its
+        noise with ``torch.randn(n, k)`` and decodes it with the GPU weights)."""
+        found: Set[str] = set()
+        calls = self.collected.calls_by_name
+        for name in info.methods:
+            if name == "forward" or name.startswith("__") or name not in calls:
+                continue
+            for site in calls[name]:
+                func = site.call.func
+                if site.ctx.cls is not info and isinstance(func, cst.Attribute) and \
+                        isinstance(func.value, cst.Name) and \
+                        self._moved_instance_before(func.value.value, site, info):
+                    found.add(name)
+                    break
+        return found
+
+    def _moved_instance_before(self, name: str, site, info: ClassInfo) -> bool:
+        """Whether ``name`` holds an instance of ``info`` (its every binding in the scope of
+        ``site`` makes one) that the scope moved to a device before ``site``."""
+        scope = site.ctx.scope
+        bindings = scope.bindings.get(name, ())
+        moves = {id(call) for call in self._device_moves()}
+
+        def makes_one(value) -> bool:
+            while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and \
+                    value.func.attr.value in api.ACCELERATOR_MOVE_METHODS:
+                value = value.func.value
+            return isinstance(value, cst.Call) and last_name(value.func) == info.name
+
+        if not bindings or not all(b.how == ASSIGN and not b.path and makes_one(b.value)
+                                   for b in bindings):
+            return False
+        if any(b.order < site.order and id(b.value) in moves for b in bindings):
+            return True  # ``model = VAE().to(device)``
+        return any(move.order < site.order and move.ctx.scope is scope and id(move.call) in moves
+                   and _is_name(move.call.func.value, name)
+                   for method in api.ACCELERATOR_MOVE_METHODS
+                   for move in self.collected.calls_by_name.get(method, ())
+                   if isinstance(move.call.func, cst.Attribute))
 
     def _reached_from(self, info: ClassInfo, start: str) -> Set[str]:
         """The methods ``start`` calls on ``self``, and those they call, transitively."""
@@ -894,6 +1035,12 @@ class MethodDevices(DeviceTrace):
             return (method in api.TENSOR_METHODS or method in _SPLITTING_METHODS) \
                 and self.carries(func.value)
         return False
+
+
+# The containers an attribute may be assigned: displays, dicts and comprehensions.
+_CONTAINER_NODES = {cst.List: "display", cst.Tuple: "display", cst.Set: "display",
+                    cst.Dict: "dict", cst.ListComp: "comprehension", cst.SetComp: "comprehension",
+                    cst.GeneratorExp: "comprehension", cst.DictComp: "comprehension"}
 
 
 def _is_name(expr, name: str) -> bool:

@@ -77,7 +77,7 @@ CATALOG = (
         'summary': '`.numpy()` / `np.asarray()` of a tensor that lives on an accelerator',
         'default_enabled': True,
         'fixable': True,
-        'required_text': ('numpy|array|sklearn|matplotlib', '\\.(?:[\\s\\\\]|#[^\\r\\n]*[\\r\\n])*(?:to|cuda|cpu)\\b(?:[\\s\\\\]|#[^\\r\\n]*[\\r\\n])*\\(|\\bdevice\\b|\\bcuda(?:[\\s\\\\]|#[^\\r\\n]*[\\r\\n])*\\.(?:[\\s\\\\]|#[^\\r\\n]*[\\r\\n])*[A-Z][A-Za-z]*Tensor\\b'),
+        'required_text': ('numpy|array|sklearn|matplotlib|pandas', '\\.(?:[\\s\\\\]|#[^\\r\\n]*[\\r\\n])*(?:to|cuda|cpu)\\b(?:[\\s\\\\]|#[^\\r\\n]*[\\r\\n])*\\(|\\bdevice\\b|\\bcuda(?:[\\s\\\\]|#[^\\r\\n]*[\\r\\n])*\\.(?:[\\s\\\\]|#[^\\r\\n]*[\\r\\n])*[A-Z][A-Za-z]*Tensor\\b'),
         'could_report_in': 'torchdevlint.rules.prefilter:numpy_of_moved_in',
         'required_calls': (),
     },

@@ -21,7 +21,7 @@ from typing import Dict, List, NamedTuple, Optional, Set, Tuple
 
 from torchdevlint import torch_api as api
 from torchdevlint.rules.prefilter import ast_statements, nodes_of
-from torchdevlint.textsearch import attribute_mentions, words
+from torchdevlint.textsearch import attribute_mentions, constructs_class, words
 
 # What TDL005 takes for a tensor created on the CPU with a dimension (its origins).
 FACTORY_CALLS = (api.ALWAYS_SHAPED_FACTORIES | api.INDEX_FACTORIES | api.SIZE_FACTORIES
@@ -342,6 +342,11 @@ def assigned_and_read_elsewhere(tree: ast.AST, source: str, containers: bool) ->
                     elif any(callee in functions and _FACTORY_TEXT.search(functions[callee].text)
                              for callee in method.stored_calls.values()):
                         names = method.stored
+                    # ``self.weight = weight`` of a class the file constructs with a tensor
+                    # (``WeightedLoss(torch.tensor([1., 2.]))``; KindInference.caller_arguments)
+                    elif method.name == "__init__" and method.stored_names and \
+                            _constructed_with_a_factory(class_text, source):
+                        names = set(method.stored_names)
             if names:
                 assigned.append((method, names))
         if not assigned:
@@ -353,6 +358,13 @@ def assigned_and_read_elsewhere(tree: ast.AST, source: str, containers: bool) ->
                 if method is not reader and attribute_mentions(reader.text, reader.self_name, names):
                     return True
     return False
+
+
+def _constructed_with_a_factory(class_text: str, source: str) -> bool:
+    """Whether the file calls the class (not on its own ``class`` line) and names a torch
+    factory outside the class."""
+    rest = source.replace(class_text, "", 1)
+    return constructs_class(class_text, rest) and _FACTORY_TEXT.search(rest) is not None
 
 
 def _factory_helpers(methods) -> Set[str]:

@@ -9,7 +9,7 @@ here and in ``classfacts``, never beside the LibCST code of the rule (see ``regi
 from __future__ import annotations
 
 import ast
-from typing import Iterator, List, Optional, Sequence
+from typing import Iterator, List, Optional, Sequence, Set
 
 from torchdevlint import torch_api as api
 from torchdevlint.syntax import BLOCK_FIELDS
@@ -123,14 +123,22 @@ MOVE_METHODS = api.MOVE_METHODS
 
 
 def move_statement_in(tree: ast.AST, source: str) -> bool:
-    """TDL001's ast prefilter: only a move that is a whole expression statement is reported,
+    """TDL001's ast prefilter: only a move that is a whole expression statement (or an element
+    of a tuple that is one) is reported,
     or a whole-statement call of a top-level function of the file that returns a move
     (``to_device(x, device)``: ``CalleeSummary.moves``); ``.to(`` is in most files, such a
     statement in few."""
     called = set()
     for statement in ast_statements(tree):
-        if isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call):
-            func = statement.value.func
+        if not isinstance(statement, ast.Expr):
+            continue
+        # (``x.to(device), y.to(device)``: each element's value is discarded too)
+        values = statement.value.elts if isinstance(statement.value, ast.Tuple) \
+            else [statement.value]
+        for value in values:
+            if not isinstance(value, ast.Call):
+                continue
+            func = value.func
             if isinstance(func, ast.Attribute) and func.attr in MOVE_METHODS:
                 return True
             if isinstance(func, ast.Name):
@@ -301,7 +309,7 @@ def _host_readers(tree: ast.AST, source: str) -> set:
     """The names bound to functions that read their arguments through NumPy
     (``api.reads_host_arrays``: ``from sklearn.metrics import roc_curve``) or to the modules
     that hold them (``import matplotlib.pyplot as plt``), as TDL008 finds them."""
-    if "sklearn" not in source and "matplotlib" not in source:
+    if "sklearn" not in source and "matplotlib" not in source and "pandas" not in source:
         return set()
     found = set()
     for node in nodes_of(tree, ast.Import, ast.ImportFrom):
@@ -341,7 +349,7 @@ def accumulating_loop_in(tree: ast.AST, source: str) -> bool:
     names_a_loader = "loader" in source.lower()
     if not names_a_loader and not _may_judge(source):
         return False  # (no loop's text can name a loss: the walks below would be for nothing)
-    lines = holders = None
+    lines = holders = accumulating_methods = None
     for node in nodes_of(tree, ast.For, ast.AsyncFor, ast.While):
         if not names_a_loader:
             # the cheap test first (the loop's whole lines, a superset of its text:
@@ -358,6 +366,8 @@ def accumulating_loop_in(tree: ast.AST, source: str) -> bool:
                     holders = _loss_holders(tree) if "Loss" in source else ()
                 if not any(name in text for name in holders):
                     continue
+        if accumulating_methods is None:
+            accumulating_methods = _accumulating_methods(tree)
         if not any(
                 (isinstance(inner, ast.AugAssign) and isinstance(inner.op, (ast.Add, ast.Sub)))
                 or (isinstance(inner, ast.Assign) and any(
@@ -365,11 +375,26 @@ def accumulating_loop_in(tree: ast.AST, source: str) -> bool:
                     for n in ast.walk(inner.value)))
                 or (isinstance(inner, ast.Expr) and isinstance(inner.value, ast.Call)
                     and isinstance(inner.value.func, ast.Attribute)
-                    and inner.value.func.attr in ("append", "extend", "insert"))
+                    and (inner.value.func.attr in ("append", "extend", "insert")
+                         or inner.value.func.attr in accumulating_methods))
                 for statement in node.body for inner in ast.walk(statement)):
             continue
         return True
     return False
+
+
+def _accumulating_methods(tree: ast.AST) -> Set[str]:
+    """The names of the methods of the file's classes that add into an attribute of their
+    object (``def update(self, val, n=1): self.sum += val * n``): a loop calling one
+    accumulates (TDL010's ``accumulated_arguments``)."""
+    found = set()
+    for cls in nodes_of(tree, ast.ClassDef):
+        for method in cls.body:
+            if isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(
+                    isinstance(node, ast.AugAssign) and isinstance(node.op, (ast.Add, ast.Sub))
+                    and isinstance(node.target, ast.Attribute) for node in ast.walk(method)):
+                found.add(method.name)
+    return found
 
 
 def _may_judge(text: str) -> bool:

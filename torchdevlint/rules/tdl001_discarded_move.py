@@ -68,15 +68,51 @@ class DiscardedMove(FixPlan):
             safe = False  # a tuple batch has no item assignment
         else:
             return None
+        if isinstance(site.statement, cst.Expr) and isinstance(site.statement.value, cst.Tuple):
+            # ``x.to(d), y.to(d)`` -> ``x, y = x.to(d), y.to(d)``: every element a move of a
+            # local name (each finding's fix is this one edit; the first applied is enough)
+            together = _tuple_of_local_moves(site)
+            if together is None:
+                return None
+            names, moves = together
+            start = ctx.span(moves)[0]
+            return Fix(finding.code, safe, f"assign the moved tensors back to `{names}`",
+                       (Edit(start, start, f"{names} = "),))
         start = ctx.span(site.call)[0]
         return Fix(finding.code, safe, f"assign the moved tensor back to `{name}`",
                    (Edit(start, start, f"{name} = "),))
 
 
+def _tuple_of_local_moves(site: CallSite):
+    """("x, y", the tuple) when the statement of ``site`` is a tuple every element of which is
+    a move of a distinct plain name of its scope (``x.to(d), y.to(d)``), else None."""
+    statement = site.statement
+    if not isinstance(statement, cst.Expr) or not isinstance(statement.value, cst.Tuple):
+        return None
+    names = [_moved_local(element.value, site.ctx.scope) for element in statement.value.elements]
+    if any(name is None for name in names) or len(set(names)) != len(names):
+        return None
+    return ", ".join(names), statement.value
+
+
+def _moved_local(expr, scope) -> Optional[str]:
+    """``x`` of ``x.to(d)`` / ``x.cuda()`` / ``x.cpu()`` when ``x`` is a plain name of
+    ``scope`` itself, else None."""
+    if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and \
+            expr.func.attr.value in api.MOVE_METHODS and \
+            isinstance(expr.func.value, cst.Name):
+        name = expr.func.value.value
+        if scope.resolve(name) is scope and name not in scope.global_names \
+                and name not in scope.nonlocal_names:
+            return name
+    return None
+
+
 class DiscardedTensorMove(Rule):
     """
     ## What it does
-    Reports an expression statement whose value is `R.to(...)`, `R.cuda(...)` or `R.cpu()` when
+    Reports an expression statement whose value is `R.to(...)`, `R.cuda(...)` or `R.cpu()` (or a
+    tuple of such: `x.to(device), y.to(device)`, issue 28) when
     `R` is known to be a `torch.Tensor`: bound from a torch function that returns a tensor
     (`torch.tensor`, `torch.randn`, `torch.from_numpy`, `torch.cat`, `torch.nn.functional.*`, ...),
     from a tensor method (`unsqueeze`, `view`, `float`, `detach`, ...) or arithmetic on tensors,
@@ -135,7 +171,9 @@ class DiscardedTensorMove(Rule):
 
     ## Fix safety
     `--fix` assigns the moved tensor back to the receiver: `x.to(device)` becomes
-    `x = x.to(device)` (likewise `.cuda()` and `.cpu()`).
+    `x = x.to(device)` (likewise `.cuda()` and `.cpu()`). A tuple statement of moves of local
+    names becomes one assignment, `x, y = x.to(device), y.to(device)`; a tuple with anything
+    else in it gets no fix.
 
     - **Safe** when the receiver is a plain name bound in the same scope as the statement (a
       local variable or parameter of that function, or a module-level name moved at module level).
@@ -217,7 +255,11 @@ class DiscardedTensorMove(Rule):
                 if not batch_item and not _is_tensor_here(analysis, receiver, site):
                     continue
                 name = source_of(receiver)
-                if isinstance(receiver, (cst.Name, cst.Attribute)) or batch_item:
+                together = _tuple_of_local_moves(site)
+                if together is not None:  # ``x.to(d), y.to(d)``: the fix assigns them at once
+                    names, moves = together
+                    advice = f"assign them (`{names} = {source_of(moves, 80)}`)"
+                elif isinstance(receiver, (cst.Name, cst.Attribute)) or batch_item:
                     advice = f"assign it (`{name} = {source_of(site.call, 60)}`)"
                 else:  # ``loss.detach().cpu()``: nothing to rebind, the statement does nothing
                     advice = "use the result or remove the statement"

@@ -1,6 +1,7 @@
 """TDL004: a loop feeds data-loader batches to a model on a device without moving them.
 
-Fix: move each unmoved batch value at the start of the loop body.
+Fix: move each unmoved batch value at the start of the loop body (after the statement that
+draws it, for a batch drawn by ``next(iter(loader))`` outside a loop).
 ``x = x.to(<device>)`` goes first in the loop body, or right after the statement that unpacks
 the batch when that happens in the body. What follows ``x = `` is the text the rule's message
 proposes (the rule chooses it, so the two cannot disagree): ``<device>`` is the expression the
@@ -19,7 +20,7 @@ from typing import Dict, Iterator, List, Optional
 import libcst as cst
 
 from torchdevlint.analysis import (
-    K, Analysis, Ctx, OrderedWalk, Scope, api, argument_for_parameter, dotted_name,
+    ASSIGN, K, Analysis, Ctx, OrderedWalk, Scope, api, argument_for_parameter, dotted_name,
     iter_children, last_name,
     is_device_name, root_name, says_it_fails, string_value, walk_code,
 )
@@ -46,7 +47,7 @@ _PREPARING_PACKAGES = ("accelerate", "lightning.fabric", "lightning.Fabric", "li
 class UnmovedBatchFix(FixPlan):
     """What --fix needs to insert ``name = name.to(device)``."""
 
-    loop: cst.For
+    loop: Optional[cst.For]  # None: one batch drawn by ``next(iter(loader))``
     name: str
     after: Optional[cst.CSTNode]  # the body statement that unpacks the value, None: loop target
     device: Optional[cst.BaseExpression]  # the expression the model was moved with
@@ -55,14 +56,19 @@ class UnmovedBatchFix(FixPlan):
     # What the message proposes and the fix writes after ``name = ``; None: no fix (no device
     # expression that means the same at the loop).
     moved: Optional[str]
+    scope: Optional[Scope] = None  # (of a batch drawn outside a loop)
 
     def build(self, finding: Finding, ctx: FixContext) -> Optional[Fix]:
         if self.moved is None:
             return None
-        loop_ctx = ctx.loop_ctx(self.loop)
-        body = self.loop.body
-        if loop_ctx is None or not isinstance(body, cst.IndentedBlock) or not body.body:
-            return None
+        if self.loop is None:
+            scope = self.scope
+        else:
+            loop_ctx = ctx.loop_ctx(self.loop)
+            body = self.loop.body
+            if loop_ctx is None or not isinstance(body, cst.IndentedBlock) or not body.body:
+                return None
+            scope = loop_ctx.scope
         if self.after is None:
             anchor = body.body[0]
             offset = ctx.span(anchor)[0]
@@ -75,10 +81,10 @@ class UnmovedBatchFix(FixPlan):
             return None
         name = self.name
         # a dict of anything is not known to hold only tensors
-        safe = not self.is_mapping and \
-            ctx.analysis.kinds.name_kind(name, loop_ctx.scope) is K.TENSOR
+        safe = not self.is_mapping and ctx.analysis.kinds.name_kind(name, scope) is K.TENSOR
         line = f"{ctx.indent(anchor)}{name} = {self.moved}{ctx.newline}"
-        return Fix(finding.code, safe, f"move `{name}` in the loop: `{name} = {self.moved}`",
+        where = " in the loop" if self.loop is not None else ""
+        return Fix(finding.code, safe, f"move `{name}`{where}: `{name} = {self.moved}`",
                    (Edit(offset, offset, line),))
 
 
@@ -112,6 +118,13 @@ class UnmovedBatch(Rule):
     value is (`y.to(out.device)`) is not. A model is moved by
     `model.to(device)`, `model.cuda()`, `model = Net().to(device)` or `self.model.to(device)`.
     Each unmoved value is reported once, at its first use.
+
+    One batch drawn outside a loop counts as a loop's batch: `images, labels =
+    next(iter(test_loader))` (also `it = iter(loader)` and `next(it)` or `it.next()`), followed
+    in the same block by `net(images)` (issue 28: the tutorials' "look at a few test
+    predictions" step after training on the GPU). The statements after the draw are read as a
+    loop body is. A value copied back to the host (`out.argmax(1).cpu()`) is no output on the
+    device: comparing it with a CPU label works.
 
     A data loader is a `DataLoader(...)`, a name or attribute whose name contains `loader`, or a
     call such as `self.train_dataloader()`.
@@ -154,7 +167,8 @@ class UnmovedBatch(Rule):
 
     ## Fix safety
     `--fix` moves each unmoved value at the start of the loop body (or right after the statement
-    that unpacks the batch, when that happens in the body): `inputs = inputs.to(device)`, where
+    that unpacks the batch, when that happens in the body, or that draws it with
+    `next(iter(loader))`): `inputs = inputs.to(device)`, where
     `device` is the expression the model was moved with, if it is a plain name or attribute chain
     that means the same thing inside the loop; otherwise `next(model.parameters()).device`.
 
@@ -271,6 +285,67 @@ class UnmovedBatch(Rule):
             values = self._loop_batch_values(loop, ctx.scope)
             if values:
                 yield from _LoopChecker(self, loop, ctx, values, order).run()
+        yield from self._single_batches()
+
+    # -- one batch drawn outside a loop ------------------------------------------------------
+
+    def _single_batches(self) -> Iterator[Violation]:
+        """``images, labels = next(iter(test_loader))`` (also through ``it = iter(loader)``
+        and ``next(it)`` / ``it.next()``), then ``model(images)`` in the statements after it in
+        its block: the batch of a loader on the CPU, as a loop's is (issue 28: the tutorial
+        shape "show a few test predictions")."""
+        for scope in self.analysis.collected.scopes:
+            drawn: Dict[int, list] = {}  # id(value) -> (name, binding) of one assignment
+            for name, bindings in scope.bindings.items():
+                for binding in bindings:
+                    if binding.how == ASSIGN and isinstance(binding.value, cst.Call) and \
+                            isinstance(binding.value.func, (cst.Name, cst.Attribute)) and \
+                            last_name(binding.value.func) in ("next", "__next__"):
+                        drawn.setdefault(id(binding.value), []).append((name, binding))
+            for names in drawn.values():
+                binding = names[0][1]
+                if self._skipped_context(binding.ctx):
+                    continue
+                loader = self._drawn_from(binding.value, scope)
+                if loader is None or not any(
+                        path == () for path, _ in self._loader_paths(loader, scope)):
+                    continue
+                found = _statement_and_rest(self._code_of(binding.ctx), binding.value)
+                if found is None or not found[1]:
+                    continue
+                statement, rest = found
+                values = {name: _Value(moved=False, after=statement) for name, _ in names}
+                yield from _LoopChecker(self, None, binding.ctx, values, binding.order,
+                                        body=rest).run()
+
+    def _drawn_from(self, call: cst.Call, scope: Scope) -> Optional[cst.BaseExpression]:
+        """The loader ``call`` draws one batch from: ``next(iter(L))``, ``next(it)`` or
+        ``it.next()`` of ``it = iter(L)`` (its one binding); else None."""
+        func = call.func
+        if isinstance(func, cst.Name) and func.value == "next" and len(call.args) == 1:
+            source = call.args[0].value
+        elif isinstance(func, cst.Attribute) and func.attr.value in ("next", "__next__") \
+                and not call.args:
+            source = func.value
+        else:
+            return None
+        if isinstance(source, cst.Name):
+            bindings = scope.lookup(source.value)
+            if len(bindings) != 1 or bindings[0].how != ASSIGN or bindings[0].path:
+                return None
+            source = bindings[0].value
+        if isinstance(source, cst.Call) and isinstance(source.func, cst.Name) and \
+                source.func.value == "iter" and len(source.args) == 1 and \
+                source.args[0].keyword is None and not source.args[0].star:
+            return source.args[0].value
+        return None
+
+    def _code_of(self, ctx: Ctx):
+        """The statements of the function (or module) that ``ctx`` is in."""
+        if ctx.func is not None:
+            body = ctx.func.node.body
+            return body.body if isinstance(body, cst.IndentedBlock) else ()
+        return self.analysis.module.body
 
     # -- loops over loaders ----------------------------------------------------------------
 
@@ -478,6 +553,51 @@ class UnmovedBatch(Rule):
         return values
 
 
+def _copied_to_host(expr) -> bool:
+    """Whether ``expr``'s value was copied off the device along its chain of tensor methods
+    and subscripts (``out.argmax(1).cpu()``, ``out.cpu().numpy()[0]``, ``loss.item()``)."""
+    while True:
+        if isinstance(expr, cst.Subscript):
+            expr = expr.value
+        elif isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):
+            method = expr.func.attr.value
+            if method in api.HOST_COPY_METHODS:
+                return True
+            if method in api.ACCELERATOR_MOVE_METHODS or method not in api.TENSOR_METHODS:
+                return False
+            expr = expr.func.value
+        else:
+            return False
+
+
+def _statement_and_rest(statements, value: cst.BaseExpression):
+    """The simple statement among ``statements`` (or in their blocks, at any depth) that
+    assigns ``value``, and the statements after it in its block; None when there is none."""
+    for index, statement in enumerate(statements):
+        if isinstance(statement, cst.SimpleStatementLine):
+            if any(isinstance(small, cst.Assign) and small.value is value
+                   for small in statement.body):
+                return statement, list(statements[index + 1:])
+            continue
+        for block in _blocks_of(statement):
+            found = _statement_and_rest(block, value)
+            if found is not None:
+                return found
+    return None
+
+
+def _blocks_of(statement):
+    """The statement lists of a compound statement (``if``/``else``, ``with``, ``try``, ...),
+    not of a nested function or class (their code runs elsewhere)."""
+    if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
+        return
+    for child in iter_children(statement):
+        if isinstance(child, cst.IndentedBlock):
+            yield child.body
+        elif isinstance(child, (cst.Else, cst.ExceptHandler, cst.Finally, cst.If)):
+            yield from _blocks_of(child)
+
+
 class _LoopChecker(OrderedWalk):
     """Walks one loop body in order, tracking which batch values have been moved.
 
@@ -488,13 +608,15 @@ class _LoopChecker(OrderedWalk):
     one of them in a loss, a comparison or arithmetic fails whatever the model is (a
     parameter, wrapped in DDP): the loop's own moves are the evidence."""
 
-    def __init__(self, rule: UnmovedBatch, loop: cst.For, ctx: Ctx, values: Dict[str, _Value],
-                 order: int):
+    def __init__(self, rule: UnmovedBatch, loop: Optional[cst.For], ctx: Ctx,
+                 values: Dict[str, _Value], order: int, body=None):
         super().__init__()
         self.rule = rule
         self.order = order
         self.analysis = rule.analysis
         self.loop = loop
+        # the statements walked: the loop's body, or those after a batch drawn outside a loop
+        self.body = body if body is not None else loop.body.body
         self.scope = ctx.scope
         self.values = values
         self.outputs: set = set()  # names holding model outputs
@@ -515,7 +637,7 @@ class _LoopChecker(OrderedWalk):
         return says_it_fails(statement)
 
     def run(self) -> Iterator[Violation]:
-        self.walk(self.loop.body.body)
+        self.walk(self.body)
         reported = set()
         for name, node, sink, callee, model in self.candidates:
             if name in reported:
@@ -562,7 +684,7 @@ class _LoopChecker(OrderedWalk):
                         model=source_of(model_expr), by=by if partner is None else "",
                         on=on if partner is None else ""),
                 fix=UnmovedBatchFix(self.loop, name, value.after, device, model_expr,
-                                    value.is_mapping, moved),
+                                    value.is_mapping, moved, self.scope),
             )
 
     # -- what moves a value ----------------------------------------------------------------
@@ -655,6 +777,8 @@ class _LoopChecker(OrderedWalk):
                    for node in walk_code(expr, into_functions=True))
 
     def _produces_output(self, expr) -> bool:
+        if _copied_to_host(expr):
+            return False  # ``out.argmax(1).cpu()``: compared with a CPU label, it works
         return any((isinstance(node, cst.Name) and node.value in self.outputs)
                    or (isinstance(node, cst.Call)
                        and self.rule.placement.moved_model(node.func, self.scope, self.order))

@@ -18,8 +18,8 @@ from typing import Dict, Iterator, List, Optional, Set
 import libcst as cst
 
 from torchdevlint.analysis import (
-    ARITHMETIC_OPERATORS, ASSIGN, PARAM, Analysis, Binding, FunctionInfo, ModuleState, api,
-    factory_dimensions, holds, is_number, keyword_value, reads_name, walk_code,
+    ARITHMETIC_OPERATORS, ASSIGN, FOR, PARAM, Analysis, Binding, FunctionInfo, ModuleState, api,
+    factory_dimensions, holds, is_number, keyword_value, reads_name, source_of, walk_code,
 )
 from torchdevlint.findings import Finding
 from torchdevlint.fixes.context import FixContext
@@ -27,7 +27,6 @@ from torchdevlint.fixes.model import Edit, Fix, FixPlan
 from torchdevlint.rules.base import Message, Rule, Violation
 from torchdevlint.rules.classfacts import FACTORY_CALLS, tensor_attribute_in
 
-SAME_DEVICE = "RuntimeError: Expected all tensors to be on the same device"
 
 _OF_FIRST_ARGUMENT = api.TRIANGLE_FUNCTIONS
 # Tensor methods whose result is on the receiver's device with at least its dimensions.
@@ -92,7 +91,17 @@ class UnregisteredTensorAttribute(Rule):
       arithmetic or a comparison, in a tensor method that combines (`x.masked_fill(self.mask, ...)`,
       `x.matmul(self.w)`), passed to a torch function together with such a tensor
       (`torch.cat([x, self.pad])`, `F.linear(x, self.w)`) or to a registered submodule that has
-      weights (`self.proj(self.table)`).
+      weights (`self.proj(self.table)`), indexed with such a tensor (`self.alpha[targets]`), or
+      given one as the index of `gather`, `index_select`, `scatter_`, ... (`self.alpha.gather(0,
+      targets)`; issue 28).
+
+    The value may also be a constructor's parameter (`self.weight = weight`) when every
+    construction of the class in the file passes such a tensor (`WeightedMSE(torch.tensor([1.,
+    2.]))`): the message names that construction. And a plain list or dict whose every item is
+    such a tensor (`self.anchors = [torch.ones(4) * s for s in sizes]`, `self.anchors = []` that
+    `__init__` fills with `.append(...)`, `{"small": torch.full((4,), .5), ...}`) is reported when
+    a method combines an item (`self.scales[key]`, `for anchor in self.anchors`) with a tensor on
+    the module's device: `.to(device)` moves no tensor inside a Python container.
 
     "A tensor on the module's device" is a registered parameter or buffer, what a registered
     submodule with weights returns (or any registered submodule given such a tensor), a method
@@ -134,6 +143,14 @@ class UnregisteredTensorAttribute(Rule):
 
     ```
     RuntimeError: expected self and mask to be on the same device, but got mask on cpu and self on cuda:0
+    ```
+
+    Indexing the CPU tensor with the GPU targets (a focal loss's `self.alpha[targets]`; under the
+    pretend accelerator, as torch words it on a GPU; `self.alpha.gather(0, targets)` says "but
+    got index is on cuda:0"):
+
+    ```
+    RuntimeError: indices should be either on cpu or on the same device as the indexed tensor (cpu)
     ```
 
     On the `meta` device, which plays the GPU in this project's runtime tests, the same bug reads,
@@ -194,8 +211,11 @@ class UnregisteredTensorAttribute(Rule):
       buffer; a state updated in `forward` with a tensor, `self.h = h.detach()`, updates the
       buffer), or in a helper method that `__init__` calls (it may run before
       `super().__init__()`).
+      Unsafe too when the value is a parameter of `__init__` (`self.weight = weight`): a
+      construction in another file may pass something that is not a tensor.
     - **No fix** for an annotated assignment, an assignment that shares its line with other
-      statements, or an assignment through `setattr`.
+      statements, an assignment through `setattr`, or a list or dict of tensors (register each
+      item, or `torch.stack` them into one buffer and index that).
 
     ## Known limits
     The rule stays silent when:
@@ -225,16 +245,23 @@ class UnregisteredTensorAttribute(Rule):
 
     # The kind of finding (its message, as data; the report fills the fields).
     PLAIN_ATTRIBUTE = Message(
-        "`{owner}.{name}` holds a tensor as a plain attribute of the module `{module}`, so "
-        "`.to(device)` leaves it on the CPU, and `{method}` {where}{moved}: " + SAME_DEVICE + "; "
+        "`{owner}.{name}` holds a tensor{given} as a plain attribute of the module `{module}`, so "
+        "`.to(device)` leaves it on the CPU, and `{method}` {where}{moved}: {error}; "
         "register it as a buffer (`{owner}.register_buffer(\"{name}\", ..., persistent=False)`)")
     # a cache that ``train()``/``eval()`` computes from the module's own state
     CACHED_IN_SWITCH = Message(
         "`{owner}.{name}` holds a tensor as a plain attribute of the module `{module}`, computed "
         "in `{switch}()` from the module's own state, so a `.to(device)` after "
         "`{module}.{switch}()` leaves it where the module was, and `{method}` {where}{moved}: "
-        + SAME_DEVICE + "; register it as a buffer "
+        + "{error}; register it as a buffer "
         "(`{owner}.register_buffer(\"{name}\", ..., persistent=False)`)")
+
+    # a list or dict of CPU tensors (``self.anchors = [torch.ones(4) * s for s in sizes]``)
+    CONTAINER = Message(
+        "`{owner}.{name}` holds tensors in a plain container of the module `{module}`, so "
+        "`.to(device)` leaves them on the CPU, and `{method}` {where}{moved}: {error}; "
+        "register each as a buffer, or stack them into one "
+        "(`{owner}.register_buffer(\"{name}\", torch.stack(...), persistent=False)`)")
 
     code = "TDL005"
     name = "unregistered-tensor-attribute"
@@ -263,6 +290,12 @@ class UnregisteredTensorAttribute(Rule):
         ("import torch\nimport torch.nn as nn\n\n\nclass M(nn.Module):\n"
          "    def __init__(self):\n        super().__init__()\n        self.mask = torch.ones(4)\n\n"
          "    def forward(self, x):\n        return x.unsqueeze(0) * self.mask\n", ((8, 9),)),
+        # a plain list of CPU tensors (no fix: see tests/data/tdl005_tensor_containers.py)
+        ("import torch\nimport torch.nn as nn\n\n\nclass M(nn.Module):\n"
+         "    def __init__(self):\n        super().__init__()\n"
+         "        self.masks = [torch.ones(4), torch.zeros(4)]\n\n"
+         "    def forward(self, x):\n        return [x.unsqueeze(0) * m for m in self.masks]\n",
+         ((8, 9),)),
     )
 
     could_report_in = staticmethod(tensor_attribute_in)  # (in classfacts: see rules/prefilter.py)
@@ -274,6 +307,8 @@ class UnregisteredTensorAttribute(Rule):
         for state in analysis.modules_moved_only_by_to():
             if state.tensor_attributes:
                 yield from self._check_class(state)
+            if state.other_containers:
+                yield from self._check_containers(state)
 
     def _check_class(self, state: ModuleState) -> Iterator[Violation]:
         info = state.info
@@ -306,7 +341,7 @@ class UnregisteredTensorAttribute(Rule):
             meeting = self._meeting(state, name, reads.get(name, ()), init_methods, updates)
             if meeting is None:
                 continue
-            method, where = meeting
+            method, where, error = meeting
             moved = self._moved_elsewhere(info)
             if moved is None:
                 return  # a program that never uses an accelerator: the module stays on the CPU
@@ -320,10 +355,60 @@ class UnregisteredTensorAttribute(Rule):
                 yield Violation(
                     binding.node,
                     kind(owner=owner, name=name, module=info.name, method=method, where=where,
-                         moved=moved, switch=switch),
+                         moved=moved, switch=switch, error=error,
+                         given=self._given(binding)),
                     fix=RegisterBuffer(binding, name, safe)
                     if isinstance(binding.node, cst.Attribute) else None,
                 )
+
+    def _check_containers(self, state: ModuleState) -> Iterator[Violation]:
+        """``self.NAME = [...]`` (a display, a comprehension, or ``[]`` that ``__init__``
+        fills with ``.append``), or a dict, every item of which is a CPU tensor with a
+        dimension: ``.to(device)`` moves no tensor in a plain container, so an item that a
+        method combines with a tensor on the module's device fails as a plain tensor
+        attribute does (the ``buffer-list`` shape)."""
+        info = state.info
+        modules = self.analysis.modules
+        init_methods = modules.init_methods(info)
+        reads = None
+        for name, bindings in state.other_containers.items():
+            if name in (state.override_moves or ()) or len(info.attributes[name]) != len(bindings) \
+                    or any(b.ctx.func is None or b.ctx.func.cls is not info
+                           or b.ctx.func.name not in init_methods for b in bindings):
+                continue  # (rebound while the module runs: the class manages it)
+            items = []
+            for binding in bindings:
+                found = modules.container_elements(binding)
+                if not found:
+                    break
+                items.extend((item, binding) for item, _ in found)
+            else:
+                if not all(self._created_on_cpu(item, binding) for item, binding in items):
+                    continue
+                if reads is None:
+                    reads = modules.self_reads(info)
+                meeting = self._meeting(state, name, reads.get(name, ()), init_methods, [],
+                                        container=True)
+                if meeting is None:
+                    continue
+                method, where, error = meeting
+                moved = self._moved_elsewhere(info)
+                if moved is None:
+                    return  # a program that never uses an accelerator
+                for binding in bindings:
+                    owner = binding.node.value.value
+                    yield Violation(binding.node, self.CONTAINER(
+                        owner=owner, name=name, module=info.name, method=method,
+                        where=where.replace(" it ", " an item ", 1), moved=moved, error=error))
+
+    def _given(self, binding: Binding) -> str:
+        """`` (given by `Scaler(torch.tensor([1., 2.]))`)`` for ``self.NAME = PARAM`` of
+        ``__init__``: the construction that passes the CPU tensor (the evidence), else ""."""
+        value, scope = binding.value, binding.ctx.scope
+        params = [b for b in scope.bindings.get(value.value, ()) if b.how == PARAM] \
+            if isinstance(value, cst.Name) and scope is not None else []
+        passed = self.kinds.caller_arguments(params[0]) if params else None
+        return f" (given by `{source_of(passed[0][1].call)}`)" if passed else ""
 
     def _moved_elsewhere(self, info) -> Optional[str]:
         """What shows that the module meets an accelerator, as TDL007 asks it
@@ -461,9 +546,10 @@ class UnregisteredTensorAttribute(Rule):
     # -- where it meets the module's device ---------------------------------------------------
 
     def _meeting(self, state: ModuleState, name: str, reads, init_methods: Set[str],
-                 updates: List[Binding]):
-        """(method, what it does) for the first method (outside construction) that combines the
-        attribute, as it is, with a tensor on the module's device; None when none does.
+                 updates: List[Binding], container: bool = False):
+        """(method, what it does, the error) for the first method (outside construction) that
+        combines the attribute, as it is, with a tensor on the module's device; None when none
+        does.
 
         With ``updates`` (the attribute's assignments in one method while the module runs),
         only that method counts, where the meeting must come first: before each update, not
@@ -481,7 +567,7 @@ class UnregisteredTensorAttribute(Rule):
             devices = self.analysis.modules.on_module_device(state, method)
             if updates and not all(devices.carries(b.value) for b in updates):
                 return None
-            stays = _Stays(method, name, self.kinds)
+            stays = _Stays(method, name, self.kinds, container)
             order: Dict[int, int] = {}
             tested = []  # the branches and loops whose test reads the attribute
             for node in walk_code(method.node.body, into_functions=True):
@@ -493,6 +579,7 @@ class UnregisteredTensorAttribute(Rule):
                 where = self.analysis.modules.meeting(node, stays, devices)
                 if where is None:
                     continue
+                error = where.error
                 if updates:
                     if any(holds(branch, node) for branch in tested) or not all(
                             order[id(node)] < order.get(id(b.node), -1) or holds(b.value, node)
@@ -500,7 +587,7 @@ class UnregisteredTensorAttribute(Rule):
                         continue
                     where += " before it stores a new value there (the first call meets the " \
                         "tensor built in `__init__`)"
-                return method.name, where
+                return method.name, where, error
         return None
 
     # -- the fix's safety ---------------------------------------------------------------------
@@ -513,6 +600,9 @@ class UnregisteredTensorAttribute(Rule):
         if func is None or func.name != "__init__" or info.scope is None \
                 or name in info.scope.bindings:
             return False  # (a class attribute of that name makes register_buffer raise)
+        if isinstance(binding.value, cst.Name) and any(
+                b.how == PARAM for b in func.scope.bindings.get(binding.value.value, ())):
+            return False  # ``self.weight = weight``: a caller in another file may pass a list
         return any(site.ctx.func is func and site.order < binding.order
                    for site in self.analysis.collected.calls_by_name.get("__init__", ()))
 
@@ -533,10 +623,13 @@ class _Stays:
     dimension): ``self.NAME``, its slices, casts and reshapes, comparisons of it with numbers,
     and local names every assignment of which gives one of those."""
 
-    def __init__(self, method: FunctionInfo, name: str, kinds=None) -> None:
+    def __init__(self, method: FunctionInfo, name: str, kinds=None,
+                 container: bool = False) -> None:
         self.self_name = method.self_name
         self.name = name
         self.kinds = kinds
+        # ``self.NAME`` holds CPU tensors in a list or dict: its items stay, not itself
+        self.container = container
         self.locals: Set[str] = set()
         scope = self.scope = method.scope
         if scope is None:
@@ -553,6 +646,25 @@ class _Stays:
                         b.how == ASSIGN and not b.path and self(b.value) for b in bindings):
                     self.locals.discard(local)
                     changed = True
+        if container:  # ``for anchor in self.anchors:``, ``[x * p for p in self.params]``
+            self.locals |= {local for local in self._items(method)
+                            if all(b.how == FOR for b in scope.bindings.get(local, ()))}
+
+    def _items(self, method: FunctionInfo) -> Set[str]:
+        """The names a loop or comprehension of ``method`` binds to the container's items
+        (``for p in self.NAME``, ``for i, p in enumerate(self.NAME)``)."""
+        found = set()
+        for node in walk_code(method.node.body, into_functions=True):
+            if not isinstance(node, (cst.For, cst.CompFor)):
+                continue
+            iterable, target = node.iter, node.target
+            if isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Name) and \
+                    iterable.func.value == "enumerate" and len(iterable.args) == 1 and \
+                    isinstance(target, cst.Tuple) and len(target.elements) == 2:
+                iterable, target = iterable.args[0].value, target.elements[1].value
+            if self.is_attribute(iterable) and isinstance(target, cst.Name):
+                found.add(target.value)
+        return found
 
     def _joins(self, call: cst.Call) -> bool:
         return self.scope is not None and api.is_sequence_join(
@@ -568,9 +680,11 @@ class _Stays:
             return expr.value in self.locals
         if isinstance(expr, cst.Attribute):
             if isinstance(expr.value, cst.Name) and expr.value.value == self.self_name:
-                return expr.attr.value == self.name
+                return expr.attr.value == self.name and not self.container
             return expr.attr.value in api.TRANSPOSE_ATTRIBUTES and self(expr.value)
         if isinstance(expr, cst.Subscript):
+            if self.container and self.is_attribute(expr.value):
+                return all(isinstance(e.slice, cst.Index) for e in expr.slice)  # an item
             return any(isinstance(e.slice, cst.Slice) for e in expr.slice) and self(expr.value)
         if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and (
                 expr.func.attr.value in _SHAPE_KEEPING or expr.func.attr.value in _ELEMENTWISE):

@@ -40,7 +40,6 @@ from torchdevlint.fixes.model import Edit, Fix, FixPlan
 from torchdevlint.rules.base import Message, Rule, Violation, source_of
 from torchdevlint.rules.prefilter import OFF_DEVICE_FACTORIES, off_device_factory_in
 
-SAME_DEVICE = "RuntimeError: Expected all tensors to be on the same device"
 
 # Tensor methods whose result keeps the receiver's device and at least its dimensions.
 _SHAPE_KEEPING = api.SHAPE_KEEPING_METHODS
@@ -103,7 +102,12 @@ class TensorCreatedOffDevice(Rule):
     (`training_step`, `validation_step`, `test_step`, `predict_step`) and the methods they call
     count as `forward` does: the Trainer runs them on the module's device with the batch
     moved there (their first argument, and what is unpacked or indexed out of it), and
-    `self(...)` given such a tensor is the module's output there. A top-level function of the
+    `self(...)` given such a tensor is the module's output there. So do the methods that the
+    file calls on an instance it moved to a device before the call (`model = VAE().to(device)`,
+    then `model.sample(16)`; issue 28: a VAE's `sample` or a GAN's `generate` makes its noise
+    with `torch.randn(n, k)` and decodes it with the GPU weights), and what they call on
+    `self`; a call before the move (`model.warm_up(2)`, then `model.to(device)`) runs on the
+    CPU. A top-level function of the
     file that one of these methods calls with a tensor on the module's device is checked as
     the method is (`causal_attention(q, k, v)`, which masks `q @ k.T` with
     `torch.ones(T, T).tril()`: its tensor parameters are on that device):
@@ -165,6 +169,14 @@ class TensorCreatedOffDevice(Rule):
     RuntimeError: expected self and mask to be on the same device, but got mask on cpu and self on cuda:0
     ```
 
+    Indexing the CPU tensor with indices on the GPU (`weights[ids]`) is refused by the indexing
+    itself (under the pretend accelerator, as torch words it on a GPU); `scatter_`, `gather`
+    and `index_select` of it with a GPU index say "but got index is on cuda:0":
+
+    ```
+    RuntimeError: indices should be either on cpu or on the same device as the indexed tensor (cpu)
+    ```
+
     For `nn.RNN`/`LSTM`/`GRU` given an initial state made so (an `init_hidden` helper), the RNN
     checks its input and hidden state first, on a GPU and on `meta` alike:
 
@@ -218,9 +230,10 @@ class TensorCreatedOffDevice(Rule):
     ## Fix safety
     `--fix` adds `device=<tensor>.device` as the factory's last argument. The tensor named is the
     method argument that the result meets (else another tensor argument of the method, else a
-    parameter or buffer of the module). The fix is safe when that tensor is an argument of
-    `forward` used in the very expression that creates the tensor (it is on the device the result
-    must be on); otherwise it is unsafe (`--unsafe-fixes`): the tensor named may sit elsewhere than
+    parameter or buffer of the module, else, for a module whose layers hold weights,
+    `next(self.parameters()).device`: a VAE's `sample(n)` is given no tensor). The fix is safe
+    when that tensor is an argument of `forward` used in the very expression that creates the
+    tensor (it is on the device the result must be on); otherwise it is unsafe (`--unsafe-fixes`): the tensor named may sit elsewhere than
     the one the result meets, or may be rebound before the factory runs. A factory in a helper
     that returns it (the names of the method where it meets the device are not there) gets the
     device of a tensor the helper is given, else, in a method of the same class,
@@ -264,29 +277,29 @@ class TensorCreatedOffDevice(Rule):
     # The kind of finding (its message, as data; the report fills the fields).
     CREATED_OFF_DEVICE = Message(
         "`{factory}(...)` without `device=` creates a tensor on the CPU in `{module}.{method}`, "
-        "which runs on the module's device ({evidence}), and `{meeting}` {where}: " + SAME_DEVICE
-        + "; {advice}")
+        "which runs on the module's device ({evidence}), and `{meeting}` {where}: {error}; "
+        "{advice}")
 
     # ... made in a method of the class that returns it to the one where it meets the device
     # (``h0, c0 = self.init_hidden(n)`` in ``forward``, issue 28)
     RETURNED_OFF_DEVICE = Message(
         "`{factory}(...)` without `device=` creates a tensor on the CPU in `{helper}`, "
         "which returns it to `{module}.{method}`, which runs on the module's device "
-        "({evidence}), and `{meeting}` {where}: " + SAME_DEVICE + "; {advice}")
+        "({evidence}), and `{meeting}` {where}: {error}; {advice}")
 
     # ... made in a top-level function of the file that a method of the module gives a tensor
     # on its device (``attention(q, k, v)`` called in ``forward``, issue 28)
     GIVEN_THE_DEVICE = Message(
         "`{factory}(...)` without `device=` creates a tensor on the CPU in `{helper}`, which "
         "`{module}.{method}` gives a tensor on the module's device ({evidence}), and `{meeting}` "
-        "{where}: " + SAME_DEVICE + "; {advice}")
+        "{where}: {error}; {advice}")
 
     # ... made elsewhere in the class and handed as an argument to the method where it meets
     # the device (``self.make_combined_att_mask(attention_mask, layer_mask)``, issue 28)
     PASSED_OFF_DEVICE = Message(
         "`{factory}(...)` without `device=` creates a tensor on the CPU in `{helper}`; "
         "`{module}.{caller}` hands it to `{module}.{method}`, which runs on the module's device "
-        "({evidence}), and `{meeting}` {where}: " + SAME_DEVICE + "; {advice}")
+        "({evidence}), and `{meeting}` {where}: {error}; {advice}")
 
     code = "TDL007"
     name = "tensor-created-off-device"
@@ -347,7 +360,8 @@ class TensorCreatedOffDevice(Rule):
                 continue
             # a factory is reported where it is made when it meets the device there, and else
             # where a method it is returned to meets it (``init_hidden``'s zeros in ``forward``)
-            methods = [info.methods[name] for name in sorted(state.forward_reaches | state.step_reaches)
+            methods = [info.methods[name] for name in sorted(
+                state.forward_reaches | state.step_reaches | state.called_reaches)
                        if info.methods[name].scope is not None
                        and info.methods[name].self_name is not None]
             # and the top-level functions of the file they hand a tensor on the device to
@@ -443,7 +457,8 @@ class TensorCreatedOffDevice(Rule):
                          method=caller.name if caller is not None else method.name,
                          helper=_qualified(helper) if helper is not None else "",
                          caller=handed.name if kind is self.PASSED_OFF_DEVICE else "",
-                         evidence=evidence, meeting=source_of(node), where=where, advice=advice),
+                         evidence=evidence, meeting=source_of(node), where=where,
+                         error=where.error, advice=advice),
                     fix)
 
     # -- the CPU tensor: a factory's result, as it is --------------------------------------
@@ -710,6 +725,9 @@ class TensorCreatedOffDevice(Rule):
         owned = sorted(state.parameters | state.buffers)
         if owned:
             return f"{method.self_name}.{owned[0]}.device", False
+        if any(self.analysis.modules.has_parameters(state, name) for name in state.submodules):
+            # (``VAE.sample(n)`` is given no tensor: the weights of its layers say where)
+            return f"next({method.self_name}.parameters()).device", False
         return None, False
 
 

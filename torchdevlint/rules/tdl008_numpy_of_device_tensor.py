@@ -62,8 +62,9 @@ class NumpyOfDeviceTensor(Rule):
     Reports `t.numpy()`, `np.array(t)` and `np.asarray(t)` where `t` is a tensor that the analysis
     can show lives on an accelerator at that point, and such a tensor given to a function that
     reads its arguments as NumPy arrays: scikit-learn's metrics (`roc_curve(labels, scores)`,
-    `metrics.f1_score(y, pred)`) and pyplot's plotting functions (`plt.imshow(img)`), imported
-    by name or called on their module (issue 28: ganomaly's `roc_curve` of GPU scores). A tensor
+    `metrics.f1_score(y, pred)`), pyplot's plotting functions (`plt.imshow(img)`) and pandas'
+    `DataFrame` and `Series` (`pd.DataFrame(embeddings)`), imported by name or called on their
+    module (issue 28: ganomaly's `roc_curve` of GPU scores). A tensor
     is on an accelerator where:
 
     - it was moved there: `x.to(device)`, `x.cuda()`, `x.type(torch.cuda.FloatTensor)` (also
@@ -218,7 +219,7 @@ class NumpyOfDeviceTensor(Rule):
     # A conversion (``.numpy(``, ``np.array(``, ``np.asarray(``) and evidence of a device:
     # a move (``.to(`` / ``.cuda(``, also what moves a model) or a factory's ``device=``.
     # (``.cpu(``: a twin that copies its parameter to the host, ``Placement.copied_by_twin``)
-    required_text = (r"numpy|array|sklearn|matplotlib",
+    required_text = (r"numpy|array|sklearn|matplotlib|pandas",
                      rf"{method_call_text('to', 'cuda', 'cpu')}|\bdevice\b|{CUDA_TENSOR_TYPE_TEXT}")
     could_report_in = staticmethod(numpy_of_moved_in)  # (in prefilter: no LibCST there)
     valid = (

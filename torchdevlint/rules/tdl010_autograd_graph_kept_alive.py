@@ -119,6 +119,9 @@ class AutogradGraphKeptAlive(Rule):
     - `total += X`, `total -= X`, `total = total + X` (also `X` a `sum(...)`);
     - `outs.append(X)`, `outs.extend(X)`, `outs.insert(i, X)`, `outs += [X]`, also of a tuple,
       list or dict that holds `X`;
+    - `meter.update(X, n)`, the call of a method of a class of the file that adds its argument
+      into an attribute of its object (`def update(self, val, n=1): self.sum += val * n`, the
+      `AverageMeter` of countless training scripts; issue 28): the accumulator is `meter.sum`;
 
     where `total` / `outs` (a name, `self.NAME`, or an entry of one: `totals[k] += loss`,
     `hist[k].append(loss)`, a `defaultdict` of totals) is carried over from the previous
@@ -516,6 +519,34 @@ class AutogradGraphKeptAlive(Rule):
             or (isinstance(node, cst.Call) and node is not call and self.frees_in_file(node.func))
             for node in walk_code(statement))
 
+    def accumulated_arguments(self, call: cst.Call, scope: Scope) -> List[tuple]:
+        """(attribute, argument) for each argument of ``call`` that the method it calls adds
+        into an attribute of its object: ``meter.update(loss, n)`` of a class of the file
+        whose ``update(self, val, n=1)`` does ``self.sum += val * n`` (issue 28: the
+        ``AverageMeter`` of every research repository, handed the loss with its graph)."""
+        func = call.func
+        if not isinstance(func, cst.Attribute):
+            return []
+        kind = self.kinds.kind_of(func.value, scope)
+        if not isinstance(kind, K.Instance) or self.kinds.is_module(kind):
+            return []
+        method = self.kinds.find_method(kind.info, func.attr.value)
+        if method is None or method.self_name is None:
+            return []
+        found = []
+        for node in walk_code(method.node.body):
+            if not (isinstance(node, cst.AugAssign) and isinstance(node.operator, _ACCUMULATING)
+                    and isinstance(node.target, cst.Attribute)
+                    and isinstance(node.target.value, cst.Name)
+                    and node.target.value.value == method.self_name):
+                continue
+            for param in method.param_names:
+                if param != method.self_name and reads_name(node.value, param):
+                    argument = argument_for_parameter(call, method, param, bound=True)
+                    if argument is not None:
+                        found.append((node.target.attr.value, argument))
+        return found
+
     def frees_in_file(self, func) -> bool:
         """A function or method of this file (by name) whose body calls backward."""
         name = last_name(func)
@@ -599,6 +630,8 @@ class _LoopWalk(OrderedWalk):
                 elif name == "next" and isinstance(node.func, cst.Name) and node.args and \
                         self.rule.kinds.kind_of(node.args[0].value, self.scope) is K.LOADER:
                     self.draws = True
+                elif self.rule.accumulated_arguments(node, self.scope):
+                    self.accumulates = True  # ``meter.update(loss)`` sums into ``meter.sum``
             elif isinstance(node, cst.AnnAssign):
                 self._bind(node.target)
             elif isinstance(node, (cst.For, cst.CompFor)):
@@ -848,6 +881,11 @@ class _LoopWalk(OrderedWalk):
             # (``loss, preds = net.loss_(...)``, pyg-team/pytorch_geometric's DGCNN example)
             self.place(func.value.value, TENSOR)
             return
+        for attribute, argument in self.rule.accumulated_arguments(call, self.scope):
+            accumulator = f"{source_of(func.value)}.{attribute}"
+            values = self._held(argument)
+            if values and not self._rebound(accumulator):
+                self._candidate(call, accumulator, values)
         if not isinstance(func, cst.Attribute) or func.attr.value not in ("append", "extend", "insert"):
             return
         receiver = func.value

@@ -144,7 +144,13 @@ class MixedDeviceOperands(Rule):
       `scores *= mask` (issue 28: PatchmatchNet's loss accumulator made by `torch.zeros(1)`;
       no fix when the CPU tensor is the target: `loss.to(d) += ...` is no code);
     - a torch function of both: `torch.cat`/`torch.stack` (of a list), `torch.matmul`,
-      `torch.where`, `torch.maximum`, ..., and `F.linear`, `F.mse_loss`, `F.cross_entropy`, ...;
+      `torch.where`, `torch.maximum`, ..., and `F.linear`, `F.mse_loss`, `F.cross_entropy`, ...,
+      the tensors given by keyword included (`weight=`, `pos_weight=`, `target=`: class
+      weights left on the CPU, issue 28);
+    - the call of a loss module given both, known by how it was built (`criterion =
+      nn.CrossEntropyLoss()`, a class of the file deriving from a loss class; not by its name
+      alone): `criterion(model(x), target)` with `target = torch.tensor([label])` (issue 28:
+      a loop over hand-made samples, no data loader);
     - a tensor method combining two tensors: `a.add(b)`, `a.matmul(b)`, `a.masked_fill(mask, v)`;
     - the call of a model moved to a device with a CPU tensor argument: `model(x)`;
     - the call of a function of the file that calls one of its parameters with another's
@@ -698,8 +704,14 @@ class MixedDeviceOperands(Rule):
                         values += [e.value for e in value.elements if not isinstance(e, cst.StarredElement)]
                     else:
                         values.append(value)
-                return values
-            return []
+                # ``F.cross_entropy(out, y, weight=w)``: the tensors given by keyword
+                return values + _tensor_keywords(call)
+            if self.analysis.loss_evidence(func, scope, by_name=False) is None:
+                return []
+        if self.analysis.loss_evidence(func, scope, by_name=False) is not None:
+            # ``criterion(model(x), target)`` of an ``nn.CrossEntropyLoss()``: a loss module
+            # computes where its inputs are, and both must be on one device
+            return positional + _tensor_keywords(call)
         if isinstance(func, cst.Attribute) and func.attr.value in _TENSOR_METHODS and positional:
             return [func.value, positional[0]]
         if isinstance(func, cst.Attribute) and func.attr.value == "backward" and \
@@ -888,6 +900,13 @@ class MixedDeviceOperands(Rule):
         if isinstance(device, cst.Name):
             return holds(owner, device)
         return False
+
+
+def _tensor_keywords(call: cst.Call) -> List[cst.BaseExpression]:
+    """The values of the keyword arguments of ``call`` that torch's functions and losses take
+    as tensors on the device of their input (``weight=``, ``pos_weight=``, ``target=``)."""
+    return [a.value for a in call.args
+            if a.keyword is not None and a.keyword.value in api.TENSOR_KEYWORD_ARGUMENTS]
 
 
 def _partner_device(operand, evidence: OnAccelerator):
