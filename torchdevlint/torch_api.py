@@ -647,6 +647,19 @@ NUMPY_LIST_READERS = NUMPY_CONVERSIONS | frozenset(
     "numpy." + name for name in """mean sum std var max min median average concatenate stack
     vstack hstack prod cumsum""".split())
 NUMPY_LIST_READER_NAMES = tuple(sorted(name.rpartition(".")[2] for name in NUMPY_LIST_READERS))
+# NumPy functions that convert a tensor given them alone through ``np.asarray`` (its
+# ``__array__``, which is ``Tensor.numpy()``), so that one on an accelerator fails with "can't
+# convert cuda:0 device type tensor to numpy": ``np.argmax(out, axis=1)`` of a model's output,
+# ``np.round(pred)``, ``np.exp(log_probs)``, ``np.save(path, features)`` (each checked under
+# the pretend accelerator; ``np.mean(t)``, ``np.sum(t)``, ``np.max(t)`` call the tensor's own
+# method instead, and ``np.squeeze(t)`` works). They read a list of such tensors too.
+NUMPY_TENSOR_READERS = frozenset("numpy." + name for name in """
+    argmax argmin argsort round around exp log log1p expm1 sqrt square abs absolute sign floor
+    ceil tanh sin cos where unique sort transpose isnan isinf isfinite histogram bincount
+    count_nonzero ravel copy nan_to_num rint median average cumsum argwhere fliplr rot90 diag
+    trace atleast_2d ascontiguousarray maximum minimum dot matmul power multiply add subtract
+    divide allclose isclose equal greater less save savetxt""".split())
+NUMPY_TENSOR_READER_NAMES = tuple(sorted(name.rpartition(".")[2] for name in NUMPY_TENSOR_READERS))
 # The list methods that add tensors to a list (``append(t)``; ``extend(t)`` adds ``t``'s rows,
 # on ``t``'s device).
 LIST_ADDING_METHODS = ("append", "extend")

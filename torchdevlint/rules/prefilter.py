@@ -277,9 +277,11 @@ def numpy_of_moved_in(tree: ast.AST, source: str) -> bool:
                 evidence = evidence or (bare and copied)
         elif name in api.NUMPY_CONVERSION_NAMES:
             conversion = conversion or any(not isinstance(a, ast.Starred) for a in node.args)
-        elif name in api.NUMPY_LIST_READER_NAMES and node.args and \
-                isinstance(node.args[0], ast.Name):
-            # ``np.mean(losses)`` of a list (``numpy_names``: ``np``, ``from numpy import mean``)
+        elif (name in api.NUMPY_LIST_READER_NAMES and node.args and
+              isinstance(node.args[0], ast.Name)) or \
+                (name in api.NUMPY_TENSOR_READER_NAMES and node.args):
+            # ``np.mean(losses)`` of a list, ``np.argmax(out)`` (``numpy_names``: ``np``,
+            # ``from numpy import mean``)
             if numpy_names is None:
                 numpy_names = _numpy_names(tree)
             conversion = conversion or (isinstance(func, ast.Name) and func.id in numpy_names) \

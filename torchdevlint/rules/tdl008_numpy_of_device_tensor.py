@@ -33,6 +33,10 @@ from torchdevlint.rules.prefilter import numpy_of_moved_in
 CONVERT_ERROR = ("TypeError: can't convert cuda:0 device type tensor to numpy. Use Tensor.cpu() "
                  "to copy the tensor to host memory first.")
 _NUMPY_FUNCTIONS = api.NUMPY_CONVERSIONS
+# NumPy's functions that read a tensor or a list of them (``np.mean(losses)``, ``np.argmax(t)``)
+_NUMPY_READERS = api.NUMPY_LIST_READERS | api.NUMPY_TENSOR_READERS
+_NUMPY_READER_NAMES = tuple(sorted(set(api.NUMPY_LIST_READER_NAMES)
+                                   | set(api.NUMPY_TENSOR_READER_NAMES)))
 # Calls in a receiver's chain after which the value has no autograd history.
 _WITHOUT_HISTORY = api.DETACHING_METHODS
 
@@ -60,7 +64,11 @@ class NumpyOfDeviceTensor(Rule):
     """
     ## What it does
     Reports `t.numpy()`, `np.array(t)` and `np.asarray(t)` where `t` is a tensor that the analysis
-    can show lives on an accelerator at that point, and such a tensor given to a function that
+    can show lives on an accelerator at that point, such a tensor given to one of NumPy's
+    functions that convert it the same way (`np.argmax(out, axis=1)`, `np.round(pred)`,
+    `np.exp(log_probs)`, `np.save(path, features)`, ...: `api.NUMPY_TENSOR_READERS`, each
+    checked under the pretend accelerator; not `np.mean(t)` or `np.max(t)`, which call the
+    tensor's own method, nor `np.squeeze(t)`; issue 28), and such a tensor given to a function that
     reads its arguments as NumPy arrays: scikit-learn's metrics (`roc_curve(labels, scores)`,
     `metrics.f1_score(y, pred)`), pyplot's plotting functions (`plt.imshow(img)`) and pandas'
     `DataFrame` and `Series` (`pd.DataFrame(embeddings)`), imported by name or called on their
@@ -256,14 +264,22 @@ class NumpyOfDeviceTensor(Rule):
             func = site.call.func
             if isinstance(func, cst.Attribute) and not site.call.args:
                 yield from self._check(site, func.attr, func.value, "`.numpy()`")
-        for name in api.NUMPY_LIST_READER_NAMES:  # (``np.array``/``np.asarray`` among them)
+        for name in _NUMPY_READER_NAMES:  # (``np.array``/``np.asarray`` among them)
             for site in collected.calls_by_name.get(name, ()):
                 positional = [a.value for a in site.call.args if a.keyword is None and not a.star]
                 qualified = analysis.qualname(site.call.func, site.ctx.scope)
-                if not positional or qualified not in api.NUMPY_LIST_READERS:
+                if not positional or qualified not in _NUMPY_READERS:
                     continue
-                if qualified in _NUMPY_FUNCTIONS:
-                    yield from self._check(site, site.call, positional[0], f"`np.{name}()`")
+                if qualified in _NUMPY_FUNCTIONS or qualified in api.NUMPY_TENSOR_READERS:
+                    # ``np.argmax(out, axis=1)``, ``np.save(path, feats)``: the first argument
+                    # on an accelerator (the fix copies it; the next pass finds another)
+                    reader = qualified in api.NUMPY_TENSOR_READERS
+                    for argument in positional:
+                        found = list(self._check(site, site.call, argument, f"`np.{name}()`",
+                                                 needs_a_tensor=reader))
+                        if found:
+                            yield from found
+                            break
                 elif not analysis.holds_where_called(site.ctx, expects_failure, "fails"):
                     # (a tensor given alone: ``np.mean(t)`` is ``t.mean()``)
                     yield from self._list_check(site, positional[0], f"`np.{name}()`")
@@ -307,7 +323,7 @@ class NumpyOfDeviceTensor(Rule):
                     yield site
 
     def _check(self, site: CallSite, node: cst.CSTNode, tensor: cst.BaseExpression,
-               conversion: Optional[str]):
+               conversion: Optional[str], needs_a_tensor: bool = False):
         if self.analysis.holds_where_called(site.ctx, expects_failure, "fails"):
             return  # under pytest.raises, or a line whose comment says it errors (also
             # where every call of the helper that holds it is)
@@ -316,8 +332,12 @@ class NumpyOfDeviceTensor(Rule):
             yield from self._list_check(
                 site, tensor, conversion or f"`{source_of(site.call.func)}()`")
             return
-        if conversion is None and evidence.given is not None:
-            return  # a helper given a model may give back a NumPy array (``im_convert(x)``)
+        if (conversion is None or needs_a_tensor) and (
+                evidence.given is not None or evidence.built is not None):
+            # a helper given a model may give back a NumPy array (``im_convert(x)``), a
+            # metric's ``compute()`` a float, and NumPy's functions take those too
+            # (``np.exp(train_loss)`` of a loss summed with ``.item()``)
+            return
         detach = self.analysis.grad_recording(site.ctx) is not False and not _without_history(tensor)
         copied = source_of(tensor) + (".detach()" if detach else "") + ".cpu()"
         shown = source_of(tensor)
