@@ -294,3 +294,29 @@ def test_a_missing_script_is_one_line(tmp_path):
                             capture_output=True, text=True, cwd=ROOT, timeout=300)
     assert result.returncode == 2
     assert result.stderr.strip() == f"torchdevlint.runtime: no such script: {tmp_path / 'no.py'}"
+
+
+def test_legacy_cuda_tensor_types_of_code_before_torch_0_4(gpu):
+    # ``Tensor = torch.cuda.FloatTensor if cuda else torch.FloatTensor`` and ``x.type(Tensor)``
+    # (PyTorch-GAN): a copy on the GPU, as TDL004/TDL008/TDL011 read it; the constructor makes
+    # one there; ``type()`` names it; ``.type(torch.FloatTensor)`` comes back to the CPU
+    x = torch.ones(2, 3, dtype=torch.float64)
+    moved = x.type(torch.cuda.FloatTensor)
+    assert moved.device == gpu and moved.dtype == torch.float32 and x.device.type == "cpu"
+    assert x.type("torch.cuda.LongTensor").device == gpu
+    assert moved.type() == "torch.cuda.FloatTensor" and x.type() == "torch.DoubleTensor"
+    assert isinstance(moved, torch.cuda.FloatTensor) and not isinstance(x, torch.cuda.FloatTensor)
+    back = moved.type(torch.FloatTensor)
+    assert back.device.type == "cpu" and back.type() == "torch.FloatTensor"
+    assert moved.type(torch.float16).device == gpu  # a dtype stays where it is
+    made = torch.cuda.FloatTensor(3, 4)
+    assert made.device == gpu and made.shape == (3, 4)
+    assert torch.cuda.LongTensor([1, 2]).tolist() == [1, 2]
+    with pytest.raises(RuntimeError, match="Expected all tensors to be on the same device"):
+        moved + torch.ones(2, 3)
+
+
+def test_legacy_cuda_tensor_types_without_a_gpu():
+    # on the CPU-only side the pretend accelerator keeps torch's own refusal
+    with pytest.raises((TypeError, RuntimeError, AssertionError)):
+        torch.ones(2).type(torch.cuda.FloatTensor)

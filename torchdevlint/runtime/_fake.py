@@ -717,6 +717,40 @@ def _is_type(kind):
     return getter
 
 
+def _legacy_type_of(target) -> Optional[tuple]:
+    """(``"cuda"`` or ``"cpu"``, dtype) of a legacy tensor type given to ``Tensor.type``:
+    ``torch.cuda.FloatTensor`` (the class, or its name as a string), ``torch.LongTensor``;
+    None for anything else (a dtype)."""
+    name = target if isinstance(target, str) else \
+        f"{getattr(target, '__module__', '')}.{getattr(target, '__name__', '')}"
+    prefix, _, base = name.rpartition(".")
+    if prefix not in ("torch", "torch.cuda") or not base.endswith("Tensor") or \
+            not hasattr(_LEGACY_CPU_TYPES, base):
+        return None
+    return ("cuda" if prefix == "torch.cuda" else "cpu"), getattr(_LEGACY_CPU_TYPES, base).dtype
+
+
+def _type(func, args, kwargs):
+    """``t.type()`` names the pretend device's type (``torch.cuda.FloatTensor``);
+    ``t.type(torch.cuda.FloatTensor)`` copies ``t`` to the pretend GPU (code written for torch
+    before 0.4, PyTorch-GAN's ``Tensor = torch.cuda.FloatTensor if cuda else ...``), and
+    ``t.type(torch.FloatTensor)`` to the CPU; ``t.type(torch.float16)`` stays where it is."""
+    tensor = args[0]
+    target = args[1] if len(args) > 1 else kwargs.get("dtype")
+    if target is None:
+        return _type_name(tensor, device_of(tensor))
+    legacy = _legacy_type_of(target)
+    if legacy is None:
+        return func(*args, **kwargs)
+    kind, dtype = legacy
+    if kind == "cuda" and (_state is None or _state.kind != "cuda"):
+        raise _not_compiled("cuda")
+    device = _resolve(torch.device("cuda")) if kind == "cuda" else CPU
+    if device_of(tensor) == device and tensor.dtype == dtype:
+        return tensor
+    return _copy_to(tensor, device, dtype=dtype, non_blocking=kwargs.get("non_blocking", False))
+
+
 def _get_device(func, args, kwargs):
     device = device_of(args[0])
     return -1 if device.type == "cpu" else (device.index or 0)
@@ -962,6 +996,7 @@ def _special_functions() -> dict:
         torch.Tensor.is_cuda.__get__: _is_type("cuda"),
         torch.Tensor.is_cpu.__get__: _is_type("cpu"),
         torch.Tensor.get_device: _get_device,
+        torch.Tensor.type: _type,
         torch.Tensor.to: _to,
         torch.Tensor.cuda: _cuda,
         torch.Tensor.cpu: _cpu,
@@ -1432,8 +1467,46 @@ _ORIGINAL_CLONE = torch.Tensor.clone
 
 
 def _tensor_patches() -> dict:
-    return {(torch.Tensor, "pin_memory"): _pin_memory, (torch.Tensor, "is_pinned"): _is_pinned,
-            (torch, "Generator"): _Generator}
+    patches = {(torch.Tensor, "pin_memory"): _pin_memory, (torch.Tensor, "is_pinned"): _is_pinned,
+               (torch, "Generator"): _Generator}
+    for name in _LEGACY_TYPE_NAMES:
+        if hasattr(torch.cuda, name):
+            patches[(torch.cuda, name)] = _legacy_cuda_type(name)
+    return patches
+
+
+# The legacy tensor types (``torch.FloatTensor``, ...): the CPU ones, as torch defines them
+# before anything is patched, and their names.
+_LEGACY_CPU_TYPES = types.SimpleNamespace(**{
+    name: getattr(torch, name) for name in """FloatTensor DoubleTensor HalfTensor BFloat16Tensor
+    LongTensor IntTensor ShortTensor CharTensor ByteTensor BoolTensor""".split()
+    if hasattr(torch, name)})
+_LEGACY_TYPE_NAMES = tuple(vars(_LEGACY_CPU_TYPES))
+
+
+class _LegacyCudaType(type):
+    """``torch.cuda.FloatTensor`` on the pretend GPU: calling it makes a tensor there as
+    ``torch.FloatTensor(...)`` makes one on the CPU (sizes, or data); ``isinstance`` asks for
+    its dtype on the pretend GPU. A CPU build has none to give ("type torch.cuda.FloatTensor
+    not available")."""
+
+    def __call__(cls, *args, **kwargs):
+        if _state is None or _state.kind != "cuda":
+            raise _not_compiled("cuda")
+        made = getattr(_LEGACY_CPU_TYPES, cls.__name__)(*args, **kwargs)
+        return _copy_to(made, _resolve(torch.device("cuda")))
+
+    def __instancecheck__(cls, instance):
+        return isinstance(instance, torch.Tensor) and \
+            instance.dtype == getattr(_LEGACY_CPU_TYPES, cls.__name__).dtype and \
+            device_of(instance).type == "cuda"
+
+
+def _legacy_cuda_type(name: str):
+    cls = _LegacyCudaType(name, (), {"__module__": "torch.cuda"})
+    cls.dtype = getattr(_LEGACY_CPU_TYPES, name).dtype
+    cls.is_cuda = True
+    return cls
 
 
 _ORIGINAL_GENERATOR = torch.Generator
