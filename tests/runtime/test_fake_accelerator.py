@@ -320,3 +320,19 @@ def test_legacy_cuda_tensor_types_without_a_gpu():
     # on the CPU-only side the pretend accelerator keeps torch's own refusal
     with pytest.raises((TypeError, RuntimeError, AssertionError)):
         torch.ones(2).type(torch.cuda.FloatTensor)
+
+
+def test_tdl011_finds_the_legacy_type_move_and_its_fix_runs(gpu):
+    # ``X = real.type(Tensor)`` is a move for TDL011 as ``.to(device)`` is (issue 28)
+    from runtime_harness import load_fixture
+    from torchdevlint.engine import lint_source
+    from torchdevlint.rules.registry import classes_by_code
+
+    data = ROOT / "tests" / "data"
+    flagged = data / "tdl011_legacy_tensor_type.py"
+    found = lint_source(flagged.read_text(encoding="utf-8"), flagged.name,
+                        [classes_by_code()["TDL011"]]).findings
+    assert [(f.line, f.column) for f in found] == [(14, 12)]
+    with pytest.raises(RuntimeError, match="Expected all tensors to be on the same device"):
+        load_fixture(flagged).main(gpu)
+    assert load_fixture(data / "tdl011_legacy_tensor_type.fixed.py").main(gpu).device == gpu

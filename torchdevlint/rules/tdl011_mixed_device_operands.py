@@ -186,7 +186,8 @@ class MixedDeviceOperands(Rule):
     `torch.from_numpy`, the call of a top-level function of the file whose every `return`
     gives such a tensor (`def text_to_token_ids(t): return torch.tensor(...).unsqueeze(0)`),
     or what is computed from those; the accelerator side is a move
-    (`.to(device)`, `.cuda()`), a factory given a device, a moved model or its output, or what is
+    (`.to(device)`, `.cuda()`, `.type(torch.cuda.FloatTensor)` of code written before torch
+    0.4), a factory given a device, a moved model or its output, or what is
     computed from those. Both are judged where the operation is, following names in the order the
     code runs within the function (`x = x.to(device)` first takes `x` off the CPU). The finding is
     on the operation, and the message names both operands and the call that decided each one's
@@ -750,7 +751,8 @@ class MixedDeviceOperands(Rule):
         if origin is None:
             return evidence  # a parameter every call passes on an accelerator
         func = origin.func
-        moved = isinstance(func, cst.Attribute) and func.attr.value in api.ACCELERATOR_MOVE_METHODS
+        # (``x.type(torch.cuda.FloatTensor)`` is a move too: the placement's one answer)
+        moved = self.analysis.placement.device_of_move(origin, scope)[0]
         created = keyword_value(origin, "device") is not None
         if not moved and not created:
             # the output of a model: moved before that call?
