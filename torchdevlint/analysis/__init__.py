@@ -29,7 +29,7 @@ from torchdevlint.analysis.modules import (  # noqa: F401 (facade)
 )
 from torchdevlint.analysis.kinds import KindInference
 from torchdevlint.analysis.placement import (  # noqa: F401 (facade)
-    OnAccelerator, OnCPU, Placement, argument_for_parameter, assignments_of,
+    OnAccelerator, OnCPU, Placement, argument_for_parameter, assignments_of, copied_to_host,
 )
 from torchdevlint.analysis import testcode
 from torchdevlint.analysis.shapes import factory_dimensions, makes_an_empty_tensor  # noqa: F401 (facade)
@@ -51,7 +51,7 @@ __all__ = [
     "GRAD_OFF", "GRAD_ON", "GRAD_RUNTIME", "grad_mode_set_by", "expects_failure", "failure_expected_or_handled", "says_it_fails",
     "with_item_expects_failure",
     "is_device_name", "device_names_visible", "move_device_argument", "ModuleState", "Meeting",
-    "DeviceTrace", "OrderedWalk", "UNDECIDED", "OnAccelerator", "OnCPU",
+    "DeviceTrace", "OrderedWalk", "UNDECIDED", "OnAccelerator", "OnCPU", "copied_to_host",
 ]
 
 

@@ -101,6 +101,7 @@ class ModuleClasses:
         self._tensor_params: Dict[Tuple[int, str], bool] = {}  # (id(method), parameter) ->
         self._device_returns: Dict[Tuple[int, FrozenSet[str]], bool] = {}
         self._moves: Optional[List[cst.Call]] = None
+        self._move_ids: Optional[Set[int]] = None  # (their ids, for ``_moved_instance_before``)
         self._evidence: Dict[int, Optional[str]] = {}  # id(class) -> accelerator_evidence
 
     def state(self, info: ClassInfo) -> ModuleState:
@@ -788,7 +789,9 @@ class ModuleClasses:
         ``site`` makes one) that the scope moved to a device before ``site``."""
         scope = site.ctx.scope
         bindings = scope.bindings.get(name, ())
-        moves = {id(call) for call in self._device_moves()}
+        if self._move_ids is None:
+            self._move_ids = {id(call) for call in self._device_moves()}
+        moves = self._move_ids
 
         def makes_one(value) -> bool:
             while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and \

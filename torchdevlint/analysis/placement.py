@@ -1286,6 +1286,25 @@ class Placement:
         return assignments_of(target, scope, self.kinds)
 
 
+def copied_to_host(expr: cst.BaseExpression) -> bool:
+    """Whether ``expr``'s value was copied off the device along its chain of tensor methods
+    and subscripts (``out.argmax(1).cpu()``, ``out.cpu().numpy()[0]``, ``loss.item()``): a
+    model's output so copied meets a CPU label without failing (``host_copied_name`` below
+    asks which name such a chain starts from)."""
+    while True:
+        if isinstance(expr, cst.Subscript):
+            expr = expr.value
+        elif isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):
+            method = expr.func.attr.value
+            if method in api.HOST_COPY_METHODS:
+                return True
+            if method in api.ACCELERATOR_MOVE_METHODS or method not in api.TENSOR_METHODS:
+                return False
+            expr = expr.func.value
+        else:
+            return False
+
+
 def host_copied_name(expr: cst.BaseExpression) -> Optional[str]:
     """``y.cpu()``, ``y.detach().cpu()``, ``y.cpu().detach()``, ``y.to("cpu")``: the name
     ``y`` that a chain of tensor methods, one of them a copy to the host, starts from."""

@@ -54,8 +54,7 @@ class DiscardedMove(FixPlan):
         scope = site.ctx.scope
         if isinstance(receiver, cst.Name):
             name = receiver.value
-            if scope.resolve(name) is not scope or name in scope.global_names \
-                    or name in scope.nonlocal_names:
+            if not _bound_here(name, scope):
                 return None
             safe = True
         elif isinstance(receiver, cst.Attribute):
@@ -102,10 +101,16 @@ def _moved_local(expr, scope) -> Optional[str]:
             expr.func.attr.value in api.MOVE_METHODS and \
             isinstance(expr.func.value, cst.Name):
         name = expr.func.value.value
-        if scope.resolve(name) is scope and name not in scope.global_names \
-                and name not in scope.nonlocal_names:
+        if _bound_here(name, scope):
             return name
     return None
+
+
+def _bound_here(name: str, scope) -> bool:
+    """``name`` is a variable of ``scope`` itself (not global, nonlocal or an outer one's):
+    assigning the moved tensor back to it rebinds what the statement's receiver was."""
+    return scope.resolve(name) is scope and name not in scope.global_names \
+        and name not in scope.nonlocal_names
 
 
 class DiscardedTensorMove(Rule):

@@ -20,8 +20,8 @@ from typing import Dict, Iterator, List, Optional
 import libcst as cst
 
 from torchdevlint.analysis import (
-    ASSIGN, K, Analysis, Ctx, OrderedWalk, Scope, api, argument_for_parameter, dotted_name,
-    iter_children, last_name,
+    ASSIGN, K, Analysis, Ctx, OrderedWalk, Scope, api, argument_for_parameter, copied_to_host,
+    dotted_name, iter_children, last_name,
     is_device_name, root_name, says_it_fails, string_value, walk_code,
 )
 from torchdevlint.findings import Finding
@@ -294,28 +294,23 @@ class UnmovedBatch(Rule):
         and ``next(it)`` / ``it.next()``), then ``model(images)`` in the statements after it in
         its block: the batch of a loader on the CPU, as a loop's is (issue 28: the tutorial
         shape "show a few test predictions")."""
-        for scope in self.analysis.collected.scopes:
-            drawn: Dict[int, list] = {}  # id(value) -> (name, binding) of one assignment
-            for name, bindings in scope.bindings.items():
-                for binding in bindings:
-                    if binding.how == ASSIGN and isinstance(binding.value, cst.Call) and \
-                            isinstance(binding.value.func, (cst.Name, cst.Attribute)) and \
-                            last_name(binding.value.func) in ("next", "__next__"):
-                        drawn.setdefault(id(binding.value), []).append((name, binding))
-            for names in drawn.values():
-                binding = names[0][1]
-                if self._skipped_context(binding.ctx):
-                    continue
-                loader = self._drawn_from(binding.value, scope)
-                if loader is None or not any(
-                        path == () for path, _ in self._loader_paths(loader, scope)):
-                    continue
-                found = _statement_and_rest(self._code_of(binding.ctx), binding.value)
-                if found is None or not found[1]:
-                    continue
-                statement, rest = found
-                values = {name: _Value(moved=False, after=statement) for name, _ in names}
-                yield from _LoopChecker(self, None, binding.ctx, values, binding.order,
+        calls = self.analysis.collected.calls_by_name
+        for site in (site for method in ("next", "__next__") for site in calls.get(method, ())):
+            if self._skipped_context(site.ctx):
+                continue
+            scope = site.ctx.scope
+            loader = self._drawn_from(site.call, scope)
+            if loader is None or not any(
+                    path == () for path, _ in self._loader_paths(loader, scope)):
+                continue
+            found = _statement_and_rest(self._code_of(site.ctx), site.call)
+            if found is None:
+                continue
+            statement, assign, rest = found
+            values = {name: _Value(moved=False, after=statement)
+                      for target in assign.targets for name in _target_names(target.target)}
+            if values and rest:
+                yield from _LoopChecker(self, None, site.ctx, values, site.order,
                                         body=rest).run()
 
     def _drawn_from(self, call: cst.Call, scope: Scope) -> Optional[cst.BaseExpression]:
@@ -553,31 +548,15 @@ class UnmovedBatch(Rule):
         return values
 
 
-def _copied_to_host(expr) -> bool:
-    """Whether ``expr``'s value was copied off the device along its chain of tensor methods
-    and subscripts (``out.argmax(1).cpu()``, ``out.cpu().numpy()[0]``, ``loss.item()``)."""
-    while True:
-        if isinstance(expr, cst.Subscript):
-            expr = expr.value
-        elif isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):
-            method = expr.func.attr.value
-            if method in api.HOST_COPY_METHODS:
-                return True
-            if method in api.ACCELERATOR_MOVE_METHODS or method not in api.TENSOR_METHODS:
-                return False
-            expr = expr.func.value
-        else:
-            return False
-
-
 def _statement_and_rest(statements, value: cst.BaseExpression):
-    """The simple statement among ``statements`` (or in their blocks, at any depth) that
-    assigns ``value``, and the statements after it in its block; None when there is none."""
+    """(the simple statement, its assignment, the statements after it in its block) for the
+    assignment of ``value`` among ``statements`` (or in their blocks, at any depth); None
+    when there is none."""
     for index, statement in enumerate(statements):
         if isinstance(statement, cst.SimpleStatementLine):
-            if any(isinstance(small, cst.Assign) and small.value is value
-                   for small in statement.body):
-                return statement, list(statements[index + 1:])
+            for small in statement.body:
+                if isinstance(small, cst.Assign) and small.value is value:
+                    return statement, small, list(statements[index + 1:])
             continue
         for block in _blocks_of(statement):
             found = _statement_and_rest(block, value)
@@ -777,7 +756,7 @@ class _LoopChecker(OrderedWalk):
                    for node in walk_code(expr, into_functions=True))
 
     def _produces_output(self, expr) -> bool:
-        if _copied_to_host(expr):
+        if copied_to_host(expr):
             return False  # ``out.argmax(1).cpu()``: compared with a CPU label, it works
         return any((isinstance(node, cst.Name) and node.value in self.outputs)
                    or (isinstance(node, cst.Call)

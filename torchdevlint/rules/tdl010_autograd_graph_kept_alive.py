@@ -330,6 +330,7 @@ class AutogradGraphKeptAlive(Rule):
     def check(self, analysis: Analysis) -> Iterator[Violation]:
         self.analysis = analysis
         self.kinds = analysis.kinds
+        self._accumulated: Dict[int, List[tuple]] = {}  # id(call) -> accumulated_arguments
         self._code: Dict[int, str] = {}
         # (loop, ctx, whether it iterates something other than a data loader: ``range(n)``,
         # a list of batches, an iterator, a ``while`` loop)
@@ -524,6 +525,12 @@ class AutogradGraphKeptAlive(Rule):
         into an attribute of its object: ``meter.update(loss, n)`` of a class of the file
         whose ``update(self, val, n=1)`` does ``self.sum += val * n`` (issue 28: the
         ``AverageMeter`` of every research repository, handed the loss with its graph)."""
+        known = self._accumulated.get(id(call))
+        if known is None:
+            known = self._accumulated[id(call)] = self._accumulated_arguments(call, scope)
+        return known
+
+    def _accumulated_arguments(self, call: cst.Call, scope: Scope) -> List[tuple]:
         func = call.func
         if not isinstance(func, cst.Attribute):
             return []

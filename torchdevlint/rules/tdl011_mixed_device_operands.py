@@ -707,12 +707,12 @@ class MixedDeviceOperands(Rule):
                         values.append(value)
                 # ``F.cross_entropy(out, y, weight=w)``: the tensors given by keyword
                 return values + _tensor_keywords(call)
-            if self.analysis.loss_evidence(func, scope, by_name=False) is None:
-                return []
         if self.analysis.loss_evidence(func, scope, by_name=False) is not None:
             # ``criterion(model(x), target)`` of an ``nn.CrossEntropyLoss()``: a loss module
             # computes where its inputs are, and both must be on one device
             return positional + _tensor_keywords(call)
+        if qualified is not None:
+            return []
         if isinstance(func, cst.Attribute) and func.attr.value in _TENSOR_METHODS and positional:
             return [func.value, positional[0]]
         if isinstance(func, cst.Attribute) and func.attr.value == "backward" and \
