@@ -336,3 +336,22 @@ def test_tdl011_finds_the_legacy_type_move_and_its_fix_runs(gpu):
     with pytest.raises(RuntimeError, match="Expected all tensors to be on the same device"):
         load_fixture(flagged).main(gpu)
     assert load_fixture(data / "tdl011_legacy_tensor_type.fixed.py").main(gpu).device == gpu
+
+
+def test_tdl007_finds_a_cpu_tensor_indexed_with_a_device_mask_and_its_fix_runs(gpu):
+    # a module without ``forward`` whose method the program calls on the moved instance: a
+    # CPU ``linspace`` indexed with a mask computed from the GPU parameter (issue 28)
+    from runtime_harness import load_fixture
+    from torchdevlint.engine import lint_source
+    from torchdevlint.rules.registry import classes_by_code
+
+    data = ROOT / "tests" / "data"
+    flagged = data / "tdl007_method_without_forward.py"
+    found = lint_source(flagged.read_text(encoding="utf-8"), flagged.name,
+                        [classes_by_code()["TDL007"]]).findings
+    assert [(f.line, f.column) for f in found] == [(25, 18), (31, 18)]
+    assert "indexes it with a tensor on the module's device" in found[0].message
+    with pytest.raises(RuntimeError, match="indices should be either on cpu or on the same device"):
+        load_fixture(flagged).main(gpu)
+    colors, shaded = load_fixture(data / "tdl007_method_without_forward.fixed.py").main(gpu)
+    assert colors.device == shaded.device == gpu

@@ -67,7 +67,7 @@ CATALOG = (
         'summary': "A tensor created without `device=` in `forward` meets the module's device tensors",
         'default_enabled': True,
         'fixable': True,
-        'required_text': ('\\bclass\\b', '\\btorch\\b', 'def\\s+forward\\b', '\\b(?:BoolTensor|ByteTensor|DoubleTensor|FloatTensor|HalfTensor|IntTensor|LongTensor|Tensor|arange|empty|eye|full|linspace|logspace|ones|rand|randint|randn|randperm|tensor|zeros)\\b'),
+        'required_text': ('\\bclass\\b', '\\btorch\\b', '\\b(?:BoolTensor|ByteTensor|DoubleTensor|FloatTensor|HalfTensor|IntTensor|LongTensor|Tensor|arange|empty|eye|full|linspace|logspace|ones|rand|randint|randn|randperm|tensor|zeros)\\b'),
         'could_report_in': 'torchdevlint.rules.prefilter:off_device_factory_in',
         'required_calls': (),
     },

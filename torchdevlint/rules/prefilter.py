@@ -168,7 +168,8 @@ def off_device_factory_in(tree: ast.AST, source: str) -> bool:
     """TDL007's ast prefilter.
 
     Every finding is a factory call without ``device=`` (nor ``**kwargs``, which may carry
-    one) in a method of a class that defines ``forward``, or in a top-level function of a
+    one) in a method of a class that defines ``forward`` (or whose other methods the file calls
+    on a name, ``model.sample(n)``), or in a top-level function of a
     file with such a class (``def subsequent_mask(n)``, which ``forward`` may call). The factory is named
     ``<...>.zeros`` or by a name imported from torch (``qualname`` resolves nothing else).
     Most files that name a class and torch have no such call: in torch's nn, optim,
@@ -183,6 +184,17 @@ def off_device_factory_in(tree: ast.AST, source: str) -> bool:
                 if type(scope) is ast.ClassDef:
                     with_forward.add(scope)
                 scope = walk.parents.get(scope)
+    for node in nodes_of(tree, ast.ClassDef):
+        # a module class without ``forward`` whose methods the file calls on an instance
+        # (``model.get_colors()`` after ``model = Scene().to(device)``: issue 28)
+        if node.bases and node not in with_forward and any(
+                type(call.func.value) is ast.Name and scope is not node
+                and walk.parents.get(scope) is not node
+                for method in node.body if type(method) in (ast.FunctionDef, ast.AsyncFunctionDef)
+                and not method.name.startswith("__")
+                for call, scope in walk.calls_by_name.get(method.name, ())
+                if type(call.func) is ast.Attribute):
+            with_forward.add(node)
     if not with_forward:
         return False
     imported = _imported_from_torch(tree, source, OFF_DEVICE_FACTORIES)

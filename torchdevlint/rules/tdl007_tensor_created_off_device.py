@@ -107,7 +107,8 @@ class TensorCreatedOffDevice(Rule):
     then `model.sample(16)`; issue 28: a VAE's `sample` or a GAN's `generate` makes its noise
     with `torch.randn(n, k)` and decodes it with the GPU weights), and what they call on
     `self`; a call before the move (`model.warm_up(2)`, then `model.to(device)`) runs on the
-    CPU. A top-level function of the
+    CPU. Such methods count in a module class that has no `forward` at all (a scene whose
+    `face_colors()` the program calls on the moved model). A top-level function of the
     file that one of these methods calls with a tensor on the module's device is checked as
     the method is (`causal_attention(q, k, v)`, which masks `q @ k.T` with
     `torch.ones(T, T).tril()`: its tensor parameters are on that device):
@@ -117,7 +118,9 @@ class TensorCreatedOffDevice(Rule):
     - a combining tensor method (`scores.masked_fill(mask == 0, ...)`, `x.matmul(m)`);
     - a torch function given both, not as an index (`torch.cat([x, pad])`, `torch.where(...)`);
     - an argument of a registered submodule with weights (an RNN's initial hidden state,
-      `self.rnn(x, h0)`, `self.rec(h)`).
+      `self.rnn(x, h0)`, `self.rec(h)`);
+    - indexing it with a tensor on the module's device (`values[self.opacities() > 0.4]`),
+      or giving it such an index (`.gather`, `.scatter_`, `index_select`).
 
     "A tensor on the module's device" is what TDL005 uses: the method's tensor arguments (an
     argument indexed by dimensions, `x[:, None]`, is one: a list takes no such index; so is
@@ -306,11 +309,10 @@ class TensorCreatedOffDevice(Rule):
     summary = "A tensor created without `device=` in `forward` meets the module's device tensors"
     fixable = True
     facts = frozenset(("kinds", "placement", "devices", "modules", "project"))
-    # A module class (its base named through torch or a library of modules) calling a factory.
-    # (``forward`` is a method defined there; the factory is named or imported by its name.
-    # No ``\b`` before ``def``: a pattern that starts with a literal is searched for that
-    # literal first, 0.82 -> 0.03 s over torch's sources.)
-    required_text = (r"\bclass\b", r"\btorch\b", r"def\s+forward\b",
+    # A class of a file that names torch, calling a factory (named or imported by its name).
+    # (``def forward`` is no longer required: a module without one has methods the program
+    # calls on the moved instance; the ast prefilter decides.)
+    required_text = (r"\bclass\b", r"\btorch\b",
                      r"\b(?:" + "|".join(sorted(OFF_DEVICE_FACTORIES)) + r")\b")
     valid = (
         # used as an index: a CPU index tensor works with a tensor on any device
@@ -353,7 +355,7 @@ class TensorCreatedOffDevice(Rule):
         self._following: Set[tuple] = set()  # (id(method), parameter) being followed
         self._running: Set[str] = set()  # the methods of the class that run on its device
         for info in analysis.collected.classes:
-            if "forward" not in info.methods:
+            if not info.methods:
                 continue
             state = analysis.module_state(info)
             if state.is_module is not True or state.overrides_moving:
@@ -622,9 +624,11 @@ class TensorCreatedOffDevice(Rule):
                            for e in positional[0].elements)
             return False
         if isinstance(expr, cst.Subscript):
+            # a slice, ``None``, or a mask (``x[scores > 0.5]``: the kept elements, 1-D)
             keeps_a_dim = all(isinstance(e.slice, cst.Slice) or (
-                isinstance(e.slice, cst.Index) and isinstance(e.slice.value, cst.Name)
-                and e.slice.value.value == "None") for e in expr.slice)
+                isinstance(e.slice, cst.Index) and (
+                    (isinstance(e.slice.value, cst.Name) and e.slice.value.value == "None")
+                    or isinstance(e.slice.value, cst.Comparison))) for e in expr.slice)
             return keeps_a_dim and self._keeps(expr.value, factory, method, seen)
         if isinstance(expr, cst.Attribute):
             return expr.attr.value in api.TRANSPOSE_ATTRIBUTES and self._keeps(expr.value, factory, method, seen)
@@ -741,6 +745,8 @@ def _operands(node) -> list:
         return [node.left, node.right]
     if isinstance(node, cst.Comparison):
         return [node.left] + [c.comparator for c in node.comparisons]
+    if isinstance(node, cst.Subscript):
+        return [node.value]  # (the tensor indexed: ``modules.meeting`` checks the index)
     if isinstance(node, cst.Call):
         values = [a.value for a in node.args]
         spread = [e.value for v in values if isinstance(v, (cst.List, cst.Tuple))
