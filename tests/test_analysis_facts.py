@@ -809,3 +809,78 @@ def test_a_cpu_tensor_indexed_on_the_device_is_a_meeting_with_its_own_error():
     assert "indices should be either on cpu or on the same device" in errors[8]
     assert "passes it to `.gather()` with an index" in errors[9]
     assert "Expected all tensors to be on the same device" in errors[9]
+
+
+def _function_and_nodes(source: str):
+    """The first function of ``source``, the ``self.m = ...`` assignments in it, and the
+    reads of ``self.m`` that are operands of arithmetic."""
+    analysis = analysis_of(source)
+    function = analysis.collected.functions[0]
+    stores, reads = [], []
+    for node in walk_nodes(function.node.body):
+        if isinstance(node, cst.AssignTarget) and isinstance(node.target, cst.Attribute):
+            stores.append(node.target)
+        elif isinstance(node, cst.BinaryOperation) and isinstance(node.right, cst.Attribute) \
+                and node.right.attr.value == "m":
+            reads.append(node.right)
+    return function, stores, reads
+
+
+def walk_nodes(root):
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        yield node
+        stack.extend(reversed(node.children))
+
+
+@pytest.mark.parametrize("body, reached", [
+    # stored only in a branch that may be skipped: the first call in eval mode skips it
+    ("if self.training:\n        self.m = x\n    return x - self.m", True),
+    ("for _ in range(n):\n        self.m = x\n    return x - self.m", True),
+    ("with ctx:\n        if self.training:\n            self.m = x\n    return x - self.m", True),
+    ("y = x - self.m\n    self.m = x\n    return y", True),  # stored after the read
+    # stored on every path before the read
+    ("self.m = x\n    return x - self.m", False),
+    ("if self.training:\n        self.m = x\n    else:\n        self.m = -x\n    return x - self.m",
+     False),
+    ("with ctx:\n        self.m = x\n    return x - self.m", False),
+    # the read in the branch exclusive with the store: an earlier call may have stored it
+    ("if self.count == 0:\n        self.m = x\n    else:\n        return x - self.m", False),
+])
+def test_reached_without_a_store(body, reached):
+    from torchdevlint.analysis import reached_without
+
+    source = f"def forward(self, x, n=1, ctx=None):\n    {body}\n"
+    function, stores, reads = _function_and_nodes(source)
+    assert stores and reads
+    assert reached_without(function.node.body, reads[0], stores) is reached
+
+
+def test_a_registered_buffer_taken_whole_is_a_buffer_snapshot():
+    analysis = analysis_of("""
+        import torch
+        import torch.nn as nn
+
+        class M(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.register_buffer("scale", torch.ones(3))
+                for i in range(2):
+                    self.register_buffer(f"w{i}", torch.ones(3))
+                self.weight = nn.Parameter(torch.ones(3))
+                a = self.scale
+                b = getattr(self, "scale")
+                c = getattr(self, f"w{0}")
+                d = self.weight
+                e = getattr(self, "weight")
+    """)
+    info = analysis.collected.classes[0]
+    state = analysis.module_state(info)
+    assert state.buffers == {"scale"} and state.computed_buffers
+    init = info.methods["__init__"]
+    values = {b.node.value: b.value for b in (
+        init.scope.bindings[name][0] for name in "abcde")}
+    snapshot = {name: analysis.modules.buffer_snapshot(state, value, "self")
+                for name, value in values.items()}
+    assert snapshot == {"a": True, "b": True, "c": True, "d": False, "e": False}

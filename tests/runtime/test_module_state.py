@@ -134,3 +134,27 @@ def test_tdl005_container_items_stay_behind_and_fail_on_meta():
     assert set(plain_tensors(model)) == {"anchors", "scales"}
     with pytest.raises(RuntimeError, match="is not on the expected device"):
         model(torch.rand(2, 4, device=META))
+
+
+SNAPSHOTS = Path(__file__).resolve().parent.parent / "data" / "tdl005_buffer_snapshots.py"
+
+
+def test_tdl005_reports_a_list_of_registered_buffers():
+    from torchdevlint.engine import lint_source
+    from torchdevlint.rules.registry import classes_by_code
+
+    found = lint_source(SNAPSHOTS.read_text(encoding="utf-8"), SNAPSHOTS.name,
+                        [classes_by_code()["TDL005"]]).findings
+    expected = expected_findings(SNAPSHOTS)
+    assert {(f.line, f.column, f.code) for f in found} == expected and len(expected) == 1
+    assert all("plain container" in f.message and f.available_fix is None for f in found)
+
+
+def test_to_replaces_buffers_and_the_list_keeps_the_cpu_copies():
+    model = load_fixture(SNAPSHOTS).build()
+    assert all(a is b for a, b in zip(model.params, model.buffers()))
+    model.to(META)
+    assert all(b.device == META for b in model.buffers())
+    assert all(t.device.type == "cpu" for t in model.params)
+    with pytest.raises(RuntimeError, match="is not on the expected device"):
+        model(torch.ones(1, 3, device=META))

@@ -21,7 +21,9 @@ from torchdevlint.analysis.builder import (
 from torchdevlint.analysis.devices import (  # noqa: F401 (facade)
     Devices, device_names_visible, is_device_name, move_device_argument,
 )
-from torchdevlint.analysis.flow import UNDECIDED, DeviceTrace, OrderedWalk  # noqa: F401 (facade)
+from torchdevlint.analysis.flow import (  # noqa: F401 (facade)
+    UNDECIDED, DeviceTrace, OrderedWalk, reached_without,
+)
 from torchdevlint.analysis.gradmode import GradMode
 from torchdevlint.analysis.guards import Guards
 from torchdevlint.analysis.modules import (  # noqa: F401 (facade)
@@ -51,7 +53,7 @@ __all__ = [
     "GRAD_OFF", "GRAD_ON", "GRAD_RUNTIME", "grad_mode_set_by", "expects_failure", "failure_expected_or_handled", "says_it_fails",
     "with_item_expects_failure",
     "is_device_name", "device_names_visible", "move_device_argument", "ModuleState", "Meeting",
-    "DeviceTrace", "OrderedWalk", "UNDECIDED", "OnAccelerator", "OnCPU", "copied_to_host",
+    "DeviceTrace", "OrderedWalk", "UNDECIDED", "reached_without", "OnAccelerator", "OnCPU", "copied_to_host",
 ]
 
 

@@ -26,7 +26,7 @@ from typing import Dict, Iterable
 import libcst as cst
 
 from torchdevlint import torch_api as api
-from torchdevlint.analysis.builder import walk_code
+from torchdevlint.analysis.builder import holds, walk_code
 
 _ELEMENTWISE_COMPARISONS = (cst.LessThan, cst.LessThanEqual, cst.GreaterThan,
                             cst.GreaterThanEqual, cst.Equal, cst.NotEqual)
@@ -247,3 +247,85 @@ class OrderedWalk(DeviceTrace):
                 self.expression(small.msg)
         elif isinstance(small, cst.Raise) and small.exc is not None:
             self.expression(small.exc)
+
+
+def reached_without(root: cst.CSTNode, node: cst.CSTNode, others: Iterable[cst.CSTNode]) -> bool:
+    """Whether ``node`` (in ``root``'s code: a function's body) can run on a pass through
+    ``root`` on which none of ``others`` (nodes of the same code: assignments) has run before
+    it, by the structure of the code alone: each other runs after ``node`` in the same block,
+    or inside an ``if`` (without an ``else`` that also runs one), a loop or a ``with``/``try``
+    of its own that comes before it in a block holding both, and can be skipped there
+    (``if self.training: self.mean = m`` before ``x - self.mean``: the first call in eval
+    mode meets what ``__init__`` stored). False where an other sits in a branch exclusive
+    with ``node``'s (``if self.count == 0: self.mean = m`` / ``elif ...: ... self.mean ...``:
+    an earlier pass may have taken the other branch), or in a statement that always runs
+    first."""
+    parents: Dict[int, cst.CSTNode] = {}
+    stack = [root]
+    while stack:
+        parent = stack.pop()
+        for child in parent.children:
+            parents[id(child)] = parent
+            stack.append(child)
+
+    def chain(start):
+        nodes = [start]
+        while id(nodes[-1]) in parents:
+            nodes.append(parents[id(nodes[-1])])
+        return nodes
+
+    theirs = chain(node)
+    holding = {id(n): i for i, n in enumerate(theirs)}
+    for other in others:
+        mine = chain(other)
+        if mine[-1] is not root or theirs[-1] is not root:
+            return False
+        index = next(i for i, n in enumerate(mine) if id(n) in holding)
+        common = mine[index]
+        if index == 0 or holding[id(common)] == 0:
+            continue  # (``node`` in the other's value, or the other in ``node``: its own read)
+        towards_other, towards_node = mine[index - 1], theirs[holding[id(common)] - 1]
+        body = getattr(common, "body", None)  # (a block: an IndentedBlock's or the module's)
+        if not isinstance(body, (list, tuple)) or not any(s is towards_other for s in body) \
+                or not any(s is towards_node for s in body):
+            return False  # two branches of one statement, or parts of one expression
+        if [s is towards_other for s in body].index(True) > [s is towards_node for s in body].index(True):
+            continue  # it runs after ``node``
+        if not _skippable(towards_other, other):
+            return False
+    return True
+
+
+def _skippable(statement: cst.CSTNode, inner: cst.CSTNode) -> bool:
+    """Whether a pass through ``statement`` may leave out ``inner`` (a node inside it): a
+    loop may run no time; an ``if`` without ``else`` may not be taken; in an ``if`` with
+    one (or an ``elif``), and in a ``with`` or ``try`` body, the block holding ``inner``
+    must itself be skippable."""
+    if isinstance(statement, (cst.For, cst.While)):
+        return not _holds(statement.iter if isinstance(statement, cst.For) else statement.test,
+                          inner)
+    if isinstance(statement, cst.If):
+        if _holds(statement.test, inner):
+            return False
+        if statement.orelse is None:
+            return True
+        if _holds(statement.body, inner):
+            return _skippable_block(statement.body, inner)
+        if isinstance(statement.orelse, cst.If):
+            return _skippable(statement.orelse, inner)
+        return _skippable_block(statement.orelse.body, inner)
+    if isinstance(statement, (cst.With, cst.Try)):
+        return _holds(statement.body, inner) and _skippable_block(statement.body, inner)
+    return False
+
+
+def _skippable_block(block: cst.BaseSuite, inner: cst.CSTNode) -> bool:
+    for statement in getattr(block, "body", ()):
+        if _holds(statement, inner):
+            return _skippable(statement, inner)
+    return False
+
+
+
+def _holds(node: cst.CSTNode, target: cst.CSTNode) -> bool:
+    return holds(node, target, into_functions=True)

@@ -81,6 +81,9 @@ class ModuleState:
     # methods that code of the file calls on an instance it moved to a device first
     # (``model = VAE().to(device)``, then ``model.sample(16)``), and what they call on ``self``
     called_reaches: Set[str] = field(default_factory=set)
+    # ``self.register_buffer(f"w{i}", ...)``: buffers registered under names computed at run
+    # time, which ``buffers`` cannot list
+    computed_buffers: bool = False
 
     @property
     def registered(self) -> Set[str]:
@@ -103,6 +106,7 @@ class ModuleClasses:
         self._moves: Optional[List[cst.Call]] = None
         self._move_ids: Optional[Set[int]] = None  # (their ids, for ``_moved_instance_before``)
         self._evidence: Dict[int, Optional[str]] = {}  # id(class) -> accelerator_evidence
+        self._init_methods: Dict[int, Set[str]] = {}  # id(class) -> init_methods
 
     def state(self, info: ClassInfo) -> ModuleState:
         known = self._states.get(id(info))
@@ -116,7 +120,10 @@ class ModuleClasses:
         if state.overrides_moving:
             state.override_moves = self._override_moves(info)
         for method, kind in self._registrations(info):
-            getattr(state, kind).add(method)
+            if method is None:
+                state.computed_buffers |= kind == "buffers"
+            else:
+                getattr(state, kind).add(method)
         for name, bindings in info.attributes.items():
             assigned = [b for b in bindings if b.how == ASSIGN and not b.path]
             for binding in assigned:
@@ -403,12 +410,17 @@ class ModuleClasses:
     def init_methods(self, info: ClassInfo) -> Set[str]:
         """``__init__`` and the methods only it reaches (``_build_layers``): code that runs
         while the module is built, on the CPU, before anyone can move it."""
+        known = self._init_methods.get(id(info))
+        if known is not None:
+            return known
         from_init = self._reached_from(info, "__init__")
         elsewhere: Set[str] = set()
         for name in info.methods:
             if name not in from_init:
                 elsewhere |= self._reached_from(info, name)
-        return {name for name in from_init if name == "__init__" or name not in elsewhere}
+        known = self._init_methods[id(info)] = {
+            name for name in from_init if name == "__init__" or name not in elsewhere}
+        return known
 
     def mode_switches(self, info: ClassInfo) -> Set[str]:
         """The class's own ``train`` / ``eval`` (``nn.Module``'s mode switches): code its
@@ -416,6 +428,23 @@ class ModuleClasses:
         model.to(device)``), so what they cache from the module's state stays where the
         module was then."""
         return {name for name in api.MODULE_MODE_SWITCHES if name in info.methods}
+
+    def buffer_snapshot(self, state: ModuleState, value, self_name: Optional[str]) -> bool:
+        """Whether ``value`` reads one of the module's registered buffers whole (``self.mask``,
+        ``getattr(self, "mask")``, or ``getattr(self, f"w{i}")`` in a class that registers
+        buffers under computed names). ``.to(device)`` replaces a buffer with a moved copy
+        (parameters it moves in place), so a plain attribute or list that took the buffer
+        while the module was built keeps the tensor where it was built (the ``buffer-list``
+        report: ``self.params.append(getattr(self, f"param_{i}"))``)."""
+        if self_name is None:
+            return False
+        if isinstance(value, cst.Attribute):
+            return _is_name(value.value, self_name) and value.attr.value in state.buffers
+        if not (isinstance(value, cst.Call) and _is_name(value.func, "getattr")
+                and len(value.args) == 2 and _is_name(value.args[0].value, self_name)):
+            return False
+        name = string_value(value.args[1].value)
+        return name in state.buffers if name is not None else state.computed_buffers
 
     def state_snapshot(self, state: ModuleState, value, self_name: Optional[str],
                        scope=None, depth: int = 0) -> bool:
@@ -682,7 +711,8 @@ class ModuleClasses:
 
     def _registrations(self, info: ClassInfo):
         """(name, kind) for ``self.register_buffer("NAME", ...)`` and its neighbours in the
-        class's methods."""
+        class's methods; (None, kind) for a name computed at run time
+        (``self.register_buffer(f"w{i}", w)``)."""
         for method, kind in _REGISTERING_CALLS.items():
             for site in self.collected.calls_by_name.get(method, ()):
                 func = site.ctx.func
@@ -694,7 +724,7 @@ class ModuleClasses:
                         and owner.value == func.param_names[0]):
                     continue  # registered on another module, not on self
                 name = string_value(call.args[0].value) if call.args else None
-                if name is not None:
+                if name is not None or call.args:
                     yield name, kind
 
     def _holds_modules(self, binding: Binding) -> bool:

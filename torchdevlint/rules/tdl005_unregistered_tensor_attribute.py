@@ -19,7 +19,8 @@ import libcst as cst
 
 from torchdevlint.analysis import (
     ARITHMETIC_OPERATORS, ASSIGN, FOR, PARAM, Analysis, Binding, FunctionInfo, ModuleState, api,
-    factory_dimensions, holds, is_number, keyword_value, reads_name, source_of, walk_code,
+    factory_dimensions, holds, is_number, keyword_value, makes_an_empty_tensor, reached_without,
+    reads_name, source_of, walk_code,
 )
 from torchdevlint.findings import Finding
 from torchdevlint.fixes.context import FixContext
@@ -86,7 +87,16 @@ class UnregisteredTensorAttribute(Rule):
       self.h = h.detach()`, issue 28): reported when that method meets the tensor built in
       `__init__` before it stores a new value, the stored value is on the module's device, and
       no test of the attribute (`if self.h.size(0) != x.size(0): ...`) guards the meeting (the
-      message says "before it stores a new value there");
+      message says "before it stores a new value there"), or when the meeting can be reached
+      on a path that skips every store (`if self.training: self.glob_mean = m` before `x -
+      self.glob_mean`: a normalizer moved to the GPU and run in eval mode, speechbrain issue
+      1434; `analysis.reached_without`), unless a store sits in a branch exclusive with the
+      meeting (`if self.count == 0: ...` / `elif ...`: an earlier call took the other branch)
+      or under a test of the attribute (the path that skips it holds a tensor already there).
+      A setter that nothing run on the device calls (`load_statistics(state)`) may not run at
+      all and does not count, unless it makes the value where another tensor is (`reset(x)`
+      of `self.h = x.new_zeros(...)`: how its users place it). An empty placeholder
+      (`torch.empty(0)`) that such a method fills is not reported;
     - a method other than those combines it, as it is, with a tensor on the module's device: in
       arithmetic or a comparison, in a tensor method that combines (`x.masked_fill(self.mask, ...)`,
       `x.matmul(self.w)`), passed to a torch function together with such a tensor
@@ -101,7 +111,11 @@ class UnregisteredTensorAttribute(Rule):
     such a tensor (`self.anchors = [torch.ones(4) * s for s in sizes]`, `self.anchors = []` that
     `__init__` fills with `.append(...)`, `{"small": torch.full((4,), .5), ...}`) is reported when
     a method combines an item (`self.scales[key]`, `for anchor in self.anchors`) with a tensor on
-    the module's device: `.to(device)` moves no tensor inside a Python container.
+    the module's device: `.to(device)` moves no tensor inside a Python container. An item (or a
+    value) may be a registered buffer taken while the module is built
+    (`self.params.append(getattr(self, f"param_{i}"))` after `self.register_buffer(f"param_{i}",
+    p)`, pytorch issue 29807): `.to(device)` moves parameters in place but replaces each buffer
+    with a moved copy, so the list keeps the CPU tensors (`ModuleClasses.buffer_snapshot`).
 
     "A tensor on the module's device" is a registered parameter or buffer, what a registered
     submodule with weights returns (or any registered submodule given such a tensor), a method
@@ -326,16 +340,28 @@ class UnregisteredTensorAttribute(Rule):
             # updates (``res, h = self.rnn(x, self.h); self.h = h.detach()``, issue 28) is
             # followed; else the class manages the attribute itself
             updates = [b for b in bindings if b.ctx.func.name not in init_methods | switches]
-            if len({id(b.ctx.func) for b in updates}) > 1 or any(
-                    b.how != ASSIGN or b.path for b in updates):
+            if any(b.how != ASSIGN or b.path for b in updates):
                 continue
-            kept = [b for b in bindings if b not in updates]
+            # a setter that nothing run on the device calls (``load_statistics(state)``) may
+            # not run at all: the value ``__init__`` stored is what the device meets then
+            # (a setter that makes the value where another tensor is, ``reset(x)`` of
+            # ``self.h = x.new_zeros(...)``, is how its users place it: the class manages it)
+            running = state.forward_reaches | state.step_reaches | state.called_reaches
+            kept = [b for b in bindings if b.ctx.func.name in init_methods | switches]
+            if any(b.ctx.func.name in running for b in updates) and not any(
+                    b.ctx.func.name not in running and self._made_where_given(b.value, b)
+                    for b in updates):
+                updates = [b for b in updates if b.ctx.func.name in running]
+            if len({id(b.ctx.func) for b in updates}) > 1:
+                continue
             created = [b for b in kept if b.how == ASSIGN and (
                 self._created_on_cpu(b.value, b) if b.ctx.func.name not in switches
                 else modules.state_snapshot(state, b.value, b.ctx.func.self_name,
                                              b.ctx.scope))]
             if not created or any(b not in created and not _is_none(b.value) for b in kept):
                 continue
+            if updates and all(self._placeholder(b) for b in created):
+                continue  # ``torch.empty(0)``, which the class fills before it uses it
             if reads is None:
                 reads = modules.self_reads(info)
             meeting = self._meeting(state, name, reads.get(name, ()), init_methods, updates)
@@ -400,6 +426,27 @@ class UnregisteredTensorAttribute(Rule):
                     yield Violation(binding.node, self.CONTAINER(
                         owner=owner, name=name, module=info.name, method=method,
                         where=where.replace(" it ", " an item ", 1), moved=moved, error=error))
+
+    def _placeholder(self, binding: Binding) -> bool:
+        """``self.overlap = torch.empty(0)``: an empty tensor (a literal 0 among its sizes)."""
+        value = binding.value
+        if not isinstance(value, cst.Call):
+            return False
+        qualified = self.kinds.qualname(value.func, binding.ctx.scope) or ""
+        return qualified.startswith("torch.") and \
+            makes_an_empty_tensor(value, qualified.rpartition(".")[2])
+
+    def _made_where_given(self, value, binding: Binding) -> bool:
+        """``x.new_zeros(n)``, ``torch.zeros_like(x)``, ``torch.zeros(n, device=d)``,
+        ``t.to(d)``: a value made on a device its code names or takes from another tensor."""
+        if not isinstance(value, cst.Call):
+            return False
+        func = value.func
+        if isinstance(func, cst.Attribute) and (func.attr.value.startswith("new_") or
+                                                func.attr.value in api.MOVE_METHODS or func.attr.value == "type_as"):
+            return True
+        qualified = self.kinds.qualname(func, binding.ctx.scope) or ""
+        return qualified.endswith("_like") or keyword_value(value, "device") is not None
 
     def _given(self, binding: Binding) -> str:
         """`` (given by `Scaler(torch.tensor([1., 2.]))`)`` for ``self.NAME = PARAM`` of
@@ -468,6 +515,13 @@ class UnregisteredTensorAttribute(Rule):
                 b.how == ASSIGN and not b.path and self._created_on_cpu(b.value, b, depth + 1)
                 for b in earlier)
         func = binding.ctx.func
+        if func is not None and func.cls is not None and \
+                func.name in self.analysis.modules.init_methods(func.cls) and \
+                self.analysis.modules.buffer_snapshot(
+                    self.analysis.module_state(func.cls), value, func.self_name):
+            # a buffer taken while the module is built, on the CPU: ``.to()`` replaces the
+            # buffer, the attribute (or list) keeps what it took
+            return True
         if isinstance(value, cst.Attribute) and isinstance(value.value, cst.Name) \
                 and func is not None and func.cls is not None \
                 and value.value.value == func.self_name:
@@ -565,8 +619,7 @@ class UnregisteredTensorAttribute(Rule):
             methods = [method for method in methods if method is updater]
         for method in methods:
             devices = self.analysis.modules.on_module_device(state, method)
-            if updates and not all(devices.carries(b.value) for b in updates):
-                return None
+            stored_on_device = not updates or all(devices.carries(b.value) for b in updates)
             stays = _Stays(method, name, self.kinds, container)
             order: Dict[int, int] = {}
             tested = []  # the branches and loops whose test reads the attribute
@@ -581,12 +634,22 @@ class UnregisteredTensorAttribute(Rule):
                     continue
                 error = where.error
                 if updates:
-                    if any(holds(branch, node) for branch in tested) or not all(
+                    if any(holds(branch, node) for branch in tested):
+                        continue
+                    if stored_on_device and all(
                             order[id(node)] < order.get(id(b.node), -1) or holds(b.value, node)
                             for b in updates):
+                        where += " before it stores a new value there (the first call meets " \
+                            "the tensor built in `__init__`)"
+                    elif not any(holds(branch, b.node) for branch in tested for b in updates) \
+                            and reached_without(method.node.body, node, [b.node for b in updates]):
+                        # (``if self.training: self.mean = m`` before ``x - self.mean``; not
+                        # ``if self.cache.device != x.device: self.cache = ...``, where the
+                        # path that skips it holds a tensor already there)
+                        where += " on a path that skips its assignments to it (a call " \
+                            "that takes that path meets the tensor built in `__init__`)"
+                    else:
                         continue
-                    where += " before it stores a new value there (the first call meets the " \
-                        "tensor built in `__init__`)"
                 return method.name, where, error
         return None
 
@@ -681,7 +744,8 @@ class _Stays:
         if isinstance(expr, cst.Attribute):
             if isinstance(expr.value, cst.Name) and expr.value.value == self.self_name:
                 return expr.attr.value == self.name and not self.container
-            return expr.attr.value in api.TRANSPOSE_ATTRIBUTES and self(expr.value)
+            # (``.T``, ``.data``: the same values, or their view, where they are)
+            return expr.attr.value in api.TENSOR_ATTRIBUTES and self(expr.value)
         if isinstance(expr, cst.Subscript):
             if self.container and self.is_attribute(expr.value):
                 return all(isinstance(e.slice, cst.Index) for e in expr.slice)  # an item
