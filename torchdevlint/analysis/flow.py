@@ -286,10 +286,11 @@ def reached_without(root: cst.CSTNode, node: cst.CSTNode, others: Iterable[cst.C
             continue  # (``node`` in the other's value, or the other in ``node``: its own read)
         towards_other, towards_node = mine[index - 1], theirs[holding[id(common)] - 1]
         body = getattr(common, "body", None)  # (a block: an IndentedBlock's or the module's)
-        if not isinstance(body, (list, tuple)) or not any(s is towards_other for s in body) \
-                or not any(s is towards_node for s in body):
+        positions = {id(s): i for i, s in enumerate(body)} \
+            if isinstance(body, (list, tuple)) else {}
+        if id(towards_other) not in positions or id(towards_node) not in positions:
             return False  # two branches of one statement, or parts of one expression
-        if [s is towards_other for s in body].index(True) > [s is towards_node for s in body].index(True):
+        if positions[id(towards_other)] > positions[id(towards_node)]:
             continue  # it runs after ``node``
         if not _skippable(towards_other, other):
             return False
@@ -324,7 +325,6 @@ def _skippable_block(block: cst.BaseSuite, inner: cst.CSTNode) -> bool:
         if _holds(statement, inner):
             return _skippable(statement, inner)
     return False
-
 
 
 def _holds(node: cst.CSTNode, target: cst.CSTNode) -> bool:
