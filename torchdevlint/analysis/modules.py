@@ -89,6 +89,13 @@ class ModuleState:
     def registered(self) -> Set[str]:
         return self.parameters | self.buffers | self.submodules
 
+    @property
+    def running(self) -> Set[str]:
+        """The methods that run on the module's device once it is moved: ``forward``, a
+        LightningModule's steps, the methods the file calls on a moved instance, and what
+        they call on ``self``."""
+        return self.forward_reaches | self.step_reaches | self.called_reaches
+
 
 class ModuleClasses:
     """Asked through ``Analysis.module_state``; each class is worked out once."""

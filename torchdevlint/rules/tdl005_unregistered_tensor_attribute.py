@@ -329,6 +329,8 @@ class UnregisteredTensorAttribute(Rule):
         modules = self.analysis.modules
         init_methods = modules.init_methods(info)
         switches = modules.mode_switches(info)
+        building = init_methods | switches  # (what runs while the module is built or switched)
+        running = state.running
         reads = None
         for name in state.tensor_attributes:
             if name in (state.override_moves or ()):
@@ -339,15 +341,14 @@ class UnregisteredTensorAttribute(Rule):
             # (re)bound while the module runs: only a state that one method reads and then
             # updates (``res, h = self.rnn(x, self.h); self.h = h.detach()``, issue 28) is
             # followed; else the class manages the attribute itself
-            updates = [b for b in bindings if b.ctx.func.name not in init_methods | switches]
+            kept = [b for b in bindings if b.ctx.func.name in building]
+            updates = [b for b in bindings if b.ctx.func.name not in building]
             if any(b.how != ASSIGN or b.path for b in updates):
                 continue
             # a setter that nothing run on the device calls (``load_statistics(state)``) may
             # not run at all: the value ``__init__`` stored is what the device meets then
             # (a setter that makes the value where another tensor is, ``reset(x)`` of
             # ``self.h = x.new_zeros(...)``, is how its users place it: the class manages it)
-            running = state.forward_reaches | state.step_reaches | state.called_reaches
-            kept = [b for b in bindings if b.ctx.func.name in init_methods | switches]
             if any(b.ctx.func.name in running for b in updates) and not any(
                     b.ctx.func.name not in running and self._made_where_given(b.value, b)
                     for b in updates):
@@ -442,9 +443,10 @@ class UnregisteredTensorAttribute(Rule):
         if not isinstance(value, cst.Call):
             return False
         func = value.func
-        if isinstance(func, cst.Attribute) and (func.attr.value.startswith("new_") or
-                                                func.attr.value in api.MOVE_METHODS or func.attr.value == "type_as"):
-            return True
+        if isinstance(func, cst.Attribute):
+            method = func.attr.value
+            if method.startswith("new_") or method in api.MOVE_METHODS or method == "type_as":
+                return True
         qualified = self.kinds.qualname(func, binding.ctx.scope) or ""
         return qualified.endswith("_like") or keyword_value(value, "device") is not None
 

@@ -363,7 +363,7 @@ class TensorCreatedOffDevice(Rule):
             # a factory is reported where it is made when it meets the device there, and else
             # where a method it is returned to meets it (``init_hidden``'s zeros in ``forward``)
             methods = [info.methods[name] for name in sorted(
-                state.forward_reaches | state.step_reaches | state.called_reaches)
+                state.running)
                        if info.methods[name].scope is not None
                        and info.methods[name].self_name is not None]
             # and the top-level functions of the file they hand a tensor on the device to
