@@ -283,6 +283,35 @@ def _kept(code: str, source: str) -> bool:
      def g():
          return model.encode(torch.ones(3))
      """, True),
+    # a method given a CPU tensor by its call, and moving another parameter itself
+    ("""
+     import torch
+     class Tracker:
+         def match(self, features, labels, device):
+             return features.to(device) * labels
+     tracker = Tracker()
+     tracker.match(torch.randn(3, 1), torch.tensor([0, 1, 0]), "cuda")
+     """, True),
+    # the same method given nothing on the CPU
+    ("""
+     import torch
+     class Tracker:
+         def match(self, features, labels, device):
+             return features.to(device) * labels
+     tracker = Tracker()
+     tracker.match(features, labels, "cuda")
+     """, False),
+    # a method that calls nothing itself, given a CPU tensor (its scope has no calls to ask
+    # for a moved model's: it was a KeyError)
+    ("""
+     import torch
+     class Keeper:
+         def keep(self, value):
+             return value
+     def place(net, device):
+         return net.to(device)
+     Keeper().keep(torch.zeros(3))
+     """, False),
 ])
 def test_tdl011_ast_prefilter_keeps_scopes_with_both_sides(source, kept):
     assert _kept("TDL011", source) is kept
@@ -884,3 +913,92 @@ def test_a_registered_buffer_taken_whole_is_a_buffer_snapshot():
     snapshot = {name: analysis.modules.buffer_snapshot(state, value, "self")
                 for name, value in values.items()}
     assert snapshot == {"a": True, "b": True, "c": True, "d": False, "e": False}
+
+
+METHOD_CALLS = '''
+import torch
+import torch.nn as nn
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+class Tracker:
+    def match(self, features, labels):
+        return self._norms(features, labels)
+
+    def _norms(self, features, labels):
+        return features * labels
+
+    @staticmethod
+    def decorated(features, labels):
+        return features * labels
+
+    def shared(self, features, labels):
+        return features * labels
+
+    def __call__(self, features, labels):
+        return features * labels
+
+
+class Other:
+    def seen(self, features, labels):
+        return features
+
+
+def elsewhere(obj, features, labels):
+    return obj.shared(features, labels)
+
+
+head = nn.Linear(8, 4).to(device)
+tracker = Tracker()
+features = head(torch.randn(3, 8).to(device))
+tracker.match(features, labels=torch.tensor([0, 1, 0]))
+tracker.decorated(features, torch.tensor([0, 1, 0]))
+tracker.shared(features, torch.tensor([0, 1, 0]))
+Other().seen(features.cpu(), torch.zeros(3))
+tracker(features, torch.tensor([0, 1, 0]))
+'''
+
+
+def _method(analysis: Analysis, cls: str, name: str):
+    return next(c for c in analysis.collected.classes if c.name == cls).methods[name]
+
+
+def _passed(analysis: Analysis, cls: str, method: str, parameter: str):
+    func = _method(analysis, cls, method)
+    binding = next(b for b in func.scope.bindings[parameter] if b.how == "param")
+    passed = analysis.kinds.caller_arguments(binding)
+    return None if passed is None else [cst.Module([]).code_for_node(a) for a, _ in passed]
+
+
+def test_caller_arguments_of_a_method_are_its_calls_through_instances_of_its_class():
+    analysis = analysis_of(METHOD_CALLS)
+    # ``tracker.match(...)`` on ``tracker = Tracker()``, by position and by keyword
+    assert _passed(analysis, "Tracker", "match", "features") == ["features"]
+    assert _passed(analysis, "Tracker", "match", "labels") == ["torch.tensor([0, 1, 0])"]
+    # ``self._norms(...)`` in a method of the class
+    assert _passed(analysis, "Tracker", "_norms", "labels") == ["labels"]
+    # another class's method of its own name is not this one's call
+    assert _passed(analysis, "Other", "seen", "features") == ["features.cpu()"]
+    # a decorated method, a dunder, and a method also called on an object of unknown kind
+    # (``obj.shared(...)``: it may be this method, given other values) are not matched
+    assert _passed(analysis, "Tracker", "decorated", "labels") is None
+    assert _passed(analysis, "Tracker", "__call__", "labels") is None
+    assert _passed(analysis, "Tracker", "shared", "labels") is None
+
+
+def test_method_parameters_placed_by_every_call():
+    analysis = analysis_of(METHOD_CALLS)
+    placement = analysis.placement
+    match = _method(analysis, "Tracker", "match").scope
+    norms = _method(analysis, "Tracker", "_norms").scope
+    assert set(placement.parameters_on_accelerator(match)) == {"features"}
+    assert set(placement.parameters_on_cpu(match)) == {"labels"}
+    # followed on through ``self._norms(features, labels)``
+    assert set(placement.parameters_on_accelerator(norms)) == {"features"}
+    assert set(placement.parameters_on_cpu(norms)) == {"labels"}
+    evidence = placement.parameters_on_cpu(norms)["labels"]
+    assert cst.Module([]).code_for_node(evidence.origin) == "torch.tensor([0, 1, 0])"
+    shared = _method(analysis, "Tracker", "shared").scope
+    assert placement.parameters_on_cpu(shared) == {}
+    assert placement.parameters_on_accelerator(shared) == {}

@@ -267,11 +267,11 @@ class KindInference:
         """[(argument, call site)]: what each call of this file passes for the parameter of
         ``binding``, a plain function's (not ``*args``), or of a top-level class's ``__init__``
         (each construction of the class, ``Evaluator(model, loader)``), by position or
-        keyword; [] when no call of this file calls it; None when a call passes nothing for it
-        (its default, or ``*args``), or some of its calls were analysed apart. None for any
-        other method (calls through an instance are not matched to their class), and for a
-        class that a class of this file derives from (its ``super().__init__(...)`` passes
-        other values)."""
+        keyword, or of another method (its calls through instances of its class:
+        ``_method_arguments``); [] when no call of this file calls it; None when a call
+        passes nothing for it (its default, or ``*args``), or some of its calls were analysed
+        apart, and for a class that a class of this file derives from (its
+        ``super().__init__(...)`` passes other values; an override runs in its place)."""
         param, func, index = binding.value
         if self._collected is None or func is None or param.star in ("*", "**"):
             return None
@@ -279,12 +279,14 @@ class KindInference:
         called, target, reference = func.name, func, FuncRef
         if func.cls is not None:
             cls = func.cls
-            if func.name != "__init__" or index == 0 or cls.ctx.scope.kind != "module" or any(
+            if index == 0 or cls.ctx.scope.kind != "module" or any(
                     last_name(base) == cls.name for other in self._collected.classes
                     for base in other.bases):
                 return None
-            called, target, reference = cls.name, cls, ClassRef
             position = position - 1 if position > 0 else -1  # (``self`` is not passed)
+            if func.name != "__init__":
+                return self._method_arguments(func, param.name.value, position)
+            called, target, reference = cls.name, cls, ClassRef
         if called in self._collected.unseen_call_names:
             return None
         name = param.name.value
@@ -292,6 +294,37 @@ class KindInference:
         for site in self._collected.calls_by_name.get(called, ()):
             callee = self.kind_of(site.call.func, site.ctx.scope)
             if not (isinstance(callee, reference) and callee.info is target):
+                continue
+            argument = argument_passed(site.call, name, position)
+            if argument is None:
+                return None
+            found.append((argument, site))
+        return found
+
+    def _method_arguments(self, method, name: str, position: int):
+        """``caller_arguments`` of a method (issue 28: a tracker's ``match(bboxes, labels,
+        ...)``, a trainer's ``self.train_epoch(model, loader)``): its calls through an
+        instance of its class, ``obj.NAME(...)`` of ``obj = Cls(...)`` or ``self.NAME(...)``
+        in a method of the class, a class that is no ``nn.Module`` (a module's methods
+        run on its device with what ``forward`` is given: ``modules.MethodDevices`` follows
+        those). Not a dunder, nor a static, class or property method, nor one decorated
+        otherwise (a decorator may pass other values). None where a call of that name is made
+        on a receiver of unknown kind (it may be this method, passed other values)."""
+        if method.name.startswith("__") or method.node.decorators or \
+                method.name in self._collected.unseen_call_names or \
+                self.class_is_module(method.cls) is not False:
+            return None
+        found = []
+        for site in self._collected.calls_by_name.get(method.name, ()):
+            func = site.call.func
+            if not isinstance(func, cst.Attribute):
+                continue  # a plain function of the same name
+            receiver = self.kind_of(func.value, site.ctx.scope)
+            if not isinstance(receiver, Instance):
+                if receiver in (UNKNOWN, _PENDING):
+                    return None
+                continue  # a tensor's, a module's, a library object's method
+            if self.find_method(receiver.info, method.name) is not method:
                 continue
             argument = argument_passed(site.call, name, position)
             if argument is None:

@@ -123,6 +123,18 @@ class _FromParameter(OnCPU):
         self.name = name
 
 
+class PassedOnCPU(OnCPU):
+    """Evidence that a parameter is a tensor on the CPU: every call of its function (a
+    method's calls through instances of its class: ``tracker.match(bboxes, labels)``) passes
+    one, in this file; ``origin`` is where the first call's value was put there."""
+
+    __slots__ = ("function",)
+
+    def __init__(self, origin: cst.Call, function: str) -> None:
+        super().__init__(origin)
+        self.function = function
+
+
 # Libraries whose functions given a model say nothing of where their result lives: torch's
 # own are judged as torch functions, NumPy's give arrays.
 _LIBRARIES_OF_KNOWN_RESULTS = ("torch.", "numpy.")
@@ -182,6 +194,25 @@ class _AcceleratorWalk(OrderedWalk):
             name = target.value.value
             if self.placed.get(name) is None and self._is_container(name):
                 self.place(name, self.device_of(value))
+
+    def call_statement(self, call: cst.Call) -> None:
+        """``preds.append(model(x))`` into a list the function built itself: the list holds
+        a tensor on an accelerator, and so does what joins it (``torch.cat(preds)``, issue
+        28: outputs collected batch by batch, joined and handed to NumPy). The accelerator's
+        side only: the CPU's is asked of every append where a list is joined
+        (``appended_to``)."""
+        super().call_statement(call)
+        func = call.func
+        if self.side != "accelerator" or not isinstance(func, cst.Attribute) or \
+                func.attr.value != "append" or not isinstance(func.value, cst.Name) or \
+                len(call.args) != 1 or call.args[0].star or call.args[0].keyword is not None:
+            return
+        name = func.value.value
+        # (bound to a list by the function; ``preds = torch.cat(preds)`` may rebind it later)
+        if self.placed.get(name) is None and any(
+                binding.how == ASSIGN and not binding.path and _builds_a_container(binding.value)
+                for binding in self.scope.bindings.get(name, ())):
+            self.place(name, self.device_of(call.args[0].value))
 
     def _is_container(self, name: str) -> bool:
         """A name of this function bound only to lists or dicts it builds (``[None] * n``,
@@ -292,6 +323,7 @@ class Placement:
         self._caller_evidence: Dict[tuple, str] = {}
         # id(function scope) -> {parameter: evidence} (``parameters_on_accelerator``)
         self._parameters: Dict[int, Dict[str, OnAccelerator]] = {}
+        self._cpu_parameters: Dict[int, Dict[str, OnCPU]] = {}
         self.kinds = kinds
         self._devices = devices  # built only when a model's move is judged
         self._bare_moves: Optional[Dict[tuple, List[tuple]]] = None
@@ -504,8 +536,9 @@ class Placement:
         if at is None:
             at = self._walked[key] = {}
             walk = _AcceleratorWalk(self, scope, at, side)
-            if side == "accelerator" and body is not None:
-                walk.placed.update(self.parameters_on_accelerator(scope))
+            if body is not None:
+                walk.placed.update(self.parameters_on_accelerator(scope) if side == "accelerator"
+                                   else self.parameters_on_cpu(scope))
             if body is None:
                 walk.walk(scope.node.body)  # the module
             elif isinstance(body, cst.IndentedBlock):
@@ -1207,7 +1240,7 @@ class Placement:
         index = K.positional_index(func, index)
         called = func.name
         defined_in = func.ctx.scope
-        if func.cls is not None:  # ``__init__``: the constructions of its class
+        if func.cls is not None and func.name == "__init__":  # the constructions of its class
             called, index = func.cls.name, index - 1 if index > 0 else -1
             defined_in = func.cls.ctx.scope
         where = ""
@@ -1227,7 +1260,7 @@ class Placement:
         if known is not None:
             return known
         found = self._parameters[id(scope)] = {}
-        if scope.kind != "function" or scope.func is None or scope.func.cls is not None:
+        if scope.kind != "function" or scope.func is None:
             return found
         for name, bindings in scope.bindings.items():
             if not bindings or bindings[0].how != PARAM:
@@ -1242,6 +1275,38 @@ class Placement:
             twin = self.copied_by_twin(scope.func, name)
             if twin is not None:
                 found[name] = twin
+        return found
+
+    def parameters_on_cpu(self, scope: Scope) -> Dict[str, OnCPU]:
+        """The parameters of the method of ``scope`` (issue 28: qdtrack's ``tracker.match(
+        bboxes, labels, ...)`` of labels made on the CPU) that every call of this file passes
+        a tensor on the CPU, and no call of another file can reach: a method, matched to its
+        calls through instances of its class (``KindInference.caller_arguments``). (A plain
+        function's callers in other files are not known by where their tensors are.)"""
+        known = self._cpu_parameters.get(id(scope))
+        if known is not None:
+            return known
+        found = self._cpu_parameters[id(scope)] = {}
+        func = scope.func
+        if scope.kind != "function" or func is None or func.cls is None or \
+                func.name == "__init__":
+            return found
+        for name, bindings in scope.bindings.items():
+            # (the value it enters with: the walk follows its rebindings, ``labels =
+            # labels[inds]``)
+            param = next((b for b in bindings if b.how == PARAM), None)
+            if param is None or param.value[2] == 0:
+                continue
+            passed = self.kinds.caller_arguments(param)
+            if not passed:
+                continue
+            evidence = [self.on_cpu(argument, site.ctx.scope) for argument, site in passed]
+            if all(e is not None and e.origin is not None for e in evidence):
+                found[name] = PassedOnCPU(evidence[0].origin, func.name)
+        if found:
+            # A caller's walk may have asked what the method returns (``method_called``) and
+            # walked its body before its parameters were known here: walked again when asked.
+            self._walked.pop((id(func.node), "cpu"), None)
         return found
 
     def copied_by_twin(self, func: FunctionInfo, name: str) -> Optional[CopiedByTwin]:

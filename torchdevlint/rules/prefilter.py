@@ -557,6 +557,26 @@ def mixed_devices_in(tree: ast.AST, source: str) -> bool:
                 copying.add(key)
             if moving and copying and (len(moving) > 1 or moving != copying):
                 return True
+    # A method of a class of the file is given its parameters by its calls through instances
+    # (``tracker.match(features, labels)``): the evidence of each side where it is called
+    # may be its parameters' (``placement.parameters_on_cpu``, issue 28).
+    given = {}
+    for node in nodes_of(tree, ast.ClassDef):
+        for method in node.body:
+            if type(method) is ast.FunctionDef and not method.decorator_list and \
+                    not method.name.startswith("__"):
+                given.setdefault(method.name, []).append(method)
+    for name, defined in given.items():
+        for call, scope in walk.calls_by_name.get(name, ()):
+            caller = sides.get(scope)
+            if caller is None or type(call.func) is not ast.Attribute or not call.args:
+                continue
+            for method in defined:
+                moving, copying = sides.get(method) or sides.setdefault(method, (set(), set()))
+                moving.update(caller[0])
+                copying.update(caller[1])
+                if moving and copying and (len(moving) > 1 or moving != copying):
+                    return True
     # A function of the module that makes a CPU tensor may return it: its calls (by name)
     # may be CPU evidence where they are (``placement.returned_on_cpu``, issue 28).
     helpers = {scope.name for scope, (_, copying) in sides.items()
@@ -579,7 +599,7 @@ def mixed_devices_in(tree: ast.AST, source: str) -> bool:
             copying.add(id(call))
             if moving:
                 return True
-    calling_models = [walk.calls[scope] for scope, (_, copying) in sides.items() if copying]
+    calling_models = [walk.calls.get(scope, ()) for scope, (_, copying) in sides.items() if copying]
     if not calling_models or not _MOVE_TEXT.search(source):
         return False  # a moved model needs a ``.to(`` / ``.cuda(`` or a DDP wrapper
     moved = _moved_names(tree)  # (only for the files that get here)

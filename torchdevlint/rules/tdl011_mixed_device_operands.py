@@ -193,8 +193,20 @@ class MixedDeviceOperands(Rule):
     on the operation, and the message names both operands and the call that decided each one's
     placement.
 
+    A parameter has a placement where every call of the file gives it one: a plain function's
+    calls, and a method's calls through instances of its class (`tracker.match(features,
+    labels)` of `tracker = Tracker()`, `self._norms(features, labels)` in another of its
+    methods), a class that is no `nn.Module` (issue 28: qdtrack's tracker given its labels on
+    the CPU by the detector and its features by the model on the GPU). A method is not
+    followed when a call of its name is made on an object of unknown kind (it may be this
+    method, given other values), when it is decorated, or when a class of the file derives
+    from its class (an override may run instead). The message then names the value the first
+    call passes (`made by torch.tensor([0, 1, 0])`) and says that every call passes one on an
+    accelerator.
+
     Silent when:
-    - either placement is unknown (a parameter, an attribute, a value from another function), or
+    - either placement is unknown (a parameter its calls do not place, an attribute, a value
+      from another function), or
       the evidence for an operand points both ways;
     - the CPU tensor may be 0-dim (`torch.tensor(2.0)`, `torch.zeros(())`, a reduction such as
       `x.sum()` or `x.max()`, one element `x[0]`, anywhere in what it is computed from): a 0-dim
@@ -943,6 +955,13 @@ def _making_cpu_tensors(analysis: Analysis) -> set:
                 if id(scope) not in owners and isinstance(site.call.func, cst.Name) and \
                         analysis.placement.tensors_held(site.call.func, site.ctx.scope):
                     owners.add(id(scope))
+    # and the methods of plain classes whose every call passes a CPU tensor (``tracker.match(
+    # bboxes, labels)`` of labels made on the CPU: ``placement.parameters_on_cpu``)
+    for info in analysis.collected.functions:
+        if info.cls is not None and info.scope is not None and info.name != "forward" and \
+                analysis.kinds.class_is_module(info.cls) is False and \
+                analysis.placement.parameters_on_cpu(info.scope):
+            owners.add(id(info.scope))
     for name, sites in analysis.collected.calls_by_name.items():
         if name is None:
             continue
