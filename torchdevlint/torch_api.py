@@ -208,6 +208,10 @@ WEIGHT_FIRST_LOSS_CLASSES = frozenset(
     "CrossEntropyLoss NLLLoss BCELoss BCEWithLogitsLoss MultiLabelSoftMarginLoss".split())
 LOSS_TENSOR_KEYWORDS = ("weight", "pos_weight")
 
+# torch.nn's recurrent layers: they check their input and hidden state's devices before
+# anything else ("Input and hidden tensors are not at the same device"); their cells do not.
+RECURRENT_MODULES = frozenset(("RNN", "LSTM", "GRU"))
+
 
 def is_loss_class(qualified: str) -> bool:
     """A torch.nn loss module class: ``torch.nn.CrossEntropyLoss``."""

@@ -194,7 +194,9 @@ PROOFS = {
     "TDL004": RuleProof("TDL004", argument="device", stand_in="meta", cuda_stand_in="cuda",
                         errors={"meta": (META_DEVICE_MISMATCH,), "cuda": (CUDA_DEVICE_MISMATCH,)}),
     "TDL005": RuleProof("TDL005", argument="device", stand_in="meta", cuda_stand_in="cuda",
-                        errors={"meta": (META_DEVICE_MISMATCH,), "cuda": CUDA_MISMATCHES}),
+                        # (an RNN's state kept as a plain tuple: its layer checks it first)
+                        errors={"meta": (META_DEVICE_MISMATCH, RNN_STATE_DEVICE_MISMATCH),
+                                "cuda": CUDA_MISMATCHES + (RNN_STATE_DEVICE_MISMATCH,)}),
     "TDL006": RuleProof("TDL006", argument="device", stand_in="meta", cuda_stand_in="cuda",
                         errors={"meta": (META_DEVICE_MISMATCH,), "cuda": (CUDA_DEVICE_MISMATCH,)}),
     "TDL007": RuleProof("TDL007", argument="device", stand_in="meta", cuda_stand_in="cuda",

@@ -158,3 +158,31 @@ def test_to_replaces_buffers_and_the_list_keeps_the_cpu_copies():
     assert all(t.device.type == "cpu" for t in model.params)
     with pytest.raises(RuntimeError, match="is not on the expected device"):
         model(torch.ones(1, 3, device=META))
+
+
+RNN_STATE = Path(__file__).resolve().parent.parent / "data" / "tdl005_rnn_state.py"
+
+
+def test_tdl005_reports_an_rnn_state_kept_as_a_tuple():
+    from torchdevlint.engine import lint_source
+    from torchdevlint.rules.registry import classes_by_code
+
+    found = lint_source(RNN_STATE.read_text(encoding="utf-8"), RNN_STATE.name,
+                        [classes_by_code()["TDL005"]]).findings
+    expected = expected_findings(RNN_STATE)
+    assert {(f.line, f.column, f.code) for f in found} == expected and len(expected) == 2
+    assert all("tuple of tensors" in f.message and "Input and hidden tensors" in f.message
+               and f.available_fix is None for f in found)
+
+
+def test_to_leaves_a_tuple_state_on_the_cpu_and_the_lstm_refuses_it():
+    program = load_fixture(RNN_STATE)
+    tagger = program.build()
+    assert set(plain_tensors(tagger)) == {"hidden"}
+    tagger.to(META)
+    assert all(t.device.type == "cpu" for t in tagger.hidden)
+    with pytest.raises(RuntimeError, match="^Input and hidden tensors are not at the same device"):
+        tagger(torch.randn(5, 3, device=META))
+    encoder = program.Encoder().to(META)
+    with pytest.raises(RuntimeError, match="^Input and hidden tensors are not at the same device"):
+        encoder(torch.randn(5, 1, 3, device=META))

@@ -17,7 +17,7 @@ from torchdevlint import torch_api as api
 from torchdevlint.analysis.builder import Collected, holds, walk_code
 from torchdevlint.analysis.devices import Devices, move_device_argument
 from torchdevlint.analysis.flow import UNDECIDED, DeviceTrace
-from torchdevlint.analysis.kinds import MODULE, TENSOR, ClassRef, FuncRef, KindInference
+from torchdevlint.analysis.kinds import MODULE, TENSOR, ClassRef, FuncRef, KindInference, TupleKind
 from torchdevlint.analysis.model import ARITHMETIC_OPERATORS, keyword_value, source_of
 from torchdevlint.analysis.placement import argument_for_parameter
 from torchdevlint.analysis.model import (
@@ -44,6 +44,10 @@ SAME_DEVICE_ERROR = "RuntimeError: Expected all tensors to be on the same device
 INDEX_ERROR = ("RuntimeError: indices should be either on cpu or on the same device as the "
                "indexed tensor (cpu)")
 
+# (an ``nn.LSTM``/``nn.GRU``/``nn.RNN`` given a state on the CPU, as torch words it)
+RNN_STATE_ERROR = ("RuntimeError: Input and hidden tensors are not at the same device, found "
+                   "input tensor at cuda:0 and hidden tensor at cpu")
+
 
 class Meeting(str):
     """What an expression does where a tensor off the module's device meets one on it, in a
@@ -66,6 +70,8 @@ class ModuleState:
     submodules: Set[str] = field(default_factory=set)
     # ``self.NAME = <tensor>`` that is neither a parameter nor a buffer: the assignments
     tensor_attributes: Dict[str, List[Binding]] = field(default_factory=dict)
+    # those of them that hold a tuple of tensors (an RNN's state), not one tensor
+    tensor_tuples: Set[str] = field(default_factory=set)
     # ``self.NAME = [<module>, ...]`` / ``{k: <module>}`` / comprehensions of modules
     module_containers: Dict[str, List[Binding]] = field(default_factory=dict)
     # ``self.NAME = [...]`` / ``{...}`` / a comprehension, or ``[]`` filled by
@@ -142,7 +148,17 @@ class ModuleClasses:
             if name in state.registered:
                 continue
             assigned = [b for b in bindings if b.how == ASSIGN and not b.path]
-            tensors = [b for b in assigned if self.kinds.binding_kind(b) is TENSOR]
+            kinds = [self.kinds.binding_kind(b) for b in assigned]
+            tensors = [b for b, kind in zip(assigned, kinds) if kind is TENSOR]
+            # a tuple of tensors, an RNN's state (``self.hidden = (torch.zeros(...),
+            # torch.zeros(...))``, ``self.hidden = self.init_hidden()``): handed on whole, it
+            # is judged as one tensor is
+            pairs = [b for b, kind in zip(assigned, kinds) if _tensor_tuple(kind) and (
+                isinstance(b.value, cst.Tuple) or type(b.value) not in _CONTAINER_NODES)]
+            if pairs and not tensors:
+                state.tensor_attributes[name] = pairs
+                state.tensor_tuples.add(name)
+                continue
             if tensors:
                 state.tensor_attributes[name] = tensors
             containers = [b for b in assigned if self._holds_modules(b)]
@@ -659,7 +675,14 @@ class ModuleClasses:
                 and func.value.value == self_name and func.attr.value in state.submodules:
             if self.has_parameters(state, func.attr.value) or \
                     any(carries(o) for o in operands):
-                return Meeting(f"passes it to the submodule `{self_name}.{func.attr.value}`")
+                words = f"passes it to the submodule `{self_name}.{func.attr.value}`"
+                state_given = arguments[1] if len(arguments) > 1 else None
+                if state_given is not None and self.is_recurrent(state, func.attr.value) and \
+                        not stays(arguments[0]) and (stays(state_given) or (  # (h, c)
+                            isinstance(state_given, cst.Tuple) and
+                            any(stays(e.value) for e in state_given.elements))):
+                    return Meeting(words + " as its state", RNN_STATE_ERROR)
+                return Meeting(words)
             return None
         if api.is_tensor_function(qualified) and qualified.rpartition(".")[2] not in _TAKES_INDICES \
                 and any(carries(o) for o in operands):
@@ -670,6 +693,15 @@ class ModuleClasses:
             return Meeting(
                 f"passes it to the module itself (`{self_name}(...)`) with a tensor on its device")
         return None
+
+    def is_recurrent(self, state: ModuleState, name: str) -> bool:
+        """Whether every assignment of the submodule ``self.NAME`` builds a torch.nn RNN,
+        LSTM or GRU (``nn.LSTM(d, h)``)."""
+        bindings = state.info.attributes.get(name, ())
+        return bool(bindings) and all(
+            isinstance(b.value, cst.Call) and (self.kinds.qualname(b.value.func, b.ctx.scope)
+                                               or "").startswith("torch.nn.")
+            and last_name(b.value.func) in api.RECURRENT_MODULES for b in bindings)
 
     def has_parameters(self, state: ModuleState, name: str) -> bool:
         """Whether the registered submodule ``self.NAME`` certainly holds parameters (so its
@@ -1081,6 +1113,12 @@ class MethodDevices(DeviceTrace):
 _CONTAINER_NODES = {cst.List: "display", cst.Tuple: "display", cst.Set: "display",
                     cst.Dict: "dict", cst.ListComp: "comprehension", cst.SetComp: "comprehension",
                     cst.GeneratorExp: "comprehension", cst.DictComp: "comprehension"}
+
+
+def _tensor_tuple(kind) -> bool:
+    """A tuple of tensors (two or more), as an RNN's ``(h, c)`` state."""
+    return isinstance(kind, TupleKind) and len(kind.items) > 1 and \
+        all(item is TENSOR for item in kind.items)
 
 
 def _is_name(expr, name: str) -> bool:

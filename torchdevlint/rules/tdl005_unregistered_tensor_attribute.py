@@ -116,6 +116,11 @@ class UnregisteredTensorAttribute(Rule):
     (`self.params.append(getattr(self, f"param_{i}"))` after `self.register_buffer(f"param_{i}",
     p)`, pytorch issue 29807): `.to(device)` moves parameters in place but replaces each buffer
     with a moved copy, so the list keeps the CPU tensors (`ModuleClasses.buffer_snapshot`).
+    A tuple of such tensors, an RNN's state (`self.hidden = (torch.zeros(1, 1, h),
+    torch.zeros(1, 1, h))`, or `self.hidden = self.init_hidden()` of a method that returns one,
+    the PyTorch tutorial's `LSTMTagger`), is judged as one tensor is, whole: handed to an
+    `nn.LSTM`/`nn.GRU`/`nn.RNN` as its state, the message names the error those layers raise
+    (issue 28). No buffer holds a tuple, so it has no fix. `Variable(t)` of old code is `t`.
 
     "A tensor on the module's device" is a registered parameter or buffer, what a registered
     submodule with weights returns (or any registered submodule given such a tensor), a method
@@ -173,6 +178,13 @@ class UnregisteredTensorAttribute(Rule):
     ```
     RuntimeError: Tensor on device cpu is not on the expected device meta!
     RuntimeError: Tensor on device meta is not on the expected device cpu!
+    ```
+
+    An `nn.LSTM`/`nn.GRU`/`nn.RNN` given a state left so checks its input and state first, on a
+    GPU and on `meta` alike:
+
+    ```
+    RuntimeError: Input and hidden tensors are not at the same device, found input tensor at cuda:0 and hidden tensor at cpu
     ```
 
     The attribute is also missing from `state_dict()` and is not converted by `model.half()`.
@@ -270,6 +282,13 @@ class UnregisteredTensorAttribute(Rule):
         + "{error}; register it as a buffer "
         "(`{owner}.register_buffer(\"{name}\", ..., persistent=False)`)")
 
+    # a tuple of CPU tensors, an RNN's state (``self.hidden = self.init_hidden()``)
+    TUPLE_STATE = Message(
+        "`{owner}.{name}` holds a tuple of tensors as a plain attribute of the module `{module}`, "
+        "so `.to(device)` leaves them on the CPU, and `{method}` {where}{moved}: {error}; create "
+        "them on the module's device where they are made "
+        "(`device=next({owner}.parameters()).device`)")
+
     # a list or dict of CPU tensors (``self.anchors = [torch.ones(4) * s for s in sizes]``)
     CONTAINER = Message(
         "`{owner}.{name}` holds tensors in a plain container of the module `{module}`, so "
@@ -310,6 +329,11 @@ class UnregisteredTensorAttribute(Rule):
          "        self.masks = [torch.ones(4), torch.zeros(4)]\n\n"
          "    def forward(self, x):\n        return [x.unsqueeze(0) * m for m in self.masks]\n",
          ((8, 9),)),
+        # an RNN's state, a tuple (no fix: see tests/data/tdl005_rnn_state.py)
+        ("import torch\nimport torch.nn as nn\n\n\nclass M(nn.Module):\n"
+         "    def __init__(self):\n        super().__init__()\n        self.rnn = nn.LSTM(3, 4)\n"
+         "        self.state = (torch.zeros(1, 1, 4), torch.zeros(1, 1, 4))\n\n"
+         "    def forward(self, x):\n        return self.rnn(x, self.state)\n", ((9, 9),)),
     )
 
     could_report_in = staticmethod(tensor_attribute_in)  # (in classfacts: see rules/prefilter.py)
@@ -379,13 +403,16 @@ class UnregisteredTensorAttribute(Rule):
                 owner = binding.node.value.value if isinstance(binding.node, cst.Attribute) else "self"
                 switch = binding.ctx.func.name
                 kind = self.PLAIN_ATTRIBUTE if switch not in switches else self.CACHED_IN_SWITCH
+                if name in state.tensor_tuples:
+                    kind = self.TUPLE_STATE  # (no buffer holds a tuple: no fix)
                 yield Violation(
                     binding.node,
                     kind(owner=owner, name=name, module=info.name, method=method, where=where,
                          moved=moved, switch=switch, error=error,
                          given=self._given(binding)),
                     fix=RegisterBuffer(binding, name, safe)
-                    if isinstance(binding.node, cst.Attribute) else None,
+                    if isinstance(binding.node, cst.Attribute) and name not in state.tensor_tuples
+                    else None,
                 )
 
     def _check_containers(self, state: ModuleState) -> Iterator[Violation]:
@@ -542,6 +569,14 @@ class UnregisteredTensorAttribute(Rule):
                 # ``self.pe = self._make_pe(d, n)``: every ``return`` of the helper gives one
                 return bool(helper.returns) and all(returned is not None and self._created_on_cpu(
                     returned, _AtReturn(ctx), depth + 1) for returned, ctx in helper.returns)
+        if isinstance(value, cst.Tuple):
+            # an RNN's state, ``(torch.zeros(1, n, h), torch.zeros(1, n, h))``: all of it
+            return bool(value.elements) and all(
+                not isinstance(e, cst.StarredElement) and
+                self._created_on_cpu(e.value, binding, depth + 1) for e in value.elements)
+        inner = self.kinds.passed_through(value, scope)
+        if inner is not None:  # ``Variable(torch.zeros(1, n))``: the tensor it wraps
+            return self._created_on_cpu(inner, binding, depth + 1)
         if isinstance(value, cst.Subscript):
             keeps_a_dim = any(isinstance(e.slice, cst.Slice) or (
                 isinstance(e.slice, cst.Index) and isinstance(e.slice.value, cst.Name)
