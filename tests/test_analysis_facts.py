@@ -1002,3 +1002,81 @@ def test_method_parameters_placed_by_every_call():
     shared = _method(analysis, "Tracker", "shared").scope
     assert placement.parameters_on_cpu(shared) == {}
     assert placement.parameters_on_accelerator(shared) == {}
+
+
+def test_a_list_of_device_tensors_is_no_tensor_but_its_items_and_joins_are():
+    analysis = analysis_of("""
+        import torch
+
+        def f(model, batches, device):
+            model = model.to(device)
+            preds, kept = [], []
+            for x in batches:
+                preds.append(model(x.to(device)))
+                kept.append(model(x.to(device)).cpu())
+            observe(preds, torch.cat(preds), preds[0], torch.stack(kept))
+        """)
+    call = next(site.call for site in analysis.collected.calls_by_name["observe"])
+    scope = next(f for f in analysis.collected.functions if f.name == "f").scope
+    placed = [analysis.on_accelerator(arg.value, scope) for arg in call.args]
+    assert placed[0] is None  # the list itself: NumPy's readers ask its appends
+    assert placed[1] is not None and placed[2] is not None
+    assert type(placed[1]).__name__ == "OnAccelerator"
+    assert placed[3] is None  # appended after ``.cpu()``
+
+
+@pytest.mark.parametrize("code, rank", [
+    ("torch.zeros(4, 2)", 2), ("torch.zeros((4, 2, 3))", 3), ("torch.zeros(4)", 1),
+    ("torch.zeros(shape)", None), ("torch.zeros(*shape)", None),
+    ("torch.tensor([[1, 2], [3, 4]])", 2), ("torch.tensor([1, 2])", 1),
+    ("torch.tensor([[1, 2], 3])", None), ("torch.tensor(data)", None),
+    ("torch.from_numpy(np.array([[10, 13], [16, 30]], dtype=np.float32))", 2),
+    ("torch.tensor([0.5, 0.5, 0.5]).view(1, 3, 1, 1)", 4),
+    ("torch.zeros(4, 2).unsqueeze(0).float()", 3), ("torch.zeros(4, 2).sum(0)", None),
+])
+def test_tdl005_knows_how_many_dimensions_a_tensor_is_made_with(code, rank):
+    from torchdevlint.rules.tdl005_unregistered_tensor_attribute import UnregisteredTensorAttribute
+    analysis = analysis_of(f"""
+        import numpy as np
+        import torch
+
+        class M(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.value = {code}
+        """)
+    rule = UnregisteredTensorAttribute()
+    rule.analysis, rule.kinds = analysis, analysis.kinds
+    binding = analysis.collected.classes[0].attributes["value"][0]
+    assert rule._rank(binding.value, binding) == rank
+
+
+@pytest.mark.parametrize("index, left", [
+    ("[0]", 1), ("[0, 1]", 0), ("[:, 0]", 1), ("[None, 0]", 2), ("[i]", 1), ("[..., 0]", None),
+])
+def test_rank_after_index(index, left):
+    from torchdevlint.analysis import rank_after_index
+    subscript = cst.parse_expression(f"t{index}")
+    assert rank_after_index(2, subscript) == left
+
+
+def test_a_preprocessor_asked_for_torch_tensors_makes_them_on_the_cpu():
+    analysis = analysis_of("""
+        import torch
+
+        def f(tokenizer, text):
+            a = tokenizer(text, return_tensors="pt")
+            b = tokenizer(text, return_tensors="np")
+            c = tokenizer.encode(text, return_tensors="pt").to("cuda")
+            observe(a, b, c, a["input_ids"])
+        """)
+    call = next(site.call for site in analysis.collected.calls_by_name["observe"])
+    scope = next(f for f in analysis.collected.functions if f.name == "f").scope
+    assert [analysis.on_cpu(arg.value, scope) is not None for arg in call.args] == \
+        [True, False, False, True]
+    assert _kept("TDL011", """
+        import torch
+        def f(model, tokenizer, device):
+            model = model.to(device)
+            return model.generate(**tokenizer("hi", return_tensors="pt"))
+        """)

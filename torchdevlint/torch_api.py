@@ -30,6 +30,7 @@ TENSOR_FUNCTIONS = frozenset(
     searchsorted histc bincount tril_indices triu_indices cartesian_prod combinations
     block_diag kron cross trace det inverse pinverse cholesky erf erfinv digamma lgamma
     mul add sub div true_divide floor_divide remainder fmod reciprocal heaviside
+    max min amax amin aminmax sort topk median mode kthvalue cummax cummin
     """.split()
 )
 
@@ -207,6 +208,34 @@ def is_criterion_name(name: str) -> bool:
 WEIGHT_FIRST_LOSS_CLASSES = frozenset(
     "CrossEntropyLoss NLLLoss BCELoss BCEWithLogitsLoss MultiLabelSoftMarginLoss".split())
 LOSS_TENSOR_KEYWORDS = ("weight", "pos_weight")
+
+# The keyword and value by which a Hugging Face tokenizer, processor or feature extractor
+# returns torch tensors (``tokenizer(text, return_tensors="pt")``, ``.encode(...,
+# return_tensors="pt")``): made by ``torch.tensor``, on the CPU (or the default device), in a
+# ``BatchEncoding`` whose ``.to(device)`` moves them all.
+RETURN_TENSORS_KEYWORD = "return_tensors"
+RETURN_TENSORS_TORCH = "pt"
+
+# torch.nn layers that always hold parameters (LayerNorm and the batch norms by default).
+LAYERS_WITH_WEIGHTS = frozenset(
+    """
+    Linear Bilinear LazyLinear Conv1d Conv2d Conv3d ConvTranspose1d ConvTranspose2d
+    ConvTranspose3d Embedding EmbeddingBag LayerNorm GroupNorm BatchNorm1d BatchNorm2d
+    BatchNorm3d RNN LSTM GRU RNNCell LSTMCell GRUCell MultiheadAttention PReLU RMSNorm
+    Transformer TransformerEncoderLayer TransformerDecoderLayer
+    """.split())
+
+# Tensor methods whose result has as many dimensions as their receiver: casts, copies,
+# transposes and elementwise math (the reshapes say their own; ``analysis.shapes``).
+RANK_KEEPING_METHODS = ELEMENTWISE | frozenset(
+    """float double half bfloat16 long int short bool byte char transpose t permute contiguous
+    clone detach flip tril triu requires_grad_ normal_ uniform_ fill_ zero_ clamp_ to cpu
+    type""".split())
+
+# Tensor methods that say the shape of their result (``x.view(1, 3, 1, 1)``), and those that
+# add one dimension.
+RESHAPING_METHODS = frozenset(("view", "reshape"))
+UNSQUEEZE_METHODS = frozenset(("unsqueeze", "unsqueeze_"))
 
 # torch.nn's recurrent layers: they check their input and hidden state's devices before
 # anything else ("Input and hidden tensors are not at the same device"); their cells do not.

@@ -32,9 +32,13 @@ from torchdevlint.analysis.modules import (  # noqa: F401 (facade)
 from torchdevlint.analysis.kinds import KindInference
 from torchdevlint.analysis.placement import (  # noqa: F401 (facade)
     OnAccelerator, OnCPU, Placement, argument_for_parameter, assignments_of, copied_to_host,
+    returns_torch_tensors,
 )
 from torchdevlint.analysis import testcode
-from torchdevlint.analysis.shapes import factory_dimensions, makes_an_empty_tensor  # noqa: F401 (facade)
+from torchdevlint.analysis.shapes import (  # noqa: F401 (facade)
+    factory_dimensions, literal_rank, makes_an_empty_tensor, method_rank, rank_after_index,
+    sizes_rank,
+)
 from torchdevlint.analysis.targets import Targets
 from torchdevlint.analysis.model import (  # noqa: F401 (facade)
     ARITHMETIC_OPERATORS, ASSIGN, EXPECTS_FAILURE, FOR, GRAD_OFF, GRAD_ON, GRAD_RUNTIME, HANDLES_FAILURE, IMPORT, PARAM,
@@ -54,6 +58,7 @@ __all__ = [
     "with_item_expects_failure",
     "is_device_name", "device_names_visible", "move_device_argument", "ModuleState", "Meeting",
     "DeviceTrace", "OrderedWalk", "UNDECIDED", "reached_without", "OnAccelerator", "OnCPU", "copied_to_host",
+    "literal_rank", "method_rank", "rank_after_index", "sizes_rank", "returns_torch_tensors",
 ]
 
 
@@ -480,6 +485,11 @@ class Analysis:
         """Code in ``ctx`` runs only where CUDA is there or asked for
         (``Guards.runs_only_with_cuda``)."""
         return self.guards.runs_only_with_cuda(ctx)
+
+    def runs_only_without_cuda(self, ctx: Ctx) -> bool:
+        """Code in ``ctx`` runs only where CUDA is not there nor asked for
+        (``Guards.runs_only_without_cuda``)."""
+        return self.guards.runs_only_without_cuda(ctx)
 
     def is_guard_test(self, expr: cst.CSTNode, scope: Scope, depth: int = 0) -> bool:
         return self.guards.is_guard_test(expr, scope, depth)

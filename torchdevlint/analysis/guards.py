@@ -186,6 +186,27 @@ class Guards:
             link = link[1]
         return False
 
+    def runs_only_without_cuda(self, ctx: Ctx) -> bool:
+        """Whether code in ``ctx`` runs only where CUDA is not there (nor asked for): in the
+        ``else`` of a test that ``runs_only_with_cuda`` takes (``x.cpu().numpy() if
+        train_on_gpu else x.numpy()``), or under its negation (``x.numpy() if not
+        train_on_gpu else ...``, ``if not use_cuda:``). What the program moves to CUDA under
+        such a test is on the CPU there (issue 28: the CPU branch of a course notebook's
+        accuracy cell)."""
+        scope = ctx.scope
+        link = ctx.conditions
+        while link is not None:
+            condition = link[0]
+            if isinstance(condition, OrElse):
+                if self._asks_for_cuda(condition.test, scope):
+                    return True
+            elif isinstance(condition, cst.UnaryOperation) and \
+                    isinstance(condition.operator, cst.Not) and \
+                    self._asks_for_cuda(condition.expression, scope):
+                return True
+            link = link[1]
+        return False
+
     def _asks_for_cuda(self, test: cst.CSTNode, scope: Scope) -> bool:
         """A test that holds only where CUDA is available or asked for (see
         ``runs_only_with_cuda``)."""

@@ -901,14 +901,7 @@ class ModuleClasses:
 
 
 
-# torch.nn layers that always hold parameters (LayerNorm and the batch norms by default).
-_LAYERS_WITH_WEIGHTS = frozenset(
-    """
-    Linear Bilinear LazyLinear Conv1d Conv2d Conv3d ConvTranspose1d ConvTranspose2d
-    ConvTranspose3d Embedding EmbeddingBag LayerNorm GroupNorm BatchNorm1d BatchNorm2d
-    BatchNorm3d RNN LSTM GRU RNNCell LSTMCell GRUCell MultiheadAttention PReLU RMSNorm
-    Transformer TransformerEncoderLayer TransformerDecoderLayer
-    """.split())
+_LAYERS_WITH_WEIGHTS = api.LAYERS_WITH_WEIGHTS
 # Tensor methods (and attributes) that numpy arrays, lists and numbers do not have: a
 # parameter used with one of them is a tensor.
 _TENSOR_ONLY_METHODS = api.TENSOR_PARAMETER_METHODS

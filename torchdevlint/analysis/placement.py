@@ -18,7 +18,7 @@ from torchdevlint.analysis.flow import UNDECIDED, DeviceTrace, OrderedWalk
 from torchdevlint.analysis.kinds import KindInference, combine
 from torchdevlint.analysis.model import (
     ARITHMETIC_OPERATORS, ASSIGN, DEF, IMPORT, PARAM, CallSite, FunctionInfo, Scope, is_number,
-    keyword_value, last_name, source_of,
+    keyword_value, last_name, source_of, string_value,
 )
 
 _WRAPPERS_THAT_SCATTER = api.SCATTERING_WRAPPERS
@@ -78,6 +78,24 @@ class PassedOnAccelerator(OnAccelerator):
         if self.where:
             return f"every call of `{self.function}` passes one on an accelerator, as {self.where} does"
         return f"every call of `{self.function}` passes one on an accelerator"
+
+
+class HeldInList(OnAccelerator):
+    """Evidence that a list the function built holds a tensor on an accelerator (``preds.
+    append(model(x))``): not a tensor itself. What joins it (``torch.cat(preds)``) or takes
+    an item (``preds[0]``) is one (``held``), and asked of the list itself, the placement
+    says nothing (``placed_at``: NumPy's readers of a list ask its appends, TDL008's
+    ``_list_check``)."""
+
+    __slots__ = ()
+
+    def held(self) -> OnAccelerator:
+        return OnAccelerator(self.origin, self.device, self.given, self.built)
+
+
+def _held(found):
+    """The evidence of what a list holds, for a value taken from it (an item, a join)."""
+    return found.held() if isinstance(found, HeldInList) else found
 
 
 class CopiedByTwin(OnAccelerator):
@@ -212,7 +230,15 @@ class _AcceleratorWalk(OrderedWalk):
         if self.placed.get(name) is None and any(
                 binding.how == ASSIGN and not binding.path and _builds_a_container(binding.value)
                 for binding in self.scope.bindings.get(name, ())):
-            self.place(name, self.device_of(call.args[0].value))
+            found = self.device_of(call.args[0].value)
+            if found:
+                self.place(name, HeldInList(found.origin, found.device, found.given, found.built))
+
+    def device_of(self, expr):
+        found = super().device_of(expr)
+        if isinstance(expr, cst.Subscript):
+            return _held(found)  # ``preds[0]``: an item of the list
+        return found
 
     def _is_container(self, name: str) -> bool:
         """A name of this function bound only to lists or dicts it builds (``[None] * n``,
@@ -522,6 +548,8 @@ class Placement:
         ``OnCPU``), or None."""
         found = self._placed_at(expr, scope, side)
         wanted = OnCPU if side == "cpu" else OnAccelerator
+        if isinstance(found, HeldInList):
+            return None  # a list, not a tensor
         return found if isinstance(found, wanted) else None
 
     def _placed_at(self, expr: cst.BaseExpression, scope: Scope, side: str):
@@ -549,6 +577,10 @@ class Placement:
 
     def call_on_cpu(self, call: cst.Call, scope: Scope, trace: OrderedWalk):
         func = call.func
+        if returns_torch_tensors(call):
+            # ``tokenizer(text, return_tensors="pt")``: tensors made on the CPU (issue 28:
+            # the inputs of a model moved to the GPU, not moved, then ``model.generate(**inputs)``)
+            return None if self.on_default_device(call) else OnCPU(call)
         qualified = self.kinds.qualname(func, scope)
         if qualified is None and isinstance(func, cst.Attribute):  # a method, not torch.zeros
             method = func.attr.value
@@ -711,7 +743,7 @@ class Placement:
                 if isinstance(arg.value, (cst.List, cst.Tuple)) else [arg.value]
             found = trace.first_device(values)
             if found:
-                return found
+                return _held(found)  # (``torch.cat(preds)`` of a list: a tensor)
         return None
 
     def _held_device(self, device: cst.BaseExpression, scope: Scope) -> bool:
@@ -1416,6 +1448,13 @@ def _torch_function(call: cst.Call, qualified: Optional[str]):
         return None
     device = keyword_value(call, "device")
     return qualified.rpartition(".")[2], device
+
+
+def returns_torch_tensors(call: cst.Call) -> bool:
+    """``tokenizer(text, return_tensors="pt")``: a Hugging Face preprocessor asked for torch
+    tensors, which it makes on the CPU."""
+    value = keyword_value(call, api.RETURN_TENSORS_KEYWORD)
+    return value is not None and string_value(value) == api.RETURN_TENSORS_TORCH
 
 
 def _chain_links(conditions) -> set:

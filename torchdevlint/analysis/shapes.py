@@ -58,3 +58,77 @@ def makes_an_empty_tensor(call: cst.Call, name: str) -> bool:
     positional, sized = _kinds(call, name, None)
     return any(kind in (api.ZERO, api.ZERO_ITEMS)
                for kind in api.factory_sizes(name, positional, sized))
+
+
+_RANK_KEEPING = api.RANK_KEEPING_METHODS
+
+
+def literal_rank(expr: cst.BaseExpression) -> Optional[int]:
+    """The number of dimensions of the data a nested list or tuple display holds
+    (``[[10, 13], [16, 30]]``: 2), where every element at each level is a display or
+    none is; None for anything else (an empty or ragged display, a name)."""
+    if not isinstance(expr, (cst.List, cst.Tuple)) or not expr.elements or \
+            any(isinstance(e, cst.StarredElement) for e in expr.elements):
+        return None
+    values = [e.value for e in expr.elements]
+    nested = [isinstance(v, (cst.List, cst.Tuple)) for v in values]
+    if not any(nested):
+        return 1
+    if not all(nested):
+        return None
+    ranks = {literal_rank(v) for v in values}
+    return 1 + ranks.pop() if len(ranks) == 1 and None not in ranks else None
+
+
+def sizes_rank(call: cst.Call) -> Optional[int]:
+    """The number of dimensions a call given sizes makes (``torch.zeros(a, b)``,
+    ``torch.zeros((a, b))``, ``x.view(1, 3, 1, 1)``): how many it is given, positionally,
+    or the length of the one tuple or list it is given; None when a size is spread."""
+    positional = [a for a in call.args if a.keyword is None]
+    if not positional or any(a.star for a in positional):
+        return None
+    if len(positional) == 1 and isinstance(positional[0].value, (cst.List, cst.Tuple)):
+        elements = positional[0].value.elements
+        return None if any(isinstance(e, cst.StarredElement) for e in elements) else len(elements)
+    if len(positional) == 1 and not isinstance(positional[0].value, (cst.Integer, cst.UnaryOperation)):
+        return None  # ``torch.zeros(shape)``: a size or a tuple of them
+    return len(positional)
+
+
+def method_rank(call: cst.Call, receiver: Optional[int]) -> Optional[int]:
+    """The number of dimensions a tensor method's result has, given its receiver's
+    (``receiver``, None when unknown): a reshape says its own, ``unsqueeze`` adds one, the
+    casts, copies and elementwise math keep it; None for any other method."""
+    func = call.func
+    if not isinstance(func, cst.Attribute):
+        return None
+    method = func.attr.value
+    if method in api.RESHAPING_METHODS and call.args:
+        return sizes_rank(call)
+    if receiver is None:
+        return None
+    if method in api.UNSQUEEZE_METHODS:
+        return receiver + 1
+    if method in _RANK_KEEPING:
+        return receiver
+    return None
+
+
+def rank_after_index(rank: int, subscript: cst.Subscript) -> Optional[int]:
+    """The number of dimensions ``subscript`` leaves of a tensor of ``rank`` of them: a
+    slice keeps its dimension, ``None`` adds one, any other index (a number, a name: a
+    tensor index of one dimension or more leaves at least as many) takes at most one away;
+    None where ``...`` hides which dimensions the others index."""
+    left = rank
+    for element in subscript.slice:
+        index = element.slice
+        if isinstance(index, cst.Slice):
+            continue
+        value = index.value
+        if isinstance(value, cst.Ellipsis):
+            return None
+        if isinstance(value, cst.Name) and value.value == "None":
+            left += 1
+        else:
+            left -= 1
+    return left

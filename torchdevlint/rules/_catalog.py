@@ -107,7 +107,7 @@ CATALOG = (
         'summary': 'A CPU tensor meets a tensor or a model on an accelerator in one operation',
         'default_enabled': True,
         'fixable': True,
-        'required_text': ('\\.(?:[\\s\\\\]|#[^\\r\\n]*[\\r\\n])*(?:to|cuda)\\b(?:[\\s\\\\]|#[^\\r\\n]*[\\r\\n])*\\(|\\bdevice\\b|\\bcuda(?:[\\s\\\\]|#[^\\r\\n]*[\\r\\n])*\\.(?:[\\s\\\\]|#[^\\r\\n]*[\\r\\n])*[A-Z][A-Za-z]*Tensor\\b', 'cpu|_like\\b|\\b(?:BoolTensor|ByteTensor|DoubleTensor|FloatTensor|HalfTensor|IntTensor|LongTensor|Tensor|arange|as_tensor|asarray|empty|eye|from_numpy|full|linspace|logspace|ones|rand|randint|randn|randperm|range|tensor|tril_indices|triu_indices|zeros)\\b'),
+        'required_text': ('\\.(?:[\\s\\\\]|#[^\\r\\n]*[\\r\\n])*(?:to|cuda)\\b(?:[\\s\\\\]|#[^\\r\\n]*[\\r\\n])*\\(|\\bdevice\\b|\\bcuda(?:[\\s\\\\]|#[^\\r\\n]*[\\r\\n])*\\.(?:[\\s\\\\]|#[^\\r\\n]*[\\r\\n])*[A-Z][A-Za-z]*Tensor\\b', 'cpu|_like\\b|\\b(?:BoolTensor|ByteTensor|DoubleTensor|FloatTensor|HalfTensor|IntTensor|LongTensor|Tensor|arange|as_tensor|asarray|empty|eye|from_numpy|full|linspace|logspace|ones|rand|randint|randn|randperm|range|tensor|tril_indices|triu_indices|zeros)\\b|return_tensors'),
         'could_report_in': 'torchdevlint.rules.prefilter:mixed_devices_in',
         'required_calls': (),
     },

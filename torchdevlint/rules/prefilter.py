@@ -557,6 +557,17 @@ def mixed_devices_in(tree: ast.AST, source: str) -> bool:
                 copying.add(key)
             if moving and copying and (len(moving) > 1 or moving != copying):
                 return True
+    # A Hugging Face preprocessor asked for torch tensors makes them on the CPU
+    # (``tokenizer(text, return_tensors="pt")``: ``placement.returns_torch_tensors``).
+    if api.RETURN_TENSORS_KEYWORD in source:
+        for sites in walk.calls_by_name.values():
+            for call, scope in sites:
+                if any(k.arg == api.RETURN_TENSORS_KEYWORD and type(k.value) is ast.Constant
+                       and k.value.value == api.RETURN_TENSORS_TORCH for k in call.keywords):
+                    moving, copying = sides.get(scope) or sides.setdefault(scope, (set(), set()))
+                    copying.add(id(call))
+                    if moving:
+                        return True
     # A method of a class of the file is given its parameters by its calls through instances
     # (``tracker.match(features, labels)``): the evidence of each side where it is called
     # may be its parameters' (``placement.parameters_on_cpu``, issue 28).

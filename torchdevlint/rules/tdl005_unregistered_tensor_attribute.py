@@ -19,8 +19,8 @@ import libcst as cst
 
 from torchdevlint.analysis import (
     ARITHMETIC_OPERATORS, ASSIGN, FOR, PARAM, Analysis, Binding, FunctionInfo, ModuleState, api,
-    factory_dimensions, holds, is_number, keyword_value, makes_an_empty_tensor, reached_without,
-    reads_name, source_of, walk_code,
+    factory_dimensions, holds, is_number, keyword_value, literal_rank, makes_an_empty_tensor,
+    method_rank, rank_after_index, reached_without, reads_name, sizes_rank, source_of, walk_code,
 )
 from torchdevlint.findings import Finding
 from torchdevlint.fixes.context import FixContext
@@ -145,6 +145,12 @@ class UnregisteredTensorAttribute(Rule):
     or slice of one, or a parameter annotated `list[...]` / `tuple[...]` / `Sequence[...]`
     (`torch.tensor(levels)`, issue 28) or, not annotated, given one by every call or
     construction in the file (`Normalize([0.485, 0.456, 0.406], ...)` for `torch.tensor(mean)`).
+
+    Read back in a method, the attribute stays such a tensor through slices (`self.pe[:, :n]`)
+    and, where its making shows how many dimensions it has (a factory given its sizes, nested
+    lists, `np.array([[...]])`, a `.view(1, 3, 1, 1)`, `unsqueeze`), through an index that
+    leaves one of them (`self.anchors[0]` of a 2-D table, issue 28; `self.scales[0]` of a 1-D
+    one is 0-dim and combines with any device).
 
     The finding is on the assignment.
 
@@ -621,6 +627,47 @@ class UnregisteredTensorAttribute(Rule):
             value, tail, lambda data: self.kinds.is_sequence(data, scope)
             or self._numpy_with_dimension(data, scope)) is True
 
+    def _attribute_rank(self, state: ModuleState, name: str) -> Optional[int]:
+        """The fewest dimensions ``self.NAME`` is made with by its assignments while the module
+        is built (``_rank``), or None when one of them does not tell."""
+        ranks = [self._rank(b.value, b) for b in state.info.attributes.get(name, ())
+                 if b.how == ASSIGN and not b.path and not _is_none(b.value)]
+        return min(ranks) if ranks and None not in ranks else None
+
+    def _rank(self, value, binding, depth: int = 0) -> Optional[int]:
+        """The number of dimensions of the CPU tensor ``value`` makes, where its making shows
+        it: a factory given its sizes (``torch.zeros(a, b)``), data given as nested lists
+        (``torch.tensor([[...]])``, ``torch.from_numpy(np.array([[...]]))``), a reshape
+        (``.view(1, 3, 1, 1)``), ``unsqueeze``, and what casts and elementwise math keep; a
+        local name bound once before. None otherwise."""
+        if depth > 8 or value is None:
+            return None
+        scope = binding.ctx.scope
+        if isinstance(value, cst.Name):
+            owner = scope.resolve(value.value) if scope is not None else None
+            locals_ = owner.bindings.get(value.value, ()) if owner is scope and owner else ()
+            earlier = [b for b in locals_ if b.order < binding.order]
+            if len(locals_) != 1 or len(earlier) != 1 or earlier[0].how != ASSIGN or earlier[0].path:
+                return None
+            return self._rank(earlier[0].value, earlier[0], depth + 1)
+        if not isinstance(value, cst.Call):
+            return None
+        func = value.func
+        qualified = self.kinds.qualname(func, scope) or ""
+        if isinstance(func, cst.Attribute) and not qualified.startswith(("torch.", "numpy.")):
+            return method_rank(value, self._rank(func.value, binding, depth + 1))
+        inner = self.kinds.passed_through(value, scope)
+        if inner is not None:
+            return self._rank(inner, binding, depth + 1)
+        tail = qualified.rpartition(".")[2]
+        positional = [a.value for a in value.args if a.keyword is None and not a.star]
+        if qualified.startswith("torch.") and tail in api.SIZE_FACTORIES and tail != "full":
+            return sizes_rank(value)
+        if qualified in ("torch.tensor", "torch.as_tensor", "torch.from_numpy",
+                         "numpy.array", "numpy.asarray") and positional:
+            return literal_rank(positional[0]) or self._rank(positional[0], binding, depth + 1)
+        return None
+
     def _numpy_with_dimension(self, value, scope, depth: int = 0) -> bool:
         """A numpy array with a dimension, by how it is made (``np.linspace(0, 1, n)``,
         ``np.zeros((d, d))``, ``np.array([...])``, and their ``.astype(...)`` /
@@ -657,7 +704,8 @@ class UnregisteredTensorAttribute(Rule):
         for method in methods:
             devices = self.analysis.modules.on_module_device(state, method)
             stored_on_device = not updates or all(devices.carries(b.value) for b in updates)
-            stays = _Stays(method, name, self.kinds, container)
+            stays = _Stays(method, name, self.kinds, container,
+                           None if container else self._attribute_rank(state, name))
             order: Dict[int, int] = {}
             tested = []  # the branches and loops whose test reads the attribute
             for node in walk_code(method.node.body, into_functions=True):
@@ -724,10 +772,13 @@ class _Stays:
     and local names every assignment of which gives one of those."""
 
     def __init__(self, method: FunctionInfo, name: str, kinds=None,
-                 container: bool = False) -> None:
+                 container: bool = False, rank: Optional[int] = None) -> None:
         self.self_name = method.self_name
         self.name = name
         self.kinds = kinds
+        # the number of dimensions the attribute is made with, where it is known
+        # (``TDL005._rank``): an index that leaves one keeps it a tensor with a dimension
+        self.rank = rank
         # ``self.NAME`` holds CPU tensors in a list or dict: its items stay, not itself
         self.container = container
         self.locals: Set[str] = set()
@@ -786,6 +837,11 @@ class _Stays:
         if isinstance(expr, cst.Subscript):
             if self.container and self.is_attribute(expr.value):
                 return all(isinstance(e.slice, cst.Index) for e in expr.slice)  # an item
+            if self.rank is not None and not self.container and self.is_attribute(expr.value):
+                # ``self.anchors[0]`` of a table made with two dimensions (issue 28)
+                left = rank_after_index(self.rank, expr)
+                if left is not None:
+                    return left >= 1
             return any(isinstance(e.slice, cst.Slice) for e in expr.slice) and self(expr.value)
         if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and (
                 expr.func.attr.value in _SHAPE_KEEPING or expr.func.attr.value in _ELEMENTWISE):

@@ -120,6 +120,11 @@ class NumpyOfDeviceTensor(Rule):
     scikit-learn metric or a pyplot function given it (`plt.plot(losses)`). The message names
     the call that filled it. Not when something is taken out of the list (`pop`, `remove`,
     `clear`), nor for a tensor given alone to `np.mean` (that calls the tensor's own `mean`).
+    What joins such a list (`preds = torch.cat(preds)`) or takes an item of it (`preds[0]`) is a
+    tensor there too: `torch.cat(preds).numpy()` is reported (issue 28: outputs collected
+    batch by batch, joined, handed to NumPy). `torch.max(out, 1)`, `torch.sort`, `torch.topk`
+    and the like give their values and indices where their input is (`_, pred =
+    torch.max(out, 1)`).
 
     A device chosen at runtime counts as an accelerator (`device = "cuda" if
     torch.cuda.is_available() else "cpu"`): the code is written to run on one, and fails there.
@@ -135,6 +140,10 @@ class NumpyOfDeviceTensor(Rule):
     point (`analysis.model.says_it_fails`, issue 28). A comment that only mentions an error
     (`# mean squared error`) changes nothing. A helper of the file that only such lines call
     (and no other file is expected to) is the demo too (`Analysis.holds_where_called`).
+    Silent in a branch that runs only without CUDA (`x.numpy() if not train_on_gpu else
+    x.cpu().numpy()`, the `else` of `if use_cuda:`, under `if not torch.cuda.is_available():`):
+    what the program moves to CUDA is on the CPU there (`Guards.runs_only_without_cuda`, issue
+    28).
 
     ## Why is this bad
     NumPy reads host memory only. Converting a tensor that lives in GPU memory fails:
@@ -223,7 +232,7 @@ class NumpyOfDeviceTensor(Rule):
     name = "numpy-of-device-tensor"
     summary = "`.numpy()` / `np.asarray()` of a tensor that lives on an accelerator"
     fixable = True
-    facts = frozenset(("kinds", "placement", "devices", "grad"))
+    facts = frozenset(("kinds", "placement", "devices", "grad", "guards"))
     # A conversion (``.numpy(``, ``np.array(``, ``np.asarray(``) and evidence of a device:
     # a move (``.to(`` / ``.cuda(``, also what moves a model) or a factory's ``device=``.
     # (``.cpu(``: a twin that copies its parameter to the host, ``Placement.copied_by_twin``)
@@ -327,6 +336,8 @@ class NumpyOfDeviceTensor(Rule):
         if self.analysis.holds_where_called(site.ctx, expects_failure, "fails"):
             return  # under pytest.raises, or a line whose comment says it errors (also
             # where every call of the helper that holds it is)
+        if self.analysis.runs_only_without_cuda(site.ctx):
+            return  # ``x.numpy() if not train_on_gpu else x.cpu().numpy()``: on the CPU there
         evidence = self.analysis.on_accelerator(tensor, site.ctx.scope)
         if evidence is None:
             yield from self._list_check(
@@ -361,7 +372,7 @@ class NumpyOfDeviceTensor(Rule):
         ``site``, with a tensor on an accelerator (``losses.append(loss)``): one finding on
         ``site``'s call, naming the first such ``append``/``extend``. The fix copies what that
         call adds to the host; unsafe, since what else reads the list is not known."""
-        if not isinstance(listed, cst.Name):
+        if not isinstance(listed, cst.Name) or self.analysis.runs_only_without_cuda(site.ctx):
             return
         added = self.analysis.appended_to(listed.value, site.ctx.scope, site.order,
                                           api.LIST_ADDING_METHODS)

@@ -43,7 +43,8 @@ import libcst as cst
 from torchdevlint.analysis import (
     ASSIGN, Analysis, Ctx, K, OnAccelerator, OnCPU, Scope, api, argument_for_parameter,
     exclusive_branches, factory_dimensions, failure_expected_or_handled, holds, iter_children, keyword_value, last_name,
-    move_device_argument, says_it_fails, walk_code, with_item_expects_failure,
+    move_device_argument, returns_torch_tensors, says_it_fails, walk_code,
+    with_item_expects_failure,
 )
 from torchdevlint.findings import Finding
 from torchdevlint.fixes.context import FixContext, call_on, call_on_text
@@ -183,7 +184,10 @@ class MixedDeviceOperands(Rule):
       creates the method's tensors on the model's device.
 
     The CPU side is a torch factory without `device=` (or with the CPU), `.cpu()`, `.to("cpu")`,
-    `torch.from_numpy`, the call of a top-level function of the file whose every `return`
+    `torch.from_numpy`, what a Hugging Face tokenizer or processor returns when asked for torch
+    tensors (`tokenizer(text, return_tensors="pt")`, `tokenizer.encode(..., return_tensors=
+    "pt")`: made on the CPU; spread into a moved model, `model.generate(**inputs)`, or read by
+    key, `inputs["input_ids"]`; issue 28), the call of a top-level function of the file whose every `return`
     gives such a tensor (`def text_to_token_ids(t): return torch.tensor(...).unsqueeze(0)`),
     or what is computed from those; the accelerator side is a move
     (`.to(device)`, `.cuda()`, `.type(torch.cuda.FloatTensor)` of code written before torch
@@ -366,7 +370,8 @@ class MixedDeviceOperands(Rule):
     # ``Devices.is_cpu_device`` knows it in lower case only, and a search without ``(?i)``
     # takes half the time).
     required_text = (rf"{method_call_text('to', 'cuda')}|\bdevice\b|{CUDA_TENSOR_TYPE_TEXT}",
-                     r"cpu|_like\b|\b(?:" + "|".join(sorted(api.FACTORIES)) + r")\b")
+                     r"cpu|_like\b|\b(?:" + "|".join(sorted(api.FACTORIES)) + r")\b|"
+                     + api.RETURN_TENSORS_KEYWORD)
     valid = (
         # moved first
         "import torch\n\n\ndef f(device):\n    a = torch.randn(3, device=device)\n"
@@ -539,15 +544,18 @@ class MixedDeviceOperands(Rule):
         return None if order is None else placement.moved_model(callee, scope, before=order)
 
     def _check_model_call(self, call: cst.Call, model, scope: Scope, owner) -> Iterator[Violation]:
-        positional = [a for a in call.args if a.keyword is None]
+        positional = [a for a in call.args if a.keyword is None and not a.star]
         for arg in call.args:
-            if arg.star:
+            if arg.star == "*" or (arg.star == "**" and not self._preprocessed(arg.value, scope)):
                 continue
             evidence = self._cpu(arg.value, scope)
             if evidence is None:
                 continue
             keyword = arg.keyword.value if arg.keyword is not None else None
-            index = next(i for i, a in enumerate(positional) if a is arg) if keyword is None else -1
+            if arg.star:  # ``**inputs``: every keyword it spreads
+                index, keyword = -1, "**"
+            else:
+                index = next(i for i, a in enumerate(positional) if a is arg) if keyword is None else -1
             if self.analysis.model_wants_on_cpu(call, index, keyword, scope):
                 continue  # ``model(x, lengths)``: packing wants the lengths on the CPU
             target, device = model
@@ -557,6 +565,18 @@ class MixedDeviceOperands(Rule):
                 f"{'`' + source_of(device) + '`' if device is not None else 'a device'}",
                 device, scope, owner)
             return
+
+    def _preprocessed(self, expr, scope: Scope) -> bool:
+        """``inputs`` bound once, in this function, to ``tokenizer(text, return_tensors="pt")``:
+        spread into a model (``model.generate(**inputs)``) it gives its tensors as they are;
+        or that call itself."""
+        if isinstance(expr, cst.Call):
+            return returns_torch_tensors(expr)
+        if not isinstance(expr, cst.Name):
+            return False
+        bindings = scope.lookup(expr.value)
+        return len(bindings) == 1 and bindings[0].how == ASSIGN and not bindings[0].path and \
+            isinstance(bindings[0].value, cst.Call) and returns_torch_tensors(bindings[0].value)
 
     def _check_criterion_call(self, call: cst.Call, held, scope: Scope, owner
                               ) -> Iterator[Violation]:
@@ -799,8 +819,9 @@ class MixedDeviceOperands(Rule):
                 stack.extend(iter_children(node))
             if isinstance(node, cst.Subscript):
                 if all(isinstance(e.slice, cst.Index) and not _is_full_slice_marker(e.slice.value)
-                       for e in node.slice):
-                    return True  # ``x[0]``, ``x[i, j]``: may be one element
+                       and not isinstance(e.slice.value, cst.SimpleString) for e in node.slice):
+                    return True  # ``x[0]``, ``x[i, j]``: may be one element (not
+                    # ``inputs["input_ids"]``, a key)
             elif isinstance(node, cst.Call):
                 name = last_name(node.func)
                 if name in _MAY_BE_SCALAR:
@@ -965,6 +986,10 @@ def _making_cpu_tensors(analysis: Analysis) -> set:
     for name, sites in analysis.collected.calls_by_name.items():
         if name is None:
             continue
+        if any(returns_torch_tensors(site.call) for site in sites):
+            # ``tokenizer(text, return_tensors="pt")``: a preprocessor's tensors, on the CPU
+            owners.update(id(site.ctx.scope.code_owner()) for site in sites
+                          if returns_torch_tensors(site.call))
         to_cpu = name == "to"
         if not (to_cpu or name == "cpu" or name in api.FACTORIES or name.endswith("_like")
                 or name in helpers or name in methods):
