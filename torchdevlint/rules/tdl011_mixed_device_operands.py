@@ -986,10 +986,9 @@ def _making_cpu_tensors(analysis: Analysis) -> set:
     for name, sites in analysis.collected.calls_by_name.items():
         if name is None:
             continue
-        if any(returns_torch_tensors(site.call) for site in sites):
-            # ``tokenizer(text, return_tensors="pt")``: a preprocessor's tensors, on the CPU
-            owners.update(id(site.ctx.scope.code_owner()) for site in sites
-                          if returns_torch_tensors(site.call))
+        # ``tokenizer(text, return_tensors="pt")``: a preprocessor's tensors, on the CPU
+        owners.update(id(site.ctx.scope.code_owner()) for site in sites
+                      if returns_torch_tensors(site.call))
         to_cpu = name == "to"
         if not (to_cpu or name == "cpu" or name in api.FACTORIES or name.endswith("_like")
                 or name in helpers or name in methods):
