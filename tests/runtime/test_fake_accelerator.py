@@ -316,8 +316,10 @@ def test_legacy_cuda_tensor_types_of_code_before_torch_0_4(gpu):
         moved + torch.ones(2, 3)
 
 
+@pytest.mark.skipif(torch.cuda.is_available(), reason="the claim is about machines without CUDA")
 def test_legacy_cuda_tensor_types_without_a_gpu():
-    # on the CPU-only side the pretend accelerator keeps torch's own refusal
+    # on the CPU-only side the pretend accelerator keeps torch's own refusal (on an H200 the
+    # move simply runs: this test failed there, the only failure of the runtime suite)
     with pytest.raises((TypeError, RuntimeError, AssertionError)):
         torch.ones(2).type(torch.cuda.FloatTensor)
 
