@@ -38,6 +38,21 @@ def method_calls(names: Iterable[str], alternative: str = "") -> Pattern:
     return re.compile(method_call_text(*sorted(names)) + ("|" + alternative if alternative else ""))
 
 
+def word_count(text: str, name: str) -> int:
+    """How often ``text`` has ``name`` as a word (an identifier, or a word of a string or
+    comment): ``Analysis.mentions``."""
+    return len(re.findall(rf"(?<!\w){re.escape(name)}(?!\w)", text))
+
+
+# ``requires_grad = False`` in a file's text, parenthesised or continued too (TDL010: a file
+# that freezes parameters)
+_ASSIGNS_REQUIRES_GRAD_FALSE = re.compile(r"requires_grad\s*=[\s(\\]*False\b")
+
+
+def assigns_requires_grad_false(text: str) -> bool:
+    return _ASSIGNS_REQUIRES_GRAD_FALSE.search(text) is not None
+
+
 _GPU_WORDS = re.compile(r"\b(gpus?|cuda)\b", re.IGNORECASE)
 
 

@@ -7,10 +7,11 @@ be split and rearranged without touching a rule. A test reads the imports to kee
 
 from __future__ import annotations
 
-from typing import Callable, FrozenSet, List, Optional, Tuple
+from typing import Callable, Dict, FrozenSet, List, Optional, Tuple
 
 import libcst as cst
 
+from torchdevlint import textsearch
 from torchdevlint import torch_api as api
 from torchdevlint import torch_version
 from torchdevlint.analysis import kinds as K  # noqa: F401 (facade)
@@ -94,6 +95,7 @@ class Analysis:
         # the project's other files, ``torchdevlint.project_index``) is found by.
         self.path: Optional[str] = None
         self._project = None  # the ProjectView, looked up on first use (False: none)
+        self._mentions: Optional[Dict[str, int]] = None  # (``mentions``)
         self._kinds = KindInference(self.collected)  # lazy inside: a file nobody asks pays nothing
         # The fact providers behind this facade, each built on first use: a file whose
         # selected rules never ask a question never pays for its answers.
@@ -328,6 +330,23 @@ class Analysis:
             raise UndeclaredFact(f"the {fact!r} fact was asked for, but the selected rules "
                                  f"declare only {sorted(self.facts)}: add it to the rule's facts")
 
+    def mentions(self, name: str) -> Optional[int]:
+        """How often the text the module was parsed from has ``name`` as a word (in code,
+        strings and comments alike), or None without the text. Every reference to a name is
+        such a word, so where this count equals the references a question already knows of,
+        there is no other, and the walk of the whole module that would show it is spared
+        (``Guards._only_referenced_at``, TDL010's callers; on torch's ``testing``, ``_dynamo``,
+        ``distributed`` and ``nn`` those walks were a tenth of the run)."""
+        if self.source is None:
+            return None
+        counts = self._mentions
+        if counts is None:
+            counts = self._mentions = {}
+        found = counts.get(name)
+        if found is None:
+            found = counts[name] = textsearch.word_count(self.source, name)
+        return found
+
     @property
     def kinds(self) -> KindInference:
         self._declared("kinds")
@@ -341,7 +360,8 @@ class Analysis:
     def _guards_provider(self) -> Guards:
         if self._guards is None:
             self._guards = Guards(self.module, self.collected, self._kinds, self.torch_version,
-                                  project=self._project_view, may_define=self._may_define)
+                                  project=self._project_view, may_define=self._may_define,
+                                  mentions=self.mentions)
         return self._guards
 
     @property

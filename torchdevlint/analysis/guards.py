@@ -38,8 +38,9 @@ class Guards:
 
     def __init__(self, module: cst.Module, collected: Collected, kinds: KindInference,
                  torch_version: versions.Version = versions.DEFAULT, project=None,
-                 may_define=lambda qualified: True) -> None:
+                 may_define=lambda qualified: True, mentions=lambda name: None) -> None:
         self.module = module
+        self._mentions = mentions  # (``Analysis.mentions``: how often the text names a name)
         # What gives the project's other files (``project_index.ProjectView``, or None), asked
         # only when an imported name is tested: a flag imported from a module of the project
         # that tests CUDA availability is a guard here too. (Asked up front, it built the
@@ -378,6 +379,8 @@ class Guards:
         """No reference to ``name`` but its definitions and ``nodes`` (its calls, or the
         argument that hands it to ``mp.spawn``), and no string that names it."""
         allowed = {id(info.node.name) for info in defs} | {id(node) for node in nodes}
+        if self._mentions(name) == len(allowed):
+            return True  # the text names it nowhere else: no other reference, no string
         if self._references is None:
             names: Dict[str, List[int]] = {}
             strings: Set[str] = set()

@@ -25,7 +25,7 @@ keeps its model on the CPU: silent.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterator, Optional, Set
+from typing import Dict, Iterator, List, Optional, Set
 
 import libcst as cst
 
@@ -494,16 +494,24 @@ class TensorCreatedOffDevice(Rule):
         if key in self._following or method.self_name is None:
             return None
         self._following.add(key)
+        # the calls of its name, by the function whose own code makes them (not a lambda's or
+        # a nested function's): the sites the traversal recorded, not a walk of every method
+        # per question (a tenth of this rule's cost on torch's ``_dynamo`` and ``testing``)
+        calls_in: Dict[int, List[cst.Call]] = {}
+        for site in self.analysis.collected.calls_by_name.get(method.name, ()):
+            scope = site.ctx.scope
+            while scope.kind == "comprehension" and scope.parent is not None:
+                scope = scope.parent
+            calls_in.setdefault(id(scope), []).append(site.call)
         try:
             for caller in method.cls.methods.values():
                 if caller.scope is None or caller.self_name is None or \
                         caller.name not in self._running:
                     continue  # (``__init__``'s shape probe, ``self(torch.zeros(1, 3, h, w))``)
-                for call in walk_code(caller.node.body):
-                    if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute)
+                for call in calls_in.get(id(caller.scope), ()):
+                    if not (isinstance(call.func, cst.Attribute)
                             and isinstance(call.func.value, cst.Name)
-                            and call.func.value.value == caller.self_name
-                            and call.func.attr.value == method.name):
+                            and call.func.value.value == caller.self_name):
                         continue
                     argument = argument_for_parameter(call, method, name, bound=True)
                     factory = None if argument is None else self._origin(argument, caller)

@@ -72,6 +72,7 @@ from torchdevlint.fixes.model import Fix, FixPlan
 from torchdevlint.positions import code_for_node
 from torchdevlint.rules.base import Message, Rule, Violation, source_of
 from torchdevlint.rules.prefilter import accumulating_loop_in, names_a_loss
+from torchdevlint.textsearch import assigns_requires_grad_false
 
 # Evidence that a value carries history: a tensor, or a model's output of unknown structure.
 TENSOR = "tensor"
@@ -343,7 +344,7 @@ class AutogradGraphKeptAlive(Rule):
         if not loops:
             return
         if ("requires_grad" in (analysis.source or "requires_grad")
-                and _freezes_parameters(analysis.module)) or self._grad_off_for_program():
+                and _freezes_parameters(analysis)) or self._grad_off_for_program():
             return
         self._ctx_of_call: Optional[Dict[int, Ctx]] = None
         self._grad_memo: Dict[int, bool] = {}
@@ -446,7 +447,9 @@ class AutogradGraphKeptAlive(Rule):
                  if last_name(s.call.func) == name]
         if not sites:
             return False
-        if self._uses_of(name) != len(sites) + 1:
+        # (the text's count spares the walk of the module where it already shows no other)
+        if self.analysis.mentions(name) != len(sites) + 1 and \
+                self._uses_of(name) != len(sites) + 1:
             return False  # passed around, or named elsewhere: callers this file does not show
         return all(self._runs_with_grad(site.ctx, depth + 1) for site in sites)
 
@@ -1005,12 +1008,17 @@ def _backwarded(code: cst.CSTNode, names: Set[str], chained: bool) -> bool:
     return any(_backward_of(node, related) for node in walk_code(code, into_functions=True))
 
 
-def _freezes_parameters(module: cst.Module) -> bool:
-    """``p.requires_grad_(False)`` or ``p.requires_grad = False`` anywhere in the file."""
-    for node in walk_code(module, into_functions=True):
-        if isinstance(node, cst.Call) and last_name(node.func) == "requires_grad_" \
-                and node.args and _is_false(node.args[0].value):
+def _freezes_parameters(analysis: Analysis) -> bool:
+    """``p.requires_grad_(False)`` or ``p.requires_grad = False`` anywhere in the file. The
+    calls are the traversal's; the assignments are looked for only in a file whose text has
+    one (torch's sources name ``requires_grad`` everywhere: walking each whole module for
+    it was a tenth of TDL010's cost on its ``testing`` and ``_dynamo``)."""
+    for site in analysis.collected.calls_by_name.get("requires_grad_", ()):
+        if site.call.args and _is_false(site.call.args[0].value):
             return True
+    if analysis.source is not None and not assigns_requires_grad_false(analysis.source):
+        return False
+    for node in walk_code(analysis.module, into_functions=True):
         if isinstance(node, cst.Assign) and _is_false(node.value) and any(
                 isinstance(t.target, cst.Attribute) and t.target.attr.value == "requires_grad"
                 for t in node.targets):
