@@ -929,8 +929,15 @@ class Tracker:
     def _norms(self, features, labels):
         return features * labels
 
+    @torch.no_grad()
+    def decorated(self, features, labels):
+        return features * labels
+
     @staticmethod
-    def decorated(features, labels):
+    def static(features, labels):
+        return features * labels
+
+    def fit(self, features, labels, epochs):
         return features * labels
 
     def shared(self, features, labels):
@@ -946,6 +953,7 @@ class Other:
 
 
 def elsewhere(obj, features, labels):
+    obj.fit()  # (no call of ``Tracker.fit``: its arguments do not fit it)
     return obj.shared(features, labels)
 
 
@@ -954,6 +962,9 @@ tracker = Tracker()
 features = head(torch.randn(3, 8).to(device))
 tracker.match(features, labels=torch.tensor([0, 1, 0]))
 tracker.decorated(features, torch.tensor([0, 1, 0]))
+Tracker.static(features, torch.tensor([0, 1, 0]))
+tracker.static(features, labels=torch.zeros(3))
+tracker.fit(features, torch.ones(3), 2)
 tracker.shared(features, torch.tensor([0, 1, 0]))
 Other().seen(features.cpu(), torch.zeros(3))
 tracker(features, torch.tensor([0, 1, 0]))
@@ -983,6 +994,13 @@ def test_caller_arguments_of_a_method_are_its_calls_through_instances_of_its_cla
     # a decorated method, a dunder, and a method also called on an object of unknown kind
     # (``obj.shared(...)``: it may be this method, given other values) are not matched
     assert _passed(analysis, "Tracker", "decorated", "labels") is None
+    # a static method: called through its class and through an instance, given no ``self``
+    assert _passed(analysis, "Tracker", "static", "labels") == [
+        "torch.tensor([0, 1, 0])", "torch.zeros(3)"]
+    assert _passed(analysis, "Tracker", "static", "features") == ["features", "features"]
+    # ``obj.fit()`` on an object of unknown kind cannot be ``Tracker.fit``: it passes nothing
+    # for the parameters without defaults (``kinds.method_call_sites``)
+    assert _passed(analysis, "Tracker", "fit", "labels") == ["torch.ones(3)"]
     assert _passed(analysis, "Tracker", "__call__", "labels") is None
     assert _passed(analysis, "Tracker", "shared", "labels") is None
 

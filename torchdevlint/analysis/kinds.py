@@ -279,13 +279,15 @@ class KindInference:
         called, target, reference = func.name, func, FuncRef
         if func.cls is not None:
             cls = func.cls
-            if index == 0 or cls.ctx.scope.kind != "module" or any(
+            static = _is_static(func)
+            if (index == 0 and not static) or cls.ctx.scope.kind != "module" or any(
                     last_name(base) == cls.name for other in self._collected.classes
                     for base in other.bases):
                 return None
-            position = position - 1 if position > 0 else -1  # (``self`` is not passed)
+            if not static:
+                position = position - 1 if position > 0 else -1  # (``self`` is not passed)
             if func.name != "__init__":
-                return self._method_arguments(func, param.name.value, position)
+                return self._method_arguments(func, param.name.value, position, static)
             called, target, reference = cls.name, cls, ClassRef
         if called in self._collected.unseen_call_names:
             return None
@@ -301,18 +303,40 @@ class KindInference:
             found.append((argument, site))
         return found
 
-    def _method_arguments(self, method, name: str, position: int):
+    def _method_arguments(self, method, name: str, position: int, static: bool = False):
         """``caller_arguments`` of a method (issue 28: a tracker's ``match(bboxes, labels,
         ...)``, a trainer's ``self.train_epoch(model, loader)``): its calls through an
         instance of its class, ``obj.NAME(...)`` of ``obj = Cls(...)`` or ``self.NAME(...)``
         in a method of the class, a class that is no ``nn.Module`` (a module's methods
         run on its device with what ``forward`` is given: ``modules.MethodDevices`` follows
-        those). Not a dunder, nor a static, class or property method, nor one decorated
-        otherwise (a decorator may pass other values). None where a call of that name is made
-        on a receiver of unknown kind (it may be this method, passed other values)."""
-        if method.name.startswith("__") or method.node.decorators or \
-                method.name in self._collected.unseen_call_names or \
-                self.class_is_module(method.cls) is not False:
+        those). A ``@staticmethod`` (``static``) is also called through its class
+        (``Trainer.epoch_val(model, loader)``) and given no ``self``. Not a dunder, nor a class
+        or property method, nor one decorated otherwise (a decorator may pass other values).
+        None where a call of that name is made on a receiver of unknown kind whose arguments
+        may fit it (it may be this method, passed other values)."""
+        if (method.node.decorators and not static) or self.class_is_module(method.cls) is not False:
+            return None
+        sites = self.method_call_sites(method, through_class=static)
+        if sites is None:
+            return None
+        found = []
+        for site in sites:
+            argument = argument_passed(site.call, name, position)
+            if argument is None:
+                return None
+            found.append((argument, site))
+        return found
+
+    def method_call_sites(self, method: FunctionInfo, through_class: bool = False):
+        """The calls of this file that run ``method``: ``obj.NAME(...)`` on an instance of its
+        class (``obj = Cls(...)``, ``self.NAME(...)`` in a method of the class) and, with
+        ``through_class``, ``Cls.NAME(...)`` on the class itself (chexnet's trainer calls
+        its self-less methods so, issue 28). Calls of that name on a receiver of another known
+        kind (a tensor's, a module's, a library object's method: ``model.train()`` beside
+        ``Trainer.train``) are not its calls. None where it cannot be told: a dunder, a
+        name called on a receiver of unknown kind (it may be this method) or somewhere
+        the analysis does not see."""
+        if method.name.startswith("__") or method.name in self._collected.unseen_call_names:
             return None
         found = []
         for site in self._collected.calls_by_name.get(method.name, ()):
@@ -320,16 +344,18 @@ class KindInference:
             if not isinstance(func, cst.Attribute):
                 continue  # a plain function of the same name
             receiver = self.kind_of(func.value, site.ctx.scope)
+            if through_class and isinstance(receiver, ClassRef):
+                if self.find_method(receiver.info, method.name) is method:
+                    found.append(site)
+                continue
             if not isinstance(receiver, Instance):
                 if receiver in (UNKNOWN, _PENDING):
+                    if not _may_bind(site.call, method):
+                        continue  # ``model.train()`` cannot be ``Trainer.train(loader, epochs)``
                     return None
                 continue  # a tensor's, a module's, a library object's method
-            if self.find_method(receiver.info, method.name) is not method:
-                continue
-            argument = argument_passed(site.call, name, position)
-            if argument is None:
-                return None
-            found.append((argument, site))
+            if self.find_method(receiver.info, method.name) is method:
+                found.append(site)
         return found
 
     def annotation_kind(self, annotation: cst.BaseExpression, scope: Scope) -> Kind:
@@ -824,6 +850,37 @@ def argument_passed(call: cst.Call, name: str, index: int) -> Optional[cst.BaseE
             return arg.value
     positional = [arg.value for arg in call.args if arg.keyword is None]
     return positional[index] if 0 <= index < len(positional) else None
+
+
+def _is_static(method: FunctionInfo) -> bool:
+    """``@staticmethod`` and no other decorator: called through the class or an instance, it
+    is given its arguments as they are (no ``self``)."""
+    decorators = method.node.decorators
+    return len(decorators) == 1 and isinstance(decorators[0].decorator, cst.Name) and \
+        decorators[0].decorator.value == "staticmethod"
+
+
+def _may_bind(call: cst.Call, method: FunctionInfo) -> bool:
+    """Whether ``call`` may be a call of ``method`` through an object (its ``self`` given by the
+    receiver, where it has one): its arguments fit the parameters. ``*args``/``**kwargs`` on
+    either side fit anything."""
+    params = method.node.params
+    if any(arg.star for arg in call.args) or isinstance(params.star_arg, cst.Param) or \
+            params.star_kwarg is not None:
+        return True
+    positional = list(params.posonly_params) + list(params.params)
+    if method.self_name is not None and positional:
+        positional = positional[1:]
+    given = sum(1 for arg in call.args if arg.keyword is None)
+    if given > len(positional):
+        return False
+    named = {arg.keyword.value for arg in call.args if arg.keyword is not None}
+    known = {p.name.value for p in positional} | {p.name.value for p in params.kwonly_params}
+    if not named <= known:
+        return False
+    return all(p.default is not None or i < given or p.name.value in named
+               for i, p in enumerate(positional)) and \
+        all(p.default is not None or p.name.value in named for p in params.kwonly_params)
 
 
 def positional_index(function, index: int) -> int:

@@ -451,7 +451,13 @@ class AutogradGraphKeptAlive(Rule):
         if self.analysis.mentions(name) != len(sites) + 1 and \
                 self._uses_of(name) != len(sites) + 1:
             return False  # passed around, or named elsewhere: callers this file does not show
-        return all(self._runs_with_grad(site.ctx, depth + 1) for site in sites)
+        if func.cls is not None:
+            # a method's own calls, where they can be told from the other calls of its name
+            # (``ChexnetTrainer.train(...)`` beside ``model.train()``)
+            own = self.analysis.kinds.method_call_sites(func, through_class=True)
+            if own is not None:
+                sites = own
+        return bool(sites) and all(self._runs_with_grad(site.ctx, depth + 1) for site in sites)
 
     def _uses_of(self, name: str) -> int:
         """How often the file names ``name``: as a name or attribute, or as a word of a string
