@@ -331,7 +331,7 @@ def test_tdl010_finds_a_later_backward_through_any_expression_of_the_total():
 FACTORY_CALLS = [
     # (call, its answer: True a dimension, False may be 0-dim, None its arguments do not tell)
     ("torch.arange(5)", True), ("torch.tensor([1.0, 2.0])", True), ("torch.tensor(2.0)", False),
-    ("torch.tensor([])", False), ("torch.as_tensor(step)", False),
+    ("torch.tensor([])", True), ("torch.as_tensor(step)", False),
     ("torch.tensor([x for x in xs])", True), ("torch.zeros(())", False),
     ("torch.zeros(3, 4)", True), ("torch.zeros((3, 4))", True), ("torch.zeros(n)", True),
     ("torch.zeros(len(names))", True), ("torch.zeros(x.shape[0])", True),
@@ -356,6 +356,25 @@ def test_one_answer_for_a_factory_in_libcst_and_in_the_ast_prefilter():
         call = ast.parse(text, mode="eval").body
         assert prefilter._scalar_made(name, call) is (answer is False) or \
             name not in api.SCALAR_FACTORIES | api.SIZED_FACTORIES, text
+
+
+def test_one_answer_for_data_of_unknown_shape_in_libcst_and_in_the_ast_prefilter():
+    # TDL011 takes ``torch.from_numpy(obs)`` given to a model for a batch (issue 28); the
+    # prefilter must keep the files where it does, or the finding is lost unparsed
+    import ast
+
+    from torchdevlint.analysis import data_of_unknown_shape
+    from torchdevlint.rules import prefilter
+
+    cases = [("torch.from_numpy(obs)", True), ("torch.tensor(batch, dtype=torch.float32)", True),
+             ("torch.as_tensor(env.reset())", True), ("torch.tensor(x[0])", True),
+             ("torch.tensor(3.0)", False), ("torch.tensor([1, 2])", False),
+             ("torch.tensor()", False), ("torch.zeros(n)", False), ("torch.ones_like(x)", False)]
+    for text, answer in cases:
+        name = text.split("(")[0].rpartition(".")[2]
+        assert data_of_unknown_shape(expression(text), name) is answer, text
+        call = ast.parse(text, mode="eval").body
+        assert prefilter._data_of_unknown_shape(name, call) is answer, text
 
 
 def test_tdl005_and_tdl007_take_a_size_computed_by_a_call_for_a_dimension():

@@ -638,7 +638,9 @@ def factory_dimensions(name: str, positional, size_keyword=()) -> Optional[bool]
     if name in LEGACY_TENSOR_TYPES:
         return True if positional else None  # ``torch.Tensor(3)``: 1-dim, whatever the argument
     if name in SCALAR_FACTORIES:  # the data's shape: only a list display shows one
-        return bool(positional) and positional[0] in (ITEMS, ZERO_ITEMS, COMPREHENSION)
+        # (``torch.tensor([])`` has one dimension, of size 0: the accumulator of an
+        # evaluation loop, ``preds = torch.cat((preds, out))``, fails with the first batch)
+        return bool(positional) and positional[0] in (ITEMS, ZERO_ITEMS, COMPREHENSION, EMPTY)
     if name in LIKE_FACTORIES:
         return None if positional else False  # (another tensor's shape)
     if name == "randint":

@@ -37,8 +37,8 @@ from torchdevlint.analysis.placement import (  # noqa: F401 (facade)
 )
 from torchdevlint.analysis import testcode
 from torchdevlint.analysis.shapes import (  # noqa: F401 (facade)
-    factory_dimensions, literal_rank, makes_an_empty_tensor, method_rank, rank_after_index,
-    sizes_rank,
+    data_of_unknown_shape, factory_dimensions, literal_rank, makes_an_empty_tensor, method_rank,
+    rank_after_index, sizes_rank,
 )
 from torchdevlint.analysis.targets import Targets
 from torchdevlint.analysis.model import (  # noqa: F401 (facade)

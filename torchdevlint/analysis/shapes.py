@@ -53,9 +53,22 @@ def factory_dimensions(call: cst.Call, name: str,
     return api.factory_dimensions(name, positional, sized)
 
 
+def data_of_unknown_shape(call: cst.Call, name: str) -> bool:
+    """A data factory (``torch.from_numpy(obs)``, ``torch.tensor(batch)``) given a name, an
+    attribute or a call for its data: the tensor has the data's shape, which the code does not
+    show (not a literal number, which makes a 0-dim one)."""
+    if name not in api.SCALAR_FACTORIES:
+        return False
+    positional, _ = _kinds(call, name, None)
+    return bool(positional) and positional[0] == api.EXPRESSION
+
+
 def makes_an_empty_tensor(call: cst.Call, name: str) -> bool:
-    """A literal 0 among its sizes (``torch.zeros(0, 3)``): an empty placeholder."""
+    """A literal 0 among its sizes (``torch.zeros(0, 3)``), or no data (``torch.tensor([])``):
+    an empty placeholder."""
     positional, sized = _kinds(call, name, None)
+    if name in api.SCALAR_FACTORIES:
+        return bool(positional) and positional[0] == api.EMPTY
     return any(kind in (api.ZERO, api.ZERO_ITEMS)
                for kind in api.factory_sizes(name, positional, sized))
 

@@ -537,7 +537,8 @@ def mixed_devices_in(tree: ast.AST, source: str) -> bool:
             if factory and not devices:
                 # Made on the CPU (a ``*_like`` is where its argument is); 0-dim ones are no
                 # evidence, they combine with any device.
-                may_copy = not name.endswith("_like") and not _scalar_made(name, call)
+                may_copy = not name.endswith("_like") and (
+                    not _scalar_made(name, call) or _data_of_unknown_shape(name, call))
             elif factory:
                 may_copy = says_cpu and any(map(_may_be_cpu, devices)) and \
                     not _scalar_made(name, call)
@@ -828,6 +829,14 @@ def _scalar_made(name: str, call: ast.Call) -> bool:
     return api.factory_dimensions(
         name, [_argument_kind(a) for a in call.args],
         [_argument_kind(k.value) for k in call.keywords if k.arg == "size"]) is False
+
+
+def _data_of_unknown_shape(name: str, call: ast.Call) -> bool:
+    """``torch.from_numpy(obs)``: ``analysis.shapes.data_of_unknown_shape``, read from Python's
+    ast. TDL011 takes it for CPU evidence where it is given to a model (a batch, not a
+    number)."""
+    return name in SCALAR_FACTORIES and bool(call.args) and \
+        _argument_kind(call.args[0]) == api.EXPRESSION
 
 
 def _moves(call: ast.Call) -> bool:

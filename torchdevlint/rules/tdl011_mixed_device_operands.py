@@ -42,7 +42,7 @@ import libcst as cst
 
 from torchdevlint.analysis import (
     ASSIGN, Analysis, Ctx, K, OnAccelerator, OnCPU, Scope, api, argument_for_parameter,
-    exclusive_branches, factory_dimensions, failure_expected_or_handled, holds, iter_children, keyword_value, last_name,
+    data_of_unknown_shape, exclusive_branches, factory_dimensions, failure_expected_or_handled, holds, iter_children, keyword_value, last_name,
     move_device_argument, returns_torch_tensors, says_it_fails, walk_code,
     with_item_expects_failure,
 )
@@ -78,6 +78,7 @@ GRADIENT_ERROR = "RuntimeError: invalid gradient at index 0 - expected device cu
 _TENSOR_METHODS = api.BINARY_TENSOR_METHODS
 # What may leave a 0-dim tensor (which combines with any device): reductions and the like.
 _MAY_BE_SCALAR = api.MAY_BE_SCALAR_METHODS
+_ASK = object()  # (``_violation``: the fix's safety is ``_fix_safety``'s)
 _ADDS_A_DIMENSION = api.DIMENSION_ADDING_METHODS
 _SEQUENCE_JOINS = api.SEQUENCE_JOINING_FUNCTIONS
 
@@ -214,7 +215,15 @@ class MixedDeviceOperands(Rule):
       the evidence for an operand points both ways;
     - the CPU tensor may be 0-dim (`torch.tensor(2.0)`, `torch.zeros(())`, a reduction such as
       `x.sum()` or `x.max()`, one element `x[0]`, anywhere in what it is computed from): a 0-dim
-      CPU tensor combines with a tensor on any device;
+      CPU tensor combines with a tensor on any device. Data of a shape the code does not show
+      (`torch.from_numpy(obs)`, `torch.tensor(batch)`) may be one number too, except where it
+      is given to a model: a model's input is a batch (an RL agent's
+      `policy(torch.from_numpy(obs).float())`, issue 28). An empty tensor (`torch.tensor([])`)
+      has a dimension, of size 0, and so has what `torch.cat`/`torch.stack` give: an
+      evaluation loop's `preds = torch.cat((preds, out))` into `preds = torch.tensor([])` is
+      reported. Only what is assigned before the operation (or later in a loop around it) is
+      read, and a value on the accelerator is not the CPU side, 0-dim or not: the seq2seq
+      tutorial's `out, hidden = encoder(x[i], hidden)` from `hidden = encoder.initHidden()`;
     - the CPU tensor is only an index (`gpu[cpu_index]` is no operation of two tensors here);
     - the operation is inside a `for` loop over a data loader and reads a batch as the loop took
       it (a name its target binds, or one unpacked or indexed out of one): TDL004 reports the
@@ -503,9 +512,10 @@ class MixedDeviceOperands(Rule):
                 return
             what = None  # the callee's text: generated only for a violation
         cpu = acc = None
+        site = self._site(node) if isinstance(node, cst.Call) else None
         for operand in operands:
             if cpu is None:
-                evidence = self._cpu(operand, scope)
+                evidence = self._cpu(operand, scope, at=site)
                 if evidence is not None:
                     cpu = (operand, evidence)
                     continue
@@ -529,9 +539,13 @@ class MixedDeviceOperands(Rule):
         yield violation
 
     def _site_order(self, call: cst.Call) -> Optional[int]:
+        site = self._site(call)
+        return None if site is None else site.order
+
+    def _site(self, call: cst.Call):
         for site in self.analysis.collected.calls_by_name.get(last_name(call.func), ()):
             if site.call is call:
-                return site.order
+                return site
         return None
 
     def _moved_model_at(self, call: cst.Call, callee, scope: Scope):
@@ -548,7 +562,7 @@ class MixedDeviceOperands(Rule):
         for arg in call.args:
             if arg.star == "*" or (arg.star == "**" and not self._preprocessed(arg.value, scope)):
                 continue
-            evidence = self._cpu(arg.value, scope)
+            evidence = self._cpu(arg.value, scope, model_input=True, at=self._site(call))
             if evidence is None:
                 continue
             keyword = arg.keyword.value if arg.keyword is not None else None
@@ -559,11 +573,18 @@ class MixedDeviceOperands(Rule):
             if self.analysis.model_wants_on_cpu(call, index, keyword, scope):
                 continue  # ``model(x, lengths)``: packing wants the lengths on the CPU
             target, device = model
+            where = device
+            safety = _ASK
+            if device is None or self._fix_safety(device, scope, owner) is None:
+                # the device it was moved to is not a name of this code (``self.policy =
+                # ... .to(device)`` in ``__init__``): the model's own, read where it is called
+                where = cst.parse_expression(f"next({_code(target)}.parameters()).device")
+                safety = False
             yield self._violation(
                 call, f"the call of `{source_of(call.func)}`", arg.value, evidence,
                 f"the model `{source_of(target)}`, moved to "
                 f"{'`' + source_of(device) + '`' if device is not None else 'a device'}",
-                device, scope, owner)
+                where, scope, owner, safety)
             return
 
     def _preprocessed(self, expr, scope: Scope) -> bool:
@@ -753,11 +774,19 @@ class MixedDeviceOperands(Rule):
             return [func.value] + _spread(gradient) if gradient is not None else []
         return []
 
-    def _cpu(self, expr, scope: Scope) -> Optional[OnCPU]:
+    def _cpu(self, expr, scope: Scope, model_input: bool = False, at=None) -> Optional[OnCPU]:
+        """CPU evidence for ``expr`` where it is an operand. ``model_input``: it is given to a
+        model, whose input is a batch, not a number: a data factory of data this code does
+        not show (``torch.from_numpy(obs)``) is then not taken for a 0-dim tensor (an RL
+        agent's ``policy(torch.from_numpy(obs).float())``). ``at``: the call site of the
+        operation, where known: what is assigned after it (outside a loop around both) is no
+        value it reads (``out, hidden = encoder(x, hidden)`` does not make the ``hidden`` it
+        is given 0-dim)."""
         evidence = self.analysis.on_cpu(expr, scope)
         if evidence is None or self.analysis.on_accelerator(expr, scope) is not None:
             return None
-        if self._may_be_scalar(expr, scope, 0) or self._move_discarded(expr, scope):
+        if self._may_be_scalar(expr, scope, 0, model_input=model_input, at=at) or \
+                self._move_discarded(expr, scope):
             return None
         return evidence
 
@@ -794,7 +823,8 @@ class MixedDeviceOperands(Rule):
                 return None
         return evidence
 
-    def _may_be_scalar(self, expr, scope: Scope, depth: int, seen: Optional[set] = None) -> bool:
+    def _may_be_scalar(self, expr, scope: Scope, depth: int, seen: Optional[set] = None,
+                       model_input: bool = False, at=None) -> bool:
         """Whether ``expr``'s value may be a 0-dim tensor (then it combines with any device).
         Conservative: any reduction, element access or scalar-made tensor in what it is
         computed from, through the assignments of the names it reads (each assignment once:
@@ -810,6 +840,8 @@ class MixedDeviceOperands(Rule):
             if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and \
                     node.func.attr.value in _ADDS_A_DIMENSION:
                 continue  # ``x.unsqueeze(0)`` has a dimension, whatever ``x`` is
+            if isinstance(node, cst.Call) and last_name(node.func) in _SEQUENCE_JOINS:
+                continue  # ``torch.cat(...)``, ``torch.stack(...)``: so has a join
             if isinstance(node, cst.Call) and last_name(node.func) in SIZED_FACTORIES:
                 # its arguments are sizes and numbers, not tensors it is computed from
                 stack.extend(a.value for a in node.args
@@ -832,11 +864,13 @@ class MixedDeviceOperands(Rule):
                     if helper is not None and helper.name == "forward":
                         helper = None  # (a model's output: judged as the model's)
                 if helper is not None and any(  # what a function of the file returns
-                        value is None or self._may_be_scalar(value, ctx.scope, depth + 1)
+                        value is None or self._may_be_scalar(value, ctx.scope, depth + 1,
+                                                             model_input=model_input)
                         for value, ctx in helper.returns):
                     return True
                 if (name in SCALAR_FACTORIES or name in SIZED_FACTORIES) and \
-                        factory_dimensions(node, name) is False:
+                        factory_dimensions(node, name) is False and \
+                        not (model_input and data_of_unknown_shape(node, name)):
                     return True  # a factory that may make a 0-dim tensor (the one answer)
             elif isinstance(node, cst.Name):
                 owner = scope.resolve(node.value)
@@ -846,19 +880,27 @@ class MixedDeviceOperands(Rule):
                     if binding.how == ASSIGN and binding.value is not None and \
                             binding.value is not expr and id(binding) not in seen:
                         seen.add(id(binding))
-                        if self._may_be_scalar(binding.value, scope, depth + 1, seen):
+                        if at is not None and binding.order > at.order and not (
+                                at.loop is not None
+                                and at.loop.start <= binding.order <= at.loop.end):
+                            continue  # assigned after the operation: not what it reads
+                        if isinstance(binding.value, cst.Call) and \
+                                self.analysis.on_accelerator(binding.value, scope) is not None:
+                            continue  # (on the device, 0-dim or not: not the CPU side)
+                        if self._may_be_scalar(binding.value, scope, depth + 1, seen,
+                                               model_input, at):
                             return True
         return False
 
     # -- the report ---------------------------------------------------------------------
 
     def _violation(self, node, what: str, cpu_operand, cpu_evidence: OnCPU, other: str,
-                   device, scope: Scope, owner) -> Violation:
+                   device, scope: Scope, owner, safety=_ASK) -> Violation:
+        """``safety``: the fix's, where the caller knows it (``_ASK``: ``_fix_safety``)."""
         plan = None
         shown_device = "device"
         if device is not None:
             shown_device = source_of(device, 60)
-            safety = self._fix_safety(device, scope, owner)
         shown = cpu_operand  # (the message names the operand as the code writes it)
         bound = self._factory_bound_for(cpu_operand, cpu_evidence, device, scope)
         if bound is not None:
@@ -878,7 +920,8 @@ class MixedDeviceOperands(Rule):
                 other=other, method=method.name, device=device),
                 CreateInMethod(tuple(calls), device) if calls else None)
         if device is not None:
-            safety = self._fix_safety(device, scope, owner)
+            if safety is _ASK:
+                safety = self._fix_safety(device, scope, owner)
             if safety is not None:
                 plan = MoveOperand(cpu_operand, _code(device), safety, factory)
         if _gives_gradients(node, self.analysis, scope):
@@ -946,9 +989,17 @@ def _tensor_keywords(call: cst.Call) -> List[cst.BaseExpression]:
 
 def _partner_device(operand, evidence: OnAccelerator):
     """The device the fix moves the CPU operand to: the one the accelerator operand was put
-    on, else that operand's own ``.device``."""
-    if evidence.device is None and isinstance(operand, cst.Name):
-        return cst.Attribute(operand, cst.Name("device"))
+    on, else that operand's own ``.device``, or the device of the tensor a chain of tensor
+    methods starts from (``predicted.float()``: ``predicted.device``)."""
+    if evidence.device is None:
+        root = operand
+        while isinstance(root, cst.Call) and isinstance(root.func, cst.Attribute) and \
+                root.func.attr.value in api.TENSOR_METHODS and \
+                root.func.attr.value not in api.ACCELERATOR_MOVE_METHODS and \
+                root.func.attr.value not in api.OFF_ACCELERATOR_METHODS:
+            root = root.func.value
+        if isinstance(root, cst.Name):
+            return cst.Attribute(root, cst.Name("device"))
     return evidence.device
 
 
