@@ -599,7 +599,38 @@ def test_a_function_that_gives_back_its_argument_unmoved_keeps_its_placement():
             d = moved(torch.zeros(2), device)
             e = mixed(torch.zeros(2), torch.ones(2, device=device))
             observe(a, b, c, d, e)
-        """) == {"a": "cpu", "b": "accelerator", "c": None, "d": None, "e": None}
+        """) == {"a": "cpu", "b": "accelerator", "c": None, "d": None, "e": "accelerator"}
+    # (``moved`` and ``mixed`` give no argument back unmoved. ``moved`` moves it to the device
+    # its caller passes, which may be the CPU; every ``return`` of ``mixed`` is on the
+    # accelerator by its own body, ``placement.returned_on_accelerator``: ``x + y`` of a ``y``
+    # that every call passes on one)
+
+
+def test_a_top_level_function_that_returns_a_tensor_on_an_accelerator_is_evidence_at_its_calls():
+    # issue 28: ``ys = predict(xs)`` of ``def predict(x): return model(x.to(device))``
+    assert _placed_at_observe("""
+        import torch
+        import torch.nn as nn
+        model = nn.Linear(2, 2).cuda()
+        def predict(x):
+            with torch.no_grad():
+                return model(x.cuda())
+        def on_host(x):
+            return model(x.cuda()).cpu()
+        def sometimes(x, keep):
+            if keep:
+                return x
+            return model(x.cuda())
+        def sample(n, device=None):
+            return torch.arange(n, device=device)
+        def f():
+            a = predict(torch.zeros(2))
+            b = on_host(torch.zeros(2))
+            c = sometimes(torch.zeros(2), True)
+            d = sample(3, device="cpu")
+            observe(a, b, c, d)
+        """) == {"a": "accelerator", "b": "cpu", "c": None, "d": None}
+    # (``sample``'s device is its caller's: pytorch_geometric's negative sampling passes the CPU)
 
 
 def test_fed_to_model_pairs_a_tensor_parameter_with_the_parameter_called_with_it():

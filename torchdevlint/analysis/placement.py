@@ -93,6 +93,22 @@ class HeldInList(OnAccelerator):
         return OnAccelerator(self.origin, self.device, self.given, self.built)
 
 
+class ReturnedOnAccelerator(OnAccelerator):
+    """Evidence that a value is on an accelerator: the plain function of the file that made it
+    returns one from every ``return`` (``out = predict(x)`` of ``def predict(x): return
+    model(x.to(device))``), for the reason its own evidence (``inner``) gives."""
+
+    __slots__ = ("function", "inner")
+
+    def __init__(self, function: str, inner: OnAccelerator) -> None:
+        super().__init__(inner.origin, inner.device, inner.given, inner.built)
+        self.function = function
+        self.inner = inner
+
+    def describe(self) -> str:
+        return f"what `{self.function}()` returns, {self.inner.describe()}"
+
+
 def _held(found):
     """The evidence of what a list holds, for a value taken from it (an item, a join)."""
     return found.held() if isinstance(found, HeldInList) else found
@@ -363,7 +379,7 @@ class Placement:
         self._walked: Dict[int, Dict[int, object]] = {}
         self._default_device: Optional[Tuple[bool, set]] = None
         # id(function node) -> what it returns on the CPU (``returned_on_cpu``)
-        self._returns: Dict[int, Optional[OnCPU]] = {}
+        self._returns: dict = {}  # id of a function's node (and a side) -> its returns' evidence
         self._returning: set = set()  # (method, side) whose returns are being placed
         # (parameter names, parameter) -> the top-level function of this file that copies
         # that parameter to the host before converting it (``copied_by_twin``)
@@ -722,6 +738,11 @@ class Placement:
             returned = self.returned_argument(call, scope)  # ``y = normalize(x)``
             if returned is not None:
                 return trace.device_of(returned)
+            helper = self.helper_called(call, scope)
+            if helper is not None:  # ``out = predict(x)`` of ``return model(x.to(device))``
+                found = self.returned_on_accelerator(helper)
+                if found is not None:
+                    return found
         torch_call = _torch_function(call, qualified)
         if torch_call is None:
             return None
@@ -905,6 +926,34 @@ class Placement:
                 found = each[0]
         self._returns[key] = found
         return found
+
+    def returned_on_accelerator(self, info) -> Optional[OnAccelerator]:
+        """Evidence that every ``return`` of the plain function ``info`` gives a tensor on an
+        accelerator, judged in its body as ``on_accelerator`` judges (``def predict(x): return
+        model(x.to(device))`` of a moved ``model``, issue 28); None when a return gives
+        anything else or nothing."""
+        key = ("accelerator", id(info.node))
+        if key in self._returns:
+            return self._returns[key]
+        self._returns[key] = None  # (a recursive function: no evidence from itself)
+        found = None
+        if info.returns and all(value is not None for value, _ in info.returns):
+            each = [self.on_accelerator(value, ctx.scope) for value, ctx in info.returns]
+            if all(each) and not any(self.on_cpu(value, ctx.scope) for value, ctx in info.returns) \
+                    and not any(self._device_given(evidence, info) for evidence in each):
+                found = ReturnedOnAccelerator(info.name, each[0])
+        self._returns[key] = found
+        return found
+
+    @staticmethod
+    def _device_given(evidence: OnAccelerator, info) -> bool:
+        """The device of ``evidence`` is a parameter of ``info`` (``torch.arange(n,
+        device=device)``): each call decides it, the CPU too (pytorch_geometric's
+        ``sample(population, k, device='cpu')``)."""
+        device = evidence.device
+        if not isinstance(device, cst.Name) or info.scope is None:
+            return False
+        return any(binding.how == PARAM for binding in info.scope.bindings.get(device.value, ()))
 
     def appended_to(self, name: str, scope: Scope, before: int,
                     methods: Tuple[str, ...] = ("append",)) -> Optional[List[CallSite]]:

@@ -108,6 +108,9 @@ class NumpyOfDeviceTensor(Rule):
       (`self.scores = torch.zeros(n, device=self.device)`), or an item of a list or dict the
       function built and filled with them (`outputs = [None] * n; outputs[i] = model(x)`);
     - it is one of those wrapped in `Variable(...)`, which returns the tensor itself;
+    - it is what a plain function of the file returns when its every `return` gives one of
+      those (`ys = predict(xs)` of `def predict(x): return model(x.to(device))`; the message
+      names the function, issue 28);
     - it is computed from one of those by tensor methods (`out.argmax(1)`, `x.detach()`,
       `x[mask]`, `x.T`), arithmetic, or torch functions (`torch.cumprod(x, 0)`,
       `F.softmax(x, -1)`, `torch.cat([a, b])`), or by a loss given one (`loss = criterion(out,
