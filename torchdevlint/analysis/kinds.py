@@ -569,6 +569,12 @@ class KindInference:
                 position = int(index.value.value, 0)
                 if -len(owner.items) <= position < len(owner.items):
                     return owner.items[position]
+        if owner in (UNKNOWN, OTHER, LOADER) and \
+                "loader" in (last_name(expr.value) or "").lower():
+            # ``dataloaders[phase]``: one of the loaders a dict or list of them holds, named
+            # as a loader is (the transfer-learning tutorial's ``train_model``, issue 28; a
+            # loader itself takes no subscript)
+            return LOADER
         return UNKNOWN
 
     # -- calls --------------------------------------------------------------------------

@@ -126,8 +126,9 @@ class UnmovedBatch(Rule):
     loop body is. A value copied back to the host (`out.argmax(1).cpu()`) is no output on the
     device: comparing it with a CPU label works.
 
-    A data loader is a `DataLoader(...)`, a name or attribute whose name contains `loader`, or a
-    call such as `self.train_dataloader()`.
+    A data loader is a `DataLoader(...)`, a name or attribute whose name contains `loader`, an
+    item of one so named (`dataloaders[phase]`, the transfer-learning tutorial's dict of
+    loaders, issue 28), or a call such as `self.train_dataloader()`.
 
     ## Why is this bad
     The model's weights are on the accelerator and the batch is still on the CPU, where the loader
@@ -648,12 +649,19 @@ class _LoopChecker(OrderedWalk):
                            "arith": rule.COMBINED_WITH_OUTPUT,
                            "compare_in": rule.COMPARED_IN_WITH_OUTPUT,
                            "arith_in": rule.COMBINED_IN_WITH_OUTPUT}[sink]
-            # The message proposes what --fix writes: one device expression for both.
-            device_text = _device_text_at(self.scope, device, model_expr)
+            # The message proposes what --fix writes: one device expression for both. A
+            # partner's device is the one this loop moved it to, written here (a tensor has
+            # no ``parameters()``: ``next(outputs.parameters())`` was no fix)
+            if partner is not None:
+                device_text = None if device is None else dotted_name(device)
+            else:
+                device_text = _device_text_at(self.scope, device, model_expr)
             moved = None if device_text is None else _moved_text(name, device_text, value.is_mapping)
             if moved is None:  # no fix: name the device as the code that moved the model does
-                proposed = name + ".to(" + (source_of(device) if device is not None else
-                                            f"next({source_of(model_expr)}.parameters()).device") + ")"
+                proposed = name + ".to(" + (
+                    source_of(device) if device is not None else
+                    f"{source_of(model_expr)}.device" if partner is not None else
+                    f"next({source_of(model_expr)}.parameters()).device") + ")"
             else:
                 proposed = moved
             yield Violation(
