@@ -525,7 +525,10 @@ class UnregisteredTensorAttribute(Rule):
         with one that was combined with another tensor while the module was built stayed on
         the CPU, or that would already have failed); a local name every assignment of which
         gives one."""
-        if depth > 12:  # (each step reads an earlier binding or a helper: a chain ends)
+        # (each step reads an earlier binding or a helper: a chain ends. Twelve steps were too
+        # few for a helper's Gaussian kernel: arange, float, subtract, power, negate, exp,
+        # outer product by slices, normalise, expand, issue 28)
+        if depth > 40:
             return False
         scope = binding.ctx.scope
         if isinstance(value, cst.Name):
