@@ -1129,3 +1129,37 @@ def test_a_preprocessor_asked_for_torch_tensors_makes_them_on_the_cpu():
             model = model.to(device)
             return model.generate(**tokenizer("hi", return_tensors="pt"))
         """)
+
+
+def test_a_model_takes_as_rnn_state_what_its_forward_hands_a_recurrent_layer_as_state():
+    # the seq2seq tutorial's ``encoder(word, hidden)``: TDL011 names the layer's error
+    analysis = analysis_of("""
+        import torch
+        import torch.nn as nn
+        class Encoder(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.lstm = nn.LSTM(4, 4)
+                self.fc = nn.Linear(4, 4)
+            def forward(self, x, h, c, other=None):
+                other = self.fc(other)
+                return self.lstm(x, (h, c))
+        class Plain(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = nn.Linear(4, 4)
+            def forward(self, x, h):
+                return self.fc(x) + h
+        enc = Encoder().cuda()
+        plain = Plain().cuda()
+        enc(x, h, c, other=o)
+        plain(x, h)
+    """)
+    calls = {cst.Module([]).code_for_node(site.call.func): site
+             for site in analysis.collected.calls_by_name["enc"] +
+             analysis.collected.calls_by_name["plain"]}
+    enc, plain = calls["enc"], calls["plain"]
+    takes = analysis.model_takes_as_rnn_state
+    assert [takes(enc.call, i, None, enc.ctx.scope) for i in range(4)] == [False, True, True, False]
+    assert takes(enc.call, -1, "c", enc.ctx.scope) and not takes(enc.call, -1, "other", enc.ctx.scope)
+    assert not takes(plain.call, 1, None, plain.ctx.scope)

@@ -28,7 +28,7 @@ from torchdevlint.analysis.flow import (  # noqa: F401 (facade)
 from torchdevlint.analysis.gradmode import GradMode
 from torchdevlint.analysis.guards import Guards
 from torchdevlint.analysis.modules import (  # noqa: F401 (facade)
-    Meeting, ModuleClasses, ModuleState,
+    RNN_STATE_ERROR, Meeting, ModuleClasses, ModuleState,
 )
 from torchdevlint.analysis.kinds import KindInference
 from torchdevlint.analysis.placement import (  # noqa: F401 (facade)
@@ -443,6 +443,17 @@ class Analysis:
             info for info in self.collected.classes if "forward" in info.methods]
         wanted = keyword if keyword is not None else index
         return any(wanted in self.modules.cpu_inputs(info) for info in classes)
+
+    def model_takes_as_rnn_state(self, call: cst.Call, index: int, keyword: Optional[str],
+                                 scope: Scope) -> bool:
+        """Whether the model ``call`` calls is an instance of a module class of this file whose
+        ``forward`` hands its argument (at ``index``, or ``keyword=``) to a recurrent layer as
+        its state (``ModuleClasses.rnn_state_inputs``)."""
+        kind = self.kinds.kind_of(call.func, scope)
+        if not isinstance(kind, K.Instance):
+            return False
+        return (keyword if keyword is not None else index) in self.modules.rnn_state_inputs(
+            kind.info)
 
     def modules_moved_only_by_to(self):
         """The ``ModuleState`` of each module class of this file whose state only ``.to()``

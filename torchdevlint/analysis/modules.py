@@ -508,6 +508,32 @@ class ModuleClasses:
         names = self._handed_to_cpu(info, method, 0)
         return {params.index(name) for name in names} | names
 
+    def rnn_state_inputs(self, info: ClassInfo) -> Set[object]:
+        """The arguments of ``info``'s ``forward`` (positions after ``self`` and names) that it
+        hands, unchanged, to one of its recurrent submodules as that layer's state
+        (``self.gru(embedded, hidden)``, ``self.lstm(x, (h, c))``): given on another device
+        than the input, the layer raises its own error ("Input and hidden tensors are not at
+        the same device"), the seq2seq tutorial's ``encoder(word, hidden)``."""
+        method = self.kinds.find_method(info, "forward")
+        if method is None or method.scope is None or method.self_name is None:
+            return set()
+        params = [name for name in method.param_names if name != method.self_name]
+        state = self.state(info)
+        found: Set[str] = set()
+        for node in walk_code(method.node.body):
+            func = node.func if isinstance(node, cst.Call) else None
+            if not (isinstance(func, cst.Attribute) and _is_name(func.value, method.self_name)
+                    and len(node.args) > 1 and node.args[1].keyword is None
+                    and func.attr.value in state.submodules
+                    and self.is_recurrent(state, func.attr.value)):
+                continue
+            given = node.args[1].value
+            elements = [e.value for e in given.elements] \
+                if isinstance(given, cst.Tuple) else [given]
+            found.update(e.value for e in elements if isinstance(e, cst.Name) and e.value in params
+                         and len(method.scope.bindings.get(e.value, ())) == 1)
+        return {params.index(name) for name in found} | found
+
     def _handed_to_cpu(self, info: ClassInfo, func, depth: int) -> Set[str]:
         """The parameters of ``func`` (not a method's ``self``) that its body hands, unchanged,
         to a function wanting them on the CPU, or to a method of ``info`` or a plain function

@@ -41,7 +41,8 @@ from typing import Iterator, List, Optional
 import libcst as cst
 
 from torchdevlint.analysis import (
-    ASSIGN, Analysis, Ctx, K, OnAccelerator, OnCPU, Scope, api, argument_for_parameter,
+    ASSIGN, RNN_STATE_ERROR, Analysis, Ctx, K, OnAccelerator, OnCPU, Scope, api,
+    argument_for_parameter,
     data_of_unknown_shape, exclusive_branches, factory_dimensions, failure_expected_or_handled, holds, iter_children, keyword_value, last_name,
     move_device_argument, returns_torch_tensors, says_it_fails, walk_code,
     with_item_expects_failure,
@@ -154,7 +155,10 @@ class MixedDeviceOperands(Rule):
       alone): `criterion(model(x), target)` with `target = torch.tensor([label])` (issue 28:
       a loop over hand-made samples, no data loader);
     - a tensor method combining two tensors: `a.add(b)`, `a.matmul(b)`, `a.masked_fill(mask, v)`;
-    - the call of a model moved to a device with a CPU tensor argument: `model(x)`;
+    - the call of a model moved to a device with a CPU tensor argument: `model(x)` (where the
+      model's class hands that argument to a recurrent layer as its state, the message names
+      the error the layer raises: the seq2seq tutorial's `encoder(word, hidden)` of `hidden =
+      encoder.initHidden()`, "Input and hidden tensors are not at the same device");
     - the call of a function of the file that calls one of its parameters with another's
       value (`def generate(model, idx): ... model(idx[:, -n:])`), given a moved model for the
       one and a CPU tensor for the other: `generate(model=gpt, idx=text_to_token_ids(text))`
@@ -351,6 +355,12 @@ class MixedDeviceOperands(Rule):
               "on a GPU this raises " + MIXED_ERROR + "; ")
     MIXED_FACTORY = Message(_MIXES + "create it there: `{callee}(..., device={device})`")
     MIXED_OPERAND = Message(_MIXES + "move it first: `{moved}`")
+    # the state of a recurrent layer the model's ``forward`` hands it to (``encoder(word,
+    # hidden)`` of ``hidden = encoder.initHidden()``, the seq2seq tutorial): the layer's error
+    MIXED_STATE = Message(
+        "{what} mixes `{operand}`, a tensor on the CPU (made by `{origin}`), with {other}, whose "
+        "`forward` hands it to a recurrent layer as its state: on a GPU this raises "
+        + RNN_STATE_ERROR + "; move it first: `{moved}`")
     # a tuple of CPU tensors a method of the file returns (``hidden = model.init_hidden(n)``
     # handed to the moved model with its input, issue 28): made there, created there
     MIXED_TUPLE = Message(
@@ -575,6 +585,7 @@ class MixedDeviceOperands(Rule):
             target, device = model
             where = device
             safety = _ASK
+            as_state = self.analysis.model_takes_as_rnn_state(call, index, keyword, scope)
             if device is None or self._fix_safety(device, scope, owner) is None:
                 # the device it was moved to is not a name of this code (``self.policy =
                 # ... .to(device)`` in ``__init__``): the model's own, read where it is called
@@ -584,7 +595,7 @@ class MixedDeviceOperands(Rule):
                 call, f"the call of `{source_of(call.func)}`", arg.value, evidence,
                 f"the model `{source_of(target)}`, moved to "
                 f"{'`' + source_of(device) + '`' if device is not None else 'a device'}",
-                where, scope, owner, safety)
+                where, scope, owner, safety, as_state)
             return
 
     def _preprocessed(self, expr, scope: Scope) -> bool:
@@ -895,7 +906,8 @@ class MixedDeviceOperands(Rule):
     # -- the report ---------------------------------------------------------------------
 
     def _violation(self, node, what: str, cpu_operand, cpu_evidence: OnCPU, other: str,
-                   device, scope: Scope, owner, safety=_ASK) -> Violation:
+                   device, scope: Scope, owner, safety=_ASK, as_state: bool = False
+                   ) -> Violation:
         """``safety``: the fix's, where the caller knows it (``_ASK``: ``_fix_safety``)."""
         plan = None
         shown_device = "device"
@@ -927,7 +939,8 @@ class MixedDeviceOperands(Rule):
         if _gives_gradients(node, self.analysis, scope):
             kind = self.GRADIENT_FACTORY if factory is not None else self.GRADIENT_OPERAND
         else:
-            kind = self.MIXED_FACTORY if factory is not None else self.MIXED_OPERAND
+            kind = self.MIXED_FACTORY if factory is not None else \
+                self.MIXED_STATE if as_state else self.MIXED_OPERAND
         return Violation(
             node,
             kind(what=what, operand=source_of(shown), origin=source_of(cpu_evidence.origin),
