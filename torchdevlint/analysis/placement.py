@@ -922,7 +922,10 @@ class Placement:
         found = None
         if info.returns and all(value is not None for value, _ in info.returns):
             each = [self.on_cpu(value, ctx.scope) for value, ctx in info.returns]
-            if all(each):
+            # (not where a return is on an accelerator too: ``X + torch.rand(n)`` of a moved
+            # ``X`` fails in there, and would give a tensor on the device)
+            if all(each) and not any(self.on_accelerator(value, ctx.scope)
+                                     for value, ctx in info.returns):
                 found = each[0]
         self._returns[key] = found
         return found
