@@ -331,10 +331,11 @@ class Analysis:
                                  f"declare only {sorted(self.facts)}: add it to the rule's facts")
 
     def mentions(self, name: str) -> Optional[int]:
-        """How often the text the module was parsed from has ``name`` as a word (in code,
-        strings and comments alike), or None without the text. Every reference to a name is
-        such a word, so where this count equals the references a question already knows of,
-        there is no other, and the walk of the whole module that would show it is spared
+        """How often the text the module was parsed from contains ``name`` (in code, strings
+        and comments alike, inside longer words too), or None without the text. Every
+        reference to a name is such an occurrence, so where this count equals the references
+        a question already knows of, there is no other, and the walk of the whole module that
+        would show it is spared
         (``Guards._only_referenced_at``, TDL010's callers; on torch's ``testing``, ``_dynamo``,
         ``distributed`` and ``nn`` those walks were a tenth of the run)."""
         if self.source is None:
@@ -344,7 +345,7 @@ class Analysis:
             counts = self._mentions = {}
         found = counts.get(name)
         if found is None:
-            found = counts[name] = textsearch.word_count(self.source, name)
+            found = counts[name] = textsearch.occurrences(self.source, name)
         return found
 
     @property
