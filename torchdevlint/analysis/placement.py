@@ -378,8 +378,8 @@ class Placement:
         # on the first question about it
         self._walked: Dict[int, Dict[int, object]] = {}
         self._default_device: Optional[Tuple[bool, set]] = None
-        # id(function node) -> what it returns on the CPU (``returned_on_cpu``)
-        self._returns: dict = {}  # id of a function's node (and a side) -> its returns' evidence
+        # (side, id(function node)) -> its returns' evidence (``_every_return``)
+        self._returns: dict = {}
         self._returning: set = set()  # (method, side) whose returns are being placed
         # (parameter names, parameter) -> the top-level function of this file that copies
         # that parameter to the host before converting it (``copied_by_twin``)
@@ -915,36 +915,35 @@ class Placement:
         CPU (``def text_to_token_ids(...): return torch.tensor(ids).unsqueeze(0)``), judged
         in its body as ``on_cpu`` judges; None when a return gives anything else or nothing
         (a parameter, whose placement is its caller's: issue 28)."""
-        key = id(info.node)
-        if key in self._returns:
-            return self._returns[key]
-        self._returns[key] = None  # (a recursive function: no evidence from itself)
-        found = None
-        if info.returns and all(value is not None for value, _ in info.returns):
-            each = [self.on_cpu(value, ctx.scope) for value, ctx in info.returns]
-            # (not where a return is on an accelerator too: ``X + torch.rand(n)`` of a moved
-            # ``X`` fails in there, and would give a tensor on the device)
-            if all(each) and not any(self.on_accelerator(value, ctx.scope)
-                                     for value, ctx in info.returns):
-                found = each[0]
-        self._returns[key] = found
-        return found
+        each = self._every_return(info, "cpu")
+        return each[0] if each else None
 
     def returned_on_accelerator(self, info) -> Optional[OnAccelerator]:
         """Evidence that every ``return`` of the plain function ``info`` gives a tensor on an
         accelerator, judged in its body as ``on_accelerator`` judges (``def predict(x): return
         model(x.to(device))`` of a moved ``model``, issue 28); None when a return gives
-        anything else or nothing."""
-        key = ("accelerator", id(info.node))
+        anything else or nothing, or its device is a parameter (``_device_given``)."""
+        each = self._every_return(info, "accelerator")
+        if not each or any(self._device_given(evidence, info) for evidence in each):
+            return None
+        return ReturnedOnAccelerator(info.name, each[0])
+
+    def _every_return(self, info, side: str) -> Optional[list]:
+        """The evidence, one per ``return`` of ``info``, that each gives a tensor on ``side``
+        ("cpu" or "accelerator"), where every one does and none is on the other side too (``X
+        + torch.rand(n)`` of a moved ``X`` fails in there, and would give a tensor on the
+        device); else None. Once per function and side."""
+        key = (side, id(info.node))
         if key in self._returns:
             return self._returns[key]
         self._returns[key] = None  # (a recursive function: no evidence from itself)
         found = None
         if info.returns and all(value is not None for value, _ in info.returns):
-            each = [self.on_accelerator(value, ctx.scope) for value, ctx in info.returns]
-            if all(each) and not any(self.on_cpu(value, ctx.scope) for value, ctx in info.returns) \
-                    and not any(self._device_given(evidence, info) for evidence in each):
-                found = ReturnedOnAccelerator(info.name, each[0])
+            here, there = (self.on_cpu, self.on_accelerator) if side == "cpu" else \
+                (self.on_accelerator, self.on_cpu)
+            each = [here(value, ctx.scope) for value, ctx in info.returns]
+            if all(each) and not any(there(value, ctx.scope) for value, ctx in info.returns):
+                found = each
         self._returns[key] = found
         return found
 

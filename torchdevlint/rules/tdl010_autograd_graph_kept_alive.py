@@ -346,7 +346,6 @@ class AutogradGraphKeptAlive(Rule):
         if ("requires_grad" in (analysis.source or "requires_grad")
                 and _freezes_parameters(analysis)) or self._grad_off_for_program():
             return
-        self._ctx_of_call: Optional[Dict[int, Ctx]] = None
         self._grad_memo: Dict[int, bool] = {}
         self._bodies: Dict[int, Tuple[bool, bool]] = {}
         self._names: Optional[Counter] = None
@@ -373,11 +372,8 @@ class AutogradGraphKeptAlive(Rule):
         return False
 
     def ctx_of_call(self, call: cst.Call) -> Optional[Ctx]:
-        if self._ctx_of_call is None:
-            self._ctx_of_call = {id(site.call): site.ctx
-                                 for sites in self.analysis.collected.calls_by_name.values()
-                                 for site in sites}
-        return self._ctx_of_call.get(id(call))
+        site = self.analysis.site_of(call)
+        return None if site is None else site.ctx
 
     def _grad_evidence(self, ctx: Ctx) -> Optional[str]:
         """How the analysis knows the loop runs with grad: "" (a grad mode, or every caller in

@@ -553,10 +553,7 @@ class MixedDeviceOperands(Rule):
         return None if site is None else site.order
 
     def _site(self, call: cst.Call):
-        for site in self.analysis.collected.calls_by_name.get(last_name(call.func), ()):
-            if site.call is call:
-                return site
-        return None
+        return self.analysis.site_of(call)
 
     def _moved_model_at(self, call: cst.Call, callee, scope: Scope):
         """The model called, if it was moved to a device before this call (in the order the
