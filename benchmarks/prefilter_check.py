@@ -72,7 +72,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         files += 1
         skipped = []
         for rule in rules:
-            if not all(pattern.search(text) for pattern in patterns[rule.code]):
+            if not all(pattern.found(text) for pattern in patterns[rule.code]):
                 continue
             passed[rule.code] += 1
             if not passes_ast_prefilter(rule, tree, text):

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import ast
 import gc
-import re
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Callable, Collection, List, Optional, Sequence, Set, Tuple
 
-from torchdevlint import noqa, syntax, torch_version as torch_versions
+from torchdevlint import noqa, syntax, textsearch, torch_version as torch_versions
 from torchdevlint.findings import PARSER_ERROR, READ_ERROR, SYNTAX_ERROR, Finding
 from torchdevlint.rules.registry import ALL_RULES, DEFAULT_RULES, rule_classes
 from torchdevlint.source import SourceError, decode_source
@@ -57,7 +56,7 @@ class FileResult:
 _PREFILTERS: dict = {}
 
 
-def _prefilter(rules: Sequence[type]) -> List[List["re.Pattern[str]"]]:
+def _prefilter(rules: Sequence[type]) -> List[List[textsearch.TextTest]]:
     """For each rule, the patterns that must all be found in a file for it to report there."""
     key = tuple(rule.code for rule in rules)
     patterns = _PREFILTERS.get(key)
@@ -67,7 +66,7 @@ def _prefilter(rules: Sequence[type]) -> List[List["re.Pattern[str]"]]:
         for rule in rules:
             required = rule.required_text
             required = (required,) if isinstance(required, str) else required
-            patterns.append([compiled.get(text) or compiled.setdefault(text, re.compile(text))
+            patterns.append([compiled.get(text) or compiled.setdefault(text, textsearch.TextTest(text))
                              for text in required])
         _PREFILTERS[key] = patterns
     return patterns
@@ -88,10 +87,10 @@ def candidate_rules(source: str, rules: Sequence[type], tree: Optional[ast.AST] 
     ``path``: where the file lies, for the project's word on its functions' callers."""
     searched: dict = {}  # pattern -> found (TDL008 and TDL011 share one; torch's name, three)
 
-    def found(pattern: re.Pattern) -> bool:
+    def found(pattern: textsearch.TextTest) -> bool:
         answer = searched.get(pattern)
         if answer is None:
-            answer = searched[pattern] = pattern.search(source) is not None
+            answer = searched[pattern] = pattern.found(source)
         return answer
 
     candidates, placed_by_callers, asked = [], [], []

@@ -264,15 +264,19 @@ class _Summariser:
         if len(params) < 2:
             return
         self.out["signatures"].append([node.name, node.lineno, params])
-        rebound = {inner.id for inner in ast.walk(node)
-                   if isinstance(inner, ast.Name) and isinstance(inner.ctx, ast.Store)}
-        for inner in ast.walk(node):
-            if isinstance(inner, ast.Call) and isinstance(inner.func, ast.Attribute) and \
+        rebound, copies = set(), []  # (one walk for both: two were 0.6 s on torch's nn and
+        for inner in ast.walk(node):  # testing, distributed and _dynamo)
+            kind = type(inner)
+            if kind is ast.Name:
+                if type(inner.ctx) is ast.Store:
+                    rebound.add(inner.id)
+            elif kind is ast.Call and type(inner.func) is ast.Attribute and \
                     inner.func.attr == "numpy" and not inner.args and not inner.keywords:
-                name = host_copied_name_of(inner.func.value)
-                if name in params and name not in rebound and \
-                        [node.name, name] not in self.out["host_copies"]:
-                    self.out["host_copies"].append([node.name, name])
+                copies.append(host_copied_name_of(inner.func.value))
+        for name in copies:
+            if name in params and name not in rebound and \
+                    [node.name, name] not in self.out["host_copies"]:
+                self.out["host_copies"].append([node.name, name])
 
     def _entry_calls(self, statements: List[ast.stmt]) -> None:
         """``Summary["entry_calls"]``: [callee, line] of each call that a statement of the

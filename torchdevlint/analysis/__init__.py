@@ -7,6 +7,7 @@ be split and rearranged without touching a rule. A test reads the imports to kee
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Callable, Dict, FrozenSet, List, Optional, Tuple
 
 import libcst as cst
@@ -40,6 +41,7 @@ from torchdevlint.analysis.shapes import (  # noqa: F401 (facade)
     data_of_unknown_shape, factory_dimensions, literal_rank, makes_an_empty_tensor, method_rank,
     rank_after_index, sizes_rank,
 )
+from torchdevlint.analysis.references import References
 from torchdevlint.analysis.targets import Targets
 from torchdevlint.analysis.model import (  # noqa: F401 (facade)
     ARITHMETIC_OPERATORS, ASSIGN, EXPECTS_FAILURE, FOR, GRAD_OFF, GRAD_ON, GRAD_RUNTIME, HANDLES_FAILURE, IMPORT, PARAM,
@@ -95,7 +97,8 @@ class Analysis:
         # the project's other files, ``torchdevlint.project_index``) is found by.
         self.path: Optional[str] = None
         self._project = None  # the ProjectView, looked up on first use (False: none)
-        self._mentions: Optional[Dict[str, int]] = None  # (``mentions``)
+        self._mentions: Optional[Counter] = None  # (``mentions``: the text's word counts)
+        self._references: Optional[References] = None  # (``references``)
         self._sites: Optional[Dict[int, CallSite]] = None  # (``site_of``)
         self._kinds = KindInference(self.collected)  # lazy inside: a file nobody asks pays nothing
         # The fact providers behind this facade, each built on first use: a file whose
@@ -333,22 +336,24 @@ class Analysis:
                                  f"declare only {sorted(self.facts)}: add it to the rule's facts")
 
     def mentions(self, name: str) -> Optional[int]:
-        """How often the text the module was parsed from contains ``name`` (in code, strings
-        and comments alike, inside longer words too), or None without the text. Every
-        reference to a name is such an occurrence, so where this count equals the references
-        a question already knows of, there is no other, and the walk of the whole module that
-        would show it is spared
-        (``Guards._only_referenced_at``, TDL010's callers; on torch's ``testing``, ``_dynamo``,
-        ``distributed`` and ``nn`` those walks were a tenth of the run)."""
+        """How often the text the module was parsed from holds ``name`` as a word (in code,
+        strings and comments alike), or None without the text. Every reference to a name is
+        such a word, so where this count equals the references a question already knows of,
+        there is no other, and the walk of the whole module that would show it
+        (``references``) is spared (``Guards._only_referenced_at``, TDL010's callers)."""
         if self.source is None:
             return None
-        counts = self._mentions
-        if counts is None:
-            counts = self._mentions = {}
-        found = counts.get(name)
-        if found is None:
-            found = counts[name] = textsearch.occurrences(self.source, name)
-        return found
+        if self._mentions is None:
+            self._mentions = textsearch.word_counts(self.source)
+        return self._mentions[name]
+
+    @property
+    def references(self) -> References:
+        """Where the module names each name (``analysis.references``): one walk of the whole
+        module for the file, on first use, for the questions ``mentions`` cannot settle."""
+        if self._references is None:
+            self._references = References(self.module)
+        return self._references
 
     def site_of(self, call: cst.Call) -> Optional[CallSite]:
         """The call site the traversal recorded for ``call`` (its context, its source order,
@@ -374,7 +379,8 @@ class Analysis:
         if self._guards is None:
             self._guards = Guards(self.module, self.collected, self._kinds, self.torch_version,
                                   project=self._project_view, may_define=self._may_define,
-                                  mentions=self.mentions)
+                                  mentions=self.mentions,
+                                  references=lambda: self.references)
         return self._guards
 
     @property

@@ -46,27 +46,53 @@ def _code_fields(cls: type) -> tuple:
     return fields
 
 
+# type -> whether it is a CST node class. ``isinstance(value, cst.CSTNode)`` goes through the
+# ABC machinery (``CSTNode`` is abstract): 9 million checks were 4.2 of 78 s of a profile of
+# torch's ``testing``, ``_dynamo``, ``distributed`` and ``nn``. A dictionary per type is exact
+# (a node's class decides) and several times cheaper.
+_NODE_TYPES: Dict[type, bool] = {}
+
+
+def _is_node_type(cls: type) -> bool:
+    known = _NODE_TYPES.get(cls)
+    if known is None:
+        known = _NODE_TYPES[cls] = issubclass(cls, cst.CSTNode)
+    return known
+
+
 def iter_children(node: cst.CSTNode):
     """Child nodes that can contain code, in source order."""
+    node_types = _NODE_TYPES
     for name in _code_fields(type(node)):
         value = getattr(node, name)
-        if isinstance(value, cst.CSTNode):
-            yield value
-        elif type(value) in (tuple, list):
+        cls = type(value)
+        if cls is tuple or cls is list:
             for item in value:
-                if isinstance(item, cst.CSTNode):
+                known = node_types.get(type(item))
+                if known or (known is None and _is_node_type(type(item))):
                     yield item
+        else:
+            known = node_types.get(cls)
+            if known or (known is None and _is_node_type(cls)):
+                yield value
+
+
+# A lambda's or a nested def's body: code that runs later (``walk_code``)
+_DEFERRED = (cst.Lambda, cst.FunctionDef)
 
 
 def walk_code(root: cst.CSTNode, into_functions: bool = False):
     """``root`` and the code-bearing nodes under it, pre-order in source order. A lambda's or
     a nested def's body is code that runs later, so it is not entered unless asked for."""
     stack = [root]
+    pop, extend = stack.pop, stack.extend
     while stack:
-        node = stack.pop()
+        node = pop()
         yield node
-        if into_functions or not isinstance(node, (cst.Lambda, cst.FunctionDef)):
-            stack.extend(reversed(list(iter_children(node))))
+        if into_functions or type(node) not in _DEFERRED:
+            children = list(iter_children(node))
+            children.reverse()
+            extend(children)
 
 
 def holds(root: cst.CSTNode, target: cst.CSTNode, into_functions: bool = False) -> bool:

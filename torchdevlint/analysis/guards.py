@@ -30,6 +30,7 @@ from torchdevlint.analysis.model import (
     ASSIGN, EXPECTS_FAILURE, IMPORT, HANDLES_FAILURE, HANDLES_NONE_DEREFERENCE, AfterExit, CallSite, Ctx, DefaultOf, OrElse, FunctionInfo, Scope, last_name,
     string_value,
 )
+from torchdevlint.analysis.references import References
 from torchdevlint.analysis.testcode import fixture_decorator, is_test_module
 
 
@@ -38,9 +39,12 @@ class Guards:
 
     def __init__(self, module: cst.Module, collected: Collected, kinds: KindInference,
                  torch_version: versions.Version = versions.DEFAULT, project=None,
-                 may_define=lambda qualified: True, mentions=lambda name: None) -> None:
+                 may_define=lambda qualified: True, mentions=lambda name: None,
+                 references=None) -> None:
         self.module = module
         self._mentions = mentions  # (``Analysis.mentions``: how often the text names a name)
+        # (``Analysis.references``: where the module names each name, one walk per file)
+        self._module_references = references or (lambda: References(module))
         # What gives the project's other files (``project_index.ProjectView``, or None), asked
         # only when an imported name is tested: a flag imported from a module of the project
         # that tests CUDA availability is a guard here too. (Asked up front, it built the
@@ -60,10 +64,6 @@ class Guards:
         self._cuda_tied: Optional[Set[str]] = None  # (``_tied_to_cuda``)
         self._spawned: Optional[set] = None
         self._program: Optional[bool] = None  # (``_runs_its_functions``)
-        # name -> ids of the Name nodes reading or binding it, and every string literal's
-        # value: what ``_only_called`` asks of the whole module, walked once per file (it was
-        # walked once per function asked about: 13 of 16 s in torch's distributed_test.py)
-        self._references: Optional[Tuple[Dict[str, List[int]], Set[str]]] = None
 
     @property
     def project(self):
@@ -381,21 +381,10 @@ class Guards:
         allowed = {id(info.node.name) for info in defs} | {id(node) for node in nodes}
         if self._mentions(name) == len(allowed):
             return True  # the text names it nowhere else: no other reference, no string
-        if self._references is None:
-            names: Dict[str, List[int]] = {}
-            strings: Set[str] = set()
-            for node in walk_code(self.module, into_functions=True):
-                if isinstance(node, cst.Name):
-                    names.setdefault(node.value, []).append(id(node))
-                elif isinstance(node, (cst.SimpleString, cst.ConcatenatedString)):
-                    value = string_value(node)
-                    if value is not None:
-                        strings.add(value)
-            self._references = (names, strings)
-        names, strings = self._references
-        if name in strings:
+        references = self._module_references()
+        if name in references.strings:
             return False  # __all__, getattr(self, "name")
-        return all(node in allowed for node in names.get(name, ()))
+        return all(node in allowed for node in references.names.get(name, ()))
 
     def spawned_per_gpu(self) -> set:
         """Names of this file's functions started once per GPU: ``mp.spawn(main_worker,

@@ -380,9 +380,8 @@ def accumulating_loop_in(tree: ast.AST, source: str) -> bool:
                     holders = _loss_holders(tree) if "Loss" in source else ()
                 if not any(name in text for name in holders):
                     continue
-        if accumulating_methods is None:
-            accumulating_methods = _accumulating_methods(tree)
-        if not any(
+        called = set()  # methods called as statements, which may accumulate (``update``)
+        if any(
                 (isinstance(inner, ast.AugAssign) and isinstance(inner.op, (ast.Add, ast.Sub)))
                 or (isinstance(inner, ast.Assign) and any(
                     isinstance(n, ast.BinOp) and isinstance(n.op, (ast.Add, ast.Sub))
@@ -390,10 +389,17 @@ def accumulating_loop_in(tree: ast.AST, source: str) -> bool:
                 or (isinstance(inner, ast.Expr) and isinstance(inner.value, ast.Call)
                     and isinstance(inner.value.func, ast.Attribute)
                     and (inner.value.func.attr in ("append", "extend", "insert")
-                         or inner.value.func.attr in accumulating_methods))
+                         or called.add(inner.value.func.attr)))
                 for statement in node.body for inner in ast.walk(statement)):
-            continue
-        return True
+            return True
+        if called:
+            # (the file's accumulating methods are looked for only where the loop calls a
+            # method as a statement and accumulates no other way: walking every method of
+            # every class first was 0.7 s on torch's testing, _dynamo, distributed and nn)
+            if accumulating_methods is None:
+                accumulating_methods = _accumulating_methods(tree)
+            if called & accumulating_methods:
+                return True
     return False
 
 

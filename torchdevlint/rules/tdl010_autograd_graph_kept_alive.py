@@ -55,7 +55,6 @@ tensor operation); unsafe when it is a model's output as it is (a model may retu
 
 from __future__ import annotations
 
-from collections import Counter
 from dataclasses import dataclass
 from typing import Dict, Iterator, List, Optional, Set, Tuple
 
@@ -348,7 +347,6 @@ class AutogradGraphKeptAlive(Rule):
             return
         self._grad_memo: Dict[int, bool] = {}
         self._bodies: Dict[int, Tuple[bool, bool]] = {}
-        self._names: Optional[Counter] = None
         self._returning: Set[int] = set()  # helpers whose returns are being traced
         reported: Set[int] = set()
         for loop, ctx, counting in loops:
@@ -445,7 +443,7 @@ class AutogradGraphKeptAlive(Rule):
             return False
         # (the text's count spares the walk of the module where it already shows no other)
         if self.analysis.mentions(name) != len(sites) + 1 and \
-                self._uses_of(name) != len(sites) + 1:
+                self.analysis.references.uses(name) != len(sites) + 1:
             return False  # passed around, or named elsewhere: callers this file does not show
         if func.cls is not None:
             # a method's own calls, where they can be told from the other calls of its name
@@ -454,24 +452,6 @@ class AutogradGraphKeptAlive(Rule):
             if own is not None:
                 sites = own
         return bool(sites) and all(self._runs_with_grad(site.ctx, depth + 1) for site in sites)
-
-    def _uses_of(self, name: str) -> int:
-        """How often the file names ``name``: as a name or attribute, or as a word of a string
-        (``getattr(self, "train_epoch")``)."""
-        if self._names is None:
-            self._names = Counter()
-            docstrings = set()  # (prose: a function they name is not used by it)
-            for node in walk_code(self.analysis.module, into_functions=True):
-                if isinstance(node, (cst.Module, cst.FunctionDef, cst.ClassDef)):
-                    docstring = _docstring_node(node)
-                    if docstring is not None:
-                        docstrings.add(id(docstring))
-                if isinstance(node, cst.Name):
-                    self._names[node.value] += 1
-                elif isinstance(node, (cst.SimpleString, cst.FormattedStringText)) \
-                        and id(node) not in docstrings:
-                    self._names.update(_words(node.value))
-        return self._names[name]
 
     # -- what a value is -----------------------------------------------------------------------
 
@@ -1030,23 +1010,6 @@ def _freezes_parameters(analysis: Analysis) -> bool:
 
 def _is_false(expr) -> bool:
     return isinstance(expr, cst.Name) and expr.value == "False"
-
-
-def _docstring_node(node) -> Optional[cst.SimpleString]:
-    """The string of the docstring of a module, class or function, if it has one."""
-    body = node.body if isinstance(node, cst.Module) else node.body.body \
-        if isinstance(node.body, cst.IndentedBlock) else ()
-    if not body or not isinstance(body[0], cst.SimpleStatementLine) or not body[0].body:
-        return None
-    first = body[0].body[0]
-    if isinstance(first, cst.Expr) and isinstance(first.value, cst.SimpleString):
-        return first.value
-    return None
-
-
-def _words(text: str) -> List[str]:
-    """The identifiers of a text (a string literal's)."""
-    return "".join(c if c.isalnum() or c == "_" else " " for c in text).split()
 
 
 def _bound_names(target) -> List[str]:
