@@ -1163,3 +1163,57 @@ def test_a_model_takes_as_rnn_state_what_its_forward_hands_a_recurrent_layer_as_
     assert [takes(enc.call, i, None, enc.ctx.scope) for i in range(4)] == [False, True, True, False]
     assert takes(enc.call, -1, "c", enc.ctx.scope) and not takes(enc.call, -1, "other", enc.ctx.scope)
     assert not takes(plain.call, 1, None, plain.ctx.scope)
+
+
+SELFLESS = """
+import torch
+
+
+class Trainer:
+    def train(model, loader, device):
+        model.train()
+        Trainer.epoch(model, loader, device)
+
+    def epoch(model, loader, device):
+        for x in loader:
+            model(x.to(device))
+
+    def bound(runner, x):
+        return x
+
+    def named_self(self, loader):
+        return loader
+
+
+class Base:
+    def explicit(me, x):
+        return x
+
+
+class Child(Base):
+    def explicit(this, x):
+        return Base.explicit(this, x)
+
+
+def main(model, loader, device, obj):
+    Trainer.train(model, loader, device)
+    obj.bound(3)
+    Trainer.bound(model, 3)
+    Trainer.named_self(model, loader)
+"""
+
+
+def test_a_method_called_only_through_its_class_has_no_self():
+    analysis = analysis_of(SELFLESS)
+    # chexnet's trainer: called as ``Trainer.train(model, ...)`` only (``model.train()`` passes
+    # no arguments, so it cannot be ``Trainer.train`` through an object), so ``model`` is the
+    # caller's model; ``Trainer.epoch(model, ...)`` then passes no ``self`` either
+    assert _method(analysis, "Trainer", "train").self_name is None
+    assert _method(analysis, "Trainer", "epoch").self_name is None
+    assert _passed(analysis, "Trainer", "epoch", "model") == ["model"]
+    # ``Trainer.explicit(this, x)`` passes the caller's own ``self``: an unbound call
+    assert _method(analysis, "Base", "explicit").self_name == "me"
+    # ``obj.bound(3)`` on an object of unknown kind fits it: it may run with ``runner`` bound
+    assert _method(analysis, "Trainer", "bound").self_name == "runner"
+    # a first parameter named ``self`` stays ``self``
+    assert _method(analysis, "Trainer", "named_self").self_name == "self"

@@ -19,7 +19,7 @@ from torchdevlint.analysis.model import (
     WITH, AfterExit, Binding, OrElse, CallSite, ClassInfo, Ctx, DefaultOf, FunctionInfo, LoopSpan, Scope, with_item_expects_failure,
     grad_mode_set_by,
     last_name,
-    next_order, says_it_fails,
+    may_bind, next_order, says_it_fails,
     string_value,
 )
 
@@ -93,6 +93,17 @@ def walk_code(root: cst.CSTNode, into_functions: bool = False):
             children = list(iter_children(node))
             children.reverse()
             extend(children)
+
+
+def _passes_first_argument(site: CallSite) -> bool:
+    """The call passes a first positional argument that is not its caller's own ``self``."""
+    positional = [arg for arg in site.call.args if arg.keyword is None]
+    if not positional or positional[0].star:
+        return False
+    first = positional[0].value
+    caller = site.ctx.func
+    return not (isinstance(first, cst.Name) and caller is not None
+                and first.value in (caller.self_name, "self"))
 
 
 def holds(root: cst.CSTNode, target: cst.CSTNode, into_functions: bool = False) -> bool:
@@ -266,7 +277,51 @@ class Builder:
 
     def build(self, module: cst.Module) -> Collected:
         self.walk(module, None)
+        self._methods_called_through_their_class()
         return self.out
+
+    def _methods_called_through_their_class(self) -> None:
+        """A method without a decorator whose calls all go through its class with its first
+        parameter given (``ChexnetTrainer.epochVal(model, loader, ...)``, chexnet's trainer,
+        issue 28) has no ``self``: Python 3 calls it as a plain function, and its first
+        parameter is what the caller passes. Not where a call passes the caller's own
+        ``self`` (``Base.forward(self, x)``: an explicit ``self``), where the method is called
+        through an object (``self.epochVal(...)``, ``obj.epochVal(...)``), or where the first
+        parameter is named ``self`` or ``cls``. (The walk took its first parameter for
+        ``self`` and recorded ``model.x = ...`` as an attribute of the class: undone here.)"""
+        candidates = [info for info in self.out.functions
+                      if info.cls is not None and info.self_name not in (None, "self", "cls")
+                      and not info.node.decorators and info.cls.ctx.scope.kind == "module"
+                      and info.cls.methods.get(info.name) is info]
+        changed = True
+        while changed and candidates:  # (a caller found self-less passes no ``self`` then)
+            changed = False
+            for info in list(candidates):
+                if self._called_through_its_class_only(info):
+                    candidates.remove(info)
+                    info.self_name = None
+                    changed = True
+                    cls = info.cls
+                    for name, bindings in list(cls.attributes.items()):
+                        kept = [b for b in bindings if b.ctx.func is not info]
+                        if kept:
+                            cls.attributes[name] = kept
+                        else:
+                            del cls.attributes[name]
+
+    def _called_through_its_class_only(self, info: FunctionInfo) -> bool:
+        cls = info.cls
+        through_class = []
+        for site in self.out.calls_by_name.get(info.name, ()):
+            func = site.call.func
+            if not isinstance(func, cst.Attribute):
+                continue  # a plain function of the same name
+            if isinstance(func.value, cst.Name) and func.value.value == cls.name:
+                through_class.append(site)
+            elif may_bind(site.call, info) and not (
+                    isinstance(func.value, cst.Name) and func.value.value[:1].isupper()):
+                return False  # it may be called through an object (another class's: not)
+        return bool(through_class) and all(map(_passes_first_argument, through_class))
 
     def walk(self, node: cst.CSTNode, ctx: Optional[Ctx]) -> None:
         handler = _HANDLERS.get(type(node))

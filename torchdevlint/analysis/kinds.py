@@ -14,7 +14,7 @@ import libcst as cst
 from torchdevlint import torch_api as api
 from torchdevlint.analysis.model import (
     ASSIGN, AUGMENT, CLASS, DEF, FOR, IMPORT, PARAM, WITH,
-    Binding, ClassInfo, FunctionInfo, Scope, last_name, string_value,
+    Binding, ClassInfo, FunctionInfo, Scope, last_name, may_bind, string_value,
 )
 
 
@@ -350,7 +350,7 @@ class KindInference:
                 continue
             if not isinstance(receiver, Instance):
                 if receiver in (UNKNOWN, _PENDING):
-                    if not _may_bind(site.call, method):
+                    if not may_bind(site.call, method):
                         continue  # ``model.train()`` cannot be ``Trainer.train(loader, epochs)``
                     return None
                 continue  # a tensor's, a module's, a library object's method
@@ -859,34 +859,14 @@ def argument_passed(call: cst.Call, name: str, index: int) -> Optional[cst.BaseE
 
 
 def _is_static(method: FunctionInfo) -> bool:
-    """``@staticmethod`` and no other decorator: called through the class or an instance, it
-    is given its arguments as they are (no ``self``)."""
+    """``@staticmethod`` and no other decorator, or no decorator and no ``self`` (a method
+    only ever called through its class, ``builder._methods_called_through_their_class``):
+    it is given its arguments as they are."""
     decorators = method.node.decorators
+    if not decorators:
+        return method.self_name is None and bool(method.param_names)
     return len(decorators) == 1 and isinstance(decorators[0].decorator, cst.Name) and \
         decorators[0].decorator.value == "staticmethod"
-
-
-def _may_bind(call: cst.Call, method: FunctionInfo) -> bool:
-    """Whether ``call`` may be a call of ``method`` through an object (its ``self`` given by the
-    receiver, where it has one): its arguments fit the parameters. ``*args``/``**kwargs`` on
-    either side fit anything."""
-    params = method.node.params
-    if any(arg.star for arg in call.args) or isinstance(params.star_arg, cst.Param) or \
-            params.star_kwarg is not None:
-        return True
-    positional = list(params.posonly_params) + list(params.params)
-    if method.self_name is not None and positional:
-        positional = positional[1:]
-    given = sum(1 for arg in call.args if arg.keyword is None)
-    if given > len(positional):
-        return False
-    named = {arg.keyword.value for arg in call.args if arg.keyword is not None}
-    known = {p.name.value for p in positional} | {p.name.value for p in params.kwonly_params}
-    if not named <= known:
-        return False
-    return all(p.default is not None or i < given or p.name.value in named
-               for i, p in enumerate(positional)) and \
-        all(p.default is not None or p.name.value in named for p in params.kwonly_params)
 
 
 def positional_index(function, index: int) -> int:

@@ -409,3 +409,26 @@ def string_value(expr: cst.BaseExpression) -> Optional[str]:
             return None
         return left + right
     return None
+
+
+def may_bind(call: cst.Call, method: FunctionInfo) -> bool:
+    """Whether ``call`` may be a call of ``method`` through an object (its ``self`` given by the
+    receiver, where it has one): its arguments fit the parameters. ``*args``/``**kwargs`` on
+    either side fit anything."""
+    params = method.node.params
+    if any(arg.star for arg in call.args) or isinstance(params.star_arg, cst.Param) or \
+            params.star_kwarg is not None:
+        return True
+    positional = list(params.posonly_params) + list(params.params)
+    if method.self_name is not None and positional:
+        positional = positional[1:]
+    given = sum(1 for arg in call.args if arg.keyword is None)
+    if given > len(positional):
+        return False
+    named = {arg.keyword.value for arg in call.args if arg.keyword is not None}
+    known = {p.name.value for p in positional} | {p.name.value for p in params.kwonly_params}
+    if not named <= known:
+        return False
+    return all(p.default is not None or i < given or p.name.value in named
+               for i, p in enumerate(positional)) and \
+        all(p.default is not None or p.name.value in named for p in params.kwonly_params)

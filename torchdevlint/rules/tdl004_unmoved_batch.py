@@ -412,7 +412,24 @@ class UnmovedBatch(Rule):
             dataset = next((a.value for a in arguments if (a.keyword is None and not a.star)
                             or (a.keyword is not None and a.keyword.value in ("dataset", "data"))),
                            None)
-            if dataset is not None and self._code_moves(dataset, scope, follow_names=True):
+            if dataset is not None and (self._code_moves(dataset, scope, follow_names=True)
+                                        or self._holds_device_tensors(dataset, scope)):
+                return True
+        return False
+
+    def _holds_device_tensors(self, dataset, scope: Scope) -> bool:
+        """A ``TensorDataset`` (or a name bound only to one) of which some tensor is on an
+        accelerator: its batches hold that tensor's rows, on that device (a loader over
+        ``TensorDataset(x.to(device), y)``). Which of the batch's items are on the device is
+        not told apart: silent for all of them."""
+        values = [(dataset, scope)] if isinstance(dataset, cst.Call) else [
+            (value, value_scope) for value, value_scope, path, _ in
+            self.placement.bindings_of(dataset, scope) if not path]
+        for value, value_scope in values:
+            if isinstance(value, cst.Call) and \
+                    self.kinds.qualname(value.func, value_scope) in api.DATASET_CLASSES and any(
+                        self.analysis.on_accelerator(arg.value, value_scope) is not None
+                        for arg in value.args if arg.keyword is None and not arg.star):
                 return True
         return False
 
