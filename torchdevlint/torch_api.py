@@ -581,6 +581,10 @@ TENSOR_PARAMETER_METHODS = frozenset(
     unbind bmm mm float half bfloat16 long bool
     """.split())
 
+# Tensor methods whose GPU kernel checks the mask's device itself, with its own words
+# (``modules.MASK_ERROR``) instead of the dispatcher's "Expected all tensors ..."
+MASK_CHECKING_METHODS = frozenset(("masked_fill", "masked_fill_"))
+
 # Where a module is moved (``modules``): the calls, in the order their sites are read, and
 # those that move without naming a device (``.cuda()``, the data-parallel wrappers).
 MODULE_MOVING_CALLS = ("cuda", "to", "set_default_device", "DataParallel",

@@ -44,6 +44,10 @@ SAME_DEVICE_ERROR = "RuntimeError: Expected all tensors to be on the same device
 INDEX_ERROR = ("RuntimeError: indices should be either on cpu or on the same device as the "
                "indexed tensor (cpu)")
 
+# (``x.masked_fill(mask, v)`` given a mask on another device, as torch words it: the mask is
+# checked before the dispatcher's common-device check)
+MASK_ERROR = "RuntimeError: expected self and mask to be on the same device"
+
 # (an ``nn.LSTM``/``nn.GRU``/``nn.RNN`` given a state on the CPU, as torch words it)
 RNN_STATE_ERROR = ("RuntimeError: Input and hidden tensors are not at the same device, found "
                    "input tensor at cuda:0 and hidden tensor at cpu")
@@ -84,6 +88,9 @@ class ModuleState:
     forward_reaches: Set[str] = field(default_factory=set)  # methods forward calls, transitively
     # a LightningModule's steps and the methods they call (run on the module's device)
     step_reaches: Set[str] = field(default_factory=set)
+    # tensor attributes set by a base class of this file (``Base.__init__`` sets
+    # ``self.scale = torch.ones(n)``, the subclass's ``forward`` reads it): name -> that class
+    inherited: Dict[str, ClassInfo] = field(default_factory=dict)
     # methods that code of the file calls on an instance it moved to a device first
     # (``model = VAE().to(device)``, then ``model.sample(16)``), and what they call on ``self``
     called_reaches: Set[str] = field(default_factory=set)
@@ -94,6 +101,15 @@ class ModuleState:
     @property
     def registered(self) -> Set[str]:
         return self.parameters | self.buffers | self.submodules
+
+    def owner(self, name: str) -> ClassInfo:
+        """The class whose methods assign attribute ``name``: this one, or the base class of
+        the file it inherits the attribute from."""
+        return self.inherited.get(name, self.info)
+
+    def bindings(self, name: str) -> List[Binding]:
+        """Every assignment of attribute ``name`` in the methods of the class that owns it."""
+        return self.owner(name).attributes.get(name, [])
 
     @property
     def running(self) -> Set[str]:
@@ -166,6 +182,7 @@ class ModuleClasses:
                 state.module_containers[name] = containers
             elif assigned and all(_CONTAINER_NODES.get(type(b.value)) for b in assigned):
                 state.other_containers[name] = assigned
+        self._inherit(state, {id(info)})
         state.forward_reaches = self._reached_from(info, "forward")
         for method in self._called_on_moved_instances(info):
             state.called_reaches |= self._reached_from(info, method)
@@ -173,6 +190,27 @@ class ModuleClasses:
             for step in api.LIGHTNING_STEP_METHODS:
                 state.step_reaches |= self._reached_from(info, step)
         return state
+
+    def _inherit(self, state: ModuleState, seen: Set[int]) -> None:
+        """The tensor attributes that base classes of this file set and this class neither
+        sets nor registers (issue 28: a base module builds its anchors or its scale in
+        ``__init__``, a subclass's ``forward`` uses them; ``.to()`` of the subclass leaves
+        them behind as it would the base's own). Nearest base first, as Python looks them up."""
+        info = state.info
+        for base in info.bases:
+            kind = self.kinds.kind_of(base, info.ctx.scope)
+            if not isinstance(kind, ClassRef) or id(kind.info) in seen:
+                continue
+            seen.add(id(kind.info))
+            base_state = self.state(kind.info)
+            for name, bindings in base_state.tensor_attributes.items():
+                if name in info.attributes or name in state.registered \
+                        or name in state.tensor_attributes:
+                    continue
+                state.tensor_attributes[name] = bindings
+                state.inherited[name] = base_state.owner(name)
+                if name in base_state.tensor_tuples:
+                    state.tensor_tuples.add(name)
 
     # -- whether the module meets an accelerator at all ----------------------------------
 
@@ -355,7 +393,7 @@ class ModuleClasses:
         attributes and leave moving them to ``Module.to`` (no ``_apply``, ``to`` or ``cuda`` of
         their own or of a base class of this file): where state ``.to()`` misses stays behind."""
         for info in self.collected.classes:
-            if info.attributes:
+            if info.attributes or info.bases:
                 state = self.state(info)
                 if (state.is_module is True or self.shows_it_is_a_module(state)) and (
                         not state.overrides_moving or state.override_moves is not None):
@@ -693,8 +731,11 @@ class ModuleClasses:
             # (a tensor method: ``torch.where(...)`` is a torch function, below)
             if (carries(func.value) and any(stays(o) for o in operands)) or \
                     (stays(func.value) and any(carries(o) for o in operands)):
+                masked = func.attr.value in api.MASK_CHECKING_METHODS and arguments \
+                    and (stays(arguments[0]) or carries(arguments[0]))
                 return Meeting(
-                    f"passes it to `.{func.attr.value}()` with a tensor on the module's device")
+                    f"passes it to `.{func.attr.value}()` with a tensor on the module's device",
+                    MASK_ERROR if masked else SAME_DEVICE_ERROR)
             return None
         self_name = devices.self_name
         if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) \

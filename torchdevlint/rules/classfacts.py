@@ -351,7 +351,9 @@ def assigned_and_read_elsewhere(tree: ast.AST, source: str, containers: bool) ->
                 assigned.append((method, names))
         if not assigned:
             continue
-        for reader in methods:
+        # (a subclass's methods read what a base class's ``__init__`` set: every class of the
+        # file is a possible reader, ``ModuleClasses._inherit``)
+        for reader in (m for _, readers in facts.classes for m in readers):
             if reader.name == "__init__":
                 continue
             for method, names in assigned:

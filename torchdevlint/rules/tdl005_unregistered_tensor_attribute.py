@@ -121,6 +121,9 @@ class UnregisteredTensorAttribute(Rule):
     the PyTorch tutorial's `LSTMTagger`), is judged as one tensor is, whole: handed to an
     `nn.LSTM`/`nn.GRU`/`nn.RNN` as its state, the message names the error those layers raise
     (issue 28). No buffer holds a tuple, so it has no fix. `Variable(t)` of old code is `t`.
+    The attribute may be set by a base class of the file (`Base.__init__` sets `self.scale =
+    torch.ones(n)`, a subclass's `forward` reads it, and the subclass is what is moved): the
+    message names that base class, and the finding is at its assignment (issue 28).
 
     "A tensor on the module's device" is a registered parameter or buffer, what a registered
     submodule with weights returns (or any registered submodule given such a tensor), a method
@@ -277,12 +280,14 @@ class UnregisteredTensorAttribute(Rule):
 
     # The kind of finding (its message, as data; the report fills the fields).
     PLAIN_ATTRIBUTE = Message(
-        "`{owner}.{name}` holds a tensor{given} as a plain attribute of the module `{module}`, so "
+        "`{owner}.{name}` holds a tensor{given} as a plain attribute of the module `{module}`"
+        "{inherited}, so "
         "`.to(device)` leaves it on the CPU, and `{method}` {where}{moved}: {error}; "
         "register it as a buffer (`{owner}.register_buffer(\"{name}\", ..., persistent=False)`)")
     # a cache that ``train()``/``eval()`` computes from the module's own state
     CACHED_IN_SWITCH = Message(
-        "`{owner}.{name}` holds a tensor as a plain attribute of the module `{module}`, computed "
+        "`{owner}.{name}` holds a tensor as a plain attribute of the module `{module}`{inherited}"
+        ", computed "
         "in `{switch}()` from the module's own state, so a `.to(device)` after "
         "`{module}.{switch}()` leaves it where the module was, and `{method}` {where}{moved}: "
         + "{error}; register it as a buffer "
@@ -290,7 +295,8 @@ class UnregisteredTensorAttribute(Rule):
 
     # a tuple of CPU tensors, an RNN's state (``self.hidden = self.init_hidden()``)
     TUPLE_STATE = Message(
-        "`{owner}.{name}` holds a tuple of tensors as a plain attribute of the module `{module}`, "
+        "`{owner}.{name}` holds a tuple of tensors as a plain attribute of the module `{module}`"
+        "{inherited}, "
         "so `.to(device)` leaves them on the CPU, and `{method}` {where}{moved}: {error}; create "
         "them on the module's device where they are made "
         "(`device=next({owner}.parameters()).device`)")
@@ -348,6 +354,7 @@ class UnregisteredTensorAttribute(Rule):
         self.analysis = analysis
         self.kinds = analysis.kinds
         self._made: Dict[int, tuple] = {}  # id(value) -> (answer, depth it was asked at)
+        self._reported: Set[int] = set()  # ids of the assignments reported
         for state in analysis.modules_moved_only_by_to():
             if state.tensor_attributes:
                 yield from self._check_class(state)
@@ -358,16 +365,22 @@ class UnregisteredTensorAttribute(Rule):
         info = state.info
         modules = self.analysis.modules
         init_methods = modules.init_methods(info)
-        switches = modules.mode_switches(info)
-        building = init_methods | switches  # (what runs while the module is built or switched)
+        own_switches = modules.mode_switches(info)
+        own_building = init_methods | own_switches  # (what runs while it is built or switched)
         running = state.running
         reads = None
         for name in state.tensor_attributes:
             if name in (state.override_moves or ()):
                 continue  # the class's own ``to`` moves it
-            bindings = info.attributes[name]
-            if any(b.ctx.func is None or b.ctx.func.cls is not info for b in bindings):
+            owning = state.owner(name)  # (a base class of the file, for an inherited one)
+            bindings = state.bindings(name)
+            if any(b.ctx.func is None or b.ctx.func.cls is not owning for b in bindings):
                 continue
+            if owning is not info:  # (the methods that build or switch the base's state)
+                building = modules.init_methods(owning) | modules.mode_switches(owning)
+                switches = modules.mode_switches(owning)
+            else:
+                building, switches = own_building, own_switches
             # (re)bound while the module runs: only a state that one method reads and then
             # updates (``res, h = self.rnn(x, self.h); self.h = h.detach()``, issue 28) is
             # followed; else the class manages the attribute itself
@@ -402,10 +415,13 @@ class UnregisteredTensorAttribute(Rule):
             moved = self._moved_elsewhere(info)
             if moved is None:
                 return  # a program that never uses an accelerator: the module stays on the CPU
-            safe = self._safe_fix(info, name, bindings)
+            safe = self._safe_fix(owning, name, bindings)
+            # (an inherited attribute names the class that sets it: the evidence of the finding)
+            inherited = "" if owning is info else f" (set in its base class `{owning.name}`)"
             for binding in created:
-                if _refines(binding, name):
+                if _refines(binding, name) or id(binding.node) in self._reported:
                     continue  # ``self.tem = self.tem.permute(...)``: a buffer stays one
+                self._reported.add(id(binding.node))  # (a base's, for it and a subclass)
                 owner = binding.node.value.value if isinstance(binding.node, cst.Attribute) else "self"
                 switch = binding.ctx.func.name
                 kind = self.PLAIN_ATTRIBUTE if switch not in switches else self.CACHED_IN_SWITCH
@@ -413,7 +429,8 @@ class UnregisteredTensorAttribute(Rule):
                     kind = self.TUPLE_STATE  # (no buffer holds a tuple: no fix)
                 yield Violation(
                     binding.node,
-                    kind(owner=owner, name=name, module=info.name, method=method, where=where,
+                    kind(owner=owner, name=name, module=info.name, inherited=inherited,
+                         method=method, where=where,
                          moved=moved, switch=switch, error=error,
                          given=self._given(binding)),
                     fix=RegisterBuffer(binding, name, safe)
@@ -633,7 +650,7 @@ class UnregisteredTensorAttribute(Rule):
     def _attribute_rank(self, state: ModuleState, name: str) -> Optional[int]:
         """The fewest dimensions ``self.NAME`` is made with by its assignments while the module
         is built (``_rank``), or None when one of them does not tell."""
-        ranks = [self._rank(b.value, b) for b in state.info.attributes.get(name, ())
+        ranks = [self._rank(b.value, b) for b in state.bindings(name)
                  if b.how == ASSIGN and not b.path and not _is_none(b.value)]
         return min(ranks) if ranks and None not in ranks else None
 

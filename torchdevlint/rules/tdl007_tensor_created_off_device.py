@@ -639,6 +639,9 @@ class TensorCreatedOffDevice(Rule):
                     or isinstance(e.slice.value, cst.Comparison))) for e in expr.slice)
             return keeps_a_dim and self._keeps(expr.value, factory, method, seen)
         if isinstance(expr, cst.Attribute):
+            if isinstance(expr.value, cst.Name) and method.cls is not None \
+                    and expr.value.value == method.self_name:
+                return self._attribute_keeps(expr.attr.value, factory, method, seen)
             return expr.attr.value in api.TRANSPOSE_ATTRIBUTES and self._keeps(expr.value, factory, method, seen)
         if isinstance(expr, cst.UnaryOperation):
             return self._keeps(expr.expression, factory, method, seen)
@@ -651,6 +654,31 @@ class TensorCreatedOffDevice(Rule):
             return any(not isinstance(e, cst.StarredElement) and
                        self._keeps(e.value, factory, method, seen) for e in expr.elements)
         return False
+
+    def _attribute_keeps(self, name: str, factory: cst.Call, method: FunctionInfo,
+                         seen: Set[str]) -> bool:
+        """``self.NAME`` holds ``factory``'s result: every store of it is in ``method`` and
+        keeps that result, or is ``None`` (a cache's start: ``if self.mask is None:
+        self.mask = torch.triu(torch.ones(T, T))`` in ``forward``, then
+        ``x.masked_fill(self.mask, ...)``, issue 28). A store in another method (a setter, a
+        buffer made elsewhere) leaves what is read unknown."""
+        key = "self." + name
+        if key in seen:
+            return True
+        related = False
+        for binding in method.cls.attributes.get(name, ()):
+            if binding.how != ASSIGN or binding.path:
+                return False
+            if isinstance(binding.value, cst.Name) and binding.value.value == "None":
+                continue
+            if binding.ctx.func is not method:
+                return False
+            evidence = self.analysis.on_cpu(binding.value, method.scope)
+            if evidence is None or self._made_by(evidence.origin, method) is not factory or \
+                    not self._keeps(binding.value, factory, method, seen | {key}):
+                return False
+            related = True
+        return related
 
     def _function_holding(self, node: cst.CSTNode) -> Optional[FunctionInfo]:
         """The innermost function of the file whose body holds ``node``."""
