@@ -1074,6 +1074,38 @@ def test_a_list_of_device_tensors_is_no_tensor_but_its_items_and_joins_are():
     assert placed[3] is None  # appended after ``.cpu()``
 
 
+def test_the_items_of_a_list_of_device_tensors_are_on_the_device_where_iterated():
+    analysis = analysis_of("""
+        import torch
+
+        def f(model, batches, device):
+            model = model.to(device)
+            preds = []
+            for x in batches:
+                preds.append(model(x.to(device)))
+            made = [model(torch.zeros(2, 4).to(device)) for _ in range(3)]
+            own = [model(b) for b in batches]
+            for p in preds:
+                observe(p)
+            for q in made:
+                observe(q)
+            for r in own:
+                observe(r)
+            observe([s for s in preds], [t for t in [u.cpu() for u in preds]])
+        """)
+    scope = next(f for f in analysis.collected.functions if f.name == "f").scope
+    calls = [site.call for site in analysis.collected.calls_by_name["observe"]]
+    # ``for p in preds`` of an appended list, ``for q in made`` of a comprehension of outputs
+    assert analysis.on_accelerator(calls[0].args[0].value, scope) is not None
+    assert analysis.on_accelerator(calls[1].args[0].value, scope) is not None
+    # a comprehension whose element reads its own variable is no evidence
+    assert analysis.on_accelerator(calls[2].args[0].value, scope) is None
+    # the target read in a comprehension over such a list; not over a list of host copies
+    first, second = (arg.value for arg in calls[3].args)
+    assert analysis.on_accelerator(first.elt, scope) is not None
+    assert analysis.on_accelerator(second.elt, scope) is None
+
+
 @pytest.mark.parametrize("code, rank", [
     ("torch.zeros(4, 2)", 2), ("torch.zeros((4, 2, 3))", 3), ("torch.zeros(4)", 1),
     ("torch.zeros(shape)", None), ("torch.zeros(*shape)", None),
@@ -1217,3 +1249,34 @@ def test_a_method_called_only_through_its_class_has_no_self():
     assert _method(analysis, "Trainer", "bound").self_name == "runner"
     # a first parameter named ``self`` stays ``self``
     assert _method(analysis, "Trainer", "named_self").self_name == "self"
+
+
+def test_module_constants_on_the_cpu_as_functions_read_them():
+    analysis = analysis_of("""
+        import torch
+
+        MEAN = torch.tensor([0.5, 0.5, 0.5]).view(1, 3, 1, 1)
+        MOVED = torch.zeros(3).cuda()
+        TWICE = torch.zeros(3)
+        TWICE = TWICE + 1
+        RESET = torch.ones(3)
+
+        def reset():
+            global RESET
+            RESET = None
+
+        def f(x):
+            return MEAN, MOVED, TWICE, RESET
+
+        def g(x):
+            MEAN = x
+            return MEAN
+        """)
+    functions = {info.name: info for info in analysis.collected.functions}
+    placement = analysis.placement
+    # bound once to a CPU tensor, never declared ``global``: what ``f`` reads
+    assert set(placement.module_constants_on_cpu(functions["f"].scope)) == {"MEAN"}
+    # ``g`` binds its own ``MEAN``
+    assert placement.module_constants_on_cpu(functions["g"].scope) == {}
+    mean = functions["f"].node.body.body[0].body[0].value.elements[0].value
+    assert analysis.on_cpu(mean, functions["f"].scope) is not None

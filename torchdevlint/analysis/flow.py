@@ -143,6 +143,11 @@ class OrderedWalk(DeviceTrace):
         records reads may read the target too."""
         self.expression(statement.value)
 
+    def loop_target(self, target, iterable: cst.BaseExpression) -> None:
+        """``for target in iterable``: what the target holds, the walk does not know (a
+        subclass that knows what a list holds may tell)."""
+        self.unbind(target)
+
     def skips(self, statement: cst.SimpleStatementLine) -> bool:
         """Whether the walk leaves this line out (a subclass's choice: TDL004 leaves out a
         line whose comment says it errors, ``model.says_it_fails``)."""
@@ -177,7 +182,7 @@ class OrderedWalk(DeviceTrace):
             elif isinstance(statement, (cst.For, cst.While)):
                 self.expression(statement.iter if isinstance(statement, cst.For) else statement.test)
                 if isinstance(statement, cst.For):
-                    self.unbind(statement.target)
+                    self.loop_target(statement.target, statement.iter)
                 self._suite(statement.body)
             elif isinstance(statement, cst.With):
                 for item in statement.items:

@@ -182,6 +182,15 @@ _KNOWS_NO_VALUE = DeviceTrace()
 
 # Where names may be bound anew: a read there is no evidence of the enclosing placement
 _NO_EVIDENCE_INSIDE = frozenset((cst.Lambda, cst.FunctionDef) + _COMPREHENSIONS)
+_COMPREHENSION_TYPES = frozenset(_COMPREHENSIONS)
+
+
+def _for_ins(comprehension):
+    """The ``for ... in ...`` clauses of a comprehension, outermost first."""
+    for_in = comprehension.for_in
+    while for_in is not None:
+        yield for_in
+        for_in = for_in.inner_for_in
 
 
 class _AcceleratorWalk(OrderedWalk):
@@ -210,8 +219,40 @@ class _AcceleratorWalk(OrderedWalk):
                 if key is not None and key in placed:
                     at[id(node)] = placed[key]
             elif cls in _NO_EVIDENCE_INSIDE:
+                if cls in _COMPREHENSION_TYPES:
+                    self._comprehension(node, stack)
                 continue  # names there may be bound there: no evidence inside
             stack.extend(iter_children(node))
+
+    def _comprehension(self, node, stack: list) -> None:
+        """``[o.numpy() for o in outs]`` over a list the function filled with tensors on an
+        accelerator (``HeldInList``): the target is one of those items where the element reads
+        it (issue 28: outputs collected batch by batch, converted one by one). Its iterable
+        is read in the enclosing code; nothing else inside is evidence (names there may be
+        bound there)."""
+        for_in = node.for_in
+        stack.append(for_in.iter)
+        if self.side != "accelerator" or for_in.inner_for_in is not None or \
+                not isinstance(for_in.target, cst.Name):
+            return
+        found = self.device_of(for_in.iter)
+        if not isinstance(found, HeldInList):
+            return
+        item, name = found.held(), for_in.target.value
+        elements = [node.key, node.value] if isinstance(node, cst.DictComp) else [node.elt]
+        for element in elements:
+            for inner in walk_code(element):
+                if type(inner) is cst.Name and inner.value == name:
+                    self.at[id(inner)] = item
+
+    def loop_target(self, target, iterable) -> None:
+        """``for o in outs:`` over a list the function filled with tensors on an accelerator
+        (``HeldInList``): each item is one of them."""
+        found = self.device_of(iterable) if self.side == "accelerator" else None
+        if isinstance(target, cst.Name) and isinstance(found, HeldInList):
+            self.place(target.value, found.held())
+        else:
+            self.unbind(target)
 
     def in_place_update(self, statement: cst.AugAssign) -> None:
         """``loss += value`` reads ``loss`` as well: an in-place operation of two tensors
@@ -257,10 +298,26 @@ class _AcceleratorWalk(OrderedWalk):
                 self.place(name, HeldInList(found.origin, found.device, found.given, found.built))
 
     def device_of(self, expr):
+        if type(expr) is cst.ListComp:
+            return self._list_of(expr) if self.side == "accelerator" else None
         found = super().device_of(expr)
         if isinstance(expr, cst.Subscript):
             return _held(found)  # ``preds[0]``: an item of the list
         return found
+
+    def _list_of(self, comprehension: cst.ListComp):
+        """``[model(x_i) for _ in range(n)]``: a list of tensors on an accelerator
+        (``HeldInList``) where its element is one and reads no name the comprehension binds
+        (a bound name's value is not the enclosing code's)."""
+        bound = {node.value for for_in in _for_ins(comprehension)
+                 for node in walk_code(for_in.target) if type(node) is cst.Name}
+        if any(type(node) is cst.Name and node.value in bound
+               for node in walk_code(comprehension.elt)):
+            return None
+        found = self.device_of(comprehension.elt)
+        if not found or isinstance(found, HeldInList):
+            return None
+        return HeldInList(found.origin, found.device, found.given, found.built)
 
     def _is_container(self, name: str) -> bool:
         """A name of this function bound only to lists or dicts it builds (``[None] * n``,
@@ -383,6 +440,7 @@ class Placement:
         # id(function node or module) -> {id(Name read): evidence}: each body walked once,
         # on the first question about it
         self._walked: Dict[int, Dict[int, object]] = {}
+        self._constants: Optional[Dict[str, object]] = None  # (``module_constants_on_cpu``)
         self._default_device: Optional[Tuple[bool, set]] = None
         # (side, id(function node)) -> its returns' evidence (``_every_return``)
         self._returns: dict = {}
@@ -586,6 +644,8 @@ class Placement:
         if at is None:
             at = self._walked[key] = {}
             walk = _AcceleratorWalk(self, scope, at, side)
+            if body is not None and side == "cpu":
+                walk.placed.update(self.module_constants_on_cpu(scope))
             if body is not None:
                 walk.placed.update(self.parameters_on_accelerator(scope) if side == "accelerator"
                                    else self.parameters_on_cpu(scope))
@@ -596,6 +656,29 @@ class Placement:
             else:
                 walk._suite(body)
         return _PointTrace(self, scope, at, side).device_of(expr)
+
+    def module_constants_on_cpu(self, scope: Scope) -> Dict[str, object]:
+        """The module's names that a function ``scope`` reads as module globals and that hold
+        a CPU tensor: bound once, at module level, to one (``MEAN = torch.tensor([0.485,
+        0.456, 0.406]).view(1, 3, 1, 1)``), never declared ``global`` by a function (which
+        may rebind it), and not bound by the function or a function around it. A function
+        runs after the module's code, so it reads that tensor (issue 28: normalisation
+        constants subtracted from the images a caller moved to the GPU)."""
+        module = scope.module()
+        if self._constants is None:
+            rebound = set().union(*(s.global_names for s in self.collected.scopes))
+            self._constants = {}
+            for name, bindings in module.bindings.items():
+                if len(bindings) != 1 or name in rebound:
+                    continue
+                binding = bindings[0]
+                if binding.how != ASSIGN or binding.path or binding.value is None:
+                    continue
+                found = self.placed_at(binding.value, module, "cpu")
+                if found is not None:
+                    self._constants[name] = found
+        return {name: found for name, found in self._constants.items()
+                if scope.resolve(name) is module}
 
     def call_on_cpu(self, call: cst.Call, scope: Scope, trace: OrderedWalk):
         func = call.func

@@ -194,7 +194,11 @@ class MixedDeviceOperands(Rule):
     "pt")`: made on the CPU; spread into a moved model, `model.generate(**inputs)`, or read by
     key, `inputs["input_ids"]`; issue 28), the call of a top-level function of the file whose every `return`
     gives such a tensor (`def text_to_token_ids(t): return torch.tensor(...).unsqueeze(0)`),
-    or what is computed from those; the accelerator side is a move
+    a module constant bound once, at module level, to such a tensor and read by a function
+    (`MEAN = torch.tensor([0.485, 0.456, 0.406]).view(1, 3, 1, 1)`, then `images - MEAN` in a
+    helper every caller gives images on the device; issue 28: a function runs after the
+    module's code; not a name a function declares `global`, and a 0-dim one combines with any
+    device), or what is computed from those; the accelerator side is a move
     (`.to(device)`, `.cuda()`, `.type(torch.cuda.FloatTensor)` of code written before torch
     0.4), a factory given a device, a moved model or its output, or what is
     computed from those. Both are judged where the operation is, following names in the order the
@@ -882,6 +886,15 @@ class MixedDeviceOperands(Rule):
                     return True  # a factory that may make a 0-dim tensor (the one answer)
             elif isinstance(node, cst.Name):
                 owner = scope.resolve(node.value)
+                if owner is not None and owner is not scope and owner.kind == "module":
+                    # a module constant read in a function (``EPS = torch.tensor(1e-8)``):
+                    # what the module bound it to, before the function runs
+                    if any(binding.how == ASSIGN and binding.value is not None
+                           and id(binding) not in seen and not seen.add(id(binding))
+                           and self._may_be_scalar(binding.value, owner, depth + 1, seen)
+                           for binding in owner.bindings.get(node.value, ())):
+                        return True
+                    continue
                 if owner is None or owner is not scope:
                     continue
                 for binding in owner.bindings.get(node.value, ()):
@@ -1018,8 +1031,8 @@ def _making_cpu_tensors(analysis: Analysis) -> set:
 
     A CPU operand is evidence found in the body that reads it: a factory (``torch.zeros``,
     ``*_like``), ``.cpu()`` or a ``.to()`` whose device is the CPU (``placement.call_on_cpu``),
-    in that very function (names bound elsewhere give no evidence), so a function without
-    such a call cannot report and is not walked. Most functions have none: in torch's
+    in that very function (names bound elsewhere give no evidence, but for a module constant
+    made on the CPU), so a function without such a call cannot report and is not walked. Most functions have none: in torch's
     sources, where ``.to(device)`` and ``.to(dtype)`` are everywhere and ``.to("cpu")`` is
     rare, asking ``.to()`` for its device spares the walk of most of them."""
     owners = set()
@@ -1075,6 +1088,16 @@ def _making_cpu_tensors(analysis: Analysis) -> set:
                 if device is None or not analysis.is_cpu_device(device, scope):
                     continue
             owners.add(id(scope))
+    # and the functions that read a module constant made on the CPU (``MEAN = torch.tensor(
+    # [...]).view(1, 3, 1, 1)``, ``placement.module_constants_on_cpu``)
+    module = analysis.collected.module_scope
+    constants = analysis.placement.module_constants_on_cpu(module) if module is not None else {}
+    if constants:
+        for info in analysis.collected.functions:
+            if info.scope is not None and id(info.scope) not in owners and any(
+                    type(node) is cst.Name and node.value in constants
+                    for node in walk_code(info.node.body)):
+                owners.add(id(info.scope))
     return owners
 
 
