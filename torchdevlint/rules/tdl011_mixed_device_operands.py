@@ -1092,6 +1092,8 @@ def _making_cpu_tensors(analysis: Analysis) -> set:
     # [...]).view(1, 3, 1, 1)``, ``placement.module_constants_on_cpu``)
     module = analysis.collected.module_scope
     constants = analysis.placement.module_constants_on_cpu(module) if module is not None else {}
+    # (only those the text names again: most are never read but where they are made)
+    constants = {name for name in constants if (analysis.mentions(name) or 2) > 1}
     if constants:
         for info in analysis.collected.functions:
             if info.scope is not None and id(info.scope) not in owners and any(
