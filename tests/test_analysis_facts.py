@@ -1280,3 +1280,38 @@ def test_module_constants_on_the_cpu_as_functions_read_them():
     assert placement.module_constants_on_cpu(functions["g"].scope) == {}
     mean = functions["f"].node.body.body[0].body[0].value.elements[0].value
     assert analysis.on_cpu(mean, functions["f"].scope) is not None
+
+
+def test_bases_that_name_each_other_give_no_inherited_attributes_and_no_crash():
+    # (Python refuses such classes at run time; the analysis must still end, not recurse:
+    # ``ModuleClasses._inherit`` skips a base whose state is being built)
+    from torchdevlint.rules import RULES_BY_CODE
+    source = textwrap.dedent("""
+        import torch
+        import torch.nn as nn
+
+
+        class A(B):
+            def __init__(self):
+                super().__init__()
+                self.w = torch.ones(3)
+
+            def forward(self, x):
+                return x * self.v
+
+
+        class B(A):
+            def __init__(self):
+                super().__init__()
+                self.v = torch.ones(3)
+
+            def forward(self, x):
+                return x * self.w
+
+
+        model = A().to("cuda")
+        """)
+    result = lint_source(source, "m.py", [RULES_BY_CODE["TDL005"], RULES_BY_CODE["TDL002"]],
+                         prefilter=False)
+    assert result.error is None
+    assert [(f.code, f.line) for f in result.findings] == [("TDL002", 24)]

@@ -128,6 +128,9 @@ class ModuleClasses:
         self.kinds = kinds
         self.devices = devices if devices is not None else Devices(kinds)
         self._states: Dict[int, ModuleState] = {}
+        # ids of the classes whose state is being built: a base that is one of them (bases
+        # that name each other, which Python refuses at run time) gives no attributes
+        self._building: Set[int] = set()
         self._methods: Dict[int, "MethodDevices"] = {}  # id(method) ->
         # (id(method), its parameters given device tensors) -> whether it returns one
         self._tensor_params: Dict[Tuple[int, str], bool] = {}  # (id(method), parameter) ->
@@ -140,7 +143,11 @@ class ModuleClasses:
     def state(self, info: ClassInfo) -> ModuleState:
         known = self._states.get(id(info))
         if known is None:
-            known = self._states[id(info)] = self._build(info)
+            self._building.add(id(info))
+            try:
+                known = self._states[id(info)] = self._build(info)
+            finally:
+                self._building.discard(id(info))
         return known
 
     def _build(self, info: ClassInfo) -> ModuleState:
@@ -182,7 +189,7 @@ class ModuleClasses:
                 state.module_containers[name] = containers
             elif assigned and all(_CONTAINER_NODES.get(type(b.value)) for b in assigned):
                 state.other_containers[name] = assigned
-        self._inherit(state, {id(info)})
+        self._inherit(state)
         state.forward_reaches = self._reached_from(info, "forward")
         for method in self._called_on_moved_instances(info):
             state.called_reaches |= self._reached_from(info, method)
@@ -191,7 +198,7 @@ class ModuleClasses:
                 state.step_reaches |= self._reached_from(info, step)
         return state
 
-    def _inherit(self, state: ModuleState, seen: Set[int]) -> None:
+    def _inherit(self, state: ModuleState) -> None:
         """The tensor attributes that base classes of this file set and this class neither
         sets nor registers (issue 28: a base module builds its anchors or its scale in
         ``__init__``, a subclass's ``forward`` uses them; ``.to()`` of the subclass leaves
@@ -199,9 +206,8 @@ class ModuleClasses:
         info = state.info
         for base in info.bases:
             kind = self.kinds.kind_of(base, info.ctx.scope)
-            if not isinstance(kind, ClassRef) or id(kind.info) in seen:
+            if not isinstance(kind, ClassRef) or id(kind.info) in self._building:
                 continue
-            seen.add(id(kind.info))
             base_state = self.state(kind.info)
             for name, bindings in base_state.tensor_attributes.items():
                 if name in info.attributes or name in state.registered \
