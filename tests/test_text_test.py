@@ -61,6 +61,9 @@ def test_text_test_answers_as_re_search_on_every_fixture():
     (r"\b(?:a|\d)x", [("\\b(?:a|\\d)x", False)]),  # a digit class: the \b stays
     (r"\b(?:ab)?c", [("\\b(?:ab)?c", False)]),  # an optional group: the \b stays
     (r"\b\.x", [("\\b\\.x", False)]),
+    # a ``)`` or ``|`` inside a character class is no structure
+    (r"\b(?:a[)]|b)", [("(?:a[)]|b)", True)]),
+    (r"\b(?:[)|]a|b)x", [("\\b(?:[)|]a|b)x", False)]),
 ])
 def test_text_test_splits_the_top_level_branches_only(pattern, branches):
     assert [(compiled.pattern, bounded) for compiled, bounded in TextTest(pattern)._branches] \

@@ -55,7 +55,7 @@ def word_counts(text: str) -> Counter:
     compiled per name, cost 10 ms a question on torch's largest files, more than the walk it
     spares; a substring count, ``text.count(name)``, also counted ``train`` in every
     ``train_loader`` and ``pretrained``, and so spared the walk less often.)"""
-    return Counter(_IDENTIFIER.findall(text))
+    return Counter(identifiers(text))
 
 
 # ``requires_grad = False`` in a file's text, parenthesised or continued too (TDL010: a file
@@ -150,7 +150,7 @@ class TextTest:
         flags, body = _inline_flags(text)
         self._branches = []
         for branch in _top_level_branches(body):
-            bounded = branch.startswith(r"\b") and _starts_with_word_character(branch[2:], flags)
+            bounded = branch.startswith(r"\b") and _starts_with_word_character(branch[2:])
             self._branches.append((re.compile(flags + (branch[2:] if bounded else branch)),
                                    bounded))
 
@@ -179,10 +179,10 @@ def _inline_flags(text: str):
     return (match.group(), text[match.end():]) if match else ("", text)
 
 
-def _top_level_branches(text: str) -> list:
-    """The pattern's alternatives at the top level (not inside a group or a character class),
-    or the pattern whole."""
-    branches, depth, start, i, in_class = [], 0, 0, 0, False
+def _structure(text: str):
+    """(index, character) of each character of pattern ``text`` that gives it structure: not
+    escaped, and not inside a character class (``[|)]``, ``[]...]``, ``[^]...]``)."""
+    i, in_class = 0, False
     while i < len(text):
         char = text[i]
         if char == "\\":
@@ -193,45 +193,50 @@ def _top_level_branches(text: str) -> list:
         elif char == "[":
             in_class = True
             if text[i + 1:i + 2] == "]" or text[i + 1:i + 3] == "^]":
-                i += 2 if text[i + 1] == "]" else 3  # ``[]...]``: a literal first bracket
+                i += 2 if text[i + 1] == "]" else 3  # a literal first bracket
                 continue
-        elif char == "(":
+        else:
+            yield i, char
+        i += 1
+
+
+def _top_level_branches(text: str) -> list:
+    """The pattern's alternatives at the top level (not inside a group or a character class),
+    or the pattern whole."""
+    branches, depth, start = [], 0, 0
+    for i, char in _structure(text):
+        if char == "(":
             depth += 1
         elif char == ")":
             depth -= 1
         elif char == "|" and depth == 0:
             branches.append(text[start:i])
             start = i + 1
-        i += 1
     branches.append(text[start:])
     return branches
 
 
-def _starts_with_word_character(text: str, flags: str) -> bool:
+def _starts_with_word_character(text: str) -> bool:
     """Whether every match of ``text`` starts with a word character: a letter, a digit or an
-    underscore, or a non-capturing group each of whose branches starts with one."""
+    underscore, or a non-capturing group, not optional, each of whose branches starts with
+    one."""
     if not text:
         return False
     if text[0].isalnum() or text[0] == "_":
         return True
-    if text.startswith("(?:"):
-        depth, i = 0, 0
-        while i < len(text):
-            if text[i] == "\\":
-                i += 2
-                continue
-            if text[i] == "(":
-                depth += 1
-            elif text[i] == ")":
-                depth -= 1
-                if depth == 0:
-                    break
-            i += 1
-        else:
-            return False
-        inner = text[3:i]
-        quantified = text[i + 1:i + 2] in ("?", "*", "{")
-        return not quantified and all(
-            branch and (branch[0].isalnum() or branch[0] == "_")
-            for branch in _top_level_branches(inner))
-    return False
+    if not text.startswith("(?:"):
+        return False
+    depth = 0
+    for i, char in _structure(text):
+        if char == "(":
+            depth += 1
+        elif char == ")":
+            depth -= 1
+            if depth == 0:
+                break
+    else:
+        return False  # (unbalanced: not a pattern re compiles)
+    quantified = text[i + 1:i + 2] in ("?", "*", "{")
+    return not quantified and all(
+        branch and (branch[0].isalnum() or branch[0] == "_")
+        for branch in _top_level_branches(text[3:i]))

@@ -46,8 +46,8 @@ from torchdevlint.analysis.targets import Targets
 from torchdevlint.analysis.model import (  # noqa: F401 (facade)
     ARITHMETIC_OPERATORS, ASSIGN, EXPECTS_FAILURE, FOR, GRAD_OFF, GRAD_ON, GRAD_RUNTIME, HANDLES_FAILURE, IMPORT, PARAM,
     Binding, CallSite, Ctx, DefaultOf, exclusive_branches, expects_failure, failure_expected_or_handled, grad_mode_set_by,
-    ClassInfo, FunctionInfo, Scope, dotted_name, is_number, keyword_value, last_name, root_name, says_it_fails,
-    source_of, string_value, with_item_expects_failure,
+    ClassInfo, FunctionInfo, Scope, dotted_name, for_clauses, is_number, keyword_value, last_name, root_name,
+    says_it_fails, source_of, string_value, with_item_expects_failure,
 )
 
 # What rules may use, besides ``Analysis`` itself.
@@ -56,7 +56,7 @@ __all__ = [
     "Analysis", "FACTS", "UndeclaredFact", "K", "api", "walk_code", "iter_children", "holds",
     "reads_name",
     "ASSIGN", "FOR", "IMPORT", "PARAM", "Binding", "CallSite", "ClassInfo", "Ctx", "FunctionInfo", "Scope",
-    "dotted_name", "is_number", "last_name", "root_name", "source_of", "string_value",
+    "dotted_name", "for_clauses", "is_number", "last_name", "root_name", "source_of", "string_value",
     "GRAD_OFF", "GRAD_ON", "GRAD_RUNTIME", "grad_mode_set_by", "expects_failure", "failure_expected_or_handled", "says_it_fails",
     "with_item_expects_failure",
     "is_device_name", "device_names_visible", "move_device_argument", "ModuleState", "Meeting",

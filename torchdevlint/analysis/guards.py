@@ -16,7 +16,8 @@ the accelerator of a CUDA build), these, or a test of the value itself (``acc is
 
 from __future__ import annotations
 
-from typing import Callable, Dict, List, Optional, Set, Tuple
+import functools
+from typing import Callable, List, Optional, Set
 
 import libcst as cst
 
@@ -43,8 +44,9 @@ class Guards:
                  references=None) -> None:
         self.module = module
         self._mentions = mentions  # (``Analysis.mentions``: how often the text names a name)
-        # (``Analysis.references``: where the module names each name, one walk per file)
-        self._module_references = references or (lambda: References(module))
+        # (``Analysis.references``: where the module names each name, one walk per file; a
+        # Guards made without it builds its own once)
+        self._module_references = references or functools.cache(lambda: References(module))
         # What gives the project's other files (``project_index.ProjectView``, or None), asked
         # only when an imported name is tested: a flag imported from a module of the project
         # that tests CUDA availability is a guard here too. (Asked up front, it built the
@@ -768,3 +770,4 @@ def _stopping_requirement(statement) -> "cst.CSTNode | None":
 def _mentions_cuda(identifier: str) -> bool:
     lowered = identifier.lower()
     return any(word in lowered for word in _CUDA_WORDS)
+

@@ -432,3 +432,11 @@ def may_bind(call: cst.Call, method: FunctionInfo) -> bool:
     return all(p.default is not None or i < given or p.name.value in named
                for i, p in enumerate(positional)) and \
         all(p.default is not None or p.name.value in named for p in params.kwonly_params)
+
+
+def for_clauses(for_in):
+    """A comprehension's ``for ... in ...`` clauses, outermost first (``comprehension.for_in``
+    and its ``inner_for_in`` chain)."""
+    while for_in is not None:
+        yield for_in
+        for_in = for_in.inner_for_in

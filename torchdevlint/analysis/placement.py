@@ -17,7 +17,7 @@ from torchdevlint.analysis.devices import Devices, move_device_argument
 from torchdevlint.analysis.flow import UNDECIDED, DeviceTrace, OrderedWalk
 from torchdevlint.analysis.kinds import KindInference, combine
 from torchdevlint.analysis.model import (
-    ARITHMETIC_OPERATORS, ASSIGN, DEF, IMPORT, PARAM, CallSite, FunctionInfo, Scope, is_number,
+    ARITHMETIC_OPERATORS, ASSIGN, DEF, IMPORT, PARAM, CallSite, FunctionInfo, Scope, for_clauses, is_number,
     keyword_value, last_name, source_of, string_value,
 )
 
@@ -185,14 +185,6 @@ _NO_EVIDENCE_INSIDE = frozenset((cst.Lambda, cst.FunctionDef) + _COMPREHENSIONS)
 _COMPREHENSION_TYPES = frozenset(_COMPREHENSIONS)
 
 
-def _for_ins(comprehension):
-    """The ``for ... in ...`` clauses of a comprehension, outermost first."""
-    for_in = comprehension.for_in
-    while for_in is not None:
-        yield for_in
-        for_in = for_in.inner_for_in
-
-
 class _AcceleratorWalk(OrderedWalk):
     """One function's body (or the module's), in the order it runs: records, for every name
     read, whether its value was on an accelerator (``side`` "accelerator") or on the CPU
@@ -309,7 +301,7 @@ class _AcceleratorWalk(OrderedWalk):
         """``[model(x_i) for _ in range(n)]``: a list of tensors on an accelerator
         (``HeldInList``) where its element is one and reads no name the comprehension binds
         (a bound name's value is not the enclosing code's)."""
-        bound = {node.value for for_in in _for_ins(comprehension)
+        bound = {node.value for for_in in for_clauses(comprehension.for_in)
                  for node in walk_code(for_in.target) if type(node) is cst.Name}
         if any(type(node) is cst.Name and node.value in bound
                for node in walk_code(comprehension.elt)):

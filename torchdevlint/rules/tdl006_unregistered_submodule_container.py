@@ -17,8 +17,8 @@ from typing import Dict, Iterator, List, Optional, Set
 import libcst as cst
 
 from torchdevlint.analysis import (
-    ASSIGN, IMPORT, Analysis, Binding, ClassInfo, ModuleState, api, Scope, last_name, string_value,
-    walk_code,
+    ASSIGN, IMPORT, Analysis, Binding, ClassInfo, ModuleState, api, Scope, for_clauses, last_name,
+    string_value, walk_code,
 )
 from torchdevlint.findings import Finding
 from torchdevlint.fixes.context import FixContext
@@ -442,7 +442,7 @@ class _ClassUses:
                                 self.string_keys[owner] = False
             elif isinstance(node, (cst.For, cst.ListComp, cst.GeneratorExp, cst.SetComp, cst.DictComp)):
                 iterables = [node.iter] if isinstance(node, cst.For) else \
-                    [f.iter for f in _for_clauses(node.for_in)]
+                    [f.iter for f in for_clauses(node.for_in)]
                 over = set().union(*(self._mentioned(i, self_name) for i in iterables))
                 if over and any(isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute)
                                 and n.func.attr.value in _MOVES for n in walk_code(node)):
@@ -530,12 +530,6 @@ def _also_registered(name: str, scope, filling: cst.CSTNode) -> bool:
                 isinstance(e, cst.DictElement) and is_name(e.value) for e in node.elements):
             return True
     return False
-
-
-def _for_clauses(for_in):
-    while for_in is not None:
-        yield for_in
-        for_in = for_in.inner_for_in
 
 
 def _elements(value) -> list:

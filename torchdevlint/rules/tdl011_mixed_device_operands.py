@@ -889,11 +889,12 @@ class MixedDeviceOperands(Rule):
                 if owner is not None and owner is not scope and owner.kind == "module":
                     # a module constant read in a function (``EPS = torch.tensor(1e-8)``):
                     # what the module bound it to, before the function runs
-                    if any(binding.how == ASSIGN and binding.value is not None
-                           and id(binding) not in seen and not seen.add(id(binding))
-                           and self._may_be_scalar(binding.value, owner, depth + 1, seen)
-                           for binding in owner.bindings.get(node.value, ())):
-                        return True
+                    for binding in owner.bindings.get(node.value, ()):
+                        if binding.how != ASSIGN or binding.value is None or id(binding) in seen:
+                            continue
+                        seen.add(id(binding))
+                        if self._may_be_scalar(binding.value, owner, depth + 1, seen):
+                            return True
                     continue
                 if owner is None or owner is not scope:
                     continue
@@ -1092,8 +1093,10 @@ def _making_cpu_tensors(analysis: Analysis) -> set:
     # [...]).view(1, 3, 1, 1)``, ``placement.module_constants_on_cpu``)
     module = analysis.collected.module_scope
     constants = analysis.placement.module_constants_on_cpu(module) if module is not None else {}
-    # (only those the text names again: most are never read but where they are made)
-    constants = {name for name in constants if (analysis.mentions(name) or 2) > 1}
+    # (only those the text names again, where it has the text: most are never read but where
+    # they are made)
+    constants = {name for name in constants
+                 if analysis.mentions(name) is None or analysis.mentions(name) > 1}
     if constants:
         for info in analysis.collected.functions:
             if info.scope is not None and id(info.scope) not in owners and any(
