@@ -1315,3 +1315,63 @@ def test_bases_that_name_each_other_give_no_inherited_attributes_and_no_crash():
                          prefilter=False)
     assert result.error is None
     assert [(f.code, f.line) for f in result.findings] == [("TDL002", 24)]
+
+
+@pytest.mark.parametrize("calls, sequence", [
+    ("Loss()", True),  # the default, a tuple
+    ("Loss((0.1, 0.9)); Loss()", True),
+    ("Loss(0.5)", False),  # a number passed: the default does not count
+    ("Loss(); Loss(*args)", False),  # (what ``*args`` passes is not seen)
+    ("", False),  # no construction: nothing says what it is given
+])
+def test_is_sequence_takes_a_literal_default_that_a_construction_leaves(calls, sequence):
+    analysis = analysis_of(f"""
+        class Loss:
+            def __init__(self, alpha=(0.25, 0.75), beta=SIZES):
+                observe(alpha)
+        {calls}
+        """)
+    site = analysis.collected.calls_by_name["observe"][0]
+    assert analysis.kinds.is_sequence(site.call.args[0].value, site.ctx.scope) is sequence
+
+
+@pytest.mark.parametrize("use, tensor", [
+    ("self.alpha.gather(0, target)", True),  # the index of a tensor-only method
+    ("self.alpha.index_select(0, index=target)", True),
+    ("self.alpha.gather(target, index)", False),  # the dimension, not the index
+    ("target.view(-1, 1)", True),  # sizes: numpy's ``view`` takes a dtype
+    ("target.view(dtype)", False),
+    ("self.table.take(target)", False),  # numpy arrays have ``take`` too
+])
+def test_a_module_parameter_is_a_tensor_by_the_index_it_gives_and_its_view(use, tensor):
+    analysis = analysis_of(f"""
+        import torch
+        import torch.nn as nn
+        class Loss(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.alpha = torch.ones(2)
+            def forward(self, target, index, dtype):
+                return {use}
+        """)
+    info = next(i for i in analysis.collected.classes if i.name == "Loss")
+    state = analysis.module_state(info)
+    forward = info.methods["forward"]
+    assert analysis.modules.parameter_is_tensor(state, forward, "target") is tensor
+
+
+@pytest.mark.parametrize("assigned, sequence", [
+    ("[1.0, 2.0]", True), ("scales", True),  # a list, or a parameter every construction gives one
+    ("None", False), ("scale", False),
+])
+def test_is_sequence_reads_an_attribute_of_self_by_its_assignments(assigned, sequence):
+    analysis = analysis_of(f"""
+        class Head:
+            def __init__(self, scales, scale):
+                self.scales = {assigned}
+            def forward(self, x):
+                observe(self.scales)
+        Head([0.5, 1.5], 2.0)
+        """)
+    site = analysis.collected.calls_by_name["observe"][0]
+    assert analysis.kinds.is_sequence(site.call.args[0].value, site.ctx.scope) is sequence

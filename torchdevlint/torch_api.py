@@ -574,6 +574,11 @@ COMBINING_METHODS = frozenset(
     add sub mul div matmul mm bmm masked_fill masked_fill_ where add_ sub_ mul_ div_ eq ne lt
     le gt ge lerp pow maximum minimum logical_and logical_or addcmul baddbmm mv dot outer
     """.split())
+# Tensor methods that numpy arrays lack whose index argument (the second, or ``index=``) is a
+# tensor: a parameter given there is one (``self.alpha.gather(0, target)`` of a focal loss).
+TENSOR_INDEX_METHODS = frozenset(
+    "gather scatter scatter_ scatter_add scatter_add_ index_select index_add index_add_ "
+    "index_copy index_copy_ index_fill index_fill_".split())
 TENSOR_PARAMETER_METHODS = frozenset(
     """
     size dim unsqueeze permute contiguous masked_fill masked_fill_ type_as view_as expand
@@ -593,6 +598,9 @@ MODULE_MOVING_CALLS = ("cuda", "to", "set_default_device", "DataParallel",
 SCATTERING_WRAPPERS = ("DataParallel", "DistributedDataParallel")
 MODULE_MOVING_CALLS_WITHOUT_DEVICE = frozenset(("cuda",) + SCATTERING_WRAPPERS)
 PARAMETER_CLASS_NAMES = frozenset(("Parameter", "UninitializedParameter"))
+# ``nn.Parameter(t)``: registered where assigned to a module's attribute, a plain tensor inside a
+# list or dict (``nn.ParameterList`` / ``nn.ParameterDict`` register those).
+PARAMETER_CLASSES = frozenset(("torch.nn.Parameter", "torch.nn.parameter.Parameter"))
 # Builtins whose result of plain values (constants, a method's parameters) is no tensor:
 # ``tuple(shape)``, ``int(dim)`` (TDL005's ast prefilter skips such attributes).
 PLAIN_BUILTINS = frozenset(("tuple", "int", "float", "bool", "str", "len"))

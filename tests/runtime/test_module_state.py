@@ -14,7 +14,9 @@ import torch
 import torch.nn as nn
 
 from conftest import expected_findings
-from runtime_harness import cuda_available, fixed_version, load_fixture, positive_fixtures
+from runtime_harness import (
+    cuda_available, cuda_marks, fixed_version, load_fixture, positive_fixtures,
+)
 
 META = torch.device("meta")
 needs_cuda = [pytest.mark.cuda, pytest.mark.skipif(not cuda_available(), reason="no CUDA device")]
@@ -134,6 +136,38 @@ def test_tdl005_container_items_stay_behind_and_fail_on_meta():
     assert set(plain_tensors(model)) == {"anchors", "scales"}
     with pytest.raises(RuntimeError, match="is not on the expected device"):
         model(torch.rand(2, 4, device=META))
+
+
+PARAMETER_LIST = Path(__file__).resolve().parent.parent / "data" / "tdl005_parameter_list.py"
+
+
+def test_tdl005_reports_parameters_kept_in_a_plain_list():
+    from torchdevlint.engine import lint_source
+    from torchdevlint.rules.registry import classes_by_code
+
+    found = lint_source(PARAMETER_LIST.read_text(encoding="utf-8"), PARAMETER_LIST.name,
+                        [classes_by_code()["TDL005"]]).findings
+    expected = expected_findings(PARAMETER_LIST)
+    assert {(f.line, f.column, f.code) for f in found} == expected and len(expected) == 1
+    assert all("holds parameters in a plain container" in f.message and
+               "nn.ParameterList(...)" in f.message and f.available_fix is None for f in found)
+
+
+@pytest.mark.parametrize("marks", [pytest.param(None, marks=cuda_marks(), id="cuda")])
+def test_tdl005_parameters_in_a_list_stay_behind_and_an_nn_parameterlist_moves_them(marks):
+    # (on the meta device a matmul checks no devices: a GPU, or the pretend accelerator)
+    cuda = torch.device("cuda")
+    fixture = load_fixture(PARAMETER_LIST)
+    model = fixture.build().to(cuda)
+    assert list(model.parameters()) == []  # (not registered: nothing to train, nothing moved)
+    assert all(w.device.type == "cpu" for w in model.weights)
+    with pytest.raises(RuntimeError, match="Expected all tensors to be on the same device"):
+        fixture.main(cuda)
+    fixed = fixture.build()
+    fixed.weights = nn.ParameterList(fixed.weights)  # the message's remedy
+    fixed = fixed.to(cuda)
+    assert len(list(fixed.parameters())) == 3
+    assert fixed(torch.randn(2, 4, device=cuda)).device.type == "cuda"
 
 
 SNAPSHOTS = Path(__file__).resolve().parent.parent / "data" / "tdl005_buffer_snapshots.py"

@@ -263,7 +263,7 @@ class KindInference:
                 return kind
         return UNKNOWN
 
-    def caller_arguments(self, binding: Binding):
+    def caller_arguments(self, binding: Binding, defaults: bool = False):
         """[(argument, call site)]: what each call of this file passes for the parameter of
         ``binding``, a plain function's (not ``*args``), or of a top-level class's ``__init__``
         (each construction of the class, ``Evaluator(model, loader)``), by position or
@@ -271,7 +271,9 @@ class KindInference:
         ``_method_arguments``); [] when no call of this file calls it; None when a call
         passes nothing for it (its default, or ``*args``), or some of its calls were analysed
         apart, and for a class that a class of this file derives from (its
-        ``super().__init__(...)`` passes other values; an override runs in its place)."""
+        ``super().__init__(...)`` passes other values; an override runs in its place). With
+        ``defaults``, a call that passes nothing gives the parameter's default where that is a
+        literal list or tuple (a name or a call there is read in the scope of the ``def``)."""
         param, func, index = binding.value
         if self._collected is None or func is None or param.star in ("*", "**"):
             return None
@@ -292,12 +294,17 @@ class KindInference:
         if called in self._collected.unseen_call_names:
             return None
         name = param.name.value
+        default = param.default if defaults and isinstance(param.default, (cst.List, cst.Tuple)) \
+            else None
         found = []
         for site in self._collected.calls_by_name.get(called, ()):
             callee = self.kind_of(site.call.func, site.ctx.scope)
             if not (isinstance(callee, reference) and callee.info is target):
                 continue
             argument = argument_passed(site.call, name, position)
+            if argument is None and default is not None and not any(
+                    a.star for a in site.call.args):
+                argument = default
             if argument is None:
                 return None
             found.append((argument, site))
@@ -407,6 +414,14 @@ class KindInference:
         if isinstance(expr, cst.Subscript):
             return len(expr.slice) == 1 and isinstance(expr.slice[0].slice, cst.Slice) and \
                 self.is_sequence(expr.value, scope, depth + 1)
+        if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name):
+            # ``torch.tensor(self.scales)`` of ``self.scales = [1.0, 2.0]``: every assignment
+            # of the attribute in its class's methods is one
+            func = scope.code_owner().func
+            if func is None or func.cls is None or func.self_name != expr.value.value:
+                return False
+            bindings = func.cls.attributes.get(expr.attr.value, ())
+            return bool(bindings) and all(self._holds_sequence(b, depth) for b in bindings)
         if not isinstance(expr, cst.Name):
             return False
         owner = scope.resolve(expr.value)
@@ -421,8 +436,9 @@ class KindInference:
                 annotation = annotation.value
             if annotation is not None:
                 return last_name(annotation) in _SEQUENCE_ANNOTATIONS
-            # not annotated: every call of this file passes one (``Norm([0.5, 0.5, 0.5])``)
-            passed = self.caller_arguments(binding)
+            # not annotated: every call of this file passes one (``Norm([0.5, 0.5, 0.5])``),
+            # or leaves a default that is one (``FocalLoss()`` of ``alpha=(0.25, 0.75)``)
+            passed = self.caller_arguments(binding, defaults=True)
             return bool(passed) and all(self.is_sequence(argument, site.ctx.scope, depth + 1)
                                         for argument, site in passed)
         return binding.how == ASSIGN and not binding.path and \

@@ -1047,8 +1047,21 @@ class MethodDevices(DeviceTrace):
                 continue
             func = node.func
             if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) \
-                    and func.value.value == name and func.attr.value in _TENSOR_ONLY_METHODS:
-                return True  # ``x.size(1)``: numpy's ``size`` is not called
+                    and func.value.value == name and (
+                        func.attr.value in _TENSOR_ONLY_METHODS
+                        or (func.attr.value == "view" and node.args and all(
+                            is_number(a.value) for a in node.args))):
+                # ``x.size(1)``: numpy's ``size`` is not called; ``y.view(-1, 1)``: numpy's
+                # ``view`` takes a dtype, not sizes
+                return True
+            if isinstance(func, cst.Attribute) and func.attr.value in api.TENSOR_INDEX_METHODS:
+                index = next((a.value for a in node.args if a.keyword is not None
+                              and a.keyword.value == "index"), None)
+                if index is None and len(node.args) > 1 and node.args[1].keyword is None \
+                        and not node.args[0].star:
+                    index = node.args[1].value
+                if isinstance(index, cst.Name) and index.value == name:
+                    return True  # ``self.alpha.gather(0, target)``: the index is a tensor
             passed = any(isinstance(a.value, cst.Name) and a.value.value == name for a in node.args)
             if passed and (self._weighted_submodule(func) or self._torch_submodule(func)):
                 return True  # (a torch.nn module, a loss among them, takes tensors)
@@ -1223,3 +1236,4 @@ def _indexes_dimensions(subscript: cst.Subscript) -> bool:
         isinstance(e.slice, cst.Index) and (
             (isinstance(e.slice.value, cst.Name) and e.slice.value.value == "None")
             or isinstance(e.slice.value, cst.Ellipsis))) for e in subscript.slice)
+

@@ -116,6 +116,11 @@ class UnregisteredTensorAttribute(Rule):
     (`self.params.append(getattr(self, f"param_{i}"))` after `self.register_buffer(f"param_{i}",
     p)`, pytorch issue 29807): `.to(device)` moves parameters in place but replaces each buffer
     with a moved copy, so the list keeps the CPU tensors (`ModuleClasses.buffer_snapshot`).
+    An item may be an `nn.Parameter` of such a tensor (`self.weights = [nn.Parameter(torch.randn(d,
+    d)) for _ in range(n)]`): a parameter assigned to the module is registered, one inside a list
+    or dict is not, so `.to(device)` leaves it behind and `parameters()` does not list it (no
+    optimizer trains it); when every item is one, the message says so and names
+    `nn.ParameterList` / `nn.ParameterDict`.
     A tuple of such tensors, an RNN's state (`self.hidden = (torch.zeros(1, 1, h),
     torch.zeros(1, 1, h))`, or `self.hidden = self.init_hidden()` of a method that returns one,
     the PyTorch tutorial's `LSTMTagger`), is judged as one tensor is, whole: handed to an
@@ -127,7 +132,8 @@ class UnregisteredTensorAttribute(Rule):
 
     "A tensor on the module's device" is a registered parameter or buffer, what a registered
     submodule with weights returns (or any registered submodule given such a tensor), a method
-    argument used as a tensor (`x.size(1)`, `x.device`, passed to such a submodule or to a torch
+    argument used as a tensor (`x.size(1)`, `x.device`, `y.view(-1, 1)`, the index of a tensor's
+    `gather` / `index_select` / `scatter_`, passed to such a submodule or to a torch
     function that takes tensors: the input of a moved model; `forward`'s input, without a default
     or an annotation, in arithmetic: `(x - self.mean) / self.std` in a module with no weights of
     its own, issue 28), and what is computed from those.
@@ -308,6 +314,14 @@ class UnregisteredTensorAttribute(Rule):
         "register each as a buffer, or stack them into one "
         "(`{owner}.register_buffer(\"{name}\", torch.stack(...), persistent=False)`)")
 
+    # a list or dict of ``nn.Parameter``s (``self.weights = [nn.Parameter(torch.randn(d, d))
+    # for _ in range(n)]``): registered one by one, unregistered in a container
+    PARAMETER_CONTAINER = Message(
+        "`{owner}.{name}` holds parameters in a plain container of the module `{module}`, so "
+        "torch does not register them: `.to(device)` leaves them on the CPU (and `parameters()` "
+        "does not list them, so no optimizer trains them), and `{method}` {where}{moved}: "
+        "{error}; hold them in `nn.{wrapper}(...)`")
+
     code = "TDL005"
     name = "unregistered-tensor-attribute"
     summary = "A tensor kept as a plain nn.Module attribute is not moved by .to(device)"
@@ -322,6 +336,11 @@ class UnregisteredTensorAttribute(Rule):
         "    def __init__(self):\n        super().__init__()\n"
         "        self.mask = nn.Parameter(torch.ones(4))\n\n"
         "    def forward(self, x):\n        return x.unsqueeze(0) * self.mask\n",
+        # parameters in an nn.ParameterList: registered
+        "import torch\nimport torch.nn as nn\n\n\nclass M(nn.Module):\n"
+        "    def __init__(self):\n        super().__init__()\n"
+        "        self.weights = nn.ParameterList([nn.Parameter(torch.randn(4)) for _ in range(2)])\n\n"
+        "    def forward(self, x):\n        return [x * w for w in self.weights]\n",
         # every use moves it first
         "import torch\nimport torch.nn as nn\n\n\nclass M(nn.Module):\n"
         "    def __init__(self):\n        super().__init__()\n        self.mask = torch.ones(4)\n\n"
@@ -340,6 +359,13 @@ class UnregisteredTensorAttribute(Rule):
          "    def __init__(self):\n        super().__init__()\n"
          "        self.masks = [torch.ones(4), torch.zeros(4)]\n\n"
          "    def forward(self, x):\n        return [x.unsqueeze(0) * m for m in self.masks]\n",
+         ((8, 9),)),
+        # parameters in a plain list: not registered (no fix: see
+        # tests/data/tdl005_tensor_containers.py)
+        ("import torch\nimport torch.nn as nn\n\n\nclass M(nn.Module):\n"
+         "    def __init__(self):\n        super().__init__()\n"
+         "        self.weights = [nn.Parameter(torch.randn(4)) for _ in range(2)]\n\n"
+         "    def forward(self, x):\n        return [x * w for w in self.weights]\n",
          ((8, 9),)),
         # an RNN's state, a tuple (no fix: see tests/data/tdl005_rnn_state.py)
         ("import torch\nimport torch.nn as nn\n\n\nclass M(nn.Module):\n"
@@ -460,7 +486,9 @@ class UnregisteredTensorAttribute(Rule):
                     break
                 items.extend((item, binding) for item, _ in found)
             else:
-                if not all(self._created_on_cpu(item, binding) for item, binding in items):
+                parameters = [self._parameter_of(item, binding) for item, binding in items]
+                if not all(self._created_on_cpu(item if inner is None else inner, binding)
+                           for (item, binding), inner in zip(items, parameters)):
                     continue
                 if reads is None:
                     reads = modules.self_reads(info)
@@ -472,9 +500,14 @@ class UnregisteredTensorAttribute(Rule):
                 moved = self._moved_elsewhere(info)
                 if moved is None:
                     return  # a program that never uses an accelerator
+                message = self.PARAMETER_CONTAINER if all(parameters) else self.CONTAINER
+                wrapper = "ParameterDict" if any(
+                    isinstance(b.value, (cst.Dict, cst.DictComp)) for b in bindings) \
+                    else "ParameterList"
                 for binding in bindings:
                     owner = binding.node.value.value
-                    yield Violation(binding.node, self.CONTAINER(
+                    yield Violation(binding.node, message(
+                        wrapper=wrapper,
                         owner=owner, name=name, module=info.name, method=method,
                         where=where.replace(" it ", " an item ", 1), moved=moved, error=error))
 
@@ -521,6 +554,14 @@ class UnregisteredTensorAttribute(Rule):
         return None if moved is None else f" (another file moves it to an accelerator: {moved})"
 
     # -- the value: a CPU tensor with at least one dimension --------------------------------
+
+    def _parameter_of(self, value, binding: Binding) -> Optional[cst.BaseExpression]:
+        """The tensor ``nn.Parameter(t)`` wraps, else None."""
+        if isinstance(value, cst.Call) and value.args and value.args[0].keyword is None and \
+                not value.args[0].star and \
+                self.kinds.qualname(value.func, binding.ctx.scope) in api.PARAMETER_CLASSES:
+            return value.args[0].value
+        return None
 
     def _created_on_cpu(self, value, binding: Binding, depth: int = 0) -> bool:
         """``_made_on_cpu``, each value answered once: a chain of rebindings

@@ -265,7 +265,8 @@ class TensorCreatedOffDevice(Rule):
       in their size (empty placeholders) are silent; `torch.tensor(data)` counts only when `data`
       is a list or tuple (`analysis.kinds.is_sequence`: a non-empty literal, a comprehension, a
       concatenation or slice of one, a name bound only to those, a parameter annotated
-      `list[...]`/`tuple[...]`/`Sequence[...]`). A size with `*shape` counts when a size written
+      `list[...]`/`tuple[...]`/`Sequence[...]`, or `self.NAME` that every assignment in its
+      class binds to one: `torch.tensor(self.scales)` of `self.scales = [1.0, 2.0]`). A size with `*shape` counts when a size written
       out beside it gives a dimension (`torch.zeros(n, *y.shape[1:])`).
     - A legacy constructor takes no device but the CPU: its fix appends `.to(<tensor>.device)`.
     - `torch.multinomial(torch.ones(n), k)` is not a meeting (its other arguments are numbers).
