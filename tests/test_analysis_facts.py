@@ -9,6 +9,7 @@ import libcst as cst
 import pytest
 
 from torchdevlint.analysis import Analysis, UndeclaredFact, exclusive_branches
+from torchdevlint.analysis.placement import HeldInList
 from torchdevlint.engine import lint_source
 from torchdevlint.rules import ALL_RULES
 
@@ -1360,6 +1361,140 @@ def test_a_module_parameter_is_a_tensor_by_the_index_it_gives_and_its_view(use, 
     assert analysis.modules.parameter_is_tensor(state, forward, "target") is tensor
 
 
+@pytest.mark.parametrize("call, index, keyword, state", [
+    ("rnn(x, (h0, c0))", 1, None, True),  # a torch.nn LSTM, moved, given its state
+    ("rnn(x, hx=h0)", -1, "hx", True),
+    ("rnn(x)", 0, None, False),  # its input
+    ("lin(x, h0)", 1, None, False),  # no recurrent layer
+])
+def test_a_torch_recurrent_layer_takes_its_second_argument_as_its_state(call, index, keyword, state):
+    analysis = analysis_of(f"""
+        import torch.nn as nn
+        def main(device, x, h0, c0):
+            rnn = nn.LSTM(3, 5).to(device)
+            lin = nn.Linear(3, 5).cuda()
+            return {call}
+        """)
+    name = call.partition("(")[0]
+    site = analysis.collected.calls_by_name[name][0]
+    assert analysis.model_takes_as_rnn_state(site.call, index, keyword, site.ctx.scope) is state
+
+
+@pytest.mark.parametrize("callee, moved", [
+    ("model.embed", True),  # a registered submodule with weights of a moved model
+    ("model.act", False),  # no weights: where it runs is its input's
+    ("model.table", False),  # a plain tensor attribute, no submodule
+    ("other.embed", False),  # the same class, an instance never moved
+])
+def test_a_weighted_submodule_of_a_moved_model_is_moved(callee, moved):
+    analysis = analysis_of(f"""
+        import torch
+        import torch.nn as nn
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.embed = nn.Embedding(10, 4)
+                self.act = nn.ReLU()
+                self.table = torch.ones(3)
+        def main(device):
+            model = Net().to(device)
+            other = Net()
+            probe({callee})
+        """)
+    site = analysis.collected.calls_by_name["probe"][0]
+    found = analysis.placement.moved_model(site.call.args[0].value, site.ctx.scope)
+    assert (found is not None) is moved
+
+
+RUNNER = """\
+import torch
+import torch.nn as nn
+class Runner({base}):
+    def __init__(self, device):
+        self.net = nn.Linear(4, 2).to(device)
+        self.loss = None
+    def step(self, x):
+        self.loss = self.net(x).mean()
+    def report(self):
+        probe(self.loss)
+"""
+
+
+@pytest.mark.parametrize("extra, base, placed", [
+    ("", "", True),  # every store (``None`` aside) is on the accelerator
+    ("    def reset(self):\n        self.loss = torch.zeros(1)\n", "", False),  # one on the CPU
+    ("    def __getattr__(self, name):\n        return 0\n", "", False),  # decides reads itself
+    ("", "nn.Module", False),  # a module's state: ``.to()`` moves it, ``modules`` judges it
+])
+def test_object_state_stored_on_an_accelerator_by_another_method(extra, base, placed):
+    analysis = analysis_of(RUNNER.format(base=base) + extra)
+    site = analysis.collected.calls_by_name["probe"][0]
+    found = analysis.placement.on_accelerator(site.call.args[0].value, site.ctx.scope)
+    assert (found is not None) is placed
+    if placed:
+        assert found.describe().startswith("stored in `self.loss` by `step()`: the output of")
+
+
+@pytest.mark.parametrize("start, update, placed", [
+    ("total = 0.", "total += out.mean()", True),  # a number, given a tensor on the device
+    ("total = 0.", "total += out.mean().item()", False),  # given a number
+    ("total = torch.zeros(1)", "total += out.mean()", False),  # a CPU tensor: TDL011's
+])
+def test_an_in_place_update_of_a_number_with_a_device_tensor_places_it(start, update, placed):
+    analysis = analysis_of(f"""
+        import torch
+        def f(model, x, device):
+            model.to(device)
+            out = model(x.to(device))
+            {start}
+            {update}
+            probe(total)
+        """)
+    site = analysis.collected.calls_by_name["probe"][0]
+    found = analysis.placement.on_accelerator(site.call.args[0].value, site.ctx.scope)
+    assert (found is not None) is placed
+
+
+def test_an_in_place_extension_of_a_list_with_device_rows_holds_them():
+    analysis = analysis_of("""
+        import numpy as np
+        def f(model, x, device):
+            model.to(device)
+            rows = []
+            rows += model(x.to(device))
+            probe(rows)
+        """)
+    site = analysis.collected.calls_by_name["probe"][0]
+    expr = site.call.args[0].value
+    assert analysis.placement.on_accelerator(expr, site.ctx.scope) is None  # a list, not a tensor
+    assert isinstance(analysis.placement._placed_at(expr, site.ctx.scope, "accelerator"),
+                      HeldInList)
+
+
+@pytest.mark.parametrize("base, placed", [("", True), ("nn.Module", False)])
+def test_what_a_method_of_a_plain_object_returns_is_placed_by_its_returns(base, placed):
+    analysis = analysis_of(f"""
+        import torch
+        import torch.nn as nn
+        class Evaluator({base}):
+            def __init__(self, model):
+                self.model = model
+            def _forward(self, x):
+                with torch.no_grad():
+                    return self.model(x)
+            def run(self, x):
+                probe(self._forward(x))
+        def main(device):
+            model = nn.Linear(4, 2).to(device)
+            return Evaluator(model).run(torch.randn(1, 4))
+        """)
+    site = analysis.collected.calls_by_name["probe"][0]
+    found = analysis.placement.on_accelerator(site.call.args[0].value, site.ctx.scope)
+    assert (found is not None) is placed
+    if placed:
+        assert found.describe().startswith("what `_forward()` returns, the output of `self.model`")
+
+
 @pytest.mark.parametrize("assigned, sequence", [
     ("[1.0, 2.0]", True), ("scales", True),  # a list, or a parameter every construction gives one
     ("None", False), ("scale", False),
@@ -1375,3 +1510,21 @@ def test_is_sequence_reads_an_attribute_of_self_by_its_assignments(assigned, seq
         """)
     site = analysis.collected.calls_by_name["observe"][0]
     assert analysis.kinds.is_sequence(site.call.args[0].value, site.ctx.scope) is sequence
+
+
+@pytest.mark.parametrize("built, moved", [
+    ("Net().cuda() if use_cuda else Net()", True),  # moved in the branch that runs on a GPU
+    ("Net() if use_cuda else Net().to(device)", True),
+    ("Net() if use_cuda else Net()", False),
+])
+def test_a_model_moved_in_one_branch_of_a_choice_is_moved(built, moved):
+    analysis = analysis_of(f"""
+        import torch.nn as nn
+        Net = nn.Linear
+        def main(device, use_cuda):
+            model = {built}
+            probe(model)
+        """)
+    site = analysis.collected.calls_by_name["probe"][0]
+    found = analysis.placement.moved_model(site.call.args[0].value, site.ctx.scope)
+    assert (found is not None) is moved

@@ -421,7 +421,8 @@ class Analysis:
         self._declared("placement")
         if self._placement is None:
             self._placement = Placement(self.collected, self._kinds, self._device_provider,
-                                        self._project_of_calls, self.is_loss)
+                                        self._project_of_calls, self.is_loss,
+                                        self._weighted_submodule)
         return self._placement
 
     @property
@@ -439,9 +440,22 @@ class Analysis:
     @property
     def modules(self) -> ModuleClasses:
         self._declared("modules")
+        return self._module_classes()
+
+    def _module_classes(self) -> ModuleClasses:
         if self._modules is None:
             self._modules = ModuleClasses(self.collected, self._kinds, self._device_provider())
         return self._modules
+
+    def _weighted_submodule(self, info, name: str) -> bool:
+        """Whether ``self.NAME`` of the module class ``info`` is a registered submodule that
+        certainly holds parameters (moved with the model: ``model.embed`` of a moved
+        ``model``; the placement asks)."""
+        if self._kinds.class_is_module(info) is not True:
+            return False
+        modules = self._module_classes()
+        state = modules.state(info)
+        return name in state.submodules and modules.has_parameters(state, name)
 
     def grad_recording(self, ctx: Ctx) -> Optional[bool]:
         """Whether autograd records at ``ctx`` (None: as the caller of its function)."""
@@ -467,12 +481,26 @@ class Analysis:
                                  scope: Scope) -> bool:
         """Whether the model ``call`` calls is an instance of a module class of this file whose
         ``forward`` hands its argument (at ``index``, or ``keyword=``) to a recurrent layer as
-        its state (``ModuleClasses.rnn_state_inputs``)."""
+        its state (``ModuleClasses.rnn_state_inputs``), or a torch.nn RNN, LSTM or GRU itself
+        (``rnn = nn.LSTM(d, h).to(device)``) given its state, ``hx``: ``rnn(x, (h0, c0))``."""
         kind = self.kinds.kind_of(call.func, scope)
         if not isinstance(kind, K.Instance):
-            return False
+            if keyword != "hx" and (keyword is not None or index != 1):
+                return False
+            built = self.placement.bindings_of(call.func, scope)
+            return bool(built) and all(not path and self._builds_recurrent_layer(value, where)
+                                       for value, where, path, _ in built)
         return (keyword if keyword is not None else index) in self.modules.rnn_state_inputs(
             kind.info)
+
+    def _builds_recurrent_layer(self, value, scope: Scope) -> bool:
+        """``nn.LSTM(d, h)``, moved or not (``.to(device)``, ``.cuda()``)."""
+        while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and \
+                value.func.attr.value in api.ACCELERATOR_MOVE_METHODS:
+            value = value.func.value
+        return isinstance(value, cst.Call) and \
+            (self.kinds.qualname(value.func, scope) or "").startswith("torch.nn.") and \
+            last_name(value.func) in api.RECURRENT_MODULES
 
     def modules_moved_only_by_to(self):
         """The ``ModuleState`` of each module class of this file whose state only ``.to()``

@@ -17,11 +17,14 @@ from torchdevlint.analysis.devices import Devices, move_device_argument
 from torchdevlint.analysis.flow import UNDECIDED, DeviceTrace, OrderedWalk
 from torchdevlint.analysis.kinds import KindInference, combine
 from torchdevlint.analysis.model import (
-    ARITHMETIC_OPERATORS, ASSIGN, DEF, IMPORT, PARAM, CallSite, FunctionInfo, Scope, for_clauses, is_number,
+    ARITHMETIC_OPERATORS, ASSIGN, AUGMENT, DEF, IMPORT, PARAM, CallSite, FunctionInfo, Scope, for_clauses, is_number,
     keyword_value, last_name, source_of, string_value,
 )
 
 _WRAPPERS_THAT_SCATTER = api.SCATTERING_WRAPPERS
+# Methods through which a class decides what its attributes hold: an object that defines one
+# is not judged by its assignments (``Placement.object_state_on_accelerator``).
+_ATTRIBUTE_HOOKS = ("__getattr__", "__setattr__", "__getattribute__")
 # Calls of accelerate / Lightning Fabric that prepare a model or loader: they move batches.
 _PREPARING_CALLS = frozenset("prepare setup setup_module setup_dataloaders prepare_data_loader".split())
 
@@ -107,6 +110,23 @@ class ReturnedOnAccelerator(OnAccelerator):
 
     def describe(self) -> str:
         return f"what `{self.function}()` returns, {self.inner.describe()}"
+
+
+class StoredOnAccelerator(OnAccelerator):
+    """Evidence that ``self.NAME`` is on an accelerator: every method of its class that
+    assigns it stores a tensor on one (``Placement.object_state_on_accelerator``), as the
+    first such store's own evidence (``inner``) says."""
+
+    __slots__ = ("attribute", "method", "inner")
+
+    def __init__(self, attribute: str, method: str, inner: OnAccelerator) -> None:
+        super().__init__(inner.origin, inner.device, inner.given, inner.built)
+        self.attribute = attribute
+        self.method = method
+        self.inner = inner
+
+    def describe(self) -> str:
+        return f"stored in `self.{self.attribute}` by `{self.method}()`: {self.inner.describe()}"
 
 
 def _held(found):
@@ -248,9 +268,28 @@ class _AcceleratorWalk(OrderedWalk):
 
     def in_place_update(self, statement: cst.AugAssign) -> None:
         """``loss += value`` reads ``loss`` as well: an in-place operation of two tensors
-        (TDL011 asks where its target is)."""
+        (TDL011 asks where its target is). On the accelerator's side, a name the walk has not
+        placed (a number: ``total = 0.``) given a tensor on an accelerator holds one after it
+        (``total += out.mean()``), and a list the function built (``targets += out``) holds
+        its rows (issue 28: an evaluator sums each batch's losses, then NumPy reads them)."""
         self.expression(statement.target)
         self.expression(statement.value)
+        target = statement.target
+        if self.side != "accelerator" or type(target) is not cst.Name or \
+                self.placed.get(target.value) is not None:
+            return
+        found = self.device_of(statement.value)
+        if not found or isinstance(found, HeldInList):
+            return
+        bindings = [b for b in self.scope.bindings.get(target.value, ()) if b.how != AUGMENT]
+        if bindings and all(b.how == ASSIGN and not b.path and _builds_a_container(b.value)
+                            for b in bindings):
+            if isinstance(statement.operator, cst.AddAssign):
+                self.place(target.value, HeldInList(found.origin, found.device, found.given,
+                                                    found.built))
+        elif bindings and all(b.how == ASSIGN and not b.path and is_number(b.value)
+                              for b in bindings):
+            self.place(target.value, found)
 
     def assign(self, target, value, statement) -> None:
         """Besides names: ``self.scores = torch.zeros(n, device=d)`` places ``self.scores``
@@ -407,9 +446,13 @@ class Placement:
 
     def __init__(self, collected: Collected, kinds: KindInference,
                  devices: Callable[[], Devices], project: Callable[[], object] = lambda: None,
-                 is_loss: Callable[[cst.BaseExpression, Scope], bool] = lambda func, scope: False
+                 is_loss: Callable[[cst.BaseExpression, Scope], bool] = lambda func, scope: False,
+                 weighted_submodule: Callable[[object, str], bool] = lambda info, name: False
                  ) -> None:
         self.collected = collected
+        # whether ``self.NAME`` of a module class is a registered submodule with weights
+        # (``Analysis._weighted_submodule``): moved with its model
+        self._weighted_submodule = weighted_submodule
         # the one answer to "is calling this a loss" (``Analysis.is_loss``): a loss given a
         # tensor on an accelerator computes there (``loss = criterion(out, y)``)
         self._is_loss = is_loss
@@ -421,6 +464,8 @@ class Placement:
         # id(function scope) -> {parameter: evidence} (``parameters_on_accelerator``)
         self._parameters: Dict[int, Dict[str, OnAccelerator]] = {}
         self._cpu_parameters: Dict[int, Dict[str, OnCPU]] = {}
+        # id(class) -> {attribute: evidence} (``object_state_on_accelerator``)
+        self._object_state: Dict[int, Dict[str, OnAccelerator]] = {}
         self.kinds = kinds
         self._devices = devices  # built only when a model's move is judged
         self._bare_moves: Optional[Dict[tuple, List[tuple]]] = None
@@ -635,19 +680,82 @@ class Placement:
         at = self._walked.get(key)
         if at is None:
             at = self._walked[key] = {}
-            walk = _AcceleratorWalk(self, scope, at, side)
-            if body is not None and side == "cpu":
-                walk.placed.update(self.module_constants_on_cpu(scope))
-            if body is not None:
-                walk.placed.update(self.parameters_on_accelerator(scope) if side == "accelerator"
-                                   else self.parameters_on_cpu(scope))
-            if body is None:
-                walk.walk(scope.node.body)  # the module
-            elif isinstance(body, cst.IndentedBlock):
-                walk.walk(body.body)
-            else:
-                walk._suite(body)
+            self._walk(scope, body, at, side, object_state=True)
         return _PointTrace(self, scope, at, side).device_of(expr)
+
+    def _walk(self, scope: Scope, body, at: Dict[int, object], side: str,
+              object_state: bool) -> None:
+        """Walks a function's ``body`` (the module's code where None) into ``at``, its
+        parameters placed as their callers place them, and, with ``object_state``, the
+        attributes of ``self`` that the other methods of its class store on an accelerator
+        (``object_state_on_accelerator``)."""
+        walk = _AcceleratorWalk(self, scope, at, side)
+        if body is not None and side == "cpu":
+            walk.placed.update(self.module_constants_on_cpu(scope))
+        if body is not None and side == "accelerator" and object_state:
+            walk.placed.update(self.object_state_on_accelerator(scope))
+        if body is not None:
+            walk.placed.update(self.parameters_on_accelerator(scope) if side == "accelerator"
+                               else self.parameters_on_cpu(scope))
+        if body is None:
+            walk.walk(scope.node.body)  # the module
+        elif isinstance(body, cst.IndentedBlock):
+            walk.walk(body.body)
+        else:
+            walk._suite(body)
+
+    def object_state_on_accelerator(self, scope: Scope) -> Dict[str, OnAccelerator]:
+        """``self.NAME`` (by the walk's key, "self.NAME") for each attribute of the object a
+        method ``scope`` runs on that its class keeps on an accelerator: a class that is no
+        ``nn.Module`` (a module's state moves with ``.to()``: ``modules`` judges it) and
+        has no ``__getattr__`` / ``__setattr__``, every assignment of the attribute in
+        its methods (``self.NAME = value``; ``None`` placeholders aside) stores a tensor
+        on an accelerator where it is made, as that method's own walk places it (issue 28:
+        a runner's ``step()`` keeps ``self.loss = criterion(out, y)`` of its moved model
+        and its ``report()`` hands ``self.loss.data`` to NumPy). The method reading it sees
+        that value until it assigns the attribute itself (the walk is flow-sensitive)."""
+        func = scope.func
+        if func is None or func.cls is None or not func.self_name:
+            return {}
+        cls = func.cls
+        known = self._object_state.get(id(cls))
+        if known is None:
+            known = self._object_state[id(cls)] = self._stored_on_accelerator(cls)
+        return {f"{func.self_name}.{name}": found for name, found in known.items()}
+
+    def _stored_on_accelerator(self, cls) -> Dict[str, OnAccelerator]:
+        if not cls.attributes or self.kinds.class_is_module(cls) is not False or any(
+                name in cls.methods for name in _ATTRIBUTE_HOOKS):
+            return {}
+        walks: Dict[int, Dict[int, object]] = {}  # (each method walked once, without seeds)
+        found: Dict[str, OnAccelerator] = {}
+        for name, bindings in cls.attributes.items():
+            evidence = None
+            for binding in bindings:
+                method = binding.ctx.func
+                value = binding.value
+                if binding.how != ASSIGN or binding.path or value is None or method is None \
+                        or method.cls is not cls or method.scope is None:
+                    evidence = None
+                    break
+                if type(value) is cst.Name and value.value == "None":
+                    continue
+                at = walks.get(id(method))
+                if at is None:
+                    at = walks[id(method)] = {}
+                    self._walk(method.scope, method.node.body, at, "accelerator",
+                               object_state=False)
+                placed = _PointTrace(self, method.scope, at, "accelerator").device_of(value)
+                if not isinstance(placed, OnAccelerator) or isinstance(placed, HeldInList) or \
+                        self._device_given(placed, method):
+                    # (``self.total = torch.zeros((), device=device)`` of ``__init__(self,
+                    # device="cpu")``: each construction decides, ``_method_of_device_object``)
+                    evidence = None
+                    break
+                evidence = evidence or StoredOnAccelerator(name, method.name, placed)
+            if evidence is not None:
+                found[name] = evidence
+        return found
 
     def module_constants_on_cpu(self, scope: Scope) -> Dict[str, object]:
         """The module's names that a function ``scope`` reads as module globals and that hold
@@ -824,6 +932,13 @@ class Placement:
             if returned is not None:
                 return trace.device_of(returned)
             helper = self.helper_called(call, scope)
+            if helper is None:
+                # ``out = self._forward(x)`` of ``return self.model(x)``, a method of an object
+                # that is no ``nn.Module`` (a module's methods are judged on its device by
+                # ``modules``: their walk does not know the module was moved)
+                helper = self.method_called(call, scope)
+                if helper is not None and self.kinds.class_is_module(helper.cls) is not False:
+                    helper = None
             if helper is not None:  # ``out = predict(x)`` of ``return model(x.to(device))``
                 found = self.returned_on_accelerator(helper)
                 if found is not None:
@@ -1183,7 +1298,15 @@ class Placement:
         return device is not None and self.devices.is_cpu_device(device, scope)
 
     def _chain_move(self, expr, scope: Scope):
-        """``Net().to(device).eval()`` -> (True, device)."""
+        """``Net().to(device).eval()`` -> (True, device). A choice moved in one branch
+        (``Net().cuda() if use_cuda else Net()``) is moved: a device chosen at runtime counts,
+        the code is written to run on an accelerator."""
+        if isinstance(expr, cst.IfExp):
+            for branch in (expr.body, expr.orelse):
+                moved, device = self._chain_move(branch, scope)
+                if moved:
+                    return True, device
+            return False, None
         while isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):
             moved, device = self.device_of_move(expr, scope)
             if moved:
@@ -1248,6 +1371,14 @@ class Placement:
         target = callee
         if isinstance(callee, cst.Attribute) and callee.attr.value in ("forward", "generate"):
             target = callee.value
+        elif isinstance(callee, cst.Attribute) and depth < 3:
+            # ``model.embed(tokens)``: a registered submodule with weights of a moved model
+            # is on the model's device (issue 28)
+            owner = self.kinds.kind_of(callee.value, scope)
+            if isinstance(owner, K.Instance) and self._weighted_submodule(owner.info,
+                                                                          callee.attr.value):
+                found = self.moved_model(callee.value, scope, before, depth + 1)
+                return None if found is None else (callee, found[1])
         key = self.model_key(target, scope)
         if key is None:
             return None

@@ -197,13 +197,16 @@ class UnmovedBatch(Rule):
     file that moves what it collates (itself or through a helper of the file; also passed by the
     name of its `partial`), from a dataset that was moved (PyG's `data.to(device, "x")`
     before `NeighborLoader(data, ...)`) or whose class moves its tensors, or with `**kwargs` that
-    may carry any of these. A batch value passed to a function of the file is judged by what
+    may carry any of these; or, for a loader parameter, a list of batches that every caller
+    gives, some tensor of which is on an accelerator (`evaluate([(x.to(device), y)])`). A batch value passed to a function of the file is judged by what
     the function does with it (issue 28): it calls a parameter given a moved model with it
     (`def step(model, x): return model(x)`), hands it to a loss parameter, or compares or
     combines it with a parameter given a value this loop put on a device
     (`def accuracy(pred, y): return (pred == y).float().mean()`); the message names the
     function. A model passed into a function as a parameter is moved when every
-    call of the function in the file passes a moved one. In a file
+    call of the function in the file passes a moved one. A model built by a choice that moves
+    it in one branch (`Net().cuda() if use_cuda else Net()`) is moved: on a machine with the
+    accelerator, that branch runs. In a file
     that uses `accelerate` or Lightning Fabric, only a `DataLoader(...)` built in the file counts
     as a loader (a helper elsewhere may have prepared it). When the loop moves some of its batch
     values, a value it still passes to the model on the CPU is taken as intentional (sequence
@@ -378,7 +381,8 @@ class UnmovedBatch(Rule):
                 ("loader",)) is not None
         if key is not None and self._asked[key]:
             return True  # (remembered: asked again, directly, after a recursion answered it)
-        constructions = [(loader, scope)] if isinstance(loader, cst.Call) else [
+        constructions = [(loader, scope)] if isinstance(
+            loader, (cst.Call, cst.List, cst.Tuple, cst.ListComp)) else [
             (value, value_scope) for value, value_scope, _, _ in self.placement.bindings_of(loader, scope)]
         for value, value_scope in list(constructions):
             # ``train_loader = get_loader(split)``: what the helper of this file returns
@@ -391,6 +395,9 @@ class UnmovedBatch(Rule):
             while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) \
                     and isinstance(value.func.value, cst.Call):
                 value = value.func.value  # DataLoader(...).__iter__(), .splits(...)
+            if isinstance(value, (cst.List, cst.Tuple, cst.ListComp)) and \
+                    self._batches_on_device(value, scope):
+                return True
             if not isinstance(value, cst.Call):
                 continue
             arguments = list(value.args)
@@ -414,6 +421,20 @@ class UnmovedBatch(Rule):
                            None)
             if dataset is not None and (self._code_moves(dataset, scope, follow_names=True)
                                         or self._holds_device_tensors(dataset, scope)):
+                return True
+        return False
+
+    def _batches_on_device(self, batches, scope: Scope) -> bool:
+        """A list of batches some tensor of which is on an accelerator (``[(x.to(device), y)
+        ...]``, ``[torch.randn(n, d, device=device) for _ in range(k)]``: a caller hands the
+        loop such a list for its loader). Which of a batch's items are on the device is not
+        told apart: silent for all of them."""
+        items = [batches.elt] if isinstance(batches, cst.ListComp) else \
+            [e.value for e in batches.elements if not isinstance(e, cst.StarredElement)]
+        for item in items:
+            parts = [e.value for e in item.elements if not isinstance(e, cst.StarredElement)] \
+                if isinstance(item, (cst.Tuple, cst.List)) else [item]
+            if any(self.analysis.on_accelerator(part, scope) is not None for part in parts):
                 return True
         return False
 

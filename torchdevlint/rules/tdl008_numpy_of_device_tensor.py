@@ -107,6 +107,10 @@ class NumpyOfDeviceTensor(Rule):
     - it is `self.NAME` that the same function set to one of those before
       (`self.scores = torch.zeros(n, device=self.device)`), or an item of a list or dict the
       function built and filled with them (`outputs = [None] * n; outputs[i] = model(x)`);
+    - it is `self.NAME` of an object that is no `nn.Module` whose class stores one of those in
+      every assignment of it (`None` placeholders aside), read by another method: a runner's
+      `step()` keeps `self.loss = criterion(out, y)` and its `report()` converts `self.loss.data`
+      (the message names the method that stores it; issue 28);
     - it is one of those wrapped in `Variable(...)`, which returns the tensor itself;
     - it is what a plain function of the file returns when its every `return` gives one of
       those (`ys = predict(xs)` of `def predict(x): return model(x.to(device))`; the message

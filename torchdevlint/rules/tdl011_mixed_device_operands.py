@@ -155,10 +155,13 @@ class MixedDeviceOperands(Rule):
       alone): `criterion(model(x), target)` with `target = torch.tensor([label])` (issue 28:
       a loop over hand-made samples, no data loader);
     - a tensor method combining two tensors: `a.add(b)`, `a.matmul(b)`, `a.masked_fill(mask, v)`;
-    - the call of a model moved to a device with a CPU tensor argument: `model(x)` (where the
-      model's class hands that argument to a recurrent layer as its state, the message names
-      the error the layer raises: the seq2seq tutorial's `encoder(word, hidden)` of `hidden =
-      encoder.initHidden()`, "Input and hidden tensors are not at the same device");
+    - the call of a model moved to a device (or of a registered submodule with weights of
+      one: `model.embed(tokens)`) with a CPU tensor argument, or a tuple argument with one
+      among its items: `model(x)`, `rnn(x, (h0, c0))` (where the model's class hands
+      that argument to a recurrent layer as its state, or the model is a torch.nn `LSTM` /
+      `GRU` / `RNN` given its state, the message names the error the layer raises: the
+      seq2seq tutorial's `encoder(word, hidden)` of `hidden = encoder.initHidden()`, "Input
+      and hidden tensors are not at the same device");
     - the call of a function of the file that calls one of its parameters with another's
       value (`def generate(model, idx): ... model(idx[:, -n:])`), given a moved model for the
       one and a CPU tensor for the other: `generate(model=gpt, idx=text_to_token_ids(text))`
@@ -365,6 +368,12 @@ class MixedDeviceOperands(Rule):
         "{what} mixes `{operand}`, a tensor on the CPU (made by `{origin}`), with {other}, whose "
         "`forward` hands it to a recurrent layer as its state: on a GPU this raises "
         + RNN_STATE_ERROR + "; move it first: `{moved}`")
+    # ... made by a factory there (``h0 = torch.zeros(layers, n, h)`` of ``rnn(x, (h0, c0))``,
+    # the model a torch.nn LSTM itself): created there
+    MIXED_STATE_FACTORY = Message(
+        "{what} mixes `{operand}`, a tensor on the CPU (made by `{origin}`), with {other}, which "
+        "takes it as a recurrent layer's state: on a GPU this raises " + RNN_STATE_ERROR +
+        "; create it there: `{callee}(..., device={device})`")
     # a tuple of CPU tensors a method of the file returns (``hidden = model.init_hidden(n)``
     # handed to the moved model with its input, issue 28): made there, created there
     MIXED_TUPLE = Message(
@@ -573,7 +582,16 @@ class MixedDeviceOperands(Rule):
         for arg in call.args:
             if arg.star == "*" or (arg.star == "**" and not self._preprocessed(arg.value, scope)):
                 continue
-            evidence = self._cpu(arg.value, scope, model_input=True, at=self._site(call))
+            operand = arg.value
+            evidence = self._cpu(operand, scope, model_input=True, at=self._site(call))
+            if evidence is None and isinstance(operand, cst.Tuple) and not arg.star:
+                # an LSTM's state, ``rnn(x, (h0, c0))``: the first item made on the CPU
+                operand, evidence = next(
+                    ((e.value, found) for e in operand.elements
+                     if not isinstance(e, cst.StarredElement)
+                     for found in [self._cpu(e.value, scope, model_input=True,
+                                             at=self._site(call))] if found is not None),
+                    (operand, None))
             if evidence is None:
                 continue
             keyword = arg.keyword.value if arg.keyword is not None else None
@@ -593,7 +611,7 @@ class MixedDeviceOperands(Rule):
                 where = cst.parse_expression(f"next({_code(target)}.parameters()).device")
                 safety = False
             yield self._violation(
-                call, f"the call of `{source_of(call.func)}`", arg.value, evidence,
+                call, f"the call of `{source_of(call.func)}`", operand, evidence,
                 f"the model `{source_of(target)}`, moved to "
                 f"{'`' + source_of(device) + '`' if device is not None else 'a device'}",
                 where, scope, owner, safety, as_state)
@@ -950,8 +968,8 @@ class MixedDeviceOperands(Rule):
         if _gives_gradients(node, self.analysis, scope):
             kind = self.GRADIENT_FACTORY if factory is not None else self.GRADIENT_OPERAND
         else:
-            kind = self.MIXED_FACTORY if factory is not None else \
-                self.MIXED_STATE if as_state else self.MIXED_OPERAND
+            kind = (self.MIXED_STATE_FACTORY if as_state else self.MIXED_FACTORY) \
+                if factory is not None else self.MIXED_STATE if as_state else self.MIXED_OPERAND
         return Violation(
             node,
             kind(what=what, operand=source_of(shown), origin=source_of(cpu_evidence.origin),
