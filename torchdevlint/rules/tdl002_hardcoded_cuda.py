@@ -145,7 +145,9 @@ class HardcodedCudaDevice(Rule):
       `device`-named variable or attribute assigned such a literal;
     - a name bound to such a literal and then used as a device (reported at the literal);
     - every `.cuda(...)` call;
-    - the legacy `torch.cuda.*Tensor` types.
+    - the legacy `torch.cuda.*Tensor` types, also given to `.type()` under a name every binding
+      of which is one (`dtype = torch.cuda.FloatTensor`, then `x.type(dtype)`: reported at the
+      name; a choice, `... if use_cuda else torch.FloatTensor`, is another binding).
 
     Code is protected when it sits in an `if` block or conditional expression whose test involves
     `torch.cuda.is_available()` (directly, or through a variable computed from it such as
@@ -381,6 +383,9 @@ class HardcodedCudaDevice(Rule):
                                "with a device chosen at runtime")
     CUDA_TENSOR_TYPE = Message("`{qualified}` is a CUDA-only tensor type: " + CRASH + "; use "
                                "`torch.tensor(..., device=device)`")
+    CUDA_TENSOR_TYPE_ALIAS = Message(
+        "`{name}` is `{qualified}`, a CUDA-only tensor type: " + CRASH + "; use `.to(device)` "
+        "with a device chosen at runtime")
     DEVICE_LITERAL = Message("hard-coded CUDA device {literal}: " + CRASH + "; use `{choice}`")
 
     code = "TDL002"
@@ -400,6 +405,9 @@ class HardcodedCudaDevice(Rule):
         "import torch\ndevice = torch.accelerator.current_accelerator().type "
         "if torch.accelerator.is_available() else 'cpu'\nmodel = torch.nn.Linear(2, 2).to(device)\n"
         "if device == 'cuda':\n    torch.backends.cudnn.benchmark = True\n",
+        # the CUDA tensor type chosen where CUDA is there
+        "import torch\ndtype = torch.cuda.FloatTensor if torch.cuda.is_available() else "
+        "torch.FloatTensor\nx = torch.zeros(2).type(dtype)\n",
         # an accelerator checked to be CUDA proves CUDA
         "import torch\nif torch.accelerator.is_available() and "
         "torch.accelerator.current_accelerator().type == 'cuda':\n"
@@ -430,6 +438,10 @@ class HardcodedCudaDevice(Rule):
          "        raise ValueError('no CUDA')\n    return _stylize(x)\n", ((5, 30),)),
         # an index the function picks itself is no caller's choice
         ("import torch\n\n\ndef run(x):\n    gpu = 0\n    return x.cuda(gpu)\n", ((6, 14),)),
+        # the CUDA tensor type of old code, under a name of its own
+        ("import torch\ndtype = torch.cuda.FloatTensor\nx = torch.zeros(2).type(dtype)\n",
+         ((3, 25),)),
+        ("import torch\nx = torch.zeros(2).type(torch.cuda.FloatTensor)\n", ((2, 25),)),
     )
     name = "hardcoded-cuda-device"
     summary = "Hard-coded CUDA device with no torch.cuda.is_available() guard"
@@ -509,6 +521,31 @@ class HardcodedCudaDevice(Rule):
             qualified = analysis.qualname(attribute, ctx.scope)
             if qualified and api.CUDA_TENSOR_TYPE_RE.match(qualified):
                 yield from self._report(attribute, self.CUDA_TENSOR_TYPE(qualified=qualified))
+        for site in collected.calls_by_name.get("type", ()):
+            # ``x.type(dtype)`` of ``dtype = torch.cuda.FloatTensor``: the alias of old code
+            # (its choice, ``... if use_cuda else torch.FloatTensor``, is another binding)
+            given = site.call.args[0].value if site.call.args else None
+            if not isinstance(site.call.func, cst.Attribute) or not isinstance(given, cst.Name) \
+                    or analysis.is_guarded(site.ctx):
+                continue
+            qualified = self._cuda_type_alias(given, site.ctx.scope)
+            if qualified is not None:
+                yield from self._report(given, self.CUDA_TENSOR_TYPE_ALIAS(
+                    name=given.value, qualified=qualified))
+
+    def _cuda_type_alias(self, name: cst.Name, scope: Scope) -> Optional[str]:
+        """The CUDA tensor type every binding of ``name`` gives (``dtype =
+        torch.cuda.FloatTensor``), else None."""
+        bindings = scope.lookup(name.value)
+        found = None
+        for binding in bindings:
+            if binding.how != ASSIGN or binding.path or \
+                    not isinstance(binding.value, cst.Attribute):
+                return None
+            found = self.analysis.qualname(binding.value, binding.ctx.scope)
+            if not found or not api.CUDA_TENSOR_TYPE_RE.match(found):
+                return None
+        return found
 
     def _index_from_caller(self, site: CallSite) -> bool:
         """``x.cuda(gpu)`` where ``gpu`` is a parameter of the enclosing function, or
