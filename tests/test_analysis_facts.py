@@ -1528,3 +1528,25 @@ def test_a_model_moved_in_one_branch_of_a_choice_is_moved(built, moved):
     site = analysis.collected.calls_by_name["probe"][0]
     found = analysis.placement.moved_model(site.call.args[0].value, site.ctx.scope)
     assert (found is not None) is moved
+
+
+@pytest.mark.parametrize("init, update, placed", [
+    ("torch.zeros(3)", "", True),  # made on the CPU, kept
+    ("torch.zeros(3)", "self.total = self.total + x", True),  # an update of itself keeps it
+    ("torch.zeros(3, device=device)", "", False),  # made where its construction says
+    ("torch.zeros(3)", "self.total = x.clone()", False),  # stored from an unknown value too
+])
+def test_object_state_kept_on_the_cpu(init, update, placed):
+    analysis = analysis_of(f"""
+        import torch
+        class Stats:
+            def __init__(self, device):
+                self.total = {init}
+            def add(self, x):
+                {update or "pass"}
+            def report(self):
+                probe(self.total)
+        """)
+    site = analysis.collected.calls_by_name["probe"][0]
+    found = analysis.placement.on_cpu(site.call.args[0].value, site.ctx.scope)
+    assert (found is not None) is placed

@@ -34,7 +34,7 @@ from torchdevlint.analysis.modules import (  # noqa: F401 (facade)
 from torchdevlint.analysis.kinds import KindInference
 from torchdevlint.analysis.placement import (  # noqa: F401 (facade)
     OnAccelerator, OnCPU, Placement, argument_for_parameter, assignments_of, copied_to_host,
-    returns_torch_tensors,
+    returns_torch_tensors, updates_itself,
 )
 from torchdevlint.analysis import testcode
 from torchdevlint.analysis.shapes import (  # noqa: F401 (facade)
@@ -62,6 +62,7 @@ __all__ = [
     "is_device_name", "device_names_visible", "move_device_argument", "ModuleState", "Meeting",
     "DeviceTrace", "OrderedWalk", "UNDECIDED", "reached_without", "OnAccelerator", "OnCPU", "copied_to_host",
     "literal_rank", "method_rank", "rank_after_index", "sizes_rank", "returns_torch_tensors",
+    "updates_itself",
 ]
 
 

@@ -23,7 +23,7 @@ from torchdevlint.analysis.model import (
 
 _WRAPPERS_THAT_SCATTER = api.SCATTERING_WRAPPERS
 # Methods through which a class decides what its attributes hold: an object that defines one
-# is not judged by its assignments (``Placement.object_state_on_accelerator``).
+# is not judged by its assignments (``Placement.object_state``).
 _ATTRIBUTE_HOOKS = ("__getattr__", "__setattr__", "__getattribute__")
 # Calls of accelerate / Lightning Fabric that prepare a model or loader: they move batches.
 _PREPARING_CALLS = frozenset("prepare setup setup_module setup_dataloaders prepare_data_loader".split())
@@ -114,7 +114,7 @@ class ReturnedOnAccelerator(OnAccelerator):
 
 class StoredOnAccelerator(OnAccelerator):
     """Evidence that ``self.NAME`` is on an accelerator: every method of its class that
-    assigns it stores a tensor on one (``Placement.object_state_on_accelerator``), as the
+    assigns it stores a tensor on one (``Placement.object_state``), as the
     first such store's own evidence (``inner``) says."""
 
     __slots__ = ("attribute", "method", "inner")
@@ -127,6 +127,16 @@ class StoredOnAccelerator(OnAccelerator):
 
     def describe(self) -> str:
         return f"stored in `self.{self.attribute}` by `{self.method}()`: {self.inner.describe()}"
+
+
+def updates_itself(value, self_name: Optional[str], name: str) -> bool:
+    """``self.total + x`` for ``self.total``: arithmetic with the attribute itself, which
+    keeps it where it is (or fails there)."""
+    if type(value) is not cst.BinaryOperation or not self_name:
+        return False
+    return any(type(side) is cst.Attribute and side.attr.value == name and
+               type(side.value) is cst.Name and side.value.value == self_name
+               for side in (value.left, value.right))
 
 
 def _held(found):
@@ -464,8 +474,8 @@ class Placement:
         # id(function scope) -> {parameter: evidence} (``parameters_on_accelerator``)
         self._parameters: Dict[int, Dict[str, OnAccelerator]] = {}
         self._cpu_parameters: Dict[int, Dict[str, OnCPU]] = {}
-        # id(class) -> {attribute: evidence} (``object_state_on_accelerator``)
-        self._object_state: Dict[int, Dict[str, OnAccelerator]] = {}
+        # (id(class), side) -> {attribute: evidence} (``object_state``)
+        self._object_state: Dict[tuple, Dict[str, object]] = {}
         self.kinds = kinds
         self._devices = devices  # built only when a model's move is judged
         self._bare_moves: Optional[Dict[tuple, List[tuple]]] = None
@@ -687,13 +697,13 @@ class Placement:
               object_state: bool) -> None:
         """Walks a function's ``body`` (the module's code where None) into ``at``, its
         parameters placed as their callers place them, and, with ``object_state``, the
-        attributes of ``self`` that the other methods of its class store on an accelerator
-        (``object_state_on_accelerator``)."""
+        attributes of ``self`` that the methods of its class store on ``side``
+        (``object_state``)."""
         walk = _AcceleratorWalk(self, scope, at, side)
         if body is not None and side == "cpu":
             walk.placed.update(self.module_constants_on_cpu(scope))
-        if body is not None and side == "accelerator" and object_state:
-            walk.placed.update(self.object_state_on_accelerator(scope))
+        if body is not None and object_state:
+            walk.placed.update(self.object_state(scope, side))
         if body is not None:
             walk.placed.update(self.parameters_on_accelerator(scope) if side == "accelerator"
                                else self.parameters_on_cpu(scope))
@@ -704,31 +714,36 @@ class Placement:
         else:
             walk._suite(body)
 
-    def object_state_on_accelerator(self, scope: Scope) -> Dict[str, OnAccelerator]:
+    def object_state(self, scope: Scope, side: str) -> Dict[str, object]:
         """``self.NAME`` (by the walk's key, "self.NAME") for each attribute of the object a
-        method ``scope`` runs on that its class keeps on an accelerator: a class that is no
-        ``nn.Module`` (a module's state moves with ``.to()``: ``modules`` judges it) and
-        has no ``__getattr__`` / ``__setattr__``, every assignment of the attribute in
-        its methods (``self.NAME = value``; ``None`` placeholders aside) stores a tensor
-        on an accelerator where it is made, as that method's own walk places it (issue 28:
-        a runner's ``step()`` keeps ``self.loss = criterion(out, y)`` of its moved model
-        and its ``report()`` hands ``self.loss.data`` to NumPy). The method reading it sees
-        that value until it assigns the attribute itself (the walk is flow-sensitive)."""
+        method ``scope`` runs on that its class keeps on ``side`` ("accelerator" or "cpu"):
+        a class that is no ``nn.Module`` (a module's state moves with ``.to()``: ``modules``
+        judges it) and has no ``__getattr__`` / ``__setattr__``, every assignment of the
+        attribute in its methods (``self.NAME = value``; ``None`` placeholders and updates
+        that combine the attribute itself, ``self.total = self.total + x``, aside) stores a
+        tensor on that side where it is made, as that method's own walk places it (issue
+        28: a runner's ``step()`` keeps ``self.loss = criterion(out, y)`` of its moved model
+        and its ``report()`` hands ``self.loss.data`` to NumPy; a metric builds ``self.mat =
+        torch.zeros(n, n)`` in ``__init__`` and its ``update(target, pred)`` adds counts of
+        the device tensors it is given). The method reading it sees that value until it
+        assigns the attribute itself (the walk is flow-sensitive)."""
         func = scope.func
         if func is None or func.cls is None or not func.self_name:
             return {}
         cls = func.cls
-        known = self._object_state.get(id(cls))
+        key = (id(cls), side)
+        known = self._object_state.get(key)
         if known is None:
-            known = self._object_state[id(cls)] = self._stored_on_accelerator(cls)
+            known = self._object_state[key] = self._stored(cls, side)
         return {f"{func.self_name}.{name}": found for name, found in known.items()}
 
-    def _stored_on_accelerator(self, cls) -> Dict[str, OnAccelerator]:
+    def _stored(self, cls, side: str) -> Dict[str, object]:
         if not cls.attributes or self.kinds.class_is_module(cls) is not False or any(
                 name in cls.methods for name in _ATTRIBUTE_HOOKS):
             return {}
         walks: Dict[int, Dict[int, object]] = {}  # (each method walked once, without seeds)
-        found: Dict[str, OnAccelerator] = {}
+        found: Dict[str, object] = {}
+        wanted = OnAccelerator if side == "accelerator" else OnCPU
         for name, bindings in cls.attributes.items():
             evidence = None
             for binding in bindings:
@@ -738,21 +753,23 @@ class Placement:
                         or method.cls is not cls or method.scope is None:
                     evidence = None
                     break
-                if type(value) is cst.Name and value.value == "None":
+                if (type(value) is cst.Name and value.value == "None") or \
+                        updates_itself(value, method.self_name, name):
                     continue
                 at = walks.get(id(method))
                 if at is None:
                     at = walks[id(method)] = {}
-                    self._walk(method.scope, method.node.body, at, "accelerator",
-                               object_state=False)
-                placed = _PointTrace(self, method.scope, at, "accelerator").device_of(value)
-                if not isinstance(placed, OnAccelerator) or isinstance(placed, HeldInList) or \
-                        self._device_given(placed, method):
+                    self._walk(method.scope, method.node.body, at, side, object_state=False)
+                placed = _PointTrace(self, method.scope, at, side).device_of(value)
+                if not isinstance(placed, wanted) or isinstance(placed, HeldInList) or (
+                        side == "accelerator" and self._device_given(placed, method)):
                     # (``self.total = torch.zeros((), device=device)`` of ``__init__(self,
                     # device="cpu")``: each construction decides, ``_method_of_device_object``)
                     evidence = None
                     break
-                evidence = evidence or StoredOnAccelerator(name, method.name, placed)
+                if evidence is None:
+                    evidence = StoredOnAccelerator(name, method.name, placed) \
+                        if side == "accelerator" else placed
             if evidence is not None:
                 found[name] = evidence
         return found

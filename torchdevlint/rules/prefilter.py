@@ -597,6 +597,24 @@ def mixed_devices_in(tree: ast.AST, source: str) -> bool:
                     copying.add(id(call))
                     if moving:
                         return True
+    # An object that is no module keeps its state between its methods (``placement.
+    # object_state``: ``self.mat = torch.zeros(n, n)`` in ``__init__``, added to in
+    # ``update(target, pred)``): each method of a plain class may hold what any of them made.
+    for node in nodes_of(tree, ast.ClassDef):
+        if any(not (type(base) is ast.Name and base.id == "object") for base in node.bases):
+            continue
+        methods = [m for m in node.body if type(m) is ast.FunctionDef]
+        pooled = [sides[m] for m in methods if m in sides]
+        if not pooled:
+            continue
+        moving = set().union(*(p[0] for p in pooled))
+        copying = set().union(*(p[1] for p in pooled))
+        for method in methods:
+            own = sides.get(method) or sides.setdefault(method, (set(), set()))
+            own[0].update(moving)
+            own[1].update(copying)
+            if own[0] and own[1] and (len(own[0]) > 1 or own[0] != own[1]):
+                return True
     # A method of a class of the file is given its parameters by its calls through instances
     # (``tracker.match(features, labels)``): the evidence of each side where it is called
     # may be its parameters' (``placement.parameters_on_cpu``, issue 28).

@@ -41,7 +41,7 @@ from typing import Iterator, List, Optional
 import libcst as cst
 
 from torchdevlint.analysis import (
-    ASSIGN, RNN_STATE_ERROR, Analysis, Ctx, K, OnAccelerator, OnCPU, Scope, api,
+    ASSIGN, RNN_STATE_ERROR, Analysis, Ctx, K, OnAccelerator, OnCPU, Scope, api, updates_itself,
     argument_for_parameter,
     data_of_unknown_shape, exclusive_branches, factory_dimensions, failure_expected_or_handled, holds, iter_children, keyword_value, last_name,
     move_device_argument, returns_torch_tensors, says_it_fails, walk_code,
@@ -201,7 +201,12 @@ class MixedDeviceOperands(Rule):
     (`MEAN = torch.tensor([0.485, 0.456, 0.406]).view(1, 3, 1, 1)`, then `images - MEAN` in a
     helper every caller gives images on the device; issue 28: a function runs after the
     module's code; not a name a function declares `global`, and a 0-dim one combines with any
-    device), or what is computed from those; the accelerator side is a move
+    device), the state an object that is no `nn.Module` keeps where every method of its class
+    that stores it makes such a tensor (`self.total = torch.zeros(dim)` in `__init__`, then
+    `self.total + batch.sum(0)` in the `add(batch)` every caller gives device outputs; an
+    update of the attribute itself, `self.total = self.total + x`, keeps it; issue 28: a
+    metric or meter built on the CPU), or what is computed from those; the accelerator side
+    is a move
     (`.to(device)`, `.cuda()`, `.type(torch.cuda.FloatTensor)` of code written before torch
     0.4), a factory given a device, a moved model or its output, or what is
     computed from those. Both are judged where the operation is, following names in the order the
@@ -902,6 +907,21 @@ class MixedDeviceOperands(Rule):
                         factory_dimensions(node, name) is False and \
                         not (model_input and data_of_unknown_shape(node, name)):
                     return True  # a factory that may make a 0-dim tensor (the one answer)
+            elif isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name):
+                # ``self.count`` that its object keeps (``placement.object_state``): what its
+                # class's methods store there (``torch.tensor(0.)`` is 0-dim)
+                func = scope.code_owner().func
+                if func is None or func.cls is None or func.self_name != node.value.value:
+                    continue
+                for binding in func.cls.attributes.get(node.attr.value, ()):
+                    method = binding.ctx.func
+                    if binding.value is None or method is None or method.scope is None or \
+                            id(binding) in seen or \
+                            updates_itself(binding.value, method.self_name, node.attr.value):
+                        continue  # (``self.total = self.total + x`` keeps its dimensions)
+                    seen.add(id(binding))
+                    if self._may_be_scalar(binding.value, method.scope, depth + 1, seen):
+                        return True
             elif isinstance(node, cst.Name):
                 owner = scope.resolve(node.value)
                 if owner is not None and owner is not scope and owner.kind == "module":
@@ -1071,10 +1091,13 @@ def _making_cpu_tensors(analysis: Analysis) -> set:
                     owners.add(id(scope))
     # and the methods of plain classes whose every call passes a CPU tensor (``tracker.match(
     # bboxes, labels)`` of labels made on the CPU: ``placement.parameters_on_cpu``)
+    # and those that read the CPU tensors their object keeps (``self.mat`` of ``__init__``'s
+    # ``torch.zeros(n, n)``: ``placement.object_state``)
     for info in analysis.collected.functions:
         if info.cls is not None and info.scope is not None and info.name != "forward" and \
-                analysis.kinds.class_is_module(info.cls) is False and \
-                analysis.placement.parameters_on_cpu(info.scope):
+                analysis.kinds.class_is_module(info.cls) is False and (
+                    analysis.placement.parameters_on_cpu(info.scope)
+                    or analysis.placement.object_state(info.scope, "cpu")):
             owners.add(id(info.scope))
     for name, sites in analysis.collected.calls_by_name.items():
         if name is None:
@@ -1139,8 +1162,9 @@ def _with_accelerator_origins(analysis: Analysis, scopes: set) -> set:
                     placement.accelerator_origin(site.call, scope):
                 found.add(key)
     for scope in analysis.collected.scopes:  # or a parameter that every call passes on one
-        if id(scope) in scopes and id(scope) not in found and \
-                placement.parameters_on_accelerator(scope):
+        if id(scope) in scopes and id(scope) not in found and (
+                placement.parameters_on_accelerator(scope)
+                or placement.object_state(scope, "accelerator")):  # or its object keeps one
             found.add(id(scope))
     return found
 
