@@ -1550,3 +1550,53 @@ def test_object_state_kept_on_the_cpu(init, update, placed):
     site = analysis.collected.calls_by_name["probe"][0]
     found = analysis.placement.on_cpu(site.call.args[0].value, site.ctx.scope)
     assert (found is not None) is placed
+
+
+EVALUATORS = """\
+import torch
+import torch.nn as nn
+class Base:
+    def __init__(self, model):
+        self.model = model
+    def evaluate(self, x):
+        probe(self._forward(x))
+class Evaluator(Base):
+    def _forward(self, x):
+        return self.model(x)
+{more}
+def main(device):
+    model = nn.Linear(4, 2).to(device)
+    return Evaluator(model).evaluate(torch.randn(1, 4, device=device))
+"""
+
+
+@pytest.mark.parametrize("more, placed", [
+    ("", True),  # the one subclass defines it; its constructions run Base.__init__
+    ("class Other(Base):\n    def _forward(self, x):\n        return x.cpu()\n", False),  # two
+    ("class Own(Evaluator):\n    def __init__(self, model):\n        self.model = model.cpu()\n",
+     False),  # a derived class builds its own: Base's constructions are not all seen
+])
+def test_a_base_class_method_reaches_its_subclass_and_its_constructions(more, placed):
+    analysis = analysis_of(EVALUATORS.format(more=more))
+    site = analysis.collected.calls_by_name["probe"][0]
+    found = analysis.placement.on_accelerator(site.call.args[0].value, site.ctx.scope)
+    assert (found is not None) is placed
+
+
+@pytest.mark.parametrize("loop, placed", [
+    ("for k, v in out.items():", True),
+    ("for v in out.values():", True),
+    ("for v in out.keys():", False),
+    ("for k, v in {}.items():", False),
+])
+def test_the_values_of_a_moved_models_output_dict_are_on_the_accelerator(loop, placed):
+    analysis = analysis_of(f"""
+        def f(model, x, device):
+            model.to(device)
+            out = model(x.to(device))
+            {loop}
+                probe(v)
+        """)
+    site = analysis.collected.calls_by_name["probe"][0]
+    found = analysis.placement.on_accelerator(site.call.args[0].value, site.ctx.scope)
+    assert (found is not None) is placed

@@ -279,27 +279,38 @@ class KindInference:
             return None
         position = positional_index(func, index)
         called, target, reference = func.name, func, FuncRef
+        targets = None
         if func.cls is not None:
             cls = func.cls
             static = _is_static(func)
-            if (index == 0 and not static) or cls.ctx.scope.kind != "module" or any(
-                    last_name(base) == cls.name for other in self._collected.classes
-                    for base in other.bases):
+            if (index == 0 and not static) or cls.ctx.scope.kind != "module":
+                return None
+            derived = self.derived_classes(cls)
+            if derived and (func.name != "__init__" or any(
+                    "__init__" in other.methods for other in derived)):
                 return None
             if not static:
                 position = position - 1 if position > 0 else -1  # (``self`` is not passed)
             if func.name != "__init__":
                 return self._method_arguments(func, param.name.value, position, static)
+            # (the constructions of the class, and of the classes of the file that derive
+            # from it without an ``__init__`` of their own: they run this one, with what
+            # their constructions pass; the Scene-Text-Recognition-Recommendations
+            # ``Evaluator(model, ...)`` of ``BaseEvaluator.__init__(self, model, ...)``)
             called, target, reference = cls.name, cls, ClassRef
-        if called in self._collected.unseen_call_names:
+            targets = {id(cls): cls.name, **{id(other): other.name for other in derived}}
+        names = set(targets.values()) if targets else {called}
+        if names & self._collected.unseen_call_names:
             return None
         name = param.name.value
         default = param.default if defaults and isinstance(param.default, (cst.List, cst.Tuple)) \
             else None
         found = []
-        for site in self._collected.calls_by_name.get(called, ()):
+        for site in [site for called in sorted(names)
+                     for site in self._collected.calls_by_name.get(called, ())]:
             callee = self.kind_of(site.call.func, site.ctx.scope)
-            if not (isinstance(callee, reference) and callee.info is target):
+            if not (isinstance(callee, reference) and (
+                    callee.info is target if targets is None else id(callee.info) in targets)):
                 continue
             argument = argument_passed(site.call, name, position)
             if argument is None and default is not None and not any(
@@ -308,6 +319,20 @@ class KindInference:
             if argument is None:
                 return None
             found.append((argument, site))
+        return found
+
+    def derived_classes(self, cls) -> list:
+        """The classes of this file that derive from ``cls``, directly or not (by the last
+        name of a base: ``class Evaluator(BaseEvaluator)``)."""
+        found, names, changed = [], {cls.name}, True
+        while changed:
+            changed = False
+            for other in self._collected.classes:
+                if other is not cls and other not in found and \
+                        any(last_name(base) in names for base in other.bases):
+                    found.append(other)
+                    names.add(other.name)
+                    changed = True
         return found
 
     def _method_arguments(self, method, name: str, position: int, static: bool = False):

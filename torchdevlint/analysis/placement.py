@@ -269,12 +269,29 @@ class _AcceleratorWalk(OrderedWalk):
 
     def loop_target(self, target, iterable) -> None:
         """``for o in outs:`` over a list the function filled with tensors on an accelerator
-        (``HeldInList``): each item is one of them."""
+        (``HeldInList``): each item is one of them. ``for k, loss in out["loss"].items():``
+        (or ``.values()``) over a dict a moved model gave, or that holds what it gave: each
+        value is one (a model's dict of outputs is taken item by item as its subscripts are;
+        the Scene-Text-Recognition-Recommendations evaluator sums its losses so, issue 28)."""
         found = self.device_of(iterable) if self.side == "accelerator" else None
         if isinstance(target, cst.Name) and isinstance(found, HeldInList):
             self.place(target.value, found.held())
-        else:
-            self.unbind(target)
+            return
+        self.unbind(target)
+        if self.side != "accelerator" or type(iterable) is not cst.Call or iterable.args or \
+                type(iterable.func) is not cst.Attribute or \
+                iterable.func.attr.value not in ("items", "values"):
+            return
+        value = target
+        if iterable.func.attr.value == "items":
+            if type(target) not in (cst.Tuple, cst.List) or len(target.elements) != 2:
+                return
+            value = target.elements[1].value
+        if type(value) is not cst.Name:
+            return
+        held = self.device_of(iterable.func.value)
+        if held:
+            self.place(value.value, _held(held))
 
     def in_place_update(self, statement: cst.AugAssign) -> None:
         """``loss += value`` reads ``loss`` as well: an in-place operation of two tensors
@@ -584,6 +601,14 @@ class Placement:
                 and owner is not None and owner.cls is not None \
                 and owner.self_name == func.value.value:
             method = self.kinds.find_method(owner.cls, func.attr.value)
+            if method is None:
+                # ``self._forward(x)`` in a base class that leaves ``_forward`` to its
+                # subclasses: where one class of the file that derives from it defines it,
+                # the object this runs on is of that class (or it could not call it)
+                defining = [other.methods[func.attr.value]
+                            for other in self.kinds.derived_classes(owner.cls)
+                            if func.attr.value in other.methods]
+                method = defining[0] if len(defining) == 1 else None
         if method is None and isinstance(func, (cst.Name, cst.Attribute)):
             kind = self.kinds.kind_of(func, scope)
             if isinstance(kind, K.Instance) and self.kinds.class_is_module(kind.info) \
@@ -738,19 +763,25 @@ class Placement:
         return {f"{func.self_name}.{name}": found for name, found in known.items()}
 
     def _stored(self, cls, side: str) -> Dict[str, object]:
-        if not cls.attributes or self.kinds.class_is_module(cls) is not False or any(
-                name in cls.methods for name in _ATTRIBUTE_HOOKS):
+        chain = list(self.kinds.class_chain(cls))  # (its base classes of this file too)
+        if self.kinds.class_is_module(cls) is not False or any(
+                name in other.methods for other in chain for name in _ATTRIBUTE_HOOKS):
             return {}
+        attributes: Dict[str, list] = {}
+        for other in chain:
+            for name, bindings in other.attributes.items():
+                attributes.setdefault(name, []).extend(bindings)
         walks: Dict[int, Dict[int, object]] = {}  # (each method walked once, without seeds)
         found: Dict[str, object] = {}
         wanted = OnAccelerator if side == "accelerator" else OnCPU
-        for name, bindings in cls.attributes.items():
+        members = {id(other) for other in chain}
+        for name, bindings in attributes.items():
             evidence = None
             for binding in bindings:
                 method = binding.ctx.func
                 value = binding.value
                 if binding.how != ASSIGN or binding.path or value is None or method is None \
-                        or method.cls is not cls or method.scope is None:
+                        or id(method.cls) not in members or method.scope is None:
                     evidence = None
                     break
                 if (type(value) is cst.Name and value.value == "None") or \
@@ -1713,8 +1744,11 @@ def assignments_of(target, scope: Scope, kinds: KindInference) -> List[tuple]:
     if isinstance(target, cst.Attribute):
         owner_kind = kinds.kind_of(target.value, scope)
         if isinstance(owner_kind, K.Instance):
+            # (its class's and its base classes' of this file: ``self.model`` that
+            # ``BaseEvaluator.__init__`` sets, read in a method of ``Evaluator``)
             return [(b.value, b.ctx.scope, b.path, b.order)
-                    for b in owner_kind.info.attributes.get(target.attr.value, ())]
+                    for cls in kinds.class_chain(owner_kind.info)
+                    for b in cls.attributes.get(target.attr.value, ())]
     return []
 
 

@@ -110,7 +110,13 @@ class NumpyOfDeviceTensor(Rule):
     - it is `self.NAME` of an object that is no `nn.Module` whose class stores one of those in
       every assignment of it (`None` placeholders aside), read by another method: a runner's
       `step()` keeps `self.loss = criterion(out, y)` and its `report()` converts `self.loss.data`
-      (the message names the method that stores it; issue 28);
+      (the message names the method that stores it; issue 28); what a method of such an
+      object returns when its every `return` gives one of those (`out = self._forward(x)`,
+      also where only one class of the file deriving from it defines that method, and
+      `self.model` set by the base class's `__init__` from what every construction of it or
+      of a class deriving from it without an `__init__` of its own passes);
+    - it is a value of a dict that is one of those, taken by a loop over its `.items()` or
+      `.values()` (`for name, loss in output["loss"].items():` of a moved model's output);
     - it is one of those wrapped in `Variable(...)`, which returns the tensor itself;
     - it is what a plain function of the file returns when its every `return` gives one of
       those (`ys = predict(xs)` of `def predict(x): return model(x.to(device))`; the message
