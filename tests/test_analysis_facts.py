@@ -1600,3 +1600,26 @@ def test_the_values_of_a_moved_models_output_dict_are_on_the_accelerator(loop, p
     site = analysis.collected.calls_by_name["probe"][0]
     found = analysis.placement.on_accelerator(site.call.args[0].value, site.ctx.scope)
     assert (found is not None) is placed
+
+
+def test_attribute_bindings_follow_the_class_chain_of_the_file():
+    analysis = analysis_of("""
+        class Base:
+            def __init__(self):
+                self.scales = [1.0, 2.0]
+        class Head(Base):
+            def reset(self):
+                self.scales = [0.5]
+            def forward(self, x):
+                observe(self.scales)
+        class Other:
+            def forward(self):
+                observe(self.scales)
+        """)
+    classes = {info.name: info for info in analysis.collected.classes}
+    assert len(analysis.kinds.attribute_bindings(classes["Head"], "scales")) == 2
+    assert len(analysis.kinds.attribute_bindings(classes["Base"], "scales")) == 1
+    assert analysis.kinds.attribute_bindings(classes["Other"], "scales") == []
+    head, other = analysis.collected.calls_by_name["observe"]
+    assert analysis.kinds.is_sequence(head.call.args[0].value, head.ctx.scope)
+    assert not analysis.kinds.is_sequence(other.call.args[0].value, other.ctx.scope)

@@ -7,7 +7,7 @@ silent on it.
 
 from __future__ import annotations
 
-from typing import Dict, Optional, Tuple
+from typing import Dict, List, Optional, Tuple
 
 import libcst as cst
 
@@ -159,6 +159,7 @@ class KindInference:
         # the traversal's call sites, for the kinds of parameters (``caller_arguments``)
         self._collected = collected
         self._expr_memo: Dict[int, Kind] = {}
+        self._derived: Dict[int, list] = {}  # id(class) -> ``derived_classes``
         self._name_memo: Dict[Tuple[int, str], Kind] = {}
         self._return_memo: Dict[int, Kind] = {}
         self._class_memo: Dict[int, Optional[bool]] = {}
@@ -321,9 +322,22 @@ class KindInference:
             found.append((argument, site))
         return found
 
+    def attribute_bindings(self, info: ClassInfo, name: str) -> List[Binding]:
+        """The assignments of ``self.NAME`` in the methods of ``info`` and of its base classes
+        of this file (``class_chain``): an attribute a base class sets is the subclass's too
+        (``self.model`` that ``BaseEvaluator.__init__`` sets, read in ``Evaluator``)."""
+        return [b for cls in self.class_chain(info) for b in cls.attributes.get(name, ())]
+
     def derived_classes(self, cls) -> list:
         """The classes of this file that derive from ``cls``, directly or not (by the last
-        name of a base: ``class Evaluator(BaseEvaluator)``)."""
+        name of a base: ``class Evaluator(BaseEvaluator)``). Once per class: a method that
+        calls ``self.NAME(...)`` and each constructor parameter ask it again."""
+        known = self._derived.get(id(cls))
+        if known is None:
+            known = self._derived[id(cls)] = self._derived_classes(cls)
+        return known
+
+    def _derived_classes(self, cls) -> list:
         found, names, changed = [], {cls.name}, True
         while changed:
             changed = False
@@ -441,11 +455,11 @@ class KindInference:
                 self.is_sequence(expr.value, scope, depth + 1)
         if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name):
             # ``torch.tensor(self.scales)`` of ``self.scales = [1.0, 2.0]``: every assignment
-            # of the attribute in its class's methods is one
+            # of the attribute in its class's methods (and its bases') is one
             func = scope.code_owner().func
             if func is None or func.cls is None or func.self_name != expr.value.value:
                 return False
-            bindings = func.cls.attributes.get(expr.attr.value, ())
+            bindings = self.attribute_bindings(func.cls, expr.attr.value)
             return bool(bindings) and all(self._holds_sequence(b, depth) for b in bindings)
         if not isinstance(expr, cst.Name):
             return False

@@ -92,6 +92,11 @@ class HeldInList(OnAccelerator):
 
     __slots__ = ()
 
+    @classmethod
+    def holding(cls, item: OnAccelerator) -> "HeldInList":
+        """A list that holds a tensor ``item`` is evidence of (``held`` undoes it)."""
+        return cls(item.origin, item.device, item.given, item.built)
+
     def held(self) -> OnAccelerator:
         return OnAccelerator(self.origin, self.device, self.given, self.built)
 
@@ -312,8 +317,7 @@ class _AcceleratorWalk(OrderedWalk):
         if bindings and all(b.how == ASSIGN and not b.path and _builds_a_container(b.value)
                             for b in bindings):
             if isinstance(statement.operator, cst.AddAssign):
-                self.place(target.value, HeldInList(found.origin, found.device, found.given,
-                                                    found.built))
+                self.place(target.value, HeldInList.holding(found))
         elif bindings and all(b.how == ASSIGN and not b.path and is_number(b.value)
                               for b in bindings):
             self.place(target.value, found)
@@ -353,7 +357,7 @@ class _AcceleratorWalk(OrderedWalk):
                 for binding in self.scope.bindings.get(name, ())):
             found = self.device_of(call.args[0].value)
             if found:
-                self.place(name, HeldInList(found.origin, found.device, found.given, found.built))
+                self.place(name, HeldInList.holding(found))
 
     def device_of(self, expr):
         if type(expr) is cst.ListComp:
@@ -375,7 +379,7 @@ class _AcceleratorWalk(OrderedWalk):
         found = self.device_of(comprehension.elt)
         if not found or isinstance(found, HeldInList):
             return None
-        return HeldInList(found.origin, found.device, found.given, found.built)
+        return HeldInList.holding(found)
 
     def _is_container(self, name: str) -> bool:
         """A name of this function bound only to lists or dicts it builds (``[None] * n``,
@@ -767,17 +771,13 @@ class Placement:
         if self.kinds.class_is_module(cls) is not False or any(
                 name in other.methods for other in chain for name in _ATTRIBUTE_HOOKS):
             return {}
-        attributes: Dict[str, list] = {}
-        for other in chain:
-            for name, bindings in other.attributes.items():
-                attributes.setdefault(name, []).extend(bindings)
         walks: Dict[int, Dict[int, object]] = {}  # (each method walked once, without seeds)
         found: Dict[str, object] = {}
         wanted = OnAccelerator if side == "accelerator" else OnCPU
         members = {id(other) for other in chain}
-        for name, bindings in attributes.items():
+        for name in dict.fromkeys(name for other in chain for name in other.attributes):
             evidence = None
-            for binding in bindings:
+            for binding in self.kinds.attribute_bindings(cls, name):
                 method = binding.ctx.func
                 value = binding.value
                 if binding.how != ASSIGN or binding.path or value is None or method is None \
@@ -1744,11 +1744,9 @@ def assignments_of(target, scope: Scope, kinds: KindInference) -> List[tuple]:
     if isinstance(target, cst.Attribute):
         owner_kind = kinds.kind_of(target.value, scope)
         if isinstance(owner_kind, K.Instance):
-            # (its class's and its base classes' of this file: ``self.model`` that
-            # ``BaseEvaluator.__init__`` sets, read in a method of ``Evaluator``)
+            # (its class's and its base classes' of this file)
             return [(b.value, b.ctx.scope, b.path, b.order)
-                    for cls in kinds.class_chain(owner_kind.info)
-                    for b in cls.attributes.get(target.attr.value, ())]
+                    for b in kinds.attribute_bindings(owner_kind.info, target.attr.value)]
     return []
 
 

@@ -909,11 +909,11 @@ class MixedDeviceOperands(Rule):
                     return True  # a factory that may make a 0-dim tensor (the one answer)
             elif isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name):
                 # ``self.count`` that its object keeps (``placement.object_state``): what its
-                # class's methods store there (``torch.tensor(0.)`` is 0-dim)
+                # class's (and its bases') methods store there (``torch.tensor(0.)`` is 0-dim)
                 func = scope.code_owner().func
                 if func is None or func.cls is None or func.self_name != node.value.value:
                     continue
-                for binding in func.cls.attributes.get(node.attr.value, ()):
+                for binding in self.analysis.kinds.attribute_bindings(func.cls, node.attr.value):
                     method = binding.ctx.func
                     if binding.value is None or method is None or method.scope is None or \
                             id(binding) in seen or \
