@@ -1623,3 +1623,52 @@ def test_attribute_bindings_follow_the_class_chain_of_the_file():
     head, other = analysis.collected.calls_by_name["observe"]
     assert analysis.kinds.is_sequence(head.call.args[0].value, head.ctx.scope)
     assert not analysis.kinds.is_sequence(other.call.args[0].value, other.ctx.scope)
+
+
+HELPER_CALLS = '''
+import torch
+import torch.nn as nn
+
+class VAE(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.enc = nn.Linear(4, 4)
+
+    def reparameterize(self, mu, logvar):
+        return mu + torch.exp(0.5 * logvar)
+
+    def jitter(self, mu, scale):
+        return mu * scale
+
+    def hooked(self, mu):
+        return mu + 1
+
+    def forward(self, x):
+        h = self.enc(x)
+        mu, logvar = h.chunk(2, dim=-1)
+        self.callback = self.hooked
+        return self.reparameterize(mu, logvar) + self.jitter(mu, 0.1) + self.hooked(mu)
+
+    def prior(self, n):
+        return self.jitter(torch.zeros(n, 2), 0.1)
+'''
+
+
+def test_a_helper_parameter_that_every_call_on_self_gives_a_device_tensor_is_on_the_device():
+    analysis = analysis_of(HELPER_CALLS)
+    info = next(c for c in analysis.collected.classes if c.name == "VAE")
+    state = analysis.module_state(info)
+
+    def on_device(method: str) -> set:
+        return analysis.modules.on_module_device(state, info.methods[method]).names
+
+    # ``self.reparameterize(mu, logvar)`` of the encoder's output: both parameters (``logvar``
+    # is used only in arithmetic, which alone says nothing of a parameter's device)
+    assert {"mu", "logvar"} <= on_device("reparameterize")
+    # one call of ``jitter`` gives a CPU tensor (and ``scale`` is a number at every call)
+    assert not {"mu", "scale"} & on_device("jitter")
+    # ``self.hooked`` is also read as a callback: its callers are unknown
+    assert "mu" not in on_device("hooked")
+    # the fact is asked once per method: the same object
+    assert analysis.modules.on_module_device(state, info.methods["reparameterize"]) is \
+        analysis.modules.on_module_device(state, info.methods["reparameterize"])

@@ -132,6 +132,10 @@ class ModuleClasses:
         # that name each other, which Python refuses at run time) gives no attributes
         self._building: Set[int] = set()
         self._methods: Dict[int, "MethodDevices"] = {}  # id(method) ->
+        self._methods_alone: Dict[int, "MethodDevices"] = {}  # (without its callers' arguments)
+        self._placing: Set[int] = set()  # ids of the methods whose callers are worked out
+        self._self_reads: Dict[int, Dict[str, List[tuple]]] = {}  # id(class) -> self_reads
+        self._call_of: Dict[int, cst.Call] = {}  # id(a call's func) -> the call
         # (id(method), its parameters given device tensors) -> whether it returns one
         self._tensor_params: Dict[Tuple[int, str], bool] = {}  # (id(method), parameter) ->
         self._device_returns: Dict[Tuple[int, FrozenSet[str]], bool] = {}
@@ -631,23 +635,77 @@ class ModuleClasses:
     def self_reads(self, info: ClassInfo) -> Dict[str, List[tuple]]:
         """``self.NAME`` read in the class's methods: NAME -> [(method, Attribute node)]
         (nested functions and lambdas included: their ``self`` is the method's)."""
+        known = self._self_reads.get(id(info))
+        if known is not None:
+            return known
         reads: Dict[str, List[tuple]] = {}
         for method in info.methods.values():
             self_name = method.self_name
             if self_name is None:
                 continue
             for node in walk_code(method.node.body, into_functions=True):
+                if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+                    self._call_of[id(node.func)] = node
                 if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) \
                         and node.value.value == self_name:
                     reads.setdefault(node.attr.value, []).append((method, node))
+        self._self_reads[id(info)] = reads
         return reads
 
     def on_module_device(self, state: ModuleState, method: FunctionInfo) -> "MethodDevices":
-        """What ``method`` holds on the module's device once the module was moved."""
+        """What ``method`` holds on the module's device once the module was moved, its
+        parameters that every call of it on ``self`` gives such a tensor included
+        (``_given_at_every_call``)."""
         known = self._methods.get(id(method))
-        if known is None:
-            known = self._methods[id(method)] = MethodDevices(self, state, method)
+        if known is not None:
+            return known
+        if id(method) in self._placing:
+            # asked while its callers are worked out (a caller that hands it on, or methods
+            # that call each other): what it holds by itself, without its callers' arguments
+            return self._alone(state, method)
+        self._placing.add(id(method))
+        try:
+            given = self._given_at_every_call(state, method)
+        finally:
+            self._placing.discard(id(method))
+        known = self._methods[id(method)] = MethodDevices(self, state, method, given) \
+            if given else self._alone(state, method)
         return known
+
+    def _alone(self, state: ModuleState, method: FunctionInfo) -> "MethodDevices":
+        known = self._methods_alone.get(id(method))
+        if known is None:
+            known = self._methods_alone[id(method)] = MethodDevices(self, state, method)
+        return known
+
+    def _given_at_every_call(self, state: ModuleState, method: FunctionInfo) -> FrozenSet[str]:
+        """The parameters of ``method``, a helper of the class, that each of its calls on
+        ``self`` in the class gives a tensor on the module's device, as the calling method
+        holds it (issue 28: a VAE's ``self.reparameterize(mu, logvar)`` of ``h =
+        self.enc(x)``, whose ``torch.randn(std.size())`` then meets ``std``). Empty for
+        ``forward``, a method the class never calls, or one it reads other than as a call
+        (handed on as a callback, its callers unknown)."""
+        info = state.info
+        if method.name == "forward" or info.methods.get(method.name) is not method:
+            return frozenset()
+        params = [name for name in method.param_names[1:] if name != method.self_name]
+        if not params:
+            return frozenset()
+        sites = []
+        for caller, node in self.self_reads(info).get(method.name, ()):
+            parent = self._call_of.get(id(node))
+            if parent is None:
+                return frozenset()  # ``self.helper`` read, not called
+            sites.append((caller, parent))
+        given = set(params)
+        for caller, call in sites:
+            if caller is method or not given:
+                return frozenset()  # (recursion: its own calls say nothing new)
+            devices = self.on_module_device(state, caller)
+            given = {param for param in given
+                     if (argument := argument_for_parameter(call, method, param, bound=True))
+                     is not None and devices.carries(argument)}
+        return frozenset(given) if sites else frozenset()
 
     def returns_on_device(self, state: ModuleState, method: FunctionInfo,
                           given: FrozenSet[str]) -> bool:

@@ -126,7 +126,10 @@ class TensorCreatedOffDevice(Rule):
     argument indexed by dimensions, `x[:, None]`, is one: a list takes no such index; so is
     `forward`'s input, without a default or an annotation, in arithmetic),
     registered parameters and buffers, outputs of weighted submodules, and what is computed from
-    them. "As it is" means still on the CPU (tracked flow-sensitively: a `.to(x.device)` before the
+    them; in a helper method, also a parameter that each of its calls on `self` in the class gives
+    such a tensor (a VAE's `self.reparameterize(mu, logvar)` of the encoder's outputs, whose
+    `torch.randn(std.size())` then meets `std`; a helper that is also handed on as a callback, or
+    that one call gives a CPU tensor, gets nothing from its calls). "As it is" means still on the CPU (tracked flow-sensitively: a `.to(x.device)` before the
     use silences it) and with at least one dimension: `torch.tril(...)` of it, slices, casts,
     reshapes and elementwise math keep it; a reduction (`.sum()`), `.type_as(x)` or any call the
     analysis does not know end the trail.
