@@ -29,7 +29,7 @@ from torchdevlint.analysis.flow import (  # noqa: F401 (facade)
 from torchdevlint.analysis.gradmode import GradMode
 from torchdevlint.analysis.guards import Guards
 from torchdevlint.analysis.modules import (  # noqa: F401 (facade)
-    RNN_STATE_ERROR, Meeting, ModuleClasses, ModuleState,
+    INDEX_ERROR, RNN_STATE_ERROR, Meeting, ModuleClasses, ModuleState,
 )
 from torchdevlint.analysis.kinds import KindInference
 from torchdevlint.analysis.placement import (  # noqa: F401 (facade)
@@ -62,7 +62,7 @@ __all__ = [
     "is_device_name", "device_names_visible", "move_device_argument", "ModuleState", "Meeting",
     "DeviceTrace", "OrderedWalk", "UNDECIDED", "reached_without", "OnAccelerator", "OnCPU", "copied_to_host",
     "literal_rank", "method_rank", "rank_after_index", "sizes_rank", "returns_torch_tensors",
-    "updates_itself",
+    "updates_itself", "INDEX_ERROR", "RNN_STATE_ERROR",
 ]
 
 

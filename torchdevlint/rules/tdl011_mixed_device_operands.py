@@ -41,7 +41,7 @@ from typing import Iterator, List, Optional
 import libcst as cst
 
 from torchdevlint.analysis import (
-    ASSIGN, RNN_STATE_ERROR, Analysis, Ctx, K, OnAccelerator, OnCPU, Scope, api, updates_itself,
+    ASSIGN, INDEX_ERROR, RNN_STATE_ERROR, Analysis, Ctx, K, OnAccelerator, OnCPU, Scope, api, updates_itself,
     argument_for_parameter,
     data_of_unknown_shape, exclusive_branches, factory_dimensions, failure_expected_or_handled, holds, iter_children, keyword_value, last_name,
     move_device_argument, returns_torch_tensors, says_it_fails, walk_code,
@@ -155,6 +155,11 @@ class MixedDeviceOperands(Rule):
       alone): `criterion(model(x), target)` with `target = torch.tensor([label])` (issue 28:
       a loop over hand-made samples, no data loader);
     - a tensor method combining two tensors: `a.add(b)`, `a.matmul(b)`, `a.masked_fill(mask, v)`;
+    - a CPU tensor indexed with a tensor on an accelerator: `torch.eye(n)[labels]`, the
+      one-hot idiom given the labels the code moved (issue 28), reported at the indexed tensor
+      (in a loop over a data loader too: the index is the batch, moved, and the CPU table is no
+      batch of TDL004's). Not a 0-dim index (`names[out[0].argmax()]`: torch reads it as a
+      number), nor the other way round (`gpu[cpu_index]` works);
     - the call of a model moved to a device (or of a registered submodule with weights of
       one: `model.embed(tokens)`) with a CPU tensor argument, or a tuple argument with one
       among its items: `model(x)`, `rnn(x, (h0, c0))` (where the model's class hands
@@ -235,12 +240,14 @@ class MixedDeviceOperands(Rule):
       (`torch.from_numpy(obs)`, `torch.tensor(batch)`) may be one number too, except where it
       is given to a model: a model's input is a batch (an RL agent's
       `policy(torch.from_numpy(obs).float())`, issue 28). An empty tensor (`torch.tensor([])`)
-      has a dimension, of size 0, and so has what `torch.cat`/`torch.stack` give: an
+      has a dimension, of size 0, and so has a tensor of a list (`torch.tensor(labels)` of
+      `labels = [...]`, a comprehension included), and what `torch.cat`/`torch.stack` give: an
       evaluation loop's `preds = torch.cat((preds, out))` into `preds = torch.tensor([])` is
       reported. Only what is assigned before the operation (or later in a loop around it) is
       read, and a value on the accelerator is not the CPU side, 0-dim or not: the seq2seq
       tutorial's `out, hidden = encoder(x[i], hidden)` from `hidden = encoder.initHidden()`;
-    - the CPU tensor is only an index (`gpu[cpu_index]` is no operation of two tensors here);
+    - the CPU tensor is only an index (`gpu[cpu_index]` works), or the index on the
+      accelerator may be 0-dim (any reduction or element access in what it is computed from);
     - the operation is inside a `for` loop over a data loader and reads a batch as the loop took
       it (a name its target binds, or one unpacked or indexed out of one): TDL004 reports the
       batches there. An operation of tensors the loop body made itself (a factory, a model's
@@ -391,6 +398,11 @@ class MixedDeviceOperands(Rule):
         "was built with (made by `{origin}`), with `{other}`, on an accelerator ({evidence}): "
         "on a GPU this raises " + MIXED_ERROR + "; move the loss module there: "
         "`{criterion}.to({device})`")
+    # a CPU tensor indexed with one on an accelerator (``torch.eye(n)[labels]``, issue 28)
+    _INDEXED = ("{what} `{operand}`, a tensor on the CPU (made by `{origin}`), with {other}: on a "
+                "GPU this raises " + INDEX_ERROR + "; ")
+    INDEXED_FACTORY = Message(_INDEXED + "create it there: `{callee}(..., device={device})`")
+    INDEXED_OPERAND = Message(_INDEXED + "move it first: `{moved}`")
     # gradients handed to autograd (``autograd.grad(..., grad_outputs=...)``, ``out.backward(g)``)
     _GRADIENT_MIXES = ("{what} mixes `{operand}`, a tensor on the CPU (made by `{origin}`), with "
                        "{other}: on a GPU this raises " + GRADIENT_ERROR + "; ")
@@ -432,6 +444,11 @@ class MixedDeviceOperands(Rule):
         ("import torch\nimport torch.nn as nn\n\n\ndef f(device):\n"
          "    model = nn.Linear(4, 2).to(device)\n    x = torch.randn(8, 4)\n"
          "    return model(x)\n", ((8, 12),)),
+        # a CPU tensor indexed with labels on the device: made there, or moved first
+        ("import torch\n\n\ndef f(device):\n    y = torch.randint(0, 3, (8,)).to(device)\n"
+         "    return torch.eye(3)[y]\n", ((6, 12),)),
+        ("import torch\n\n\ndef f(device):\n    y = torch.randint(0, 3, (8,)).to(device)\n"
+         "    table = torch.eye(3) * 0.9\n    return table[y]\n", ((7, 12),)),
     )
 
     could_report_in = staticmethod(mixed_devices_in)  # (in prefilter: no LibCST there)
@@ -490,7 +507,8 @@ class MixedDeviceOperands(Rule):
                 continue  # the failure may be caught on purpose
             if (kind is cst.BinaryOperation and type(node.operator) in _ARITHMETIC) \
                     or kind is cst.Call \
-                    or (kind is cst.AugAssign and type(node.operator) in _AUGMENTED_TEXT):
+                    or (kind is cst.AugAssign and type(node.operator) in _AUGMENTED_TEXT) \
+                    or (kind is cst.Subscript and any(type(e.slice) is cst.Index for e in node.slice)):
                 found.append(node)
             stack.extend(reversed(list(iter_children(node))))
         return found
@@ -501,6 +519,9 @@ class MixedDeviceOperands(Rule):
         analysis = self.analysis
         if isinstance(node, (cst.ListComp, cst.GeneratorExp)):
             yield from self._check_zip_join(node, scope, owner)
+            return
+        if isinstance(node, cst.Subscript):
+            yield from self._check_index(node, scope, owner)
             return
         if isinstance(node, cst.BinaryOperation):
             operands = [node.left, node.right]
@@ -565,6 +586,26 @@ class MixedDeviceOperands(Rule):
                 violation.fix.operand is node.target:
             violation = Violation(violation.node, violation.message)  # (no ``x.to(d) += y``)
         yield violation
+
+    def _check_index(self, node: cst.Subscript, scope: Scope, owner) -> Iterator[Violation]:
+        """``torch.eye(n)[labels]``: a CPU tensor indexed with a tensor on an accelerator
+        (issue 28: the one-hot idiom given the device's labels). A 0-dim integer index is read
+        as a number and works, so the index must not be one (``_may_be_scalar``); the other
+        way round, ``gpu[cpu_index]``, works too."""
+        indexes = [e.slice.value for e in node.slice if isinstance(e.slice, cst.Index)]
+        cpu = self._cpu(node.value, scope)
+        if cpu is None:
+            return
+        for index in indexes:
+            acc = self._accelerator(index, scope)
+            if acc is None or self._may_be_scalar(index, scope, 0, device_side=True):
+                continue
+            # (at the indexed tensor, which starts where the subscript does: in a loop over a
+            # data loader, the batch is the index, moved; TDL004 leaves this CPU tensor alone)
+            yield self._violation(node.value, "indexing", node.value, cpu,
+                                  f"`{source_of(index)}`, on an accelerator ({acc.describe()})",
+                                  _partner_device(index, acc), scope, owner, indexed=True)
+            return
 
     def _site_order(self, call: cst.Call) -> Optional[int]:
         site = self._site(call)
@@ -859,11 +900,13 @@ class MixedDeviceOperands(Rule):
         return evidence
 
     def _may_be_scalar(self, expr, scope: Scope, depth: int, seen: Optional[set] = None,
-                       model_input: bool = False, at=None) -> bool:
+                       model_input: bool = False, at=None, device_side: bool = False) -> bool:
         """Whether ``expr``'s value may be a 0-dim tensor (then it combines with any device).
         Conservative: any reduction, element access or scalar-made tensor in what it is
         computed from, through the assignments of the names it reads (each assignment once:
-        ``out, hidden = model(x, hidden)`` in a loop reads its own target)."""
+        ``out, hidden = model(x, hidden)`` in a loop reads its own target). ``device_side``:
+        ``expr`` is on the accelerator (an index, ``pred = out.argmax()``), so what is
+        computed on the device counts too."""
         if depth > 3:
             return True
         seen = set() if seen is None else seen
@@ -904,7 +947,8 @@ class MixedDeviceOperands(Rule):
                         for value, ctx in helper.returns):
                     return True
                 if (name in SCALAR_FACTORIES or name in SIZED_FACTORIES) and \
-                        factory_dimensions(node, name) is False and \
+                        factory_dimensions(node, name, lambda data: self.analysis.kinds.is_sequence(
+                            data, scope)) is False and \
                         not (model_input and data_of_unknown_shape(node, name)):
                     return True  # a factory that may make a 0-dim tensor (the one answer)
             elif isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name):
@@ -944,19 +988,19 @@ class MixedDeviceOperands(Rule):
                                 at.loop is not None
                                 and at.loop.start <= binding.order <= at.loop.end):
                             continue  # assigned after the operation: not what it reads
-                        if isinstance(binding.value, cst.Call) and \
+                        if not device_side and isinstance(binding.value, cst.Call) and \
                                 self.analysis.on_accelerator(binding.value, scope) is not None:
                             continue  # (on the device, 0-dim or not: not the CPU side)
                         if self._may_be_scalar(binding.value, scope, depth + 1, seen,
-                                               model_input, at):
+                                               model_input, at, device_side):
                             return True
         return False
 
     # -- the report ---------------------------------------------------------------------
 
     def _violation(self, node, what: str, cpu_operand, cpu_evidence: OnCPU, other: str,
-                   device, scope: Scope, owner, safety=_ASK, as_state: bool = False
-                   ) -> Violation:
+                   device, scope: Scope, owner, safety=_ASK, as_state: bool = False,
+                   indexed: bool = False) -> Violation:
         """``safety``: the fix's, where the caller knows it (``_ASK``: ``_fix_safety``)."""
         plan = None
         shown_device = "device"
@@ -985,7 +1029,9 @@ class MixedDeviceOperands(Rule):
                 safety = self._fix_safety(device, scope, owner)
             if safety is not None:
                 plan = MoveOperand(cpu_operand, _code(device), safety, factory)
-        if _gives_gradients(node, self.analysis, scope):
+        if indexed:
+            kind = self.INDEXED_FACTORY if factory is not None else self.INDEXED_OPERAND
+        elif _gives_gradients(node, self.analysis, scope):
             kind = self.GRADIENT_FACTORY if factory is not None else self.GRADIENT_OPERAND
         else:
             kind = (self.MIXED_STATE_FACTORY if as_state else self.MIXED_FACTORY) \

@@ -1,0 +1,89 @@
+"""TDL011's indexing: a CPU tensor indexed with a tensor on an accelerator (issue 28: the
+one-hot idiom `torch.eye(n)[labels]` given the labels it moved) and its runtime proof. ``meta``,
+which plays the GPU in the fixtures' proofs, does not check the device of an index
+(``cpu_tensor[meta_index]`` runs), so these are proven on the pretend accelerator, which raises
+what CUDA raises; the negative fixture ``fixtures/TDL011/negative/indexed_on_device.py`` holds
+the silent side (a CPU index into a device tensor, a 0-dim index, a table made there)."""
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+import torch
+
+from torchdevlint.engine import lint_source
+from torchdevlint.rules.registry import classes_by_code
+from torchdevlint.runtime import fake_accelerator
+
+INDEX = "indices should be either on cpu or on the same device as the indexed tensor"
+
+ONE_HOT = textwrap.dedent("""\
+    import torch
+    import torch.nn as nn
+
+
+    def main(device):
+        model = nn.Linear(4, 3).to(device)
+        x = torch.randn(8, 4).to(device)
+        y = torch.randint(0, 3, (8,)).to(device)
+        target = torch.eye(3)[y]
+        loss = ((model(x) - target) ** 2).mean()
+        loss.backward()
+        return loss
+""")
+
+# in a loop over a data loader: the index is the batch the loop moved; the CPU table is not a
+# batch, so TDL004 has nothing to say and TDL011 reports it
+LOADER_TABLE = textwrap.dedent("""\
+    import torch
+    import torch.nn as nn
+    from torch.utils.data import DataLoader, TensorDataset
+
+
+    def main(device):
+        model = nn.Linear(4, 3).to(device)
+        data = TensorDataset(torch.randn(8, 4), torch.randint(0, 3, (8,)))
+        smoothing = torch.full((3, 3), 0.05) + 0.85 * torch.eye(3)
+        for x, y in DataLoader(data, batch_size=4):
+            x, y = x.to(device), y.to(device)
+            target = smoothing[y]
+            loss = ((model(x) - target) ** 2).mean()
+            loss.backward()
+        return loss
+""")
+
+
+def run_main(source: str, device):
+    namespace: dict = {}
+    exec(compile(source, "snippet.py", "exec"), namespace)
+    return namespace["main"](device)
+
+
+@pytest.mark.parametrize("source,where,words,fixed", [
+    (ONE_HOT, (9, 14), "indexing `torch.eye(3)`, a tensor on the CPU (made by `torch.eye(3)`), "
+                       "with `y`, on an accelerator (moved by `.to(device)`)",
+     ("torch.eye(3)[y]", "torch.eye(3, device=device)[y]")),
+    (LOADER_TABLE, (12, 18), "indexing `smoothing`, a tensor on the CPU",
+     ("smoothing[y]", "smoothing.to(device)[y]")),
+])
+def test_a_cpu_tensor_indexed_with_a_device_tensor_is_flagged_and_fails_on_a_gpu(
+        source, where, words, fixed):
+    findings = lint_source(source, "snippet.py", [classes_by_code()["TDL011"]]).findings
+    assert [(f.line, f.column) for f in findings] == [where]
+    assert words in findings[0].message and INDEX in findings[0].message
+    assert findings[0].fix is not None
+    with fake_accelerator("cuda"):
+        with pytest.raises(RuntimeError, match=INDEX):
+            run_main(source, torch.device("cuda"))
+        run_main(source.replace(*fixed), torch.device("cuda"))  # the fix runs
+    run_main(source, torch.device("cpu"))  # (and the CPU run never failed)
+
+
+def test_a_zero_dim_index_on_the_device_is_read_as_a_number():
+    """Why the rule is silent for ``classes[out.argmax()]``: torch reads a 0-dim integer index
+    as a number, wherever it is."""
+    with fake_accelerator("cuda"):
+        table = torch.arange(3)
+        assert table[torch.tensor(1, device="cuda")].item() == 1
+        with pytest.raises(RuntimeError, match=INDEX):
+            table[torch.tensor([1], device="cuda")]
