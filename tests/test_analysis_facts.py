@@ -1672,3 +1672,26 @@ def test_a_helper_parameter_that_every_call_on_self_gives_a_device_tensor_is_on_
     # the fact is asked once per method: the same object
     assert analysis.modules.on_module_device(state, info.methods["reparameterize"]) is \
         analysis.modules.on_module_device(state, info.methods["reparameterize"])
+
+
+GRID = '''
+import torch
+
+def grid(nx, ny, device):
+    yv, xv = torch.meshgrid(torch.arange(ny), torch.arange(nx), indexing="ij")
+    gy, gx = torch.meshgrid(torch.arange(ny, device=device), torch.arange(nx, device=device))
+    a, b = torch.broadcast_tensors(torch.zeros(3, 1), torch.ones(1, 4))
+    return xv, gx, a
+'''
+
+
+def test_the_parts_of_meshgrid_are_where_its_tensors_are():
+    analysis = analysis_of(GRID)
+    func = next(f for f in analysis.collected.functions if f.name == "grid")
+    returned = func.node.body.body[-1].body[0].value.elements
+    xv, gx, a = (element.value for element in returned)
+    assert analysis.on_cpu(xv, func.scope) is not None
+    assert analysis.on_accelerator(xv, func.scope) is None
+    assert analysis.on_accelerator(gx, func.scope) is not None
+    assert analysis.on_cpu(gx, func.scope) is None
+    assert analysis.on_cpu(a, func.scope) is not None

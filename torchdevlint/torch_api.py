@@ -469,6 +469,10 @@ DEVICE_TAKING_CALL_NAMES = ("device", "to", "set_default_device") + LOAD_CALL_NA
 # Tensor methods that give the receiver in parts; copies of it on the host (NumPy, Python
 # values, ``.cpu()``); and the calls after which a value has no autograd history.
 SPLITTING_METHODS = frozenset("chunk split unbind".split())
+# torch functions that return a tuple of tensors, each where their tensor arguments are and
+# with at least the dimensions of one of them (``yv, xv = torch.meshgrid(torch.arange(ny),
+# torch.arange(nx))``: a detection head's grid; not ``unbind``, which drops one).
+TENSOR_TUPLE_FUNCTIONS = frozenset("meshgrid broadcast_tensors split chunk tensor_split".split())
 HOST_COPY_METHODS = frozenset("cpu numpy tolist item".split())
 # Functions that apply a function to every tensor of a collection and return the result
 # (``apply_to_collection(metrics, Tensor, lambda t: t.cpu())``: Lightning's,

@@ -419,6 +419,9 @@ def consequence_lines(path: Path, rule: str) -> set:
             carriers.update(ast.unparse(arg) for arg in node.value.args)
         elif isinstance(node, ast.Assign) and node.lineno in flagged:
             carriers.update(ast.unparse(target) for target in node.targets)
+            carriers.update(ast.unparse(name) for target in node.targets
+                            if isinstance(target, (ast.Tuple, ast.List))
+                            for name in target.elts)  # ``yv, xv = torch.meshgrid(...)``
         elif isinstance(node, ast.arguments):
             positional = node.posonlyargs + node.args
             defaults = list(zip(positional[len(positional) - len(node.defaults):], node.defaults))

@@ -131,8 +131,12 @@ class TensorCreatedOffDevice(Rule):
     `torch.randn(std.size())` then meets `std`; a helper that is also handed on as a callback, or
     that one call gives a CPU tensor, gets nothing from its calls). "As it is" means still on the CPU (tracked flow-sensitively: a `.to(x.device)` before the
     use silences it) and with at least one dimension: `torch.tril(...)` of it, slices, casts,
-    reshapes and elementwise math keep it; a reduction (`.sum()`), `.type_as(x)` or any call the
-    analysis does not know end the trail.
+    reshapes and elementwise math keep it, and so do `torch.cat`/`torch.stack` of it and the parts
+    of `torch.meshgrid` / `torch.broadcast_tensors` / `torch.split` of it (`yv, xv =
+    torch.meshgrid(torch.arange(ny), torch.arange(nx))`, a detection head's grid); a reduction
+    (`.sum()`), `.type_as(x)` or any call the analysis does not know end the trail. The other CPU
+    factories given to the same `meshgrid`, `cat` or `stack` are reported with it: creating one
+    alone on the device would leave that call mixing devices.
 
     The finding is on the factory call.
 
@@ -417,7 +421,8 @@ class TensorCreatedOffDevice(Rule):
             for operand, factory in ((operand, factory) for operand in _operands(node)
                                      if stays(operand)
                                      for factory in [found[id(operand)]]
-                                     + self._tuple_siblings(operand, found[id(operand)], method)):
+                                     + self._tuple_siblings(operand, found[id(operand)], method)
+                                     + self._co_factories(found[id(operand)], method)):
                 if id(factory) in reported or returned == _holds(method.node, factory):
                     continue
                 # asked only here, for a class with a finding: what shows it meets a device
@@ -569,6 +574,14 @@ class TensorCreatedOffDevice(Rule):
             call, tail, lambda data: self.kinds.is_sequence(data, method.scope)) is True and \
             not makes_an_empty_tensor(call, tail)
 
+    def _tensor_tuple(self, value, method: FunctionInfo) -> bool:
+        """``torch.meshgrid(...)`` and the like (``torch_api.TENSOR_TUPLE_FUNCTIONS``)."""
+        if not isinstance(value, cst.Call):
+            return False
+        qualified = self.kinds.qualname(value.func, method.scope) or ""
+        return qualified.startswith("torch.") and \
+            qualified.rpartition(".")[2] in api.TENSOR_TUPLE_FUNCTIONS
+
     def _keeps(self, expr, factory: cst.Call, method: FunctionInfo, seen: Set[str]) -> bool:
         """``expr`` is ``factory``'s result with at least its dimensions, still on the CPU."""
         if expr is factory:
@@ -599,8 +612,10 @@ class TensorCreatedOffDevice(Rule):
                 evidence = self.analysis.on_cpu(binding.value, method.scope)
                 if evidence is None or self._made_by(evidence.origin, method) is not factory:
                     continue  # another value (a device tensor, another CPU tensor)
-                if binding.path:
+                if binding.path and not (len(binding.path) == 1 and self._tensor_tuple(
+                        binding.value, method)):
                     return False  # unpacked from something holding the factory's tensor
+                    # (not a part of ``torch.meshgrid(...)``: each part keeps dimensions)
                 if not self._keeps(binding.value, factory, method, seen | {name}):
                     return False  # somewhere reduced (``.sum()``) or moved (``.type_as(x)``)
                 related = True
@@ -630,6 +645,12 @@ class TensorCreatedOffDevice(Rule):
                 return False
             if tail in _OF_FIRST_ARGUMENT:
                 return self._keeps(positional[0], factory, method, seen)
+            if tail in api.TENSOR_TUPLE_FUNCTIONS:  # ``torch.meshgrid(torch.arange(n), ...)``
+                return any(self._keeps(e.value if isinstance(e, cst.Element) else e, factory,
+                                       method, seen)
+                           for p in positional for e in (
+                               p.elements if isinstance(p, (cst.List, cst.Tuple)) else (p,))
+                           if not isinstance(e, cst.StarredElement))
             if tail in api.JOINING_FUNCTIONS and isinstance(positional[0], (cst.List, cst.Tuple)):
                 return any(not isinstance(e, cst.StarredElement) and
                            self._keeps(e.value, factory, method, seen)
@@ -716,6 +737,26 @@ class TensorCreatedOffDevice(Rule):
                             all(other is not s for s in siblings):
                         siblings.append(other)
         return siblings
+
+    def _co_factories(self, factory: cst.Call, method: FunctionInfo) -> list:
+        """The other CPU factories given with ``factory`` to one torch function whose tensors
+        share a device (``torch.meshgrid(torch.arange(ny), torch.arange(nx))``,
+        ``torch.cat([torch.zeros(n), torch.ones(n)])``): each is created off the device, and a
+        fix of the one alone would leave that call mixing devices."""
+        holder = self._function_holding(factory) or method
+        for node in walk_code(holder.node.body):
+            if not isinstance(node, cst.Call):
+                continue
+            tail = (self.kinds.qualname(node.func, holder.scope) or "").rpartition(".")[2]
+            if tail not in api.TENSOR_TUPLE_FUNCTIONS and tail not in api.JOINING_FUNCTIONS:
+                continue
+            values = [e.value for a in node.args if a.keyword is None for e in (
+                a.value.elements if isinstance(a.value, (cst.List, cst.Tuple)) else (a,))
+                if not isinstance(e, cst.StarredElement)]
+            if any(value is factory for value in values):
+                return [value for value in values if value is not factory and
+                        isinstance(value, cst.Call) and self._shaped_factory(value, holder)]
+        return []
 
     def _returned_part(self, binding, method: FunctionInfo):
         """(the element, the method) when ``binding`` unpacks one element of the tuple a
