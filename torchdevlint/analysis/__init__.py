@@ -161,6 +161,17 @@ class Analysis:
     def kind_of(self, expr: cst.BaseExpression, scope: Scope):
         return self.kinds.kind_of(expr, scope)
 
+    def makes_tensor_parts(self, value, scope: Scope) -> bool:
+        """``torch.meshgrid(...)`` and the like (``torch_api.TENSOR_TUPLE_FUNCTIONS``): a
+        tuple of tensors, each where the call's tensors are and with at least one of their
+        dimensions, so that each part unpacked from it (``yv, xv = torch.meshgrid(...)``)
+        is one."""
+        if not isinstance(value, cst.Call):
+            return False
+        qualified = self.kinds.qualname(value.func, scope) or ""
+        return qualified.startswith("torch.") and \
+            qualified.rpartition(".")[2] in api.TENSOR_TUPLE_FUNCTIONS
+
     def is_loss(self, func: cst.BaseExpression, scope: Scope) -> bool:
         """Whether calling ``func`` computes a loss (``loss_evidence``)."""
         return self.loss_evidence(func, scope) is not None

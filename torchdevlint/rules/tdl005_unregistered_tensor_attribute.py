@@ -76,7 +76,9 @@ class UnregisteredTensorAttribute(Rule):
       `device=` (`torch.zeros(n)`, `torch.ones(T, T)`, `torch.arange(n)`, `torch.linspace(...)`,
       `torch.eye(n)`, `torch.randn(...)`, `torch.randint(lo, hi, (n,))`, `torch.tensor([...])` of
       a list or of a numpy array with a dimension), `torch.tril`/`triu` of one, and what slices
-      (`[..., None]`, `[:, :n]`), dtype casts and reshapes make of one;
+      (`[..., None]`, `[:, :n]`), dtype casts and reshapes make of one, `torch.cat`/`torch.stack`
+      of such tensors, and the parts of `torch.meshgrid` of them (`ys, xs =
+      torch.meshgrid(torch.arange(n), torch.arange(n))`, a detection head's grid);
     - it is neither an `nn.Parameter` nor registered (`register_buffer`, `nn.Buffer`);
     - the attribute is assigned only while the module is built (in `__init__` and the methods only
       `__init__` calls), or is a cache that the class's own `train()` / `eval()` computes from
@@ -608,8 +610,10 @@ class UnregisteredTensorAttribute(Rule):
                 b.how == ASSIGN and not b.path and b.value is not None
                 and reads_name(b.value, value.value) for b in locals_ if b not in earlier
             ) == len(locals_) and all(
-                b.how == ASSIGN and not b.path and self._created_on_cpu(b.value, b, depth + 1)
-                for b in earlier)
+                b.how == ASSIGN and (not b.path or (
+                    len(b.path) == 1 and self.analysis.makes_tensor_parts(b.value, scope)))
+                and self._created_on_cpu(b.value, b, depth + 1)
+                for b in earlier)  # (``ys, xs = torch.meshgrid(...)``: each part, there)
         func = binding.ctx.func
         if func is not None and func.cls is not None and \
                 func.name in self.analysis.modules.init_methods(func.cls) and \
@@ -675,6 +679,12 @@ class UnregisteredTensorAttribute(Rule):
         positional = [a.value for a in value.args if a.keyword is None]
         if tail in _OF_FIRST_ARGUMENT or tail in _ELEMENTWISE:
             return bool(positional) and self._created_on_cpu(positional[0], binding, depth + 1)
+        if tail in api.TENSOR_TUPLE_FUNCTIONS:  # ``torch.meshgrid(torch.arange(n), ...)``
+            items = [e for v in positional for e in (
+                v.elements if isinstance(v, (cst.List, cst.Tuple)) else [cst.Element(v)])]
+            return bool(items) and all(not isinstance(e, cst.StarredElement) and
+                                       self._created_on_cpu(e.value, binding, depth + 1)
+                                       for e in items)
         if tail in api.JOINING_FUNCTIONS or tail == "outer":
             items = positional[0].elements if tail != "outer" and positional and isinstance(
                 positional[0], (cst.List, cst.Tuple)) else [cst.Element(v) for v in positional]

@@ -574,14 +574,6 @@ class TensorCreatedOffDevice(Rule):
             call, tail, lambda data: self.kinds.is_sequence(data, method.scope)) is True and \
             not makes_an_empty_tensor(call, tail)
 
-    def _tensor_tuple(self, value, method: FunctionInfo) -> bool:
-        """``torch.meshgrid(...)`` and the like (``torch_api.TENSOR_TUPLE_FUNCTIONS``)."""
-        if not isinstance(value, cst.Call):
-            return False
-        qualified = self.kinds.qualname(value.func, method.scope) or ""
-        return qualified.startswith("torch.") and \
-            qualified.rpartition(".")[2] in api.TENSOR_TUPLE_FUNCTIONS
-
     def _keeps(self, expr, factory: cst.Call, method: FunctionInfo, seen: Set[str]) -> bool:
         """``expr`` is ``factory``'s result with at least its dimensions, still on the CPU."""
         if expr is factory:
@@ -612,8 +604,9 @@ class TensorCreatedOffDevice(Rule):
                 evidence = self.analysis.on_cpu(binding.value, method.scope)
                 if evidence is None or self._made_by(evidence.origin, method) is not factory:
                     continue  # another value (a device tensor, another CPU tensor)
-                if binding.path and not (len(binding.path) == 1 and self._tensor_tuple(
-                        binding.value, method)):
+                if binding.path and not (
+                        len(binding.path) == 1
+                        and self.analysis.makes_tensor_parts(binding.value, method.scope)):
                     return False  # unpacked from something holding the factory's tensor
                     # (not a part of ``torch.meshgrid(...)``: each part keeps dimensions)
                 if not self._keeps(binding.value, factory, method, seen | {name}):
