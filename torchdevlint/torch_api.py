@@ -141,6 +141,13 @@ def is_tensor_function(qualified: str) -> bool:
     return qualified.startswith("torch.") and (
         qualified.rpartition(".")[2] in TENSOR_FUNCTIONS or qualified.startswith(TENSOR_NAMESPACES))
 
+
+def is_tensor_parts_function(qualified: str) -> bool:
+    """A torch function (by qualified name) that returns a tuple of tensors, each where its
+    tensor arguments are (``TENSOR_TUPLE_FUNCTIONS``: ``torch.meshgrid``)."""
+    return qualified.startswith("torch.") and \
+        qualified.rpartition(".")[2] in TENSOR_TUPLE_FUNCTIONS
+
 # Context managers / decorators that turn autograd recording off, and all that switch it.
 GRAD_OFF_CALLS = frozenset(("no_grad", "inference_mode"))
 GRAD_MODE_SWITCHES = GRAD_OFF_CALLS | frozenset(("set_grad_enabled", "enable_grad"))

@@ -46,7 +46,8 @@ from torchdevlint.analysis.targets import Targets
 from torchdevlint.analysis.model import (  # noqa: F401 (facade)
     ARITHMETIC_OPERATORS, ASSIGN, EXPECTS_FAILURE, FOR, GRAD_OFF, GRAD_ON, GRAD_RUNTIME, HANDLES_FAILURE, IMPORT, PARAM,
     Binding, CallSite, Ctx, DefaultOf, exclusive_branches, expects_failure, failure_expected_or_handled, grad_mode_set_by,
-    ClassInfo, FunctionInfo, Scope, dotted_name, for_clauses, is_number, keyword_value, last_name, root_name,
+    ClassInfo, FunctionInfo, Scope, dotted_name, for_clauses, is_number, keyword_value, last_name,
+    positional_items, root_name,
     says_it_fails, source_of, string_value, with_item_expects_failure,
 )
 
@@ -62,7 +63,7 @@ __all__ = [
     "is_device_name", "device_names_visible", "move_device_argument", "ModuleState", "Meeting",
     "DeviceTrace", "OrderedWalk", "UNDECIDED", "reached_without", "OnAccelerator", "OnCPU", "copied_to_host",
     "literal_rank", "method_rank", "rank_after_index", "sizes_rank", "returns_torch_tensors",
-    "updates_itself", "INDEX_ERROR", "RNN_STATE_ERROR",
+    "updates_itself", "INDEX_ERROR", "RNN_STATE_ERROR", "positional_items",
 ]
 
 
@@ -166,11 +167,8 @@ class Analysis:
         tuple of tensors, each where the call's tensors are and with at least one of their
         dimensions, so that each part unpacked from it (``yv, xv = torch.meshgrid(...)``)
         is one."""
-        if not isinstance(value, cst.Call):
-            return False
-        qualified = self.kinds.qualname(value.func, scope) or ""
-        return qualified.startswith("torch.") and \
-            qualified.rpartition(".")[2] in api.TENSOR_TUPLE_FUNCTIONS
+        return isinstance(value, cst.Call) and \
+            api.is_tensor_parts_function(self.kinds.qualname(value.func, scope) or "")
 
     def is_loss(self, func: cst.BaseExpression, scope: Scope) -> bool:
         """Whether calling ``func`` computes a loss (``loss_evidence``)."""

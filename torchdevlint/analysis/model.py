@@ -339,6 +339,23 @@ def keyword_value(call: cst.Call, name: str) -> Optional[cst.BaseExpression]:
                 None)
 
 
+def positional_items(call: cst.Call) -> list:
+    """The positional arguments of ``call``, a list or tuple display among them spread into
+    its elements (``torch.meshgrid(a, b)``, ``torch.cat([a, b])``): the tensors a joining or
+    splitting torch function is given. A starred element stays a ``cst.StarredElement``, for
+    the caller to judge."""
+    items: list = []
+    for arg in call.args:
+        if arg.keyword is not None:
+            continue
+        if isinstance(arg.value, (cst.List, cst.Tuple)):
+            items.extend(e if isinstance(e, cst.StarredElement) else e.value
+                         for e in arg.value.elements)
+        else:
+            items.append(arg.value)
+    return items
+
+
 def last_name(expr: cst.BaseExpression) -> Optional[str]:
     """``a.b.c`` -> "c", ``f`` -> "f", anything else -> None."""
     if isinstance(expr, cst.Name):

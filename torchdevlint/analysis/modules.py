@@ -135,7 +135,6 @@ class ModuleClasses:
         self._methods_alone: Dict[int, "MethodDevices"] = {}  # (without its callers' arguments)
         self._placing: Set[int] = set()  # ids of the methods whose callers are worked out
         self._self_reads: Dict[int, Dict[str, List[tuple]]] = {}  # id(class) -> self_reads
-        self._call_of: Dict[int, cst.Call] = {}  # id(a call's func) -> the call
         # (id(method), its parameters given device tensors) -> whether it returns one
         self._tensor_params: Dict[Tuple[int, str], bool] = {}  # (id(method), parameter) ->
         self._device_returns: Dict[Tuple[int, FrozenSet[str]], bool] = {}
@@ -644,8 +643,6 @@ class ModuleClasses:
             if self_name is None:
                 continue
             for node in walk_code(method.node.body, into_functions=True):
-                if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
-                    self._call_of[id(node.func)] = node
                 if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) \
                         and node.value.value == self_name:
                     reads.setdefault(node.attr.value, []).append((method, node))
@@ -691,12 +688,15 @@ class ModuleClasses:
         params = [name for name in method.param_names[1:] if name != method.self_name]
         if not params:
             return frozenset()
+        # (the calls of its name that the traversal recorded, by their callee)
+        calls = {id(site.call.func): site.call
+                 for site in self.collected.calls_by_name.get(method.name, ())}
         sites = []
         for caller, node in self.self_reads(info).get(method.name, ()):
-            parent = self._call_of.get(id(node))
-            if parent is None:
+            call = calls.get(id(node))
+            if call is None:
                 return frozenset()  # ``self.helper`` read, not called
-            sites.append((caller, parent))
+            sites.append((caller, call))
         given = set(params)
         for caller, call in sites:
             if caller is method or not given:

@@ -1760,9 +1760,8 @@ def _torch_function(call: cst.Call, qualified: Optional[str]):
     resolves to ``qualified``, is a torch function that returns tensors; else None. Both
     placements start from it, then read the device each their own way."""
     if qualified is None or not (
-            api.is_tensor_function(qualified) or qualified in api.LEGACY_CONSTRUCTORS or (
-                qualified.startswith("torch.")
-                and qualified.rpartition(".")[2] in api.TENSOR_TUPLE_FUNCTIONS)):
+            api.is_tensor_function(qualified) or qualified in api.LEGACY_CONSTRUCTORS
+            or api.is_tensor_parts_function(qualified)):
         return None
     device = keyword_value(call, "device")
     return qualified.rpartition(".")[2], device

@@ -20,7 +20,8 @@ import libcst as cst
 from torchdevlint.analysis import (
     ARITHMETIC_OPERATORS, ASSIGN, FOR, PARAM, Analysis, Binding, FunctionInfo, ModuleState, api,
     factory_dimensions, holds, is_number, keyword_value, literal_rank, makes_an_empty_tensor,
-    method_rank, rank_after_index, reached_without, reads_name, sizes_rank, source_of, walk_code,
+    method_rank, positional_items, rank_after_index, reached_without, reads_name, sizes_rank,
+    source_of, walk_code,
 )
 from torchdevlint.findings import Finding
 from torchdevlint.fixes.context import FixContext
@@ -680,11 +681,10 @@ class UnregisteredTensorAttribute(Rule):
         if tail in _OF_FIRST_ARGUMENT or tail in _ELEMENTWISE:
             return bool(positional) and self._created_on_cpu(positional[0], binding, depth + 1)
         if tail in api.TENSOR_TUPLE_FUNCTIONS:  # ``torch.meshgrid(torch.arange(n), ...)``
-            items = [e for v in positional for e in (
-                v.elements if isinstance(v, (cst.List, cst.Tuple)) else [cst.Element(v)])]
-            return bool(items) and all(not isinstance(e, cst.StarredElement) and
-                                       self._created_on_cpu(e.value, binding, depth + 1)
-                                       for e in items)
+            items = positional_items(value)
+            return bool(items) and all(not isinstance(item, cst.StarredElement) and
+                                       self._created_on_cpu(item, binding, depth + 1)
+                                       for item in items)
         if tail in api.JOINING_FUNCTIONS or tail == "outer":
             items = positional[0].elements if tail != "outer" and positional and isinstance(
                 positional[0], (cst.List, cst.Tuple)) else [cst.Element(v) for v in positional]

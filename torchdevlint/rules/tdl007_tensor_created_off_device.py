@@ -31,7 +31,7 @@ import libcst as cst
 
 from torchdevlint.analysis import (
     ARITHMETIC_OPERATORS, ASSIGN, PARAM, Analysis, FunctionInfo, ModuleState, argument_for_parameter,
-    holds, is_number,
+    holds, is_number, positional_items,
     keyword_value, last_name, root_name, api, factory_dimensions, makes_an_empty_tensor, walk_code,
 )
 from torchdevlint.findings import Finding
@@ -129,8 +129,8 @@ class TensorCreatedOffDevice(Rule):
     them; in a helper method, also a parameter that each of its calls on `self` in the class gives
     such a tensor (a VAE's `self.reparameterize(mu, logvar)` of the encoder's outputs, whose
     `torch.randn(std.size())` then meets `std`; a helper that is also handed on as a callback, or
-    that one call gives a CPU tensor, gets nothing from its calls). "As it is" means still on the CPU (tracked flow-sensitively: a `.to(x.device)` before the
-    use silences it) and with at least one dimension: `torch.tril(...)` of it, slices, casts,
+    that one call gives a CPU tensor, gets nothing from its calls). "As it is" means still on the
+    CPU (tracked flow-sensitively: a `.to(x.device)` before the use silences it) and with at least one dimension: `torch.tril(...)` of it, slices, casts,
     reshapes and elementwise math keep it, and so do `torch.cat`/`torch.stack` of it and the parts
     of `torch.meshgrid` / `torch.broadcast_tensors` / `torch.split` of it (`yv, xv =
     torch.meshgrid(torch.arange(ny), torch.arange(nx))`, a detection head's grid); a reduction
@@ -639,11 +639,9 @@ class TensorCreatedOffDevice(Rule):
             if tail in _OF_FIRST_ARGUMENT:
                 return self._keeps(positional[0], factory, method, seen)
             if tail in api.TENSOR_TUPLE_FUNCTIONS:  # ``torch.meshgrid(torch.arange(n), ...)``
-                return any(self._keeps(e.value if isinstance(e, cst.Element) else e, factory,
-                                       method, seen)
-                           for p in positional for e in (
-                               p.elements if isinstance(p, (cst.List, cst.Tuple)) else (p,))
-                           if not isinstance(e, cst.StarredElement))
+                return any(not isinstance(item, cst.StarredElement) and
+                           self._keeps(item, factory, method, seen)
+                           for item in positional_items(expr))
             if tail in api.JOINING_FUNCTIONS and isinstance(positional[0], (cst.List, cst.Tuple)):
                 return any(not isinstance(e, cst.StarredElement) and
                            self._keeps(e.value, factory, method, seen)
@@ -743,9 +741,8 @@ class TensorCreatedOffDevice(Rule):
             tail = (self.kinds.qualname(node.func, holder.scope) or "").rpartition(".")[2]
             if tail not in api.TENSOR_TUPLE_FUNCTIONS and tail not in api.JOINING_FUNCTIONS:
                 continue
-            values = [e.value for a in node.args if a.keyword is None for e in (
-                a.value.elements if isinstance(a.value, (cst.List, cst.Tuple)) else (a,))
-                if not isinstance(e, cst.StarredElement)]
+            values = [item for item in positional_items(node)
+                      if not isinstance(item, cst.StarredElement)]
             if any(value is factory for value in values):
                 return [value for value in values if value is not factory and
                         isinstance(value, cst.Call) and self._shaped_factory(value, holder)]

@@ -41,7 +41,8 @@ from typing import Iterator, List, Optional
 import libcst as cst
 
 from torchdevlint.analysis import (
-    ASSIGN, INDEX_ERROR, RNN_STATE_ERROR, Analysis, Ctx, K, OnAccelerator, OnCPU, Scope, api, updates_itself,
+    ASSIGN, INDEX_ERROR, RNN_STATE_ERROR, Analysis, Ctx, K, OnAccelerator, OnCPU, Scope, api,
+    updates_itself,
     argument_for_parameter,
     data_of_unknown_shape, exclusive_branches, factory_dimensions, failure_expected_or_handled, holds, iter_children, keyword_value, last_name,
     move_device_argument, returns_torch_tensors, says_it_fails, walk_code,
@@ -508,7 +509,8 @@ class MixedDeviceOperands(Rule):
             if (kind is cst.BinaryOperation and type(node.operator) in _ARITHMETIC) \
                     or kind is cst.Call \
                     or (kind is cst.AugAssign and type(node.operator) in _AUGMENTED_TEXT) \
-                    or (kind is cst.Subscript and any(type(e.slice) is cst.Index for e in node.slice)):
+                    or (kind is cst.Subscript
+                        and any(type(e.slice) is cst.Index for e in node.slice)):
                 found.append(node)
             stack.extend(reversed(list(iter_children(node))))
         return found
