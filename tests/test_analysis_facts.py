@@ -540,6 +540,49 @@ def test_placement_after_if_else_holds_what_either_branch_left():
         """) == {"drop": "cpu", "moved": "accelerator", "flag": None}
 
 
+@pytest.mark.parametrize("setting, branch, placed", [
+    # issue 28 (dino's eval_knn.py): moved under ``if args.use_cuda:``, read in the ``else``
+    # of a later ``if args.use_cuda:``: the move did not happen there
+    ("args.use_cuda", "else", "cpu"),
+    ("use_cuda", "else", "cpu"),
+    ("not args.cpu", "else", "cpu"),
+    # ... in the body of the later ``if``, it did
+    ("args.use_cuda", "body", "accelerator"),
+    # a test that may read otherwise the next time (a call): the move counts after it
+    ("cuda_ready()", "else", "accelerator"),
+])
+def test_a_move_under_a_setting_does_not_reach_the_other_branch_of_a_later_test_of_it(
+        setting, branch, placed):
+    body, orelse = ("observe(features)", "pass") if branch == "body" else ("pass", "observe(features)")
+    assert _placed_at_observe(f"""
+        import torch
+        def f(args, use_cuda, n):
+            features = torch.zeros(n, 4)
+            if {setting}:
+                features = features.cuda()
+            for i in range(3):
+                if {setting}:
+                    {body}
+                else:
+                    {orelse}
+        """) == {"features": placed}
+
+
+def test_a_setting_assigned_again_is_a_new_test():
+    assert _placed_at_observe("""
+        import torch
+        def f(use_cuda, n):
+            features = torch.zeros(n, 4)
+            if use_cuda:
+                features = features.cuda()
+            use_cuda = False
+            if use_cuda:
+                pass
+            else:
+                observe(features)
+        """) == {"features": "accelerator"}
+
+
 def test_einops_reshapes_and_legacy_constructors_have_a_place():
     # issue 28 (DALLE-pytorch): rearrange keeps its input's place; torch.Tensor([...]) is a CPU
     # tensor, torch.cuda.FloatTensor(...) is not

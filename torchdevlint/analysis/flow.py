@@ -21,7 +21,7 @@ proposes it in its fix) or ``True``. None means no evidence: the value may be an
 
 from __future__ import annotations
 
-from typing import Dict, Iterable
+from typing import Dict, Iterable, Optional, Tuple
 
 import libcst as cst
 
@@ -104,6 +104,10 @@ class OrderedWalk(DeviceTrace):
 
     def __init__(self) -> None:
         self.placed: Dict[str, object] = {}
+        # What the branch of an ``if`` on a test that names a setting (``if args.use_cuda:``)
+        # placed, by (the test's text, whether it held): a later ``if`` on the same test runs
+        # the other branch where these did not happen (``_branch``).
+        self._effects: Dict[Tuple[str, bool], Dict[str, Tuple[object, object]]] = {}
 
     def name_device(self, name: cst.Name):
         return self.placed.get(name.value)
@@ -208,20 +212,67 @@ class OrderedWalk(DeviceTrace):
         branch left it (``if p is None: m = torch.rand(n) < p else: m = p == 1`` may hold
         the CPU tensor), the ``else`` branch's evidence first."""
         self.expression(statement.test)
+        test = stable_test(statement.test)
         if statement.orelse is None:
-            self._suite(statement.body)
+            self._branch(statement.body, test, True)
             return
         before = dict(self.placed)
-        self._suite(statement.body)
+        self._branch(statement.body, test, True)
         taken = self.placed
         self.placed = dict(before)
         orelse = statement.orelse
-        if isinstance(orelse, cst.If):
-            self._if(orelse)
-        else:
-            self._suite(orelse.body)
+        self._branch(orelse if isinstance(orelse, cst.If) else orelse.body, test, False)
         for name, evidence in taken.items():
             self.placed.setdefault(name, evidence)
+
+    def _branch(self, suite, test: Optional[Tuple[str, bool]], holds: bool) -> None:
+        """One branch of an ``if`` (``holds``: its test is true there). Where the test names a
+        setting (``stable_test``), what the branch of an earlier ``if`` on it that ran when it
+        was the other way placed did not happen here: dino's ``if args.use_cuda: features =
+        features.cuda()``, then ``if args.use_cuda: ... else: features.index_copy_(0,
+        index.cpu(), ...)`` (issue 28). Those names hold what they held before that branch
+        while this one runs, and what it left them after it."""
+        if test is None:
+            if isinstance(suite, cst.If):
+                self._if(suite)
+            else:
+                self._suite(suite)
+            return
+        text, polarity = test
+        side = polarity == holds
+        undone = {}
+        for name, (earlier, placed) in self._effects.get((text, not side), {}).items():
+            if self.placed.get(name) is placed:  # (not bound again since: ``_forget_tests_of``)
+                self.place(name, earlier)
+                undone[name] = (placed, self.placed.get(name))
+        start = dict(self.placed)
+        if isinstance(suite, cst.If):
+            self._if(suite)
+        else:
+            self._suite(suite)
+        effects = self._effects.setdefault((text, side), {})
+        for name in set(start) | set(self.placed):
+            if start.get(name) is not self.placed.get(name):
+                effects[name] = (start.get(name), self.placed.get(name))
+        for name, (placed, restored) in undone.items():
+            if self.placed.get(name) is restored:
+                self.place(name, placed)
+
+    def _forget_tests_of(self, target) -> None:
+        """An assignment outside the branches recorded: to a name a recorded test reads
+        (``use_cuda = False``), that test may read otherwise now; to a name a branch placed,
+        what the branch did is no longer what the name holds. (A branch's own assignments
+        are recorded after it: ``_branch``.)"""
+        if not self._effects:
+            return
+        for node in walk_code(target):
+            if isinstance(node, cst.Name):
+                root = node.value
+                for key in [k for k in self._effects
+                            if k[0] == root or k[0].startswith(root + ".")]:
+                    del self._effects[key]
+                for effects in self._effects.values():
+                    effects.pop(root, None)
 
     def _suite(self, suite) -> None:
         if isinstance(suite, cst.SimpleStatementSuite):
@@ -234,11 +285,14 @@ class OrderedWalk(DeviceTrace):
         if isinstance(small, cst.Assign):
             self.expression(small.value)
             for target in small.targets:
+                self._forget_tests_of(target.target)
                 self.assign(target.target, small.value, statement)
         elif isinstance(small, cst.AnnAssign) and small.value is not None:
             self.expression(small.value)
+            self._forget_tests_of(small.target)
             self.assign(small.target, small.value, statement)
         elif isinstance(small, cst.AugAssign):
+            self._forget_tests_of(small.target)
             self.in_place_update(small)
         elif isinstance(small, cst.Expr):
             self.expression(small.value)
@@ -252,6 +306,24 @@ class OrderedWalk(DeviceTrace):
                 self.expression(small.msg)
         elif isinstance(small, cst.Raise) and small.exc is not None:
             self.expression(small.exc)
+
+
+def stable_test(test: cst.BaseExpression) -> Optional[Tuple[str, bool]]:
+    """A test that names a setting, a name or a chain of attributes (``cuda``,
+    ``args.use_cuda``, ``not self.on_gpu``): its text and whether it is read as is (False
+    under ``not``); None for any other test (a call, a comparison: it may read otherwise the
+    next time)."""
+    polarity = True
+    while isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        test, polarity = test.expression, not polarity
+    parts = []
+    while isinstance(test, cst.Attribute):
+        parts.append(test.attr.value)
+        test = test.value
+    if not isinstance(test, cst.Name):
+        return None
+    parts.append(test.value)
+    return ".".join(reversed(parts)), polarity
 
 
 def reached_without(root: cst.CSTNode, node: cst.CSTNode, others: Iterable[cst.CSTNode]) -> bool:
