@@ -576,6 +576,32 @@ INDEX_TAKING_FUNCTIONS = frozenset(
 # k).scatter_(1, labels, 1)``; checked under the pretend accelerator: "Expected all tensors to
 # be on the same device, but got index is on cuda:0"); ``index_put_`` takes such indices.
 CPU_INPUT_DEVICE_INDEX_REFUSING = INDEX_TAKING_FUNCTIONS - {"index_put", "one_hot", "embedding"}
+# Tensor methods (and the torch functions of the same name, whose input comes first) that take
+# an index or a mask tensor and check its device against their input's: a CPU index into a tensor
+# on an accelerator fails here, where ``x[index]`` works (``q(obs).gather(1, actions)`` of a DQN
+# given the replay buffer's CPU actions), and so does an index on an accelerator into a CPU
+# tensor. By name: the index's position among the method's positional arguments, its keyword,
+# and the word torch's error names it by ("got index is on cpu, different from other tensors on
+# cuda:0"; None: the generic "found at least two devices"). Recorded on an H200, both ways, in
+# tests/runtime/data/gpu/opinfo-h200.jsonl. (``take_along_dim`` words its error otherwise, and
+# ``searchsorted``/``bucketize`` take no index: not here.)
+DEVICE_CHECKED_INDEX_ARGUMENTS = {
+    **{name: (1, "index", "index") for name in (
+        "gather scatter scatter_ scatter_add scatter_add_ scatter_reduce scatter_reduce_ "
+        "index_select index_add index_add_ index_copy index_copy_").split()},
+    "index_fill": (1, "index", None), "index_fill_": (1, "index", None),
+    "take": (0, "index", "index"), "put": (0, "index", "index"), "put_": (0, "index", "index"),
+    "masked_select": (0, "mask", "mask"), "masked_scatter": (0, "mask", "mask"),
+    "masked_scatter_": (0, "mask", "mask"),
+}
+
+
+def updates_in_place(method: str) -> bool:
+    """A tensor method that writes into its receiver, by torch's naming (``scatter_``,
+    ``add_``; not the dunders): moving the receiver at the call would write into a copy."""
+    return method.endswith("_") and not method.startswith("__")
+
+
 # Keyword arguments of torch functions and losses that take tensors on their input's device
 # (``F.cross_entropy(out, y, weight=w)``, ``F.binary_cross_entropy_with_logits(...,
 # pos_weight=p)``): TDL011 reads them as operands.

@@ -27,9 +27,8 @@ import libcst as cst
 
 from torchdevlint import torch_api as api
 from torchdevlint.analysis.builder import holds, walk_code
+from torchdevlint.analysis.model import is_elementwise_comparison
 
-_ELEMENTWISE_COMPARISONS = (cst.LessThan, cst.LessThanEqual, cst.GreaterThan,
-                            cst.GreaterThanEqual, cst.Equal, cst.NotEqual)
 
 # Returned by an attribute supplier that has nothing to say: the generic rule decides.
 UNDECIDED = object()
@@ -72,8 +71,7 @@ class DeviceTrace:
             return self.device_of(expr.left) or self.device_of(expr.right)
         if isinstance(expr, cst.UnaryOperation):
             return self.device_of(expr.expression)
-        if isinstance(expr, cst.Comparison) and all(
-                isinstance(c.operator, _ELEMENTWISE_COMPARISONS) for c in expr.comparisons):
+        if is_elementwise_comparison(expr):
             # ``t < p``, ``mask == 0``: a bool tensor where its tensor operands are (``is``
             # and ``in`` give a Python bool)
             return self.first_device([expr.left] + [c.comparator for c in expr.comparisons])

@@ -339,6 +339,18 @@ def keyword_value(call: cst.Call, name: str) -> Optional[cst.BaseExpression]:
                 None)
 
 
+def call_argument(call: cst.Call, index: int, keyword: str) -> Optional[cst.BaseExpression]:
+    """What ``call`` passes as its ``index``-th positional argument or as ``keyword=``; None
+    where it passes neither, or a starred argument comes first."""
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == keyword:
+            return arg.value
+    positional = [a for a in call.args if a.keyword is None]
+    if any(a.star for a in positional[:index + 1]) or len(positional) <= index:
+        return None
+    return positional[index].value
+
+
 def positional_items(call: cst.Call) -> list:
     """The positional arguments of ``call``, a list or tuple display among them spread into
     its elements (``torch.meshgrid(a, b)``, ``torch.cat([a, b])``): the tensors a joining or
@@ -397,6 +409,16 @@ def with_item_expects_failure(item: cst.BaseExpression) -> bool:
 ARITHMETIC_OPERATORS = (cst.Add, cst.Subtract, cst.Multiply, cst.Divide, cst.FloorDivide,
                         cst.MatrixMultiply, cst.Power, cst.BitAnd, cst.BitOr, cst.BitXor,
                         cst.LeftShift, cst.RightShift)
+# ``t < p``, ``mask == 0``: comparisons that tensors make element by element, giving a bool
+# tensor where their operands are (``is`` and ``in`` give a Python bool)
+ELEMENTWISE_COMPARISONS = (cst.LessThan, cst.LessThanEqual, cst.GreaterThan,
+                           cst.GreaterThanEqual, cst.Equal, cst.NotEqual)
+
+
+def is_elementwise_comparison(node: cst.CSTNode) -> bool:
+    """``a < b`` (``a < b <= c`` too): a comparison made of ``ELEMENTWISE_COMPARISONS``."""
+    return type(node) is cst.Comparison and all(
+        isinstance(c.operator, ELEMENTWISE_COMPARISONS) for c in node.comparisons)
 
 
 def is_number(expr: cst.BaseExpression) -> bool:

@@ -106,7 +106,9 @@ class UnregisteredTensorAttribute(Rule):
       (`torch.cat([x, self.pad])`, `F.linear(x, self.w)`) or to a registered submodule that has
       weights (`self.proj(self.table)`), indexed with such a tensor (`self.alpha[targets]`), or
       given one as the index of `gather`, `index_select`, `scatter_`, ... (`self.alpha.gather(0,
-      targets)`; issue 28).
+      targets)`; issue 28), or given to one of those as the index (or mask) of such a tensor
+      (`self.fc(x).index_select(1, self.perm)`: unlike plain indexing, they refuse a CPU
+      index into a tensor on the device; issue 28).
 
     The value may also be a constructor's parameter (`self.weight = weight`) when every
     construction of the class in the file passes such a tensor (`WeightedMSE(torch.tensor([1.,

@@ -120,7 +120,9 @@ class TensorCreatedOffDevice(Rule):
     - an argument of a registered submodule with weights (an RNN's initial hidden state,
       `self.rnn(x, h0)`, `self.rec(h)`);
     - indexing it with a tensor on the module's device (`values[self.opacities() > 0.4]`),
-      or giving it such an index (`.gather`, `.scatter_`, `index_select`).
+      or giving it such an index (`.gather`, `.scatter_`, `index_select`), or giving it as the
+      index (or mask) of such a tensor to one of those (`x.index_select(1, torch.arange(n))`:
+      unlike plain indexing, they refuse a CPU index into a tensor on the device).
 
     "A tensor on the module's device" is what TDL005 uses: the method's tensor arguments (an
     argument indexed by dimensions, `x[:, None]`, is one: a list takes no such index; so is

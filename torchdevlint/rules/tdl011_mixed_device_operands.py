@@ -13,7 +13,7 @@ first takes ``x`` off the CPU).
 
 Silent: when either placement is unknown or the evidence conflicts; when the CPU tensor may be
 0-dim (``torch.tensor(3.0)``, a reduction such as ``x.sum()``, an element ``x[0]``: a 0-dim
-CPU tensor combines with any device); for indexing (``gpu[cpu_index]`` is no operation here);
+CPU tensor combines with any device); for plain indexing (``gpu[cpu_index]`` is no operation here);
 inside a ``for`` loop over a data loader where it reads a batch as the loop took it (TDL004
 reports those: ``engine.DEFERENCES``); in the methods of
 ``nn.Module`` classes (their state is TDL005/TDL007's); under ``pytest.raises`` /
@@ -43,8 +43,8 @@ import libcst as cst
 from torchdevlint.analysis import (
     ASSIGN, INDEX_ERROR, RNN_STATE_ERROR, Analysis, Ctx, K, OnAccelerator, OnCPU, Scope, api,
     updates_itself,
-    argument_for_parameter,
-    data_of_unknown_shape, exclusive_branches, factory_dimensions, failure_expected_or_handled, holds, iter_children, keyword_value, last_name,
+    argument_for_parameter, call_argument,
+    data_of_unknown_shape, exclusive_branches, is_elementwise_comparison, factory_dimensions, failure_expected_or_handled, holds, iter_children, keyword_value, last_name,
     move_device_argument, returns_torch_tensors, says_it_fails, walk_code,
     with_item_expects_failure,
 )
@@ -76,6 +76,11 @@ _FUNCTIONAL = api.SAME_DEVICE_FUNCTIONAL
 # Autograd's entry points: the gradients given must be on their outputs' device.
 _GRADIENT_FUNCTIONS = api.GRADIENT_FUNCTIONS
 GRADIENT_ERROR = "RuntimeError: invalid gradient at index 0 - expected device cuda:0 but got cpu"
+# An index (or mask) checked against its input's device (``api.DEVICE_CHECKED_INDEX_ARGUMENTS``),
+# as torch words it: the argument, its device, the others'.
+INDEX_ARGUMENT_ERROR = ("RuntimeError: Expected all tensors to be on the same device, but got "
+                        "{word} is on {index_device}, different from other tensors on {other}")
+_INDEX_ARGUMENTS = api.DEVICE_CHECKED_INDEX_ARGUMENTS
 # Tensor methods combining the receiver with their first positional argument.
 _TENSOR_METHODS = api.BINARY_TENSOR_METHODS
 # What may leave a 0-dim tensor (which combines with any device): reductions and the like.
@@ -161,6 +166,16 @@ class MixedDeviceOperands(Rule):
       (in a loop over a data loader too: the index is the batch, moved, and the CPU table is no
       batch of TDL004's). Not a 0-dim index (`names[out[0].argmax()]`: torch reads it as a
       number), nor the other way round (`gpu[cpu_index]` works);
+    - an index (or mask) and the tensor it indexes on two devices, in an operation that checks
+      both: `gather`, `scatter`/`scatter_`/`scatter_add`, `index_select`, `index_add`,
+      `index_copy`, `index_fill`, `take`, `put`, `masked_select`, `masked_scatter` (a tensor
+      method, or the torch function of that name). Unlike plain indexing, these refuse a CPU
+      index into a tensor on the device: a DQN's `q(obs).gather(1, actions)` given the replay
+      buffer's `actions = torch.tensor(batch.action)`; and an index on the device into a CPU
+      tensor: `torch.zeros(n, k).scatter_(1, labels, 1.0)` given the labels the code moved
+      (issue 28). The message quotes torch's error, which names the argument ("got index is
+      on cpu, different from other tensors on cuda:0"). No fix moves the CPU tensor of an
+      in-place operation at the call (`out.to(d).scatter_(...)` would write into a copy);
     - the call of a model moved to a device (or of a registered submodule with weights of
       one: `model.embed(tokens)`) with a CPU tensor argument, or a tuple argument with one
       among its items: `model(x)`, `rnn(x, (h0, c0))` (where the model's class hands
@@ -247,8 +262,9 @@ class MixedDeviceOperands(Rule):
       reported. Only what is assigned before the operation (or later in a loop around it) is
       read, and a value on the accelerator is not the CPU side, 0-dim or not: the seq2seq
       tutorial's `out, hidden = encoder(x[i], hidden)` from `hidden = encoder.initHidden()`;
-    - the CPU tensor is only an index (`gpu[cpu_index]` works), or the index on the
-      accelerator may be 0-dim (any reduction or element access in what it is computed from);
+    - the CPU tensor is only an index in plain indexing (`gpu[cpu_index]` works), or the index
+      on the accelerator may be 0-dim (any reduction or element access in what it is computed
+      from);
     - the operation is inside a `for` loop over a data loader and reads a batch as the loop took
       it (a name its target binds, or one unpacked or indexed out of one): TDL004 reports the
       batches there. An operation of tensors the loop body made itself (a factory, a model's
@@ -363,7 +379,10 @@ class MixedDeviceOperands(Rule):
       builds a torch.nn loss class. A function that feeds its model parameter a
       tensor parameter is judged at its calls, not in its body, where both are parameters.
     - Placement is followed through a function in source order, visiting each branch once: a move
-      in one branch of an `if` counts after it.
+      in one branch of an `if` counts after it, except in the other branch of a later `if` on
+      the same setting (a name or attribute chain such as `args.use_cuda`, not assigned in
+      between: dino's `if args.use_cuda: features = features.cuda()`, then `if
+      args.use_cuda: ... else: features.index_copy_(0, index.cpu(), ...)`, issue 28).
     - The 0-dim test is conservative (any reduction or element access in the CPU operand's history
       silences it), so some real mix-ups with reduced tensors go unreported.
     - Comparisons and functions outside the lists above are not checked.
@@ -404,6 +423,13 @@ class MixedDeviceOperands(Rule):
                 "GPU this raises " + INDEX_ERROR + "; ")
     INDEXED_FACTORY = Message(_INDEXED + "create it there: `{callee}(..., device={device})`")
     INDEXED_OPERAND = Message(_INDEXED + "move it first: `{moved}`")
+    # an index and the tensor it indexes in an operation that checks both devices
+    # (``q(obs).gather(1, actions)`` given CPU actions; ``torch.zeros(n, k).scatter_(1, labels,
+    # 1)`` given the device's labels): torch's own error, which names the argument
+    _INDEX_ARGUMENT = ("{what} mixes `{operand}`, a tensor on the CPU (made by `{origin}`), with "
+                       "{other}: on a GPU this raises {error}; ")
+    INDEX_ARGUMENT_FACTORY = Message(_INDEX_ARGUMENT + "create it there: `{callee}(..., device={device})`")
+    INDEX_ARGUMENT_OPERAND = Message(_INDEX_ARGUMENT + "move it first: `{moved}`")
     # gradients handed to autograd (``autograd.grad(..., grad_outputs=...)``, ``out.backward(g)``)
     _GRADIENT_MIXES = ("{what} mixes `{operand}`, a tensor on the CPU (made by `{origin}`), with "
                        "{other}: on a GPU this raises " + GRADIENT_ERROR + "; ")
@@ -450,6 +476,14 @@ class MixedDeviceOperands(Rule):
          "    return torch.eye(3)[y]\n", ((6, 12),)),
         ("import torch\n\n\ndef f(device):\n    y = torch.randint(0, 3, (8,)).to(device)\n"
          "    table = torch.eye(3) * 0.9\n    return table[y]\n", ((7, 12),)),
+        # an index and its tensor on two devices, where the operation checks both: the
+        # replay buffer's CPU actions into the device's Q-values; the device's labels
+        # scattered into a CPU table (made there)
+        ("import torch\n\n\ndef f(device):\n    q = torch.randn(5, 3).to(device)\n"
+         "    actions = torch.tensor([0, 1, 2, 1, 0])\n"
+         "    return q.gather(1, actions.unsqueeze(1))\n", ((7, 12),)),
+        ("import torch\n\n\ndef f(device):\n    y = torch.tensor([0, 2, 1]).to(device)\n"
+         "    return torch.zeros(3, 3).scatter_(1, y.unsqueeze(1), 1.0)\n", ((6, 12),)),
     )
 
     could_report_in = staticmethod(mixed_devices_in)  # (in prefilter: no LibCST there)
@@ -507,7 +541,7 @@ class MixedDeviceOperands(Rule):
                 stack.extend(reversed(children))
                 continue  # the failure may be caught on purpose
             if (kind is cst.BinaryOperation and type(node.operator) in _ARITHMETIC) \
-                    or kind is cst.Call \
+                    or kind is cst.Call or is_elementwise_comparison(node) \
                     or (kind is cst.AugAssign and type(node.operator) in _AUGMENTED_TEXT) \
                     or (kind is cst.Subscript
                         and any(type(e.slice) is cst.Index for e in node.slice)):
@@ -528,6 +562,11 @@ class MixedDeviceOperands(Rule):
         if isinstance(node, cst.BinaryOperation):
             operands = [node.left, node.right]
             what = "arithmetic"
+        elif isinstance(node, cst.Comparison):
+            # ``torch.arange(n)[None, :] < lengths[:, None]``: a sequence mask made on the CPU
+            # for lengths on the device (issue 28)
+            operands = [node.left] + [c.comparator for c in node.comparisons]
+            what = "a comparison"
         elif isinstance(node, cst.AugAssign):
             # ``loss += F.smooth_l1_loss(...)`` into ``loss = torch.zeros(1)`` (issue 28:
             # PatchmatchNet's loss, qdtrack's ``scores *= mask``)
@@ -557,6 +596,10 @@ class MixedDeviceOperands(Rule):
             helper = analysis.helper_called(node, scope)
             if helper is not None:
                 yield from self._check_helper_call(node, helper, scope, owner)
+                return
+            indexed = self._index_argument(node, scope)
+            if indexed is not None:
+                yield from self._check_index_argument(node, *indexed, scope, owner)
                 return
             operands = self._call_operands(node, scope)
             if not operands:
@@ -608,6 +651,58 @@ class MixedDeviceOperands(Rule):
                                   f"`{source_of(index)}`, on an accelerator ({acc.describe()})",
                                   _partner_device(index, acc), scope, owner, indexed=True)
             return
+
+    def _index_argument(self, call: cst.Call, scope: Scope):
+        """``q(obs).gather(1, actions)``, ``torch.index_select(x, 0, idx)``: the tensor and the
+        index (or mask) that the operation checks against each other's device, and the word
+        torch's error names the index by (``api.DEVICE_CHECKED_INDEX_ARGUMENTS``); or None."""
+        func = call.func
+        qualified = self.analysis.qualname(func, scope)
+        if qualified is not None:
+            head, _, name = qualified.rpartition(".")
+            if head != "torch" or name not in _INDEX_ARGUMENTS:
+                return None
+            position, keyword, word = _INDEX_ARGUMENTS[name]
+            tensor, index = call_argument(call, 0, "input"), call_argument(call, position + 1, keyword)
+        elif isinstance(func, cst.Attribute) and func.attr.value in _INDEX_ARGUMENTS:
+            position, keyword, word = _INDEX_ARGUMENTS[func.attr.value]
+            tensor, index = func.value, call_argument(call, position, keyword)
+        else:
+            return None
+        if tensor is None or index is None:
+            return None
+        return tensor, index, word
+
+    def _check_index_argument(self, call: cst.Call, tensor, index, word, scope: Scope,
+                              owner) -> Iterator[Violation]:
+        """Either one on the CPU and the other on an accelerator: a CPU index into a tensor on
+        the device (which ``tensor[index]`` takes) or the device's index into a CPU tensor (a
+        0-dim index on the device is left alone, as ``_check_index`` does)."""
+        site = self._site(call)
+        cpu = self._cpu(tensor, scope, at=site)
+        if cpu is not None:
+            acc = self._accelerator(index, scope)
+            if acc is None or self._may_be_scalar(index, scope, 0, device_side=True):
+                return
+            cpu_operand, acc_operand, devices = tensor, index, ("cuda:0", "cpu")
+        else:
+            cpu, acc = self._cpu(index, scope, at=site), self._accelerator(tensor, scope)
+            if cpu is None or acc is None:
+                return
+            cpu_operand, acc_operand, devices = index, tensor, ("cpu", "cuda:0")
+        error = MIXED_ERROR if word is None else INDEX_ARGUMENT_ERROR.format(
+            word=word, index_device=devices[0], other=devices[1])
+        violation = self._violation(
+            call, f"`{source_of(call.func)}()`", cpu_operand, cpu,
+            f"`{source_of(acc_operand)}`, on an accelerator ({acc.describe()})",
+            _partner_device(acc_operand, acc), scope, owner, error=error)
+        plan = violation.fix
+        if cpu_operand is tensor and isinstance(plan, MoveOperand) and plan.factory is None \
+                and plan.operand is tensor and isinstance(call.func, cst.Attribute) \
+                and api.updates_in_place(call.func.attr.value):
+            # (``out.to(d).scatter_(...)`` would scatter into a copy and leave ``out`` as it was)
+            violation = Violation(violation.node, violation.message)
+        yield violation
 
     def _site_order(self, call: cst.Call) -> Optional[int]:
         site = self._site(call)
@@ -825,7 +920,7 @@ class MixedDeviceOperands(Rule):
         positional = [a.value for a in call.args if a.keyword is None and not a.star]
         if qualified in _GRADIENT_FUNCTIONS:
             return [value for where in _GRADIENT_FUNCTIONS[qualified]
-                    for value in _spread(_argument(call, *where))]
+                    for value in _spread(call_argument(call, *where))]
         if qualified is not None:
             head, _, tail = qualified.rpartition(".")
             if (head == "torch" and tail in _TORCH_FUNCTIONS) or \
@@ -848,7 +943,7 @@ class MixedDeviceOperands(Rule):
             return [func.value, positional[0]]
         if isinstance(func, cst.Attribute) and func.attr.value == "backward" and \
                 self.analysis.kind_of(func.value, scope) not in K.MODULE_LIKE:
-            gradient = _argument(call, 0, "gradient")  # ``loss.backward(torch.ones(n))``
+            gradient = call_argument(call, 0, "gradient")  # ``loss.backward(torch.ones(n))``
             return [func.value] + _spread(gradient) if gradient is not None else []
         return []
 
@@ -1002,7 +1097,7 @@ class MixedDeviceOperands(Rule):
 
     def _violation(self, node, what: str, cpu_operand, cpu_evidence: OnCPU, other: str,
                    device, scope: Scope, owner, safety=_ASK, as_state: bool = False,
-                   indexed: bool = False) -> Violation:
+                   indexed: bool = False, error: Optional[str] = None) -> Violation:
         """``safety``: the fix's, where the caller knows it (``_ASK``: ``_fix_safety``)."""
         plan = None
         shown_device = "device"
@@ -1031,7 +1126,11 @@ class MixedDeviceOperands(Rule):
                 safety = self._fix_safety(device, scope, owner)
             if safety is not None:
                 plan = MoveOperand(cpu_operand, _code(device), safety, factory)
-        if indexed:
+        extra = {}
+        if error is not None:
+            kind = self.INDEX_ARGUMENT_FACTORY if factory is not None else self.INDEX_ARGUMENT_OPERAND
+            extra["error"] = error
+        elif indexed:
             kind = self.INDEXED_FACTORY if factory is not None else self.INDEXED_OPERAND
         elif _gives_gradients(node, self.analysis, scope):
             kind = self.GRADIENT_FACTORY if factory is not None else self.GRADIENT_OPERAND
@@ -1044,7 +1143,7 @@ class MixedDeviceOperands(Rule):
                  other=other, device=shown_device,
                  # (the fix's own text: ``(a * 2).to(device)``, not ``a * 2.to(device)``)
                  moved=call_on_text(source_of(cpu_operand), cpu_operand, f".to({shown_device})"),
-                 callee=source_of(cpu_operand.func) if factory is not None else None),
+                 callee=source_of(cpu_operand.func) if factory is not None else None, **extra),
             plan)
 
     def _factory_bound_for(self, operand, evidence: OnCPU, device, scope: Scope):
@@ -1100,14 +1199,16 @@ def _tensor_keywords(call: cst.Call) -> List[cst.BaseExpression]:
 def _partner_device(operand, evidence: OnAccelerator):
     """The device the fix moves the CPU operand to: the one the accelerator operand was put
     on, else that operand's own ``.device``, or the device of the tensor a chain of tensor
-    methods starts from (``predicted.float()``: ``predicted.device``)."""
+    methods (or subscripts) starts from (``predicted.float()``, ``lengths[:, None]``:
+    ``predicted.device``, ``lengths.device``)."""
     if evidence.device is None:
         root = operand
-        while isinstance(root, cst.Call) and isinstance(root.func, cst.Attribute) and \
-                root.func.attr.value in api.TENSOR_METHODS and \
-                root.func.attr.value not in api.ACCELERATOR_MOVE_METHODS and \
-                root.func.attr.value not in api.OFF_ACCELERATOR_METHODS:
-            root = root.func.value
+        while (isinstance(root, cst.Call) and isinstance(root.func, cst.Attribute) and
+               root.func.attr.value in api.TENSOR_METHODS and
+               root.func.attr.value not in api.ACCELERATOR_MOVE_METHODS and
+               root.func.attr.value not in api.OFF_ACCELERATOR_METHODS) or \
+                isinstance(root, cst.Subscript):
+            root = root.func.value if isinstance(root, cst.Call) else root.value
         if isinstance(root, cst.Name):
             return cst.Attribute(root, cst.Name("device"))
     return evidence.device
@@ -1250,17 +1351,6 @@ def _first_size(factory) -> Optional[int]:
     if isinstance(first, cst.Integer):
         return int(first.value, 0)
     return None
-
-
-def _argument(call: cst.Call, index: int, keyword: str):
-    """What ``call`` passes as its ``index``-th positional argument or as ``keyword=``."""
-    for arg in call.args:
-        if arg.keyword is not None and arg.keyword.value == keyword:
-            return arg.value
-    positional = [a for a in call.args if a.keyword is None]
-    if any(a.star for a in positional[:index + 1]) or len(positional) <= index:
-        return None
-    return positional[index].value
 
 
 def _spread(value) -> list:
