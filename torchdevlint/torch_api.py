@@ -602,6 +602,11 @@ def updates_in_place(method: str) -> bool:
     return method.endswith("_") and not method.startswith("__")
 
 
+# The parameters and buffers torch.nn's layers register under these names (``nn.Linear``'s
+# ``weight``/``bias``, ``nn.BatchNorm``'s running statistics, ``nn.MultiheadAttention``'s
+# packed projection): moved with their module.
+MODULE_STATE_ATTRIBUTES = frozenset(
+    "weight bias running_mean running_var in_proj_weight in_proj_bias".split())
 # Keyword arguments of torch functions and losses that take tensors on their input's device
 # (``F.cross_entropy(out, y, weight=w)``, ``F.binary_cross_entropy_with_logits(...,
 # pos_weight=p)``): TDL011 reads them as operands.

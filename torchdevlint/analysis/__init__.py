@@ -101,7 +101,6 @@ class Analysis:
         self._project = None  # the ProjectView, looked up on first use (False: none)
         self._mentions: Optional[Counter] = None  # (``mentions``: the text's word counts)
         self._references: Optional[References] = None  # (``references``)
-        self._sites: Optional[Dict[int, CallSite]] = None  # (``site_of``)
         self._kinds = KindInference(self.collected)  # lazy inside: a file nobody asks pays nothing
         # The fact providers behind this facade, each built on first use: a file whose
         # selected rules never ask a question never pays for its answers.
@@ -133,7 +132,7 @@ class Analysis:
         cyclic garbage collector. The analysis cannot be used afterwards."""
         collected = self.collected
         self._targets = self._guards = self._placement = self._devices = self._project = None
-        self._sites = None
+        collected._sites = None
         self._callees = None
         self._grad = self._modules = None
         for scope in collected.scopes:
@@ -368,12 +367,7 @@ class Analysis:
     def site_of(self, call: cst.Call) -> Optional[CallSite]:
         """The call site the traversal recorded for ``call`` (its context, its source order,
         the loop around it), or None; one dictionary for the file, built on first use."""
-        sites = self._sites
-        if sites is None:
-            sites = self._sites = {id(site.call): site
-                                   for group in self.collected.calls_by_name.values()
-                                   for site in group}
-        return sites.get(id(call))
+        return self.collected.site_of(call)
 
     @property
     def kinds(self) -> KindInference:

@@ -168,6 +168,16 @@ class Collected:
         # their call sites are not in ``calls_by_name``.
         self.unseen_call_names: set = set()
         self.scopes: List[Scope] = []  # every scope, for Analysis.release
+        self._sites: Optional[Dict[int, CallSite]] = None  # (``site_of``)
+
+    def site_of(self, call: cst.Call) -> Optional[CallSite]:
+        """The call site the traversal recorded for ``call`` (its context, its source order,
+        the loop around it), or None; one dictionary for the file, built on first use."""
+        sites = self._sites
+        if sites is None:
+            sites = self._sites = {id(site.call): site
+                                   for group in self.calls_by_name.values() for site in group}
+        return sites.get(id(call))
 
 
 def _is_device_call(expr) -> bool:

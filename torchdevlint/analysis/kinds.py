@@ -554,7 +554,7 @@ class KindInference:
             return OTHER if attr in api.NON_TENSOR_TENSOR_ATTRIBUTES \
                 else UNKNOWN
         if owner in MODULE_LIKE:
-            return TENSOR if attr in ("weight", "bias") else UNKNOWN
+            return TENSOR if attr in api.MODULE_STATE_ATTRIBUTES else UNKNOWN
         if owner is MODEL_OUTPUT:
             return TENSOR if attr in api.MODEL_OUTPUT_TENSORS else UNKNOWN
         if owner is ENCODING:

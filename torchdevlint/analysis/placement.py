@@ -83,6 +83,21 @@ class PassedOnAccelerator(OnAccelerator):
         return f"every call of `{self.function}` passes one on an accelerator"
 
 
+class StateOfMovedModel(OnAccelerator):
+    """Evidence that a parameter or buffer of a model (``model.embedding.weight``) is on an
+    accelerator: the model was moved to one (``Placement.state_of_moved_model``). No call
+    made the tensor; ``model`` is the moved model's expression."""
+
+    __slots__ = ("model",)
+
+    def __init__(self, model: cst.BaseExpression, device: Optional[cst.BaseExpression]) -> None:
+        super().__init__(None, device)
+        self.model = model
+
+    def describe(self) -> str:
+        return f"a tensor of `{source_of(self.model)}`, a model moved to a device"
+
+
 class HeldInList(OnAccelerator):
     """Evidence that a list the function built holds a tensor on an accelerator (``preds.
     append(model(x))``): not a tensor itself. What joins it (``torch.cat(preds)``) or takes
@@ -245,6 +260,9 @@ class _AcceleratorWalk(OrderedWalk):
                 key = _attribute_key(node)
                 if key is not None and key in placed:
                     at[id(node)] = placed[key]
+                elif node.attr.value in api.MODULE_STATE_ATTRIBUTES and self.side == "accelerator":
+                    found = self.model_state(node, self._order_of(expr))
+                    at[id(node)] = None if found is UNDECIDED else found
             elif cls in _NO_EVIDENCE_INSIDE:
                 if cls in _COMPREHENSION_TYPES:
                     self._comprehension(node, stack)
@@ -259,13 +277,18 @@ class _AcceleratorWalk(OrderedWalk):
         bound there)."""
         for_in = node.for_in
         stack.append(for_in.iter)
-        if self.side != "accelerator" or for_in.inner_for_in is not None or \
-                not isinstance(for_in.target, cst.Name):
+        if self.side != "accelerator" or for_in.inner_for_in is not None:
             return
-        found = self.device_of(for_in.iter)
-        if not isinstance(found, HeldInList):
+        state = self._model_tensors(for_in.target, for_in.iter)
+        if state is not None:
+            item, name = state
+        elif not isinstance(for_in.target, cst.Name):
             return
-        item, name = found.held(), for_in.target.value
+        else:
+            found = self.device_of(for_in.iter)
+            if not isinstance(found, HeldInList):
+                return
+            item, name = found.held(), for_in.target.value
         elements = [node.key, node.value] if isinstance(node, cst.DictComp) else [node.elt]
         for element in elements:
             for inner in walk_code(element):
@@ -281,6 +304,11 @@ class _AcceleratorWalk(OrderedWalk):
         found = self.device_of(iterable) if self.side == "accelerator" else None
         if isinstance(target, cst.Name) and isinstance(found, HeldInList):
             self.place(target.value, found.held())
+            return
+        state = self._model_tensors(target, iterable) if self.side == "accelerator" else None
+        if state is not None:
+            self.unbind(target)
+            self.place(state[1], state[0])
             return
         self.unbind(target)
         if self.side != "accelerator" or type(iterable) is not cst.Call or iterable.args or \
@@ -394,7 +422,50 @@ class _AcceleratorWalk(OrderedWalk):
         key = _attribute_key(attribute)
         if key is not None and key in self.placed:
             return self.placed[key]
-        return UNDECIDED
+        return self.model_state(attribute, None)
+
+    def model_state(self, attribute: cst.Attribute, order: Optional[int]):
+        """``model.embedding.weight``, ``model[0].bias``: a parameter or buffer of a moved
+        model (``Placement.state_of_moved_model``, moved before ``order`` where known) is on
+        the accelerator; UNDECIDED for anything else."""
+        if self.side != "accelerator" or attribute.attr.value not in api.MODULE_STATE_ATTRIBUTES:
+            return UNDECIDED
+        found = self.placement.state_of_moved_model(attribute, self.scope, order)
+        return UNDECIDED if found is None else found
+
+    def _model_tensors(self, target, iterable):
+        """``for p in model.parameters()``, ``for name, p in model.named_parameters()``,
+        ``for k, v in model.state_dict().items()`` of a model moved before: (the evidence,
+        the name that holds each tensor), or None."""
+        if type(iterable) is not cst.Call or type(iterable.func) is not cst.Attribute:
+            return None
+        method, owner = iterable.func.attr.value, iterable.func.value
+        if method in ("items", "values") and type(owner) is cst.Call and \
+                type(owner.func) is cst.Attribute and owner.func.attr.value == "state_dict":
+            method, owner = ("named_parameters" if method == "items" else "parameters"), \
+                owner.func.value
+        if method in api.MODULE_TENSOR_ITERATORS and type(target) is cst.Name:
+            name = target.value
+        elif method in api.MODULE_NAMED_TENSOR_ITERATORS and \
+                type(target) in (cst.Tuple, cst.List) and len(target.elements) == 2 and \
+                type(target.elements[1].value) is cst.Name:
+            name = target.elements[1].value.value
+        else:
+            return None
+        model = self.placement.moved_model(owner, self.scope)
+        if model is None or self.placement.moved_model(
+                owner, self.scope, before=self._order_of(iterable)) is None:
+            return None
+        return StateOfMovedModel(model[0], model[1]), name
+
+    def _order_of(self, expr) -> Optional[int]:
+        """The source order of the code ``expr`` is in, from a call in it; None without one."""
+        for node in walk_code(expr):
+            if type(node) is cst.Call:
+                site = self.placement.collected.site_of(node)
+                if site is not None:
+                    return site.order
+        return None
 
     def unpacked(self, targets, value: cst.BaseExpression) -> None:
         """``values, idx = out.max(1)``, ``out, hidden = lstm(x)`` of a value placed (on an
@@ -955,6 +1026,11 @@ class Placement:
             if own is None or self.returned(own, "cpu") is None:
                 model = self.moved_model(func.value, scope)  # ``model.encode(x)``, ``model.sample(n)``
         if model is not None:
+            site = self.collected.site_of(call)
+            if site is not None and self.moved_model(model[0], scope, before=site.order) is None:
+                # called before the code moves it, in the order it runs (a notebook that
+                # looks at its model's output, then moves it for training)
+                return None
             return OnAccelerator(call, model[1])
         if self._is_loss(func, scope) and not isinstance(
                 self.kinds.kind_of(func, scope), K.FuncRef) and \
@@ -1406,6 +1482,28 @@ class Placement:
             callee.attr.value in ("forward", "generate") else callee
         return self.model_key(target, scope) in self._scattering
 
+    def state_of_moved_model(self, attribute: cst.Attribute, scope: Scope,
+                             before: Optional[int] = None) -> Optional[StateOfMovedModel]:
+        """``model.embedding.weight.data.numpy()`` after ``model = Net().to(device)`` (the
+        embeddings shown after training on a GPU, issue 28): ``attribute`` (a parameter or
+        buffer's name, ``api.MODULE_STATE_ATTRIBUTES``) of a module reached from a moved model
+        through attributes and indices (``model[0]``, ``model.layers[2].attn``) is on the
+        model's device. Where the module is known to be something else (a tensor, a function),
+        nothing."""
+        owner = attribute.value
+        while isinstance(owner, (cst.Attribute, cst.Subscript)):
+            kind = self.kinds.kind_of(owner, scope)
+            if kind is K.TENSOR or isinstance(kind, (K.FuncRef, K.ClassRef, K.Qual)):
+                return None
+            owner = owner.value
+        if not isinstance(owner, cst.Name):
+            return None
+        model = self.moved_model(owner, scope)
+        if model is None or (before is not None and
+                             self.moved_model(owner, scope, before=before) is None):
+            return None  # (read before the code moves it, in the order it runs)
+        return StateOfMovedModel(model[0], model[1])
+
     def moved_model(self, callee: cst.BaseExpression, scope: Scope, before: Optional[int] = None,
                     depth: int = 0):
         """(model expression, device expression) if ``callee`` is a model moved to a device.
@@ -1441,7 +1539,13 @@ class Placement:
                 bindings = [max(earlier, key=lambda b: b[3])]
                 since = bindings[0][3]
         moved, device = False, None
+        moves = self._moves().get(key, ())  # (fills ``_taken_back`` too)
+        taken_back = list(self._taken_back.get(key, ()))
         for value, value_scope, path, order in bindings:
+            if not path and isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) \
+                    and (value.func.attr.value == "cpu" or self._to_the_cpu(value, value_scope)):
+                taken_back.append(order)  # ``model = model.to("cpu")``: back on the host
+                continue
             wrapper = self._wrapper(value) or self._wrapper_of_root(value, value_scope)
             if wrapper is not None and wrapper[0] == "prepare":
                 return None  # accelerate/Fabric move the batches themselves
@@ -1462,11 +1566,11 @@ class Placement:
                 found = self.moved_model(value, value_scope, before, depth + 1)
                 if found is not None:
                     moved, device = True, device or found[1]
-        for order, move_device in self._moves().get(key, ()):
+        for order, move_device in moves:
             if order > since and (before is None or since < 0 or order < before):
                 moved, device = True, device or move_device
         if moved and any(order > since and (before is None or order < before)
-                         for order in self._taken_back.get(key, ())):
+                         for order in taken_back):
             # moved back to the CPU by a statement too (``model.to("cpu")`` for inference in
             # a notebook's last cell): the evidence points both ways
             return None

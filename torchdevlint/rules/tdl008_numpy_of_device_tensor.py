@@ -89,7 +89,14 @@ class NumpyOfDeviceTensor(Rule):
       passes a moved model to, and through `self.model` set in `__init__` from a parameter that
       every construction of the class in the file passes one (`Predictor(model)`; not where a
       class of the file derives from it); not when a statement also moves it back,
-      `model.to("cpu")` or `model.cpu()`: the evidence then points both ways);
+      `model.to("cpu")`, `model.cpu()` or `model = model.to("cpu")`: the evidence then points
+      both ways; nor where the model is called before the code moves it, in the order it runs);
+    - it is a parameter or buffer of such a model, by the name torch.nn's layers register it
+      under (`weight`, `bias`, `running_mean`, ...: `model.embedding.weight.data`,
+      `model[0].bias`), or a tensor of its `parameters()`, `named_parameters()`, `buffers()`
+      or `state_dict()` taken by a loop or a comprehension (issue 28: word vectors exported
+      after training on a GPU); a module's parameters move with it, and read before the code
+      moves the model they are on the CPU;
     - it is the output of a helper the code hands such a model to (`outputs = synthesis(model,
       text)`: a helper that runs a moved model gives what the model gave; not a builtin, not a
       function of torch or NumPy);
