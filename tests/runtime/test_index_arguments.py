@@ -160,3 +160,28 @@ def test_indexing_takes_a_cpu_index_where_these_operations_do_not():
         assert x[index].device.type == "cuda"
         with pytest.raises(RuntimeError, match=CPU_INDEX):
             x.index_select(0, index)
+
+
+@pytest.mark.parametrize("operation", [
+    lambda x: x.index_select(0, torch.tensor(1)),
+    lambda x: x.view(-1).gather(0, torch.tensor(1)),
+    lambda x: x.take(torch.tensor(1)),
+    lambda x: x.masked_select(torch.tensor(True)),
+    lambda x: x.index_fill(0, torch.tensor(1), 0.0),
+], ids=["index_select", "gather", "take", "masked_select", "index_fill"])
+def test_a_zero_dim_cpu_index_is_refused_too(operation):
+    """Unlike arithmetic's 0-dim CPU operands, a 0-dim CPU index is no scalar to these: each
+    failed so on an H200 (torch 2.11.0+cu130, 2026-11-27), and the pretend accelerator let
+    ``index_fill`` run until it learnt that. (TDL011 stays silent on a CPU index that may be
+    0-dim all the same: its 0-dim test is the one every operation shares.)"""
+    with fake_accelerator("cuda"):
+        x = torch.randn(4, 3, device="cuda")
+        with pytest.raises(RuntimeError, match="Expected all tensors to be on the same device"):
+            operation(x)
+
+
+def test_index_fill_takes_a_zero_dim_cpu_value():
+    """... while its value may be a 0-dim CPU tensor (the H200's OpInfo recording: ok)."""
+    with fake_accelerator("cuda"):
+        x = torch.randn(4, 3, device="cuda")
+        x.index_fill(0, torch.tensor([1], device="cuda"), torch.tensor(2.0))

@@ -257,6 +257,10 @@ def _mismatch(common, other) -> RuntimeError:
 # smooth_l1_loss: an internal assert of the GPU kernel, Loops.cuh, reported here as the device
 # error it is)
 _NO_CPU_SCALARS = frozenset({"mse_loss", "smooth_l1_loss"})
+# ... and arguments that no GPU kernel takes as a CPU scalar, by op: index_fill_'s index (a
+# 0-dim CPU index into a GPU tensor fails on an H200, "found at least two devices, cuda:0 and
+# cpu!", where its 0-dim CPU value is taken)
+_NO_CPU_SCALAR_ARGUMENTS = {"index_fill_": frozenset({"index"}), "index_fill": frozenset({"index"})}
 
 
 def _iter_check(operands, written=frozenset(), op=None):
@@ -269,13 +273,14 @@ def _iter_check(operands, written=frozenset(), op=None):
     if common.type == "cpu":
         return CPU
     scalars = op not in _NO_CPU_SCALARS
+    strict = _NO_CPU_SCALAR_ARGUMENTS.get(op, ())
     if not scalars and all(tensor.dim() == 0 for _, tensor, output in operands if not output):
         common = next(device for (_, _, output), device in zip(operands, devices) if not output)
     for (name, tensor, output), device in zip(operands, devices):
         if device == common:
             continue
         if (scalars and device.type == "cpu" and not output and name not in written
-                and tensor.dim() == 0):
+                and name not in strict and tensor.dim() == 0):
             continue
         raise _mismatch(common, device)
     return common
