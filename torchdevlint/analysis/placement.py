@@ -452,9 +452,8 @@ class _AcceleratorWalk(OrderedWalk):
             name = target.elements[1].value.value
         else:
             return None
-        model = self.placement.moved_model(owner, self.scope)
-        if model is None or self.placement.moved_model(
-                owner, self.scope, before=self._order_of(iterable)) is None:
+        model = self.placement.moved_model(owner, self.scope, before=self._order_of(iterable))
+        if model is None:
             return None
         return StateOfMovedModel(model[0], model[1]), name
 
@@ -1019,18 +1018,18 @@ class Placement:
                 if self.kinds.kind_of(func.value, scope) in (K.MODULE,):
                     return None
                 return trace.device_of(func.value)
-        model = self.moved_model(func, scope)
+        # (moved before this call, in the order the code runs, where the call's order is
+        # known: a notebook that looks at its model's output, then moves it for training)
+        site = self.collected.site_of(call)
+        before = None if site is None else site.order
+        model = self.moved_model(func, scope, before=before)
         if model is None and isinstance(func, cst.Attribute) \
                 and func.attr.value not in api.MODULE_BOOKKEEPING_METHODS:
             own = self.method_called(call, scope)  # (``model.init_hidden(n)`` makes on the CPU)
             if own is None or self.returned(own, "cpu") is None:
-                model = self.moved_model(func.value, scope)  # ``model.encode(x)``, ``model.sample(n)``
+                # ``model.encode(x)``, ``model.sample(n)``
+                model = self.moved_model(func.value, scope, before=before)
         if model is not None:
-            site = self.collected.site_of(call)
-            if site is not None and self.moved_model(model[0], scope, before=site.order) is None:
-                # called before the code moves it, in the order it runs (a notebook that
-                # looks at its model's output, then moves it for training)
-                return None
             return OnAccelerator(call, model[1])
         if self._is_loss(func, scope) and not isinstance(
                 self.kinds.kind_of(func, scope), K.FuncRef) and \
@@ -1498,11 +1497,8 @@ class Placement:
             owner = owner.value
         if not isinstance(owner, cst.Name):
             return None
-        model = self.moved_model(owner, scope)
-        if model is None or (before is not None and
-                             self.moved_model(owner, scope, before=before) is None):
-            return None  # (read before the code moves it, in the order it runs)
-        return StateOfMovedModel(model[0], model[1])
+        model = self.moved_model(owner, scope, before=before)  # (moved before it is read)
+        return None if model is None else StateOfMovedModel(model[0], model[1])
 
     def moved_model(self, callee: cst.BaseExpression, scope: Scope, before: Optional[int] = None,
                     depth: int = 0):

@@ -714,11 +714,9 @@ class MixedDeviceOperands(Rule):
     def _moved_model_at(self, call: cst.Call, callee, scope: Scope):
         """The model called, if it was moved to a device before this call (in the order the
         code runs: a notebook that moves its model in a later cell calls it on the CPU)."""
-        placement = self.analysis.placement
-        if placement.moved_model(callee, scope) is None:
-            return None
         order = self._site_order(call)
-        return None if order is None else placement.moved_model(callee, scope, before=order)
+        return None if order is None else \
+            self.analysis.placement.moved_model(callee, scope, before=order)
 
     def _check_model_call(self, call: cst.Call, model, scope: Scope, owner) -> Iterator[Violation]:
         positional = [a for a in call.args if a.keyword is None and not a.star]
