@@ -29,7 +29,7 @@ from torchdevlint.analysis.flow import (  # noqa: F401 (facade)
 from torchdevlint.analysis.gradmode import GradMode
 from torchdevlint.analysis.guards import Guards
 from torchdevlint.analysis.modules import (  # noqa: F401 (facade)
-    INDEX_ERROR, RNN_STATE_ERROR, Meeting, ModuleClasses, ModuleState,
+    INDEX_ARGUMENT_ERROR, INDEX_ERROR, RNN_STATE_ERROR, Meeting, ModuleClasses, ModuleState,
 )
 from torchdevlint.analysis.kinds import KindInference
 from torchdevlint.analysis.placement import (  # noqa: F401 (facade)
@@ -47,7 +47,7 @@ from torchdevlint.analysis.model import (  # noqa: F401 (facade)
     ARITHMETIC_OPERATORS, ASSIGN, EXPECTS_FAILURE, FOR, GRAD_OFF, GRAD_ON, GRAD_RUNTIME, HANDLES_FAILURE, IMPORT, PARAM,
     Binding, CallSite, Ctx, DefaultOf, exclusive_branches, expects_failure, failure_expected_or_handled, grad_mode_set_by,
     ClassInfo, FunctionInfo, Scope, dotted_name, for_clauses, is_number, keyword_value, last_name,
-    call_argument, is_elementwise_comparison, positional_items, root_name,
+    call_argument, checked_index_operands, is_elementwise_comparison, positional_items, root_name,
     says_it_fails, source_of, string_value, with_item_expects_failure,
 )
 
@@ -63,7 +63,8 @@ __all__ = [
     "is_device_name", "device_names_visible", "move_device_argument", "ModuleState", "Meeting",
     "DeviceTrace", "OrderedWalk", "UNDECIDED", "reached_without", "OnAccelerator", "OnCPU", "copied_to_host",
     "literal_rank", "method_rank", "rank_after_index", "sizes_rank", "returns_torch_tensors",
-    "updates_itself", "INDEX_ERROR", "RNN_STATE_ERROR", "positional_items", "call_argument", "is_elementwise_comparison",
+    "updates_itself", "INDEX_ERROR", "RNN_STATE_ERROR", "positional_items", "call_argument", "is_elementwise_comparison", "checked_index_operands",
+    "INDEX_ARGUMENT_ERROR",
 ]
 
 

@@ -27,7 +27,7 @@ import libcst as cst
 
 from torchdevlint import torch_api as api
 from torchdevlint.analysis.builder import holds, walk_code
-from torchdevlint.analysis.model import is_elementwise_comparison
+from torchdevlint.analysis.model import dotted_name, is_elementwise_comparison
 
 
 # Returned by an attribute supplier that has nothing to say: the generic rule decides.
@@ -314,14 +314,8 @@ def stable_test(test: cst.BaseExpression) -> Optional[Tuple[str, bool]]:
     polarity = True
     while isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
         test, polarity = test.expression, not polarity
-    parts = []
-    while isinstance(test, cst.Attribute):
-        parts.append(test.attr.value)
-        test = test.value
-    if not isinstance(test, cst.Name):
-        return None
-    parts.append(test.value)
-    return ".".join(reversed(parts)), polarity
+    text = dotted_name(test)
+    return None if text is None else (text, polarity)
 
 
 def reached_without(root: cst.CSTNode, node: cst.CSTNode, others: Iterable[cst.CSTNode]) -> bool:

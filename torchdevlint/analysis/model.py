@@ -351,6 +351,27 @@ def call_argument(call: cst.Call, index: int, keyword: str) -> Optional[cst.Base
     return positional[index].value
 
 
+def checked_index_operands(call: cst.Call, name: str, function: bool):
+    """``q.gather(1, actions)``, ``torch.index_select(x, 0, idx)``: for an operation that checks
+    its index (or mask) against its input's device (``api.DEVICE_CHECKED_INDEX_ARGUMENTS``),
+    named ``name``, a torch function (``function``: its input comes first) or a tensor method,
+    the tensor it indexes, the index, and the word torch's error names the index by; None
+    where ``name`` is no such operation or the call passes no tensor or no index."""
+    checked = api.DEVICE_CHECKED_INDEX_ARGUMENTS.get(name)
+    if checked is None:
+        return None
+    position, keyword, word = checked
+    if function:
+        tensor, index = call_argument(call, 0, "input"), call_argument(call, position + 1, keyword)
+    elif isinstance(call.func, cst.Attribute):
+        tensor, index = call.func.value, call_argument(call, position, keyword)
+    else:
+        return None
+    if tensor is None or index is None:
+        return None
+    return tensor, index, word
+
+
 def positional_items(call: cst.Call) -> list:
     """The positional arguments of ``call``, a list or tuple display among them spread into
     its elements (``torch.meshgrid(a, b)``, ``torch.cat([a, b])``): the tensors a joining or

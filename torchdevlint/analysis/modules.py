@@ -19,7 +19,7 @@ from torchdevlint.analysis.devices import Devices, move_device_argument
 from torchdevlint.analysis.flow import UNDECIDED, DeviceTrace
 from torchdevlint.analysis.kinds import MODULE, TENSOR, ClassRef, FuncRef, KindInference, TupleKind
 from torchdevlint.analysis.model import (
-    ARITHMETIC_OPERATORS, call_argument, keyword_value, source_of,
+    ARITHMETIC_OPERATORS, checked_index_operands, keyword_value, source_of,
 )
 from torchdevlint.analysis.placement import argument_for_parameter
 from torchdevlint.analysis.model import (
@@ -38,9 +38,6 @@ _REGISTERING_CALLS = {"register_buffer": "buffers", "register_parameter": "param
 # (a CPU index into a device tensor is not followed).
 _TAKES_INDICES = api.INDEX_TAKING_FUNCTIONS
 _REFUSE_DEVICE_INDEX = api.CPU_INPUT_DEVICE_INDEX_REFUSING
-# ... of which those that check their index against their input's device: a CPU index into a
-# tensor on the device fails there (``x.index_select(1, self.perm)``)
-_CHECKED_INDEX = api.DEVICE_CHECKED_INDEX_ARGUMENTS
 # Tensor methods that combine their receiver with their argument.
 _COMBINING = api.COMBINING_METHODS
 
@@ -49,10 +46,11 @@ SAME_DEVICE_ERROR = "RuntimeError: Expected all tensors to be on the same device
 INDEX_ERROR = ("RuntimeError: indices should be either on cpu or on the same device as the "
                "indexed tensor (cpu)")
 
-# (``x.index_select(1, perm)`` given a CPU index, as torch words it: ``word`` is "index" or
-# "mask")
-CHECKED_INDEX_ERROR = ("RuntimeError: Expected all tensors to be on the same device, but got "
-                       "{word} is on cpu, different from other tensors on cuda:0")
+# (an index, or mask, off its tensor's device in an operation that checks both,
+# ``api.DEVICE_CHECKED_INDEX_ARGUMENTS``, as torch words it: ``word`` is "index" or "mask",
+# then its device and the others')
+INDEX_ARGUMENT_ERROR = ("RuntimeError: Expected all tensors to be on the same device, but got "
+                        "{word} is on {index_device}, different from other tensors on {other}")
 
 # (``x.masked_fill(mask, v)`` given a mask on another device, as torch words it: the mask is
 # checked before the dispatcher's common-device check)
@@ -792,18 +790,17 @@ class ModuleClasses:
                 if not _is_name(func.value, devices.self_name) else ""
         else:
             taking = qualified.rpartition(".")[2] if api.is_tensor_function(qualified) else ""
-        checked = _CHECKED_INDEX.get(taking)
+        checked = checked_index_operands(call, taking, bool(qualified)) if taking else None
         if checked is not None:
             # ``self.fc(x).index_select(1, self.perm)``: the CPU index of a tensor on the
             # device, which these operations check (``x[self.perm]`` takes it)
-            position, keyword, word = checked
-            source = func.value if not qualified else arguments[0] if arguments else None
-            index = call_argument(call, position + (1 if qualified else 0), keyword)
-            if source is not None and index is not None and carries(source) and stays(index):
+            source, index, word = checked
+            if carries(source) and stays(index):
                 return Meeting(
                     f"passes it to `{qualified or '.' + func.attr.value}()` as the "
                     f"{word or 'index'} of a tensor on the module's device",
-                    CHECKED_INDEX_ERROR.format(word=word) if word else SAME_DEVICE_ERROR)
+                    INDEX_ARGUMENT_ERROR.format(word=word, index_device="cpu", other="cuda:0")
+                    if word else SAME_DEVICE_ERROR)
         if taking in _TAKES_INDICES:
             # ``self.alpha.gather(0, targets)``, ``torch.zeros(n, k).scatter_(1, labels, 1)``:
             # a CPU input given an index on the device (a CPU index into a device tensor: above)

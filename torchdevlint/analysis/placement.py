@@ -1414,7 +1414,9 @@ class Placement:
         return moves
 
     def _to_the_cpu(self, call: cst.Call, scope: Scope) -> bool:
-        """``model.to("cpu")``: a module moved back to the host."""
+        """``model.to("cpu")``, ``model.cpu()``: a module moved back to the host."""
+        if isinstance(call.func, cst.Attribute) and call.func.attr.value == "cpu":
+            return True
         if not (isinstance(call.func, cst.Attribute) and call.func.attr.value == "to"):
             return False
         device = move_device_argument(call)
@@ -1538,8 +1540,7 @@ class Placement:
         moves = self._moves().get(key, ())  # (fills ``_taken_back`` too)
         taken_back = list(self._taken_back.get(key, ()))
         for value, value_scope, path, order in bindings:
-            if not path and isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) \
-                    and (value.func.attr.value == "cpu" or self._to_the_cpu(value, value_scope)):
+            if not path and isinstance(value, cst.Call) and self._to_the_cpu(value, value_scope):
                 taken_back.append(order)  # ``model = model.to("cpu")``: back on the host
                 continue
             wrapper = self._wrapper(value) or self._wrapper_of_root(value, value_scope)

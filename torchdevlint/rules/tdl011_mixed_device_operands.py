@@ -41,9 +41,9 @@ from typing import Iterator, List, Optional
 import libcst as cst
 
 from torchdevlint.analysis import (
-    ASSIGN, INDEX_ERROR, RNN_STATE_ERROR, Analysis, Ctx, K, OnAccelerator, OnCPU, Scope, api,
+    ASSIGN, INDEX_ARGUMENT_ERROR, INDEX_ERROR, RNN_STATE_ERROR, Analysis, Ctx, K, OnAccelerator, OnCPU, Scope, api,
     updates_itself,
-    argument_for_parameter, call_argument,
+    argument_for_parameter, call_argument, checked_index_operands,
     data_of_unknown_shape, exclusive_branches, is_elementwise_comparison, factory_dimensions, failure_expected_or_handled, holds, iter_children, keyword_value, last_name,
     move_device_argument, returns_torch_tensors, says_it_fails, walk_code,
     with_item_expects_failure,
@@ -76,11 +76,6 @@ _FUNCTIONAL = api.SAME_DEVICE_FUNCTIONAL
 # Autograd's entry points: the gradients given must be on their outputs' device.
 _GRADIENT_FUNCTIONS = api.GRADIENT_FUNCTIONS
 GRADIENT_ERROR = "RuntimeError: invalid gradient at index 0 - expected device cuda:0 but got cpu"
-# An index (or mask) checked against its input's device (``api.DEVICE_CHECKED_INDEX_ARGUMENTS``),
-# as torch words it: the argument, its device, the others'.
-INDEX_ARGUMENT_ERROR = ("RuntimeError: Expected all tensors to be on the same device, but got "
-                        "{word} is on {index_device}, different from other tensors on {other}")
-_INDEX_ARGUMENTS = api.DEVICE_CHECKED_INDEX_ARGUMENTS
 # Tensor methods combining the receiver with their first positional argument.
 _TENSOR_METHODS = api.BINARY_TENSOR_METHODS
 # What may leave a 0-dim tensor (which combines with any device): reductions and the like.
@@ -655,23 +650,15 @@ class MixedDeviceOperands(Rule):
     def _index_argument(self, call: cst.Call, scope: Scope):
         """``q(obs).gather(1, actions)``, ``torch.index_select(x, 0, idx)``: the tensor and the
         index (or mask) that the operation checks against each other's device, and the word
-        torch's error names the index by (``api.DEVICE_CHECKED_INDEX_ARGUMENTS``); or None."""
+        torch's error names the index by (``checked_index_operands``); or None."""
         func = call.func
         qualified = self.analysis.qualname(func, scope)
         if qualified is not None:
             head, _, name = qualified.rpartition(".")
-            if head != "torch" or name not in _INDEX_ARGUMENTS:
-                return None
-            position, keyword, word = _INDEX_ARGUMENTS[name]
-            tensor, index = call_argument(call, 0, "input"), call_argument(call, position + 1, keyword)
-        elif isinstance(func, cst.Attribute) and func.attr.value in _INDEX_ARGUMENTS:
-            position, keyword, word = _INDEX_ARGUMENTS[func.attr.value]
-            tensor, index = func.value, call_argument(call, position, keyword)
-        else:
-            return None
-        if tensor is None or index is None:
-            return None
-        return tensor, index, word
+            return checked_index_operands(call, name, True) if head == "torch" else None
+        if isinstance(func, cst.Attribute):
+            return checked_index_operands(call, func.attr.value, False)
+        return None
 
     def _check_index_argument(self, call: cst.Call, tensor, index, word, scope: Scope,
                               owner) -> Iterator[Violation]:
