@@ -149,6 +149,26 @@ class StoredOnAccelerator(OnAccelerator):
         return f"stored in `self.{self.attribute}` by `{self.method}()`: {self.inner.describe()}"
 
 
+class OutputOfModuleGivenDeviceInput(OnAccelerator):
+    """Evidence that a module's output is on an accelerator: its input is on one
+    (``y = generator(x)`` after ``x = x.to(device)``). A module computes where its input is,
+    or fails there, whatever its own placement says (amp's ``initialize`` and other wrappers
+    that hand back the model leave the model's own evidence unknown). ``inner`` is the
+    input's evidence."""
+
+    __slots__ = ("inner", "argument")
+
+    def __init__(self, origin: cst.Call, given: cst.BaseExpression, inner) -> None:
+        super().__init__(origin, getattr(inner, "device", None))
+        self.argument = given
+        self.inner = inner
+
+    def describe(self) -> str:
+        why = f" ({self.inner.describe()})" if isinstance(self.inner, OnAccelerator) else ""
+        return (f"the output of `{source_of(self.origin.func)}` given `{source_of(self.argument)}`"
+                f", which is on a device{why}")
+
+
 def updates_itself(value, self_name: Optional[str], name: str) -> bool:
     """``self.total + x`` for ``self.total``: arithmetic with the attribute itself, which
     keeps it where it is (or fails there)."""
@@ -1031,6 +1051,9 @@ class Placement:
                 model = self.moved_model(func.value, scope, before=before)
         if model is not None:
             return OnAccelerator(call, model[1])
+        found = self._module_given_device_input(call, scope, trace)
+        if found is not None:
+            return found
         if self._is_loss(func, scope) and not isinstance(
                 self.kinds.kind_of(func, scope), K.FuncRef) and \
                 self.method_called(call, scope) is None:
@@ -1089,6 +1112,23 @@ class Placement:
             if found:
                 return _held(found)  # (``torch.cat(preds)`` of a list: a tensor)
         return None
+
+    def _module_given_device_input(self, call: cst.Call, scope: Scope, trace: OrderedWalk):
+        """``generator(x)`` of a module (not a loss: ``_is_loss`` answers for those) whose
+        first input is on a device: its output is there too, or the call fails there. Not
+        for a module class of this file whose ``forward`` may return a value on the CPU."""
+        if not call.args or call.args[0].keyword is not None or call.args[0].star:
+            return None
+        if not self._a_module(call.func, scope) or self._is_loss(call.func, scope):
+            return None
+        own = self.method_called(call, scope)
+        if own is not None and self.returned(own, "cpu") is not None:
+            return None
+        given = call.args[0].value
+        found = trace.device_of(given)
+        if not found:
+            return None
+        return OutputOfModuleGivenDeviceInput(call, given, _held(found))
 
     def _held_device(self, device: cst.BaseExpression, scope: Scope) -> bool:
         """``self.device`` in a method of a class of the file that is no ``nn.Module`` (a
@@ -1176,19 +1216,26 @@ class Placement:
             return None
         return info
 
-    def returned_argument(self, call: cst.Call, scope: Scope) -> Optional[cst.BaseExpression]:
+    def returned_argument(self, call: cst.Call, scope: Scope,
+                          path: tuple = ()) -> Optional[cst.BaseExpression]:
         """The argument of ``call`` whose value, unmoved, the plain function of this file that
         it calls returns from every ``return``: ``normalize(images)`` of ``def normalize(x):
         return (x - x.mean()) / x.std()``, ``preprocess(batch)`` of one that unpacks ``batch``
         and returns its parts cast (``return images.float() / 255, labels``). The value keeps
         its argument's device (a helper that rebinds a batch, issue 28's ``x =
-        utils.normalize(x)``). None when a return moves it, gives a value of another
-        parameter, of none, or nothing."""
+        utils.normalize(x)``). With ``path`` (an unpacking: ``model, history = fit(model,
+        ...)``), the element at that position of the tuple every ``return`` gives. None when
+        a return moves it, gives a value of another parameter, of none, or nothing."""
         helper = self.helper_called(call, scope)
-        if helper is None or not helper.returns:
+        if helper is None or not helper.returns or len(path) > 1:
             return None
         found: Optional[str] = None
         for value, _ in helper.returns:
+            if path:
+                if not isinstance(value, (cst.Tuple, cst.List)) or path[0] >= len(value.elements) \
+                        or any(isinstance(e, cst.StarredElement) for e in value.elements):
+                    return None
+                value = value.elements[path[0]].value
             parameter = None if value is None else self._derived_parameter(value, helper, 0)
             if parameter is None or (found is not None and parameter != found):
                 return None
@@ -1532,7 +1579,9 @@ class Placement:
         bindings = self.bindings_of(target, scope)
         since = -1
         if before is not None and isinstance(target, cst.Name) and scope.resolve(target.value) is scope:
-            earlier = [b for b in bindings if b[3] < before]
+            # (``model, history = fit(model, ...)`` of a helper that returns the model it was
+            # given rebinds the name to the same module: its placement goes on)
+            earlier = [b for b in bindings if b[3] < before and not self._hands_back(target, b)]
             if earlier:
                 bindings = [max(earlier, key=lambda b: b[3])]
                 since = bindings[0][3]
@@ -1580,6 +1629,30 @@ class Placement:
         if not moved and not bindings and isinstance(target, cst.Name) and depth < 3:
             moved = self._moved_by_every_caller(target.value, scope, depth)
         return (target, device) if moved else None
+
+    def _a_module(self, expr, scope: Scope) -> bool:
+        """Whether ``expr`` holds a module: its kind says so, or (a name whose kind is unknown)
+        an assignment of it builds one and no other gives a known kind that is not one
+        (``gen = Generator().to(d)``, then ``gen, disc = models`` from amp's ``initialize``)."""
+        kind = self.kinds.kind_of(expr, scope)
+        if self.kinds.is_module(kind):
+            return True
+        if kind is not K.UNKNOWN or not isinstance(expr, cst.Name):
+            return False
+        kinds = [self.kinds.kind_of(value, value_scope)
+                 for value, value_scope, path, _ in self.bindings_of(expr, scope) if not path]
+        return any(self.kinds.is_module(k) for k in kinds) and \
+            all(self.kinds.is_module(k) or k is K.UNKNOWN for k in kinds)
+
+    def _hands_back(self, target: cst.Name, binding: tuple) -> bool:
+        """Whether ``binding`` rebinds ``target`` to the value a helper of this file was given
+        for it and returns unmoved: ``model = tune(model)``, ``model, history = fit(model,
+        ...)`` of ``def fit(model, ...): ...; return model, history``."""
+        value, value_scope, path, _ = binding
+        if not isinstance(value, cst.Call):
+            return False
+        argument = self.returned_argument(value, value_scope, path)
+        return isinstance(argument, cst.Name) and argument.value == target.value
 
     def _aliases(self, scope: Scope) -> Dict[str, List[str]]:
         """name -> the names of ``scope`` that an assignment binds to it (``net = model``)."""
