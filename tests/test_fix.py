@@ -280,6 +280,32 @@ def test_tdl004_inserts_after_unpacking_and_falls_back_to_model_parameters():
     assert codes(out) == []
 
 
+@pytest.mark.parametrize("step, setup, call", [
+    ("def step(model, batch):\n    inputs, labels = batch\n    return model(inputs)\n",
+     "model = torch.nn.Linear(4, 2).to(device)", "step(model, batch)"),
+    ("class Trainer:\n    def __init__(self, model, device):\n"
+     "        self.model = model.to(device)\n\n"
+     "    def step(self, batch):\n        inputs, labels = batch\n"
+     "        return self.model(inputs)\n",
+     "trainer = Trainer(torch.nn.Linear(4, 2), device)", "trainer.step(batch)"),
+])
+def test_tdl004_a_whole_batch_handed_to_a_step_gets_no_move_of_the_whole(step, setup, call):
+    # The step unpacks it: a tuple of tensors has no ``.to()``, so ``batch = batch.to(d)``
+    # would raise AttributeError. The finding stays; no fix is offered, not even unsafe.
+    source = (
+        "import torch\nfrom torch.utils.data import DataLoader, TensorDataset\n\n\n"
+        + step + "\n\n"
+        "def main(device):\n"
+        f"    {setup}\n"
+        "    loader = DataLoader(TensorDataset(torch.randn(8, 4), torch.randn(8)), batch_size=4)\n"
+        "    for batch in loader:\n"
+        f"        {call}\n")
+    found = lint_source(source, "snippet.py").findings
+    assert [(f.code, f.message.split("`")[1]) for f in found if f.code == "TDL004"] == \
+        [("TDL004", "batch")]
+    assert "batch = batch.to(" not in fix_source(source, "snippet.py", DEFAULT_RULES, UNSAFE).fixed
+
+
 def test_tdl004_tabs_and_crlf_are_kept():
     source = ("import torch\r\nfrom torch.utils.data import DataLoader\r\n\r\n\r\n"
               "def main(device, loader: DataLoader):\r\n"

@@ -540,6 +540,16 @@ class Analysis:
         name, or None (``Placement.helper_called``)."""
         return self.placement.helper_called(call, scope)
 
+    def object_method_called(self, call: cst.Call, scope: Scope):
+        """The method of a class of this file (no ``nn.Module``) that ``call`` runs on an
+        object, ``self.step(batch)``, or None (``Placement.object_method_called``)."""
+        return self.placement.object_method_called(call, scope)
+
+    def argument_for(self, call: cst.Call, function, name: str):
+        """What ``call`` gives ``function`` for the parameter or object attribute ``name`` of
+        its summary (``Placement.argument_for``)."""
+        return self.placement.argument_for(call, function, name)
+
     def fed_to_model(self, info) -> list:
         """(tensor parameter, model parameter) pairs of a plain function of this file that
         calls the one with the other's value (``CalleeSummary.feeds``)."""

@@ -16,9 +16,11 @@ the mark; a move, or a reassignment from anything else, drops it) and records:
   in arithmetic, an elementwise comparison or a torch function that needs its tensors on one
   device (``signal + noise``, ``torch.cat([features, padding])``, ``predictions == labels``).
 
-Only plain top-level functions of the file are summarised (``Placement.helper_called``):
-a method, a nested function, a generator or a decorated function may not return or do
-what its body says to its caller.
+Plain top-level functions of the file are summarised (``Placement.helper_called``), and
+methods a rule asks about (``Placement.object_method_called``: ``self.step(batch)`` of a
+trainer object), whose ``feeds`` also name the attributes of the object that they call with
+a parameter's value (``self.model(x)``: ".model"). A nested function, a generator or a
+decorated function may not return or do what its body says to its caller.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ from torchdevlint import torch_api as api
 from torchdevlint.analysis.builder import walk_code
 from torchdevlint.analysis.model import PARAM, FunctionInfo, root_name
 from torchdevlint.analysis.placement import (
-    Placement, _AcceleratorWalk, _FromParameter, _PointTrace,
+    SELF_ATTRIBUTE, Placement, _AcceleratorWalk, _FromParameter, _PointTrace,
 )
 
 _ARITHMETIC = (cst.Add, cst.Subtract, cst.Multiply, cst.Divide, cst.FloorDivide, cst.Modulo,
@@ -80,10 +82,10 @@ class Callees:
     def _summarize(self, info: FunctionInfo) -> CalleeSummary:
         found = CalleeSummary()
         scope = info.scope
-        if info.cls is not None or scope is None:
+        if scope is None or (info.cls is not None and not info.self_name):
             return found
         parameters = [name for name, bindings in scope.bindings.items()
-                      if bindings and bindings[0].how == PARAM
+                      if bindings and bindings[0].how == PARAM and name != info.self_name
                       and bindings[0].value[0].star not in ("*", "**")]
         if not parameters:
             return found
@@ -118,7 +120,7 @@ class Callees:
             found.moves[moved[0][0]] = moved[0][1]
         for node in walk_code(body):
             if isinstance(node, cst.Call):
-                self._call(node, scope, never_rebound, parameter_of, found)
+                self._call(node, scope, never_rebound, parameter_of, found, info.self_name)
             elif isinstance(node, cst.BinaryOperation) and isinstance(node.operator, _ARITHMETIC):
                 self._meet([node.left, node.right], node, parameter_of, found)
             elif isinstance(node, cst.Comparison) and all(
@@ -127,16 +129,23 @@ class Callees:
                            parameter_of, found)
         return found
 
-    def _call(self, call: cst.Call, scope, callees, parameter_of, found: CalleeSummary) -> None:
+    def _call(self, call: cst.Call, scope, callees, parameter_of, found: CalleeSummary,
+              self_name: Optional[str] = None) -> None:
         func = call.func
+        called = None
         if isinstance(func, cst.Name) and func.value in callees:
-            # ``model(x)``: the parameter called (never rebound) with another's value
+            called = func.value  # ``model(x)``: the parameter called (never rebound)
+        elif self_name and isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) \
+                and func.value.value == self_name:
+            called = SELF_ATTRIBUTE + func.attr.value  # ``self.model(x)`` in a method
+        if called is not None:
+            # called with another parameter's value
             for arg in call.args:
                 if arg.star:
                     continue
                 fed = parameter_of(arg.value)
-                if fed is not None and fed != func.value and (fed, func.value) not in found.feeds:
-                    found.feeds.append((fed, func.value))
+                if fed is not None and fed != called and (fed, called) not in found.feeds:
+                    found.feeds.append((fed, called))
             return
         qualified = self.placement.kinds.qualname(func, scope)
         if qualified is None:

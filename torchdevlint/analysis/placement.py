@@ -27,6 +27,10 @@ _WRAPPERS_THAT_SCATTER = api.SCATTERING_WRAPPERS
 _ATTRIBUTE_HOOKS = ("__getattr__", "__setattr__", "__getattribute__")
 # Calls of accelerate / Lightning Fabric that prepare a model or loader: they move batches.
 _PREPARING_CALLS = frozenset("prepare setup setup_module setup_dataloaders prepare_data_loader".split())
+# How a summary of a method (``callees``) names an attribute of the object it runs on, which
+# it calls with a parameter's value (``self.model(x)`` is ".model"): ``Placement.argument_for``
+# gives the caller's expression for it.
+SELF_ATTRIBUTE = "."
 
 
 class OnAccelerator:
@@ -595,6 +599,7 @@ class Placement:
         self._scattering: set = set()
         # id(scope) -> {name: the names bound to it there, ``net = model``} (``_aliases``)
         self._alias_table: Dict[int, Dict[str, List[str]]] = {}
+        self._receiver_attributes: Dict[tuple, cst.Attribute] = {}  # (``argument_for``)
         # id(function node or module) -> {id(Name read): evidence}: each body walked once,
         # on the first question about it
         self._walked: Dict[int, Dict[int, object]] = {}
@@ -1215,6 +1220,37 @@ class Placement:
                 info.ctx.scope.kind != "module":
             return None
         return info
+
+    def object_method_called(self, call: cst.Call, scope: Scope) -> Optional[FunctionInfo]:
+        """The method of a class of this file that is no ``nn.Module`` which ``call`` runs on
+        an object (``self.step(batch)`` in a trainer's ``fit``, ``trainer.step(batch)``),
+        whose body says what it does with its arguments (``method_called``), else None."""
+        if not isinstance(call.func, cst.Attribute):
+            return None
+        method = self.method_called(call, scope)
+        if method is None or method.cls is None or self.kinds.class_is_module(method.cls) \
+                is not False:
+            return None
+        return method
+
+    def argument_for(self, call: cst.Call, function, name: str) -> Optional[cst.BaseExpression]:
+        """What ``call`` gives the function or method it calls for ``name`` of its summary
+        (``callees``): a parameter's argument, or for an attribute of the object a method runs
+        on (".model"), that attribute of the call's receiver (``self.model`` of
+        ``self.step(batch)``), an expression made once per call and kept (the kinds cache
+        answers by node)."""
+        bound = function.cls is not None
+        if not name.startswith(SELF_ATTRIBUTE):
+            return argument_for_parameter(call, function, name, bound=bound)
+        if not bound or not isinstance(call.func, cst.Attribute) or \
+                not isinstance(call.func.value, cst.Name):
+            return None
+        key = (id(call), name)
+        made = self._receiver_attributes.get(key)
+        if made is None:
+            made = self._receiver_attributes[key] = cst.Attribute(
+                value=call.func.value, attr=cst.Name(name[len(SELF_ATTRIBUTE):]))
+        return made
 
     def returned_argument(self, call: cst.Call, scope: Scope,
                           path: tuple = ()) -> Optional[cst.BaseExpression]:

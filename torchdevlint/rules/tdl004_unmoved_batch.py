@@ -203,7 +203,10 @@ class UnmovedBatch(Rule):
     (`def step(model, x): return model(x)`), hands it to a loss parameter, or compares or
     combines it with a parameter given a value this loop put on a device
     (`def accuracy(pred, y): return (pred == y).float().mean()`); the message names the
-    function. A model passed into a function as a parameter is moved when every
+    function. A method of a trainer object of the file (a class that is no `nn.Module`) is
+    judged the same way, with the attributes of the object it calls: `self.step(batch)` whose
+    body unpacks the batch and calls `self.model`, moved in `__init__`. A whole batch handed on
+    so gets no fix (the function may unpack it, and a tuple has no `.to()`). A model passed into a function as a parameter is moved when every
     call of the function in the file passes a moved one. A model built by a choice that moves
     it in one branch (`Net().cuda() if use_cuda else Net()`) is moved: on a machine with the
     accelerator, that branch runs. In a file
@@ -644,6 +647,10 @@ class _LoopChecker(OrderedWalk):
         self.moves_some = False
         self.model_called: Optional[tuple] = None  # (model expr, device expr)
         self.candidates: List[tuple] = []  # (name, node, sink, callee text)
+        # names handed to a function or method of the file that may unpack them (``batch`` of
+        # ``self.step(batch)`` whose body does ``x, y = batch``): a ``.to()`` of the whole
+        # value is no fix unless it is known to be a tensor
+        self.through_helpers: set = set()
         # Names holding what a call made of unmoved batch values (``output = model(data)``):
         # name -> (the producing call's text, the unmoved names). When such a name meets a
         # value this loop put on a device, the unmoved inputs are what should have moved.
@@ -695,6 +702,9 @@ class _LoopChecker(OrderedWalk):
             else:
                 device_text = _device_text_at(self.scope, device, model_expr)
             moved = None if device_text is None else _moved_text(name, device_text, value.is_mapping)
+            if name in self.through_helpers and \
+                    self.analysis.kinds.name_kind(name, self.scope) is not K.TENSOR:
+                moved = None  # (a tuple or list of tensors has no ``.to()``)
             if moved is None:  # no fix: name the device as the code that moved the model does
                 proposed = name + ".to(" + (
                     source_of(device) if device is not None else
@@ -889,7 +899,8 @@ class _LoopChecker(OrderedWalk):
             if partner is not None:
                 self._derived_sink([a.value for a in call.args], source_of(call.func), partner)
             return
-        helper = self.analysis.helper_called(call, self.scope)
+        helper = self.analysis.helper_called(call, self.scope) or \
+            self.analysis.object_method_called(call, self.scope)
         if helper is not None:
             self._helper_sink(call, helper)
             return
@@ -905,13 +916,14 @@ class _LoopChecker(OrderedWalk):
         """``step(model, images)``, ``compute_loss(criterion, output, target)``,
         ``accuracy(predictions, labels)``: a function of this file that calls one parameter
         with another, or makes two meet (``CalleeSummary``), given a batch value for one:
-        the sink is in there, judged as if it were written here. The message names the
+        the sink is in there, judged as if it were written here. Also a trainer's method
+        (``self.step(batch)`` whose body feeds ``self.model``). The message names the
         function."""
         summary = self.analysis.callee_summary(helper)
         placement = self.rule.placement
 
         def argument(name):
-            return argument_for_parameter(call, helper, name)
+            return self.analysis.argument_for(call, helper, name)
 
         for fed, called in summary.feeds:
             target, value = argument(called), argument(fed)
@@ -925,12 +937,14 @@ class _LoopChecker(OrderedWalk):
                 if placement.scatters(target, self.scope):
                     continue
                 for name in self._unmoved(value):
+                    self.through_helpers.add(name.value)
                     self.candidates.append((name.value, name, "model", through, model))
             elif self.analysis.is_loss(target, self.scope):
                 others = [argument(other) for other, callee in summary.feeds
                           if callee == called and other != fed]
                 partner = self._partner_on_device([o for o in others if o is not None])
                 for name in self._unmoved(value):
+                    self.through_helpers.add(name.value)
                     self.candidates.append((name.value, name, "loss", through, partner))
         for first, second, operation in summary.meets:
             for mine, theirs in ((first, second), (second, first)):
