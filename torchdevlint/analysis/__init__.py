@@ -29,7 +29,8 @@ from torchdevlint.analysis.flow import (  # noqa: F401 (facade)
 from torchdevlint.analysis.gradmode import GradMode
 from torchdevlint.analysis.guards import Guards
 from torchdevlint.analysis.modules import (  # noqa: F401 (facade)
-    INDEX_ARGUMENT_ERROR, INDEX_ERROR, RNN_STATE_ERROR, Meeting, ModuleClasses, ModuleState,
+    INDEX_ARGUMENT_ERROR, INDEX_ERROR, RNN_STATE_ERROR, SAME_DEVICE_ERROR, Meeting, ModuleClasses,
+    ModuleState,
 )
 from torchdevlint.analysis.kinds import KindInference
 from torchdevlint.analysis.placement import (  # noqa: F401 (facade)
@@ -64,7 +65,7 @@ __all__ = [
     "DeviceTrace", "OrderedWalk", "UNDECIDED", "reached_without", "OnAccelerator", "OnCPU", "copied_to_host",
     "literal_rank", "method_rank", "rank_after_index", "sizes_rank", "returns_torch_tensors",
     "updates_itself", "INDEX_ERROR", "RNN_STATE_ERROR", "positional_items", "call_argument", "is_elementwise_comparison", "checked_index_operands",
-    "INDEX_ARGUMENT_ERROR",
+    "INDEX_ARGUMENT_ERROR", "SAME_DEVICE_ERROR",
 ]
 
 

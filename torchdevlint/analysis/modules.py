@@ -1246,6 +1246,11 @@ class MethodDevices(DeviceTrace):
             callee = self.state.info.methods[name]
             return self.classes.returns_on_device(self.state, callee, self._given(callee, call))
         scope = self.method.scope
+        if isinstance(func, cst.Call) and scope is not None and call.args and \
+                (self.kinds.qualname(func.func, scope) or "").rpartition(".")[0] == "torch.nn":
+            # ``nn.ReLU(inplace=True)(x)``: a torch.nn module built and called at once computes
+            # where its input is (one with weights fails there: TDL007 reports it)
+            return self.carries(call.args[0].value)
         qualified = self.kinds.qualname(func, scope) if scope is not None else None
         if qualified in api.DEVICE_KEEPING_FUNCTIONS:  # ``rearrange(x, "b n -> n b")``
             return bool(call.args) and self.carries(call.args[0].value)

@@ -67,7 +67,7 @@ CATALOG = (
         'summary': "A tensor created without `device=` in `forward` meets the module's device tensors",
         'default_enabled': True,
         'fixable': True,
-        'required_text': ('\\bclass\\b', '\\btorch\\b', '\\b(?:BoolTensor|ByteTensor|DoubleTensor|FloatTensor|HalfTensor|IntTensor|LongTensor|Tensor|arange|empty|eye|full|linspace|logspace|ones|rand|randint|randn|randperm|tensor|zeros)\\b'),
+        'required_text': ('\\bclass\\b', '\\btorch\\b', '\\b(?:BatchNorm1d|BatchNorm2d|BatchNorm3d|Bilinear|BoolTensor|ByteTensor|Conv1d|Conv2d|Conv3d|ConvTranspose1d|ConvTranspose2d|ConvTranspose3d|DoubleTensor|Embedding|EmbeddingBag|FloatTensor|GRU|GRUCell|GroupNorm|HalfTensor|IntTensor|LSTM|LSTMCell|LayerNorm|LazyLinear|Linear|LongTensor|MultiheadAttention|PReLU|RMSNorm|RNN|RNNCell|Tensor|Transformer|TransformerDecoderLayer|TransformerEncoderLayer|arange|empty|eye|full|linspace|logspace|ones|rand|randint|randn|randperm|tensor|zeros)\\b'),
         'could_report_in': 'torchdevlint.rules.prefilter:off_device_factory_in',
         'required_calls': (),
     },

@@ -159,6 +159,7 @@ def move_statement_in(tree: ast.AST, source: str) -> bool:
 ALWAYS_SHAPED_FACTORIES = api.ALWAYS_SHAPED_FACTORIES
 SIZE_FACTORIES = api.SIZE_FACTORIES
 OFF_DEVICE_FACTORIES = api.OFF_DEVICE_FACTORIES
+LAYERS_WITH_WEIGHTS = api.LAYERS_WITH_WEIGHTS  # (TDL007: a layer built in ``forward``)
 SIZED_FACTORIES = api.SIZED_FACTORIES
 SCALAR_FACTORIES = api.SCALAR_FACTORIES
 _MOVE_TEXT = method_calls(api.ACCELERATOR_MOVE_METHODS, "DataParallel")
@@ -168,8 +169,9 @@ GENERATING = api.GENERATING_FACTORIES  # TDL009 (``rules/factories``)
 def off_device_factory_in(tree: ast.AST, source: str) -> bool:
     """TDL007's ast prefilter.
 
-    Every finding is a factory call without ``device=`` (nor ``**kwargs``, which may carry
-    one) in a method of a class that defines ``forward`` (or whose other methods the file calls
+    Every finding is a factory call, or a torch.nn layer with weights built (by any name: a
+    superset of what ``qualname`` resolves), without ``device=`` (nor ``**kwargs``, which may
+    carry one) in a method of a class that defines ``forward`` (or whose other methods the file calls
     on a name, ``model.sample(n)``), or in a top-level function of a
     file with such a class (``def subsequent_mask(n)``, which ``forward`` may call). The factory is named
     ``<...>.zeros`` or by a name imported from torch (``qualname`` resolves nothing else).
@@ -198,6 +200,19 @@ def off_device_factory_in(tree: ast.AST, source: str) -> bool:
             with_forward.add(node)
     if not with_forward:
         return False
+    # a torch.nn layer with weights built in a method of such a class and called there
+    # (``nn.BatchNorm2d(n)(x)``, ``layer = nn.Linear(d, 3)``; ``layer(x)``): no device=
+    for name in LAYERS_WITH_WEIGHTS:
+        for call, scope in walk.calls_by_name.get(name, ()):
+            if any(k.arg in ("device", None) for k in call.keywords):
+                continue
+            inside, function = scope, None
+            while inside is not None and inside not in with_forward:
+                if function is None and type(inside) in (ast.FunctionDef, ast.AsyncFunctionDef):
+                    function = inside
+                inside = walk.parents.get(inside)
+            if inside is not None and function is not None and function.name != "__init__":
+                return True  # (not where layers belong: ``__init__``, most files' only ones)
     imported = _imported_from_torch(tree, source, OFF_DEVICE_FACTORIES)
     for name in OFF_DEVICE_FACTORIES | imported:
         for call, scope in walk.calls_by_name.get(name, ()):

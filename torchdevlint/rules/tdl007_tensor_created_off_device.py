@@ -30,7 +30,7 @@ from typing import Dict, Iterator, List, Optional, Set
 import libcst as cst
 
 from torchdevlint.analysis import (
-    ARITHMETIC_OPERATORS, ASSIGN, PARAM, Analysis, FunctionInfo, ModuleState, argument_for_parameter,
+    ARITHMETIC_OPERATORS, ASSIGN, PARAM, SAME_DEVICE_ERROR, Analysis, FunctionInfo, ModuleState, argument_for_parameter,
     holds, is_number, positional_items,
     keyword_value, last_name, root_name, api, factory_dimensions, makes_an_empty_tensor, walk_code,
 )
@@ -38,7 +38,9 @@ from torchdevlint.findings import Finding
 from torchdevlint.fixes.context import FixContext
 from torchdevlint.fixes.model import Edit, Fix, FixPlan
 from torchdevlint.rules.base import Message, Rule, Violation, source_of
-from torchdevlint.rules.prefilter import OFF_DEVICE_FACTORIES, off_device_factory_in
+from torchdevlint.rules.prefilter import (
+    LAYERS_WITH_WEIGHTS, OFF_DEVICE_FACTORIES, off_device_factory_in,
+)
 
 
 # Tensor methods whose result keeps the receiver's device and at least its dimensions.
@@ -141,6 +143,15 @@ class TensorCreatedOffDevice(Rule):
     alone on the device would leave that call mixing devices.
 
     The finding is on the factory call.
+
+    A torch.nn layer with weights (`nn.Linear`, the convolutions, the norms, `nn.Embedding`,
+    the RNNs: `torch_api.LAYERS_WITH_WEIGHTS`) built without `device=` in such a method and
+    called there with a tensor on the module's device is reported the same way, on the
+    constructor call: `x = nn.BatchNorm2d(num_features=self.features)(x)` in `forward`, or
+    `classifier = nn.Linear(d, 3)` then `classifier(x)`. Its weights are made on the CPU at
+    every call (and, not being registered, are never trained). Its fix adds
+    `device=x.device` and is unsafe: the layer then runs, with new weights each call; build it
+    once in `__init__`.
 
     **Evidence of an accelerator** (issue 28): the module must be able to meet one, and the
     message names what shows it:
@@ -314,6 +325,14 @@ class TensorCreatedOffDevice(Rule):
         "`{module}.{caller}` hands it to `{module}.{method}`, which runs on the module's device "
         "({evidence}), and `{meeting}` {where}: {error}; {advice}")
 
+    # ... a torch.nn layer with weights built in a method that runs on the module's device and
+    # called there with a tensor on it (``nn.BatchNorm2d(num_features=n)(x)`` in ``forward``)
+    LAYER_BUILT_OFF_DEVICE = Message(
+        "`{layer}(...)` builds a layer with new weights on the CPU in `{module}.{method}`, which "
+        "runs on the module's device ({evidence}), and `{meeting}` gives it a tensor on the "
+        "module's device: {error}; build it once in `__init__` (`self.<name> = {layer}(...)`), "
+        "where it is registered, moved with the module and trained")
+
     code = "TDL007"
     name = "tensor-created-off-device"
     summary = "A tensor created without `device=` in `forward` meets the module's device tensors"
@@ -323,7 +342,8 @@ class TensorCreatedOffDevice(Rule):
     # (``def forward`` is no longer required: a module without one has methods the program
     # calls on the moved instance; the ast prefilter decides.)
     required_text = (r"\bclass\b", r"\btorch\b",
-                     r"\b(?:" + "|".join(sorted(OFF_DEVICE_FACTORIES)) + r")\b")
+                     r"\b(?:" + "|".join(sorted(OFF_DEVICE_FACTORIES | LAYERS_WITH_WEIGHTS))
+                     + r")\b")
     valid = (
         # used as an index: a CPU index tensor works with a tensor on any device
         "import torch\nimport torch.nn as nn\n\n\nclass M(nn.Module):\n"
@@ -383,6 +403,58 @@ class TensorCreatedOffDevice(Rule):
             for returned in (False, True):
                 for method in methods + functions:
                     yield from self._check_method(state, method, reported, returned)
+            for method in methods:
+                yield from self._layers_built_in(state, method, reported)
+
+    # -- a layer with weights built where the module runs ---------------------------------
+
+    def _layers_built_in(self, state: ModuleState, method: FunctionInfo, reported: Set[int]):
+        """``nn.BatchNorm2d(num_features=n)(x)``, or ``layer = nn.Linear(d, 3)`` then
+        ``layer(x)``, in a method that runs on the module's device, given a tensor on it: the
+        layer's weights are made on the CPU at every call (and never trained)."""
+        devices = self.analysis.modules.on_module_device(state, method)
+        for node in walk_code(method.node.body):
+            if not isinstance(node, cst.Call):
+                continue
+            built = self._layer_built(node.func, method)
+            if built is None or id(built) in reported:
+                continue
+            given = next((a.value for a in node.args if not a.star and a.keyword is None), None)
+            if given is None or not devices.carries(given):
+                continue
+            evidence = self.analysis.modules.accelerator_evidence(state.info)
+            moved = self.analysis.class_moved_in_project(state.info.name) \
+                if state.info.ctx.scope.kind == "module" else None
+            if evidence is None and moved is None:
+                return  # a program that never uses an accelerator: the module stays on the CPU
+            if evidence is None:
+                evidence = f"another file moves it to an accelerator: {moved}"
+            reported.add(id(built))
+            device, _ = self._device_for(node, built, devices, state, method)
+            # (unsafe: the layer then runs, but still with new, untrained weights each call)
+            yield Violation(
+                built,
+                self.LAYER_BUILT_OFF_DEVICE(layer=source_of(built.func), module=state.info.name,
+                                            method=method.name, evidence=evidence,
+                                            meeting=source_of(node), error=SAME_DEVICE_ERROR),
+                None if device is None else AddDevice(built, device, False))
+
+    def _layer_built(self, func, method: FunctionInfo) -> Optional[cst.Call]:
+        """The constructor call of a torch.nn layer with weights, without ``device=``, that
+        ``func`` (the callee of a call in ``method``) is, or names through its one assignment
+        in ``method``; else None."""
+        built = func
+        if isinstance(func, cst.Name):
+            bindings = method.scope.bindings.get(func.value, ())
+            if len(bindings) != 1 or bindings[0].how != ASSIGN or bindings[0].path:
+                return None
+            built = bindings[0].value
+        if not isinstance(built, cst.Call) or not built.args or any(
+                a.star == "**" or (a.keyword is not None and a.keyword.value == "device")
+                for a in built.args):
+            return None
+        head, _, tail = (self.kinds.qualname(built.func, method.scope) or "").rpartition(".")
+        return built if head == "torch.nn" and tail in api.LAYERS_WITH_WEIGHTS else None
 
     def _functions_given_the_device(self, state: ModuleState, methods) -> list:
         """The plain top-level functions of the file that ``methods`` call with a tensor on
