@@ -330,8 +330,8 @@ class TensorCreatedOffDevice(Rule):
     LAYER_BUILT_OFF_DEVICE = Message(
         "`{layer}(...)` builds a layer with new weights on the CPU in `{module}.{method}`, which "
         "runs on the module's device ({evidence}), and `{meeting}` gives it a tensor on the "
-        "module's device: {error}; build it once in `__init__` (`self.<name> = {layer}(...)`), "
-        "where it is registered, moved with the module and trained")
+        "module's device: {error}; build it once in `__init__` as a submodule of the module, "
+        "where it is registered, moved with it and trained")
 
     code = "TDL007"
     name = "tensor-created-off-device"
