@@ -1832,6 +1832,11 @@ class Placement:
             twin = self.copied_by_twin(scope.func, name)
             if twin is not None:
                 found[name] = twin
+        if found:
+            # A caller's walk may have asked what the function returns and walked its body
+            # before its parameters were known here (issue 28's diffusion ``noise_images(x,
+            # t)`` of a ``t`` every call moves): walked again when asked, as on the CPU side.
+            self._walked.pop((id(scope.func.node), "accelerator"), None)
         return found
 
     def parameters_on_cpu(self, scope: Scope) -> Dict[str, OnCPU]:
