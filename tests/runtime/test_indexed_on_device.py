@@ -53,6 +53,67 @@ LOADER_TABLE = textwrap.dedent("""\
 """)
 
 
+# a diffusion schedule kept by a plain object on the CPU and indexed in its method with the
+# timesteps every call passes on the device (issue 28: the "indices should be either on cpu"
+# of diffusion tutorials' ``self.alpha_hat[t]``). Asked in the order the rule asks, the method
+# body was walked before its parameters' placement was known, and that walk was kept.
+DIFFUSION_SCHEDULE = textwrap.dedent("""\
+    import torch
+    import torch.nn as nn
+
+
+    class Diffusion:
+        def __init__(self, timesteps=1000):
+            self.betas = torch.linspace(1e-4, 0.02, timesteps)
+            self.alpha_hat = torch.cumprod(1.0 - self.betas, dim=0)
+
+        def noise_images(self, x, t):
+            sqrt_alpha_hat = torch.sqrt(self.alpha_hat[t])[:, None]
+            eps = torch.randn_like(x)
+            return sqrt_alpha_hat * x + eps, eps
+
+
+    def main(device):
+        diffusion = Diffusion()
+        model = nn.Linear(4, 4).to(device)
+        x = torch.randn(8, 4).to(device)
+        t = torch.randint(low=1, high=1000, size=(8,)).to(device)
+        xt, noise = diffusion.noise_images(x, t)
+        return nn.functional.mse_loss(model(xt), noise)
+""")
+
+
+# the schedule indexed in a helper of the file that a method hands it and the timesteps to
+# (``_i(self.sqrt_alphas_cumprod, t, x0)`` of modelscope's and VGen's diffusion, whose issues
+# quote this error); the schedule is five assignments from its factory
+DIFFUSION_HELPER = textwrap.dedent("""\
+    import torch
+
+
+    def _i(tensor, t, x):
+        shape = (x.size(0),) + (1,) * (x.ndim - 1)
+        return tensor[t].view(shape).to(x)
+
+
+    class GaussianDiffusion(object):
+        def __init__(self, timesteps):
+            self.betas = torch.linspace(1e-4, 0.02, timesteps, dtype=torch.float64)
+            alphas = 1 - self.betas
+            self.alphas_cumprod = torch.cumprod(alphas, dim=0)
+            self.sqrt_alphas_cumprod = torch.sqrt(self.alphas_cumprod)
+
+        def q_sample(self, x0, t, noise):
+            return _i(self.sqrt_alphas_cumprod, t, x0) * x0 + noise
+
+
+    def main(device):
+        diffusion = GaussianDiffusion(1000)
+        x0 = torch.randn(8, 4).to(device)
+        t = torch.randint(0, 1000, (8,), device=device)
+        return diffusion.q_sample(x0, t, torch.randn_like(x0))
+""")
+
+
 def run_main(source: str, device):
     namespace: dict = {}
     exec(compile(source, "snippet.py", "exec"), namespace)
@@ -65,6 +126,15 @@ def run_main(source: str, device):
      ("torch.eye(3)[y]", "torch.eye(3, device=device)[y]")),
     (LOADER_TABLE, (12, 18), "indexing `smoothing`, a tensor on the CPU",
      ("smoothing[y]", "smoothing.to(device)[y]")),
+    (DIFFUSION_SCHEDULE, (11, 37), "indexing `self.alpha_hat`, a tensor on the CPU (made by "
+                                   "`torch.linspace(1e-4, 0.02, timesteps)`), with `t`, on an "
+                                   "accelerator (every call of `noise_images` passes one",
+     ("self.alpha_hat[t]", "self.alpha_hat.to(t.device)[t]")),
+    (DIFFUSION_HELPER, (17, 16), "the call of `_i` mixes `self.sqrt_alphas_cumprod`, a tensor on "
+                                 "the CPU (made by `torch.linspace(1e-4, 0.02, timesteps,...`), "
+                                 "with `t`, on an accelerator (every call of `q_sample` passes "
+                                 "one on an accelerator), which indexes it in `tensor[t]` in `_i`",
+     ("_i(self.sqrt_alphas_cumprod, t, x0)", "_i(self.sqrt_alphas_cumprod.to(t.device), t, x0)")),
 ])
 def test_a_cpu_tensor_indexed_with_a_device_tensor_is_flagged_and_fails_on_a_gpu(
         source, where, words, fixed):
@@ -87,3 +157,27 @@ def test_a_zero_dim_index_on_the_device_is_read_as_a_number():
         assert table[torch.tensor(1, device="cuda")].item() == 1
         with pytest.raises(RuntimeError, match=INDEX):
             table[torch.tensor([1], device="cuda")]
+
+
+def test_a_schedule_indexed_with_timesteps_its_callers_keep_on_the_cpu_is_silent():
+    source = DIFFUSION_SCHEDULE.replace(
+        "t = torch.randint(low=1, high=1000, size=(8,)).to(device)",
+        "t = torch.randint(low=1, high=1000, size=(8,))").replace(
+        "xt, noise = diffusion.noise_images(x, t)",
+        "xt, noise = diffusion.noise_images(x.cpu(), t)").replace(
+        "model(xt)", "model(xt.to(device))").replace("mse_loss(model(xt.to(device)), noise)",
+                                                     "mse_loss(model(xt.to(device)), noise.to(device))")
+    assert lint_source(source, "snippet.py", [classes_by_code()["TDL011"]]).findings == []
+    with fake_accelerator("cuda"):
+        run_main(source, torch.device("cuda"))
+
+
+def test_a_device_schedule_indexed_in_a_helper_with_cpu_timesteps_is_silent():
+    # (the other way round works: a CPU index into a tensor on the device)
+    source = DIFFUSION_HELPER.replace(
+        "self.betas = torch.linspace(1e-4, 0.02, timesteps, dtype=torch.float64)",
+        "self.betas = torch.linspace(1e-4, 0.02, timesteps, dtype=torch.float64, device='cuda')"
+    ).replace("t = torch.randint(0, 1000, (8,), device=device)", "t = torch.randint(0, 1000, (8,))")
+    assert lint_source(source, "snippet.py", [classes_by_code()["TDL011"]]).findings == []
+    with fake_accelerator("cuda"):
+        run_main(source, torch.device("cuda"))

@@ -14,7 +14,9 @@ the mark; a move, or a reassignment from anything else, drops it) and records:
   model(idx[:, -n:])``; a caller's arguments for the two meet in that call;
 - ``meets``: (parameter, parameter, the operation) where the values of two parameters meet
   in arithmetic, an elementwise comparison or a torch function that needs its tensors on one
-  device (``signal + noise``, ``torch.cat([features, padding])``, ``predictions == labels``).
+  device (``signal + noise``, ``torch.cat([features, padding])``, ``predictions == labels``),
+  or where one indexes the other (``tensor[t]``: the indexed one first; only a CPU tensor
+  given an index on a device fails).
 
 Plain top-level functions of the file are summarised (``Placement.helper_called``), and
 methods a rule asks about (``Placement.object_method_called``: ``self.step(batch)`` of a
@@ -127,6 +129,15 @@ class Callees:
                     isinstance(c.operator, _ELEMENTWISE) for c in node.comparisons):
                 self._meet([node.left] + [c.comparator for c in node.comparisons], node,
                            parameter_of, found)
+            elif isinstance(node, cst.Subscript):
+                # ``tensor[t]`` (a diffusion schedule indexed by timesteps): the indexed
+                # parameter first, then the index (only a CPU tensor given a device index fails)
+                indexed = parameter_of(node.value)
+                for element in node.slice:
+                    index = parameter_of(element.slice.value) \
+                        if isinstance(element.slice, cst.Index) else None
+                    if indexed is not None and index is not None and index != indexed:
+                        found.meets.append((indexed, index, node))
         return found
 
     def _call(self, call: cst.Call, scope, callees, parameter_of, found: CalleeSummary,

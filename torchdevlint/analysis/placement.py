@@ -953,6 +953,8 @@ class Placement:
             if method in api.NON_TENSOR_TENSOR_METHODS or method == "cuda" or (
                     method in api.HOST_COPY_METHODS and method != "cpu"):  # (``.cpu()``: above)
                 return None
+            if method in api.ARGUMENT_DEVICE_METHODS:  # ``torch.eye(n).type_as(x)``
+                return trace.device_of(call.args[0].value) if call.args else None
             if method in api.TENSOR_METHODS or method in api.SPLITTING_METHODS:
                 return trace.device_of(func.value)
             return None
@@ -1038,6 +1040,8 @@ class Placement:
                 return None
             if method in api.OFF_ACCELERATOR_METHODS:
                 return None
+            if method in api.ARGUMENT_DEVICE_METHODS and self.kinds.qualname(func, scope) is None:
+                return trace.device_of(call.args[0].value) if call.args else None
             if (method in api.TENSOR_METHODS or method in api.SPLITTING_METHODS) and \
                     self.kinds.qualname(func, scope) is None:  # (not ``torch.mm(a, b)``)
                 if self.kinds.kind_of(func.value, scope) in (K.MODULE,):
@@ -1832,6 +1836,11 @@ class Placement:
             twin = self.copied_by_twin(scope.func, name)
             if twin is not None:
                 found[name] = twin
+        if found:
+            # A caller's walk may have asked what the function returns and walked its body
+            # before its parameters were known here (issue 28's diffusion ``noise_images(x,
+            # t)`` of a ``t`` every call moves): walked again when asked, as on the CPU side.
+            self._walked.pop((id(scope.func.node), "accelerator"), None)
         return found
 
     def parameters_on_cpu(self, scope: Scope) -> Dict[str, OnCPU]:

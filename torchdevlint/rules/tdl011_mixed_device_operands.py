@@ -85,6 +85,12 @@ _ADDS_A_DIMENSION = api.DIMENSION_ADDING_METHODS
 _SEQUENCE_JOINS = api.SEQUENCE_JOINING_FUNCTIONS
 
 
+# How many assignments ``_may_be_scalar`` follows back before it gives up (and answers "may
+# be"): a diffusion schedule is five deep from its indexing (``sqrt_alphas_cumprod`` of
+# ``alphas_cumprod`` of ``alphas`` of ``betas`` of ``torch.linspace``: issue 28).
+_SCALAR_DEPTH = 6
+
+
 @dataclass
 class MoveOperand(FixPlan):
     """Move the CPU operand to the other's device, where it is used; an operand that is a
@@ -187,6 +193,9 @@ class MixedDeviceOperands(Rule):
       of the operations above (`def add_noise(signal, noise): return signal + noise`), given
       a tensor on an accelerator for the one and a CPU tensor for the other:
       `add_noise(signal, torch.randn(n))` (the message names the function and the operation);
+      or indexes one with the other (`def _i(tensor, t, x): return tensor[t].view(...)`, a
+      diffusion schedule given on the CPU with the timesteps on an accelerator: only that way
+      round fails, and not with a 0-dim index);
     - the pieces a list collects with `.append()` and `torch.cat`/`torch.stack` joins: a CPU
       piece and an accelerator piece appended to one list (`pieces.append(torch.zeros(0))`
       beside `pieces.append(out)`), or at one position of the tuples a list collects, joined
@@ -887,16 +896,22 @@ class MixedDeviceOperands(Rule):
             arguments = [argument_for_parameter(call, helper, name) for name in (first, second)]
             if None in arguments:
                 continue
-            for cpu_arg, acc_arg in (arguments, arguments[::-1]):
+            indexed = isinstance(operation, cst.Subscript)
+            # (an index: only the indexed tensor on the CPU and the index on a device fails,
+            # and not with a 0-dim index, which torch reads as a number)
+            for cpu_arg, acc_arg in (arguments,) if indexed else (arguments, arguments[::-1]):
                 evidence = self._cpu(cpu_arg, scope)
                 acc_evidence = self._accelerator(acc_arg, scope) if evidence is not None else None
-                if acc_evidence is None:
+                if acc_evidence is None or (indexed and self._may_be_scalar(
+                        acc_arg, scope, 0, device_side=True)):
                     continue
                 yield self._violation(
                     call, f"the call of `{source_of(call.func)}`", cpu_arg, evidence,
                     f"`{source_of(acc_arg)}`, on an accelerator ({acc_evidence.describe()}), "
-                    f"which it meets in `{source_of(operation, 50)}` in `{helper.name}`",
-                    _partner_device(acc_arg, acc_evidence), scope, owner)
+                    f"which {'indexes it' if indexed else 'it meets'} in "
+                    f"`{source_of(operation, 50)}` in `{helper.name}`",
+                    _partner_device(acc_arg, acc_evidence), scope, owner,
+                    error=INDEX_ERROR if indexed else None)
                 return
 
     def _call_operands(self, call: cst.Call, scope: Scope) -> List[cst.BaseExpression]:
@@ -989,7 +1004,7 @@ class MixedDeviceOperands(Rule):
         ``out, hidden = model(x, hidden)`` in a loop reads its own target). ``device_side``:
         ``expr`` is on the accelerator (an index, ``pred = out.argmax()``), so what is
         computed on the device counts too."""
-        if depth > 3:
+        if depth > _SCALAR_DEPTH:
             return True
         seen = set() if seen is None else seen
         stack = [expr]
