@@ -1003,8 +1003,9 @@ class _LoopChecker(OrderedWalk):
         arguments = (a.value for a in expr.args)
         if isinstance(expr.func, cst.Attribute):
             method = expr.func.attr.value
-            if method in api.NON_TENSOR_TENSOR_METHODS or method in api.ARGUMENT_DEVICE_METHODS:
-                return None
+            if method in api.NON_TENSOR_TENSOR_METHODS or method in api.ARGUMENT_DEVICE_METHODS \
+                    or method in api.HOST_COPY_METHODS:
+                return None  # (``.cpu()`` brings it back, whatever placed its receiver)
             if method in api.TENSOR_METHODS:
                 return self.device_of(expr.func.value) or self.first_device(arguments)
         elif isinstance(expr.func, cst.Name) and expr.func.value in api.NON_TENSOR_BUILTINS:
