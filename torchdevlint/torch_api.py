@@ -649,9 +649,9 @@ PLAIN_BUILTINS = frozenset(("tuple", "int", "float", "bool", "str", "len"))
 # A tensor's attributes that say where it is; methods that give it another type (or device).
 DEVICE_ATTRIBUTES = frozenset(("device", "is_cuda"))
 RETYPING_METHODS = frozenset(("to", "type_as", "type"))
-# Tensor methods whose result is on their argument's device, not their receiver's:
-# ``torch.eye(n).type_as(x)`` is where ``x`` is (and of its dtype).
-ARGUMENT_DEVICE_METHODS = frozenset(("type_as",))
+# Tensor methods whose result is on the device of the tensor they are given, not their
+# receiver's: ``torch.eye(n).type_as(x)`` is where ``x`` is (and of its dtype).
+OTHER_TENSORS_DEVICE_METHODS = frozenset(("type_as",))
 # A tensor's attributes that are no tensor (``kinds``).
 NON_TENSOR_TENSOR_ATTRIBUTES = frozenset(("shape", "dtype", "ndim", "is_cuda", "requires_grad"))
 # What a module's iterators give: its tensors, its (name, tensor) pairs, its submodules.

@@ -953,7 +953,7 @@ class Placement:
             if method in api.NON_TENSOR_TENSOR_METHODS or method == "cuda" or (
                     method in api.HOST_COPY_METHODS and method != "cpu"):  # (``.cpu()``: above)
                 return None
-            if method in api.ARGUMENT_DEVICE_METHODS:  # ``torch.eye(n).type_as(x)``
+            if method in api.OTHER_TENSORS_DEVICE_METHODS:  # ``torch.eye(n).type_as(x)``
                 return trace.device_of(call.args[0].value) if call.args else None
             if method in api.TENSOR_METHODS or method in api.SPLITTING_METHODS:
                 return trace.device_of(func.value)
@@ -1040,7 +1040,7 @@ class Placement:
                 return None
             if method in api.OFF_ACCELERATOR_METHODS:
                 return None
-            if method in api.ARGUMENT_DEVICE_METHODS and self.kinds.qualname(func, scope) is None:
+            if method in api.OTHER_TENSORS_DEVICE_METHODS and self.kinds.qualname(func, scope) is None:
                 return trace.device_of(call.args[0].value) if call.args else None
             if (method in api.TENSOR_METHODS or method in api.SPLITTING_METHODS) and \
                     self.kinds.qualname(func, scope) is None:  # (not ``torch.mm(a, b)``)

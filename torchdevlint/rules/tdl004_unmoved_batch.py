@@ -20,7 +20,7 @@ from typing import Dict, Iterator, List, Optional
 import libcst as cst
 
 from torchdevlint.analysis import (
-    ASSIGN, K, Analysis, Ctx, OrderedWalk, Scope, api, argument_for_parameter, copied_to_host,
+    ASSIGN, K, Analysis, Ctx, OrderedWalk, Scope, api, copied_to_host,
     dotted_name, iter_children, last_name,
     is_device_name, root_name, says_it_fails, string_value, walk_code,
 )
@@ -1003,9 +1003,8 @@ class _LoopChecker(OrderedWalk):
         arguments = (a.value for a in expr.args)
         if isinstance(expr.func, cst.Attribute):
             method = expr.func.attr.value
-            if method in api.NON_TENSOR_TENSOR_METHODS or method in api.ARGUMENT_DEVICE_METHODS \
-                    or method in api.HOST_COPY_METHODS:
-                return None  # (``.cpu()`` brings it back, whatever placed its receiver)
+            if method in api.NON_TENSOR_TENSOR_METHODS or method in api.ARGUMENT_DEVICE_METHODS:
+                return None
             if method in api.TENSOR_METHODS:
                 return self.device_of(expr.func.value) or self.first_device(arguments)
         elif isinstance(expr.func, cst.Name) and expr.func.value in api.NON_TENSOR_BUILTINS:

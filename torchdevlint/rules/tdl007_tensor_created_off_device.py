@@ -422,13 +422,10 @@ class TensorCreatedOffDevice(Rule):
             given = next((a.value for a in node.args if not a.star and a.keyword is None), None)
             if given is None or not devices.carries(given):
                 continue
-            evidence = self.analysis.modules.accelerator_evidence(state.info)
-            moved = self.analysis.class_moved_in_project(state.info.name) \
-                if state.info.ctx.scope.kind == "module" else None
-            if evidence is None and moved is None:
+            shown = self._accelerator_shown(state)
+            if shown is None:
                 return  # a program that never uses an accelerator: the module stays on the CPU
-            if evidence is None:
-                evidence = f"another file moves it to an accelerator: {moved}"
+            evidence, _ = shown
             reported.add(id(built))
             device, _ = self._device_for(node, built, devices, state, method)
             # (unsafe: the layer then runs, but still with new, untrained weights each call)
@@ -438,6 +435,19 @@ class TensorCreatedOffDevice(Rule):
                                             method=method.name, evidence=evidence,
                                             meeting=source_of(node), error=SAME_DEVICE_ERROR),
                 None if device is None else AddDevice(built, device, False))
+
+    def _accelerator_shown(self, state: ModuleState) -> Optional[tuple]:
+        """(what shows that the module meets an accelerator, in a message's words; the other
+        file of the project that moves it, where this file shows it too, else None), or None
+        when nothing does: the file's own evidence first, else the project's."""
+        evidence = self.analysis.modules.accelerator_evidence(state.info)
+        moved = self.analysis.class_moved_in_project(state.info.name) \
+            if state.info.ctx.scope.kind == "module" else None
+        if evidence is None and moved is None:
+            return None
+        if evidence is None:  # only another file of the project shows it
+            return f"another file moves it to an accelerator: {moved}", None
+        return evidence, moved
 
     def _layer_built(self, func, method: FunctionInfo) -> Optional[cst.Call]:
         """The constructor call of a torch.nn layer with weights, without ``device=``, that
@@ -500,11 +510,10 @@ class TensorCreatedOffDevice(Rule):
                 if id(factory) in reported or returned == _holds(method.node, factory):
                     continue
                 # asked only here, for a class with a finding: what shows it meets a device
-                evidence = self.analysis.modules.accelerator_evidence(state.info)
-                moved = self.analysis.class_moved_in_project(state.info.name) \
-                    if state.info.ctx.scope.kind == "module" else None
-                if evidence is None and moved is None:
+                shown = self._accelerator_shown(state)
+                if shown is None:
                     return  # a program that never uses an accelerator: the module stays on the CPU
+                evidence, elsewhere = shown
                 reported.add(id(factory))
                 via = self._function_call_for(operand, method)
                 if via is not None:  # ``subsequent_mask(T)``: moved where the method gets it
@@ -523,10 +532,8 @@ class TensorCreatedOffDevice(Rule):
                     if via is not None else \
                     f"move it there (`.to({device})`)" if legacy else \
                     f"create it there (`device={device}`)"
-                if evidence is None:  # only another file of the project shows it
-                    evidence = f"another file moves it to an accelerator: {moved}"
-                elif moved is not None:  # the evidence is in another file: name it
-                    advice += f" (the module is moved to an accelerator in {moved})"
+                if elsewhere is not None:  # another file moves it too: name it
+                    advice += f" (the module is moved to an accelerator in {elsewhere})"
                 helper = None if _holds(method.node, factory) else \
                     self._function_holding(factory)
                 kind = self.CREATED_OFF_DEVICE if helper is None else self.RETURNED_OFF_DEVICE
