@@ -509,6 +509,68 @@ def test_a_binding_that_runs_before_the_call_on_every_pass_hides_later_ones_in_t
     assert repr(kinds[1]) == "UNKNOWN"  # ``other = None`` reaches it on the next pass
 
 
+def test_a_later_assignment_in_the_same_branch_hides_an_earlier_one():
+    analysis = analysis_of('''
+        import numpy as np
+        import torch
+
+        def f(x, flag):
+            if x is not None:
+                x = np.asarray(x)
+                if flag:
+                    x = x.tolist()
+                x = torch.from_numpy(x)
+            probe(x)
+            y = np.zeros(3)
+            if flag:
+                y = torch.zeros(3)
+                if x is None:
+                    y = np.ones(3)
+            probe(y)
+    ''')
+    first, second = sorted(analysis.collected.calls_by_name["probe"], key=lambda s: s.order)
+    # (the array and the list never reach the first probe: the last assignment of the branch
+    # runs whenever they do; the parameter does)
+    kinds = sorted(repr(analysis.kinds.binding_kind(b)) for b in analysis.reaching_bindings("x", first))
+    assert kinds == ["TENSOR", "UNKNOWN"]
+    # the inner ``y = np.ones(3)`` runs only under another test: the tensor still reaches
+    kinds = [repr(analysis.kinds.binding_kind(b)) for b in analysis.reaching_bindings("y", second)]
+    assert len(kinds) == 3 and "TENSOR" in kinds
+
+
+def test_what_a_helper_returns_is_what_reaches_its_return():
+    analysis = analysis_of('''
+        import numpy as np
+        import torch
+
+        def to_tensor(x):
+            x = np.asarray(x)
+            x = torch.from_numpy(x)
+            return x
+
+        def maybe_tensor(x):
+            if x is not None:
+                x = torch.from_numpy(np.asarray(x))
+            return x
+
+        def maybe_other(x, flag):
+            if flag:
+                x = torch.from_numpy(np.asarray(x))
+            return x
+
+        def mixed(x):
+            x = torch.from_numpy(x)
+            x = x.numpy()
+            return x
+    ''')
+    functions = {f.name: f for f in analysis.collected.functions}
+    kinds = {name: repr(analysis.kinds.return_kind(info)) for name, info in functions.items()}
+    assert kinds["to_tensor"] == "TENSOR"
+    assert kinds["maybe_tensor"] == "TENSOR"  # None or a tensor, as ``Optional[Tensor]``
+    assert kinds["maybe_other"] == "UNKNOWN"  # the parameter as it came, when not ``flag``
+    assert kinds["mixed"] != "TENSOR"
+
+
 def _placed_at_observe(source: str) -> dict:
     """What each name given to ``observe(...)`` holds there: "cpu", "accelerator" or None."""
     analysis = analysis_of(source)

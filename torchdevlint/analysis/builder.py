@@ -16,7 +16,7 @@ from torchdevlint import torch_api as api
 from torchdevlint.analysis.devices import is_device_name
 from torchdevlint.analysis.model import (
     ASSIGN, AUGMENT, CLASS, DEF, EXPECTS_FAILURE, FOR, HANDLES_FAILURE, HANDLES_NONE_DEREFERENCE, IMPORT, PARAM, UNKNOWN,
-    WITH, AfterExit, Binding, OrElse, CallSite, ClassInfo, Ctx, DefaultOf, FunctionInfo, LoopSpan, Scope, with_item_expects_failure,
+    WITH, AfterExit, Binding, OrElse, CallSite, ClassInfo, Ctx, DefaultOf, FunctionInfo, LoopSpan, Point, Scope, with_item_expects_failure,
     grad_mode_set_by,
     last_name,
     may_bind, next_order, says_it_fails,
@@ -594,6 +594,7 @@ class Builder:
                     self.out.devices.constructed_used.append((value, ctx, None))  # handed to callers
         if ctx.func is not None and ctx.scope.kind == "function":
             ctx.func.returns.append((node.value, ctx))
+            ctx.func.return_points.append(Point(ctx, self.loop))
 
     def _yield(self, node: cst.Yield, ctx: Ctx) -> None:
         if ctx.func is not None and ctx.scope.kind == "function":

@@ -14,7 +14,7 @@ import libcst as cst
 from torchdevlint import torch_api as api
 from torchdevlint.analysis.model import (
     ASSIGN, AUGMENT, CLASS, DEF, FOR, IMPORT, PARAM, WITH,
-    Binding, ClassInfo, FunctionInfo, Scope, last_name, may_bind, string_value,
+    Binding, ClassInfo, FunctionInfo, Scope, last_name, may_bind, reaching_bindings, string_value,
 )
 
 
@@ -793,9 +793,26 @@ class KindInference:
             kind = OTHER  # falls off the end: None
         else:
             self._return_memo[key] = _PENDING
-            kind = combine(self.kind_of(value, ctx.scope) for value, ctx in info.returns)
+            kind = combine(self._returned_kind(value, ctx, point)
+                           for (value, ctx), point in zip(info.returns, info.return_points))
         self._return_memo[key] = kind
         return kind
+
+    def _returned_kind(self, value, ctx, point) -> Kind:
+        """The kind of a ``return``'s value: a local name by the assignments that reach the
+        ``return`` (``x = np.asarray(x); x = torch.from_numpy(x); return x`` returns a tensor,
+        issue 28: a value rebound through a helper), anything else as it reads."""
+        if isinstance(value, cst.Name):
+            reaching = reaching_bindings(value.value, point)
+            assigned = [b for b in reaching if b.how != PARAM]
+            if assigned and len(assigned) < len(reaching) and all(
+                    _under_not_none_test(b.ctx.conditions, value.value) for b in assigned):
+                # ``if x is not None: x = torch.from_numpy(x)``, ``return x``: the parameter
+                # reaches the ``return`` only as None (a tensor or None, as ``Optional[Tensor]``)
+                reaching = assigned
+            if reaching:
+                return combine(self.binding_kind(b) for b in reaching)
+        return self.kind_of(value, ctx.scope)
 
     # -- iteration and unpacking --------------------------------------------------------
 
@@ -899,6 +916,21 @@ class KindInference:
     def is_module(self, kind: Kind) -> bool:
         return kind in MODULE_LIKE or (isinstance(kind, Instance)
                                        and self.class_is_module(kind.info) is True)
+
+
+def _under_not_none_test(conditions, name: str) -> bool:
+    """Whether a test ``name is not None`` guards a node with these ``conditions`` (its
+    body, not its ``else``)."""
+    while conditions is not None:
+        test = conditions[0]
+        if isinstance(test, cst.Comparison) and isinstance(test.left, cst.Name) \
+                and test.left.value == name and len(test.comparisons) == 1:
+            target = test.comparisons[0]
+            if isinstance(target.operator, cst.IsNot) and isinstance(target.comparator, cst.Name) \
+                    and target.comparator.value == "None":
+                return True
+        conditions = conditions[1]
+    return False
 
 
 def argument_passed(call: cst.Call, name: str, index: int) -> Optional[cst.BaseExpression]:

@@ -278,8 +278,8 @@ class Scope:
 
 
 class FunctionInfo:
-    __slots__ = ("node", "name", "scope", "ctx", "cls", "returns", "opaque_return", "self_name",
-                 "param_names")
+    __slots__ = ("node", "name", "scope", "ctx", "cls", "returns", "return_points",
+                 "opaque_return", "self_name", "param_names")
 
     def __init__(self, node, name: str, ctx: Ctx, cls: Optional["ClassInfo"]) -> None:
         self.node = node
@@ -288,6 +288,9 @@ class FunctionInfo:
         self.cls = cls  # set when this is a method
         self.scope: Optional[Scope] = None
         self.returns: List[Tuple[Optional[cst.BaseExpression], Ctx]] = []
+        # where each of ``returns`` sits in the flow (the same index): the assignments that
+        # reach it are those that give what it returns (``reaching_bindings``)
+        self.return_points: List["Point"] = []
         # True for generators, coroutines and decorated functions: a call does not return what
         # the body returns.
         self.opaque_return = False
@@ -318,6 +321,67 @@ class LoopSpan:
     def __init__(self) -> None:
         self.start = next_order()
         self.end = self.start  # set when the walk leaves the loop
+
+
+class Point:
+    """A place in the flow of a function: its context, its source order and the outermost
+    loop of its function around it (what ``reaching_bindings`` needs; a ``CallSite`` is one)."""
+
+    __slots__ = ("ctx", "order", "loop")
+
+    def __init__(self, ctx: Ctx, loop: Optional[LoopSpan] = None) -> None:
+        self.order = next_order()
+        self.ctx = ctx
+        self.loop = loop
+
+
+def reaching_bindings(name: str, point) -> List[Binding]:
+    """The bindings of ``name`` that can reach ``point`` (a ``Point`` or ``CallSite``): in the
+    function (or module) that owns the name and holds the point, the last assignment before
+    it, and earlier ones while that one is conditional (an ``if`` the point is not under),
+    plus later ones in a loop around the point (the next iteration) unless an assignment in
+    the loop runs before it on every pass. Elsewhere, every binding. The one answer to
+    "which assignment is read here" (TDL001's receivers, TDL003's saved values, what a
+    helper returns: ``x = np.asarray(x); x = torch.from_numpy(x); return x``)."""
+    scope = point.ctx.scope
+    owner = scope.resolve(name)
+    if owner is None:
+        return []
+    bindings = owner.bindings[name]
+    if owner is not scope:
+        return bindings
+    earlier = [b for b in bindings if b.order < point.order]
+    if not earlier:
+        return bindings
+    reaching = []
+    point_chain = _chain_links(point.ctx.conditions)
+    dominating = None
+    for binding in reversed(earlier):
+        chain = _chain_links(binding.ctx.conditions)
+        if any(id(later.ctx.conditions) in chain for later in reaching):
+            # a later assignment runs whenever this one does (``if x is not None: x =
+            # np.asarray(x); x = torch.from_numpy(x)``): this one never reaches the point
+            continue
+        reaching.append(binding)
+        if binding.ctx.conditions is None or id(binding.ctx.conditions) in point_chain:
+            dominating = binding  # it runs whenever the point runs: nothing earlier
+            break  # reaches past it
+    loop = point.loop
+    if loop is not None and (dominating is None or dominating.order < loop.start):
+        # the next iteration: unless a binding in the loop runs before the point on every
+        # pass (``x = f()`` then ``x.cuda()`` in one branch of an ``if``/``elif``, and
+        # ``x = None`` in another: that one never reaches the point)
+        reaching += [b for b in bindings if point.order < b.order < loop.end]
+    return reaching
+
+
+def _chain_links(conditions) -> set:
+    """ids of every link of a condition chain (a context's tests, innermost first)."""
+    links = set()
+    while conditions is not None:
+        links.add(id(conditions))
+        conditions = conditions[1]
+    return links
 
 
 class CallSite:

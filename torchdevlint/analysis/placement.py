@@ -18,7 +18,7 @@ from torchdevlint.analysis.flow import UNDECIDED, DeviceTrace, OrderedWalk
 from torchdevlint.analysis.kinds import KindInference, combine
 from torchdevlint.analysis.model import (
     ARITHMETIC_OPERATORS, ASSIGN, AUGMENT, DEF, IMPORT, PARAM, CallSite, FunctionInfo, Scope, for_clauses, is_number,
-    keyword_value, last_name, source_of, string_value,
+    keyword_value, last_name, reaching_bindings, source_of, string_value,
 )
 
 _WRAPPERS_THAT_SCATTER = api.SCATTERING_WRAPPERS
@@ -622,36 +622,8 @@ class Placement:
         return self._bare_moves
 
     def reaching_bindings(self, name: str, site: CallSite):
-        """The bindings of ``name`` that can reach ``site``: in the function (or module) that
-        owns the name and makes the call, the last assignment before the call, and earlier
-        ones while that one is conditional (an ``if`` the call is not under), plus later ones
-        in a loop around the call (the next iteration) unless an assignment in the loop runs
-        before the call on every pass. Elsewhere, every binding."""
-        scope = site.ctx.scope
-        owner = scope.resolve(name)
-        if owner is None:
-            return []
-        bindings = owner.bindings[name]
-        if owner is not scope:
-            return bindings
-        earlier = [b for b in bindings if b.order < site.order]
-        if not earlier:
-            return bindings
-        reaching = []
-        site_chain = _chain_links(site.ctx.conditions)
-        dominating = None
-        for binding in reversed(earlier):
-            reaching.append(binding)
-            if binding.ctx.conditions is None or id(binding.ctx.conditions) in site_chain:
-                dominating = binding  # it runs whenever the call runs: nothing earlier
-                break  # reaches past it
-        loop = site.loop
-        if loop is not None and (dominating is None or dominating.order < loop.start):
-            # the next iteration: unless a binding in the loop runs before the call on every
-            # pass (``x = f()`` then ``x.cuda()`` in one branch of an ``if``/``elif``, and
-            # ``x = None`` in another: that one never reaches the call)
-            reaching += [b for b in bindings if site.order < b.order < loop.end]
-        return reaching
+        """The bindings of ``name`` that can reach ``site`` (``model.reaching_bindings``)."""
+        return reaching_bindings(name, site)
 
     def kind_at(self, expr: cst.BaseExpression, site: CallSite):
         """The kind of ``expr`` where ``site`` is: a name is judged by the definitions that
@@ -1991,15 +1963,6 @@ def returns_torch_tensors(call: cst.Call) -> bool:
     tensors, which it makes on the CPU."""
     value = keyword_value(call, api.RETURN_TENSORS_KEYWORD)
     return value is not None and string_value(value) == api.RETURN_TENSORS_TORCH
-
-
-def _chain_links(conditions) -> set:
-    """ids of every link of a condition chain (a context's tests, innermost first)."""
-    links = set()
-    while conditions is not None:
-        links.add(id(conditions))
-        conditions = conditions[1]
-    return links
 
 
 def argument_for_parameter(call: cst.Call, function, name: str, bound: bool = False):

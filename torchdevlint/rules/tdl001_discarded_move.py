@@ -124,7 +124,11 @@ class DiscardedTensorMove(Rule):
     the output of a module or a loss, a value unpacked from iterating a data loader, a parameter
     annotated `torch.Tensor`, a `self` attribute the class assigns a tensor (including
     `register_buffer`), the return value of a function or method in the same file (also through
-    tuple unpacking), or a closure variable bound to a tensor.
+    tuple unpacking; a name it returns is judged by the assignments that reach the `return`:
+    `x = np.asarray(x); x = torch.from_numpy(x); return x` returns a tensor, and so does `if x
+    is not None: x = torch.from_numpy(x)` before `return x`, as `Optional[Tensor]` would, since
+    `.to()` of None fails anyway; coqui-ai/TTS's `id_to_torch`, issue 28), or a closure variable
+    bound to a tensor.
 
     It also reports a call, as a statement, of a plain function of the same file whose every
     `return` is a move of one of its parameters (`def to_device(t, device): return
