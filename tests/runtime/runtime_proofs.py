@@ -87,6 +87,16 @@ META_DEVICE_MISMATCH = ExpectedError(
     r"Tensor on device (meta is not on the expected device cpu|cpu is not on the expected device meta)!",
     example="Tensor on device meta is not on the expected device cpu!")
 
+# ...and ``index_copy`` / ``index_add`` on meta, which check their three tensors themselves
+# (``result.index_copy(1, self.lora_ind, x)`` with the index left on the CPU; on a GPU the
+# dispatcher's "got index is on cpu" of CUDA_DEVICE_MISMATCH comes first).
+META_INDEXED_UPDATE_MISMATCH = ExpectedError(
+    "RuntimeError",
+    r"index_(copy|add)\(\): self, index and source expected to be in the same device, but got "
+    r"\(self\) (meta|cpu), \(index\) (cpu|meta), and \(source\) (meta|cpu)",
+    example="index_copy(): self, index and source expected to be in the same device, but got "
+            "(self) meta, (index) cpu, and (source) meta")
+
 # ...and on a real GPU: TensorIterator ops (elementwise, comparisons) report the two devices
 # they found, ops with a device guard (addmm in nn.Linear) the argument that is elsewhere.
 CUDA_DEVICE_MISMATCH = ExpectedError(
@@ -195,7 +205,8 @@ PROOFS = {
                         errors={"meta": (META_DEVICE_MISMATCH,), "cuda": (CUDA_DEVICE_MISMATCH,)}),
     "TDL005": RuleProof("TDL005", argument="device", stand_in="meta", cuda_stand_in="cuda",
                         # (an RNN's state kept as a plain tuple: its layer checks it first)
-                        errors={"meta": (META_DEVICE_MISMATCH, RNN_STATE_DEVICE_MISMATCH),
+                        errors={"meta": (META_DEVICE_MISMATCH, RNN_STATE_DEVICE_MISMATCH,
+                                         META_INDEXED_UPDATE_MISMATCH),
                                 "cuda": CUDA_MISMATCHES + (RNN_STATE_DEVICE_MISMATCH,)}),
     "TDL006": RuleProof("TDL006", argument="device", stand_in="meta", cuda_stand_in="cuda",
                         errors={"meta": (META_DEVICE_MISMATCH,), "cuda": (CUDA_DEVICE_MISMATCH,)}),

@@ -1262,9 +1262,11 @@ class MethodDevices(DeviceTrace):
                     any(self.carries(e.value) for e in a.value.elements) for a in call.args))
         if isinstance(func, cst.Attribute):
             method = func.attr.value
-            if method in _OFF_DEVICE_METHODS or method in api.RETYPING_METHODS \
-                    or method.startswith("new_"):
+            if method in _OFF_DEVICE_METHODS or method in api.RETYPING_METHODS:
                 return False
+            if method.startswith("new_"):
+                # ``x.new_zeros(n, k)``: made where its receiver is (litgpt's LoRA ``zero_pad``)
+                return self.carries(func.value)
             return (method in api.TENSOR_METHODS or method in _SPLITTING_METHODS) \
                 and self.carries(func.value)
         return False

@@ -78,8 +78,14 @@ class UnregisteredTensorAttribute(Rule):
       `torch.eye(n)`, `torch.randn(...)`, `torch.randint(lo, hi, (n,))`, `torch.tensor([...])` of
       a list or of a numpy array with a dimension), `torch.tril`/`triu` of one, and what slices
       (`[..., None]`, `[:, :n]`), dtype casts and reshapes make of one, `torch.cat`/`torch.stack`
-      of such tensors, and the parts of `torch.meshgrid` of them (`ys, xs =
-      torch.meshgrid(torch.arange(n), torch.arange(n))`, a detection head's grid);
+      of such tensors (also of a list the method fills with `.append(...)`: `pieces = []`, then
+      `pieces.append(torch.arange(...))`, then `torch.cat(pieces)`), and the parts of
+      `torch.meshgrid` of them (`ys, xs = torch.meshgrid(torch.arange(n), torch.arange(n))`, a
+      detection head's grid). A factory given `device=self.weight.device` (a parameter or buffer
+      of the module, or `next(self.parameters()).device`) while the module is built counts as
+      one without `device=`: it is made where the parameters are then, the CPU unless the module
+      is built on a device, and a later `.to(device)` leaves it there (litgpt's LoRA
+      `lora_ind`, issue 28);
     - it is neither an `nn.Parameter` nor registered (`register_buffer`, `nn.Buffer`);
     - the attribute is assigned only while the module is built (in `__init__` and the methods only
       `__init__` calls), or is a cache that the class's own `train()` / `eval()` computes from
@@ -141,7 +147,8 @@ class UnregisteredTensorAttribute(Rule):
     `gather` / `index_select` / `scatter_`, passed to such a submodule or to a torch
     function that takes tensors: the input of a moved model; `forward`'s input, without a default
     or an annotation, in arithmetic: `(x - self.mean) / self.std` in a module with no weights of
-    its own, issue 28), and what is computed from those.
+    its own, issue 28), and what is computed from those (`x.new_zeros(...)` is made where `x`
+    is).
 
     A CPU tensor "with a dimension" is proven from how it is made: a factory with a shape
     (`torch.zeros(n)`, not `torch.zeros(())`), a list (`torch.tensor([...])`), a legacy
@@ -198,6 +205,13 @@ class UnregisteredTensorAttribute(Rule):
     ```
     RuntimeError: Tensor on device cpu is not on the expected device meta!
     RuntimeError: Tensor on device meta is not on the expected device cpu!
+    ```
+
+    and `index_copy` / `index_add`, which check their three tensors themselves there (on a GPU
+    the dispatcher's "but got index is on cpu" comes first):
+
+    ```
+    RuntimeError: index_copy(): self, index and source expected to be in the same device, but got (self) meta, (index) cpu, and (source) meta
     ```
 
     An `nn.LSTM`/`nn.GRU`/`nn.RNN` given a state left so checks its input and state first, on a
@@ -675,7 +689,8 @@ class UnregisteredTensorAttribute(Rule):
         tail = qualified.rpartition(".")[2]
         if qualified.count(".") != 1 and not (qualified.startswith("torch.nn.") and tail == "Buffer"):
             return False  # torch.cuda.FloatTensor, torch.Tensor's namespaces
-        if keyword_value(value, "device") is not None:
+        device = keyword_value(value, "device")
+        if device is not None and not self._where_built(device, binding):
             return False
         if any(a.star for a in value.args):
             return False
@@ -687,6 +702,12 @@ class UnregisteredTensorAttribute(Rule):
             return bool(items) and all(not isinstance(item, cst.StarredElement) and
                                        self._created_on_cpu(item, binding, depth + 1)
                                        for item in items)
+        if tail in api.JOINING_FUNCTIONS and positional and isinstance(positional[0], cst.Name):
+            # ``torch.cat(pieces)`` of a list the method builds (``pieces = []``, then
+            # ``pieces.append(torch.arange(...))`` under ``if``s; litgpt's LoRA ``lora_ind``)
+            appends = self.analysis.appended_to(positional[0].value, scope, binding.order)
+            return bool(appends) and all(self._created_on_cpu(site.call.args[0].value, binding,
+                                                              depth + 1) for site in appends)
         if tail in api.JOINING_FUNCTIONS or tail == "outer":
             items = positional[0].elements if tail != "outer" and positional and isinstance(
                 positional[0], (cst.List, cst.Tuple)) else [cst.Element(v) for v in positional]
@@ -699,6 +720,32 @@ class UnregisteredTensorAttribute(Rule):
         return tail in FACTORY_CALLS and factory_dimensions(
             value, tail, lambda data: self.kinds.is_sequence(data, scope)
             or self._numpy_with_dimension(data, scope)) is True
+
+    def _where_built(self, device, binding: Binding) -> bool:
+        """``device=self.weight.device`` (or ``next(self.parameters()).device``) while the
+        module is built: where its parameters are then, the CPU unless it is built on a
+        device, as a factory without ``device=`` (``.to(device)`` later moves the parameters
+        and leaves the tensor; litgpt's LoRA ``lora_ind``, fixed with ``register_buffer``)."""
+        func = binding.ctx.func
+        if func is None or func.cls is None or func.self_name is None or \
+                func.name not in self.analysis.modules.init_methods(func.cls):
+            return False
+        if not isinstance(device, cst.Attribute) or device.attr.value != "device":
+            return False
+        owner = device.value
+        if isinstance(owner, cst.Call) and isinstance(owner.func, cst.Name) and \
+                owner.func.value == "next" and len(owner.args) == 1:
+            owner = owner.args[0].value  # ``next(self.parameters())``
+            return isinstance(owner, cst.Call) and not owner.args and \
+                isinstance(owner.func, cst.Attribute) and owner.func.attr.value == "parameters" \
+                and isinstance(owner.func.value, cst.Name) and owner.func.value.value == func.self_name
+        if not (isinstance(owner, cst.Attribute) and isinstance(owner.value, cst.Name)
+                and owner.value.value == func.self_name):
+            return False
+        state = self.analysis.module_state(func.cls)
+        attribute = owner.attr.value
+        return attribute in state.parameters or attribute in state.buffers or \
+            attribute in api.MODULE_STATE_ATTRIBUTES
 
     def _attribute_rank(self, state: ModuleState, name: str) -> Optional[int]:
         """The fewest dimensions ``self.NAME`` is made with by its assignments while the module
