@@ -571,6 +571,23 @@ def test_what_a_helper_returns_is_what_reaches_its_return():
     assert kinds["mixed"] != "TENSOR"
 
 
+def test_a_star_import_gives_the_torch_a_file_reads_without_importing_it():
+    analysis = analysis_of('''
+        from models.common import *
+
+        model = torch.load(path)["model"]
+    ''')
+    site = analysis.collected.calls_by_name["load"][0]
+    assert analysis.qualname(site.call.func, site.ctx.scope) == "torch.load"
+    analysis = analysis_of('''
+        from torch import *
+
+        model = torch.load(path)
+    ''')
+    site = analysis.collected.calls_by_name["load"][0]
+    assert analysis.qualname(site.call.func, site.ctx.scope) is None
+
+
 def _placed_at_observe(source: str) -> dict:
     """What each name given to ``observe(...)`` holds there: "cpu", "accelerator" or None."""
     analysis = analysis_of(source)

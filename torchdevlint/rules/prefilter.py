@@ -769,6 +769,8 @@ def _torch_imports(tree: ast.AST) -> _TorchImports:
                 found.roots.add(alias.asname or "torch")
     for node in nodes_of(tree, ast.ImportFrom):
         if node.level or (node.module or "").split(".")[0] != "torch":
+            if any(alias.name == "*" for alias in node.names):
+                found.roots.add("torch")  # (``from models.common import *``: the builder's rule)
             continue
         for alias in node.names:
             bound = alias.asname or alias.name
