@@ -169,8 +169,7 @@ TENSOR_METHODS = frozenset(
     logical_and logical_or float_power norm flip roll tril triu diag diagonal
     add_ sub_ mul_ div_ clamp_ fill_ zero_ normal_ uniform_ copy_ masked_fill_ index_put
     nan_to_num where softplus lerp square sin cos any all
-    scatter_ scatter_add_ scatter_reduce scatter_reduce_ index_add index_add_ index_copy
-    index_copy_ index_fill index_fill_ masked_scatter masked_scatter_ take
+    scatter_reduce index_add index_copy index_fill masked_scatter take
     """.split()
 )
 

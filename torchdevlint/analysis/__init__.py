@@ -450,8 +450,19 @@ class Analysis:
 
     def _module_classes(self) -> ModuleClasses:
         if self._modules is None:
-            self._modules = ModuleClasses(self.collected, self._kinds, self._device_provider())
+            self._modules = ModuleClasses(self.collected, self._kinds, self._device_provider(),
+                                          self._accelerator_evidence)
         return self._modules
+
+    def _accelerator_evidence(self, expr: cst.BaseExpression, scope: Scope):
+        """``Placement.on_accelerator`` for the module classes (what a caller gives an
+        instance), asked whatever facts the rules declared: every rule that reads module state
+        gets the same answer."""
+        if self._placement is None:
+            self._placement = Placement(self.collected, self._kinds, self._device_provider,
+                                        self._project_of_calls, self.is_loss,
+                                        self._weighted_submodule)
+        return self._placement.on_accelerator(expr, scope)
 
     def _weighted_submodule(self, info, name: str) -> bool:
         """Whether ``self.NAME`` of the module class ``info`` is a registered submodule that

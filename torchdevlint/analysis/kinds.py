@@ -165,6 +165,7 @@ class KindInference:
         self._class_memo: Dict[int, Optional[bool]] = {}
         self._lightning_memo: Dict[int, bool] = {}
         self._attr_memo: Dict[Tuple[int, str], Kind] = {}
+        self._instance_calls: Dict[int, list] = {}  # id(class) -> ``instance_call_sites``
 
     # -- names and qualified names -----------------------------------------------------
 
@@ -403,6 +404,19 @@ class KindInference:
             if self.find_method(receiver.info, method.name) is method:
                 found.append(site)
         return found
+
+    def instance_call_sites(self, info: ClassInfo) -> List:
+        """The calls of this file of an instance of the class ``info`` itself (``diffusion(x0,
+        t)`` of ``diffusion = Diffusion(...).to(device)``), which run its ``forward`` (or its
+        ``__call__``): by the kind of what is called, read where the call is."""
+        known = self._instance_calls.get(id(info))
+        if known is None:
+            target = Instance(info)
+            known = self._instance_calls[id(info)] = [
+                site for group in self._collected.calls_by_name.values() for site in group
+                if isinstance(site.call.func, cst.Name)
+                and self.kind_of(site.call.func, site.ctx.scope) == target]
+        return known
 
     def annotation_kind(self, annotation: cst.BaseExpression, scope: Scope) -> Kind:
         text = string_value(annotation)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import weakref
 
 from dataclasses import dataclass, field
-from typing import Dict, FrozenSet, Iterator, List, Optional, Set, Tuple
+from typing import Callable, Dict, FrozenSet, Iterator, List, Optional, Set, Tuple
 
 import libcst as cst
 
@@ -131,9 +131,13 @@ class ModuleClasses:
     """Asked through ``Analysis.module_state``; each class is worked out once."""
 
     def __init__(self, collected: Collected, kinds: KindInference,
-                 devices: Optional[Devices] = None) -> None:
+                 devices: Optional[Devices] = None,
+                 on_accelerator: Optional[Callable] = None) -> None:
         self.collected = collected
         self.kinds = kinds
+        # the placement's evidence that an expression of the file is on an accelerator where
+        # it is read (what a caller gives ``forward``: ``_given_by_instance_calls``)
+        self.on_accelerator = on_accelerator
         self.devices = devices if devices is not None else Devices(kinds)
         self._states: Dict[int, ModuleState] = {}
         # ids of the classes whose state is being built: a base that is one of them (bases
@@ -677,6 +681,11 @@ class ModuleClasses:
             if given else self._alone(state, method)
         return known
 
+    def alone(self, state: ModuleState, method: FunctionInfo) -> "MethodDevices":
+        """What ``method`` holds on the module's device by itself, without what its callers
+        give it (a finding that rests on its callers names one)."""
+        return self._alone(state, method)
+
     def _alone(self, state: ModuleState, method: FunctionInfo) -> "MethodDevices":
         known = self._methods_alone.get(id(method))
         if known is None:
@@ -691,6 +700,8 @@ class ModuleClasses:
         ``forward``, a method the class never calls, or one it reads other than as a call
         (handed on as a callback, its callers unknown)."""
         info = state.info
+        if method.name == "forward" and info.methods.get(method.name) is method:
+            return self._given_by_instance_calls(state, method)
         if method.name == "forward" or info.methods.get(method.name) is not method:
             return frozenset()
         params = [name for name in method.param_names[1:] if name != method.self_name]
@@ -714,6 +725,26 @@ class ModuleClasses:
                      if (argument := argument_for_parameter(call, method, param, bound=True))
                      is not None and devices.carries(argument)}
         return frozenset(given) if sites else frozenset()
+
+    def _given_by_instance_calls(self, state: ModuleState, method: FunctionInfo) -> FrozenSet[str]:
+        """The parameters of ``forward`` that every call of an instance of the class in the
+        file gives a tensor the placement shows on an accelerator (``diffusion(x0, t)`` with
+        ``t = torch.randint(0, T, (n,), device=device)``: a diffusion model's ``self.sqrt_ac[t]``
+        then indexes a CPU table with it). Empty when the file calls no instance, or calls
+        one with ``*args``."""
+        if self.on_accelerator is None or state.info.methods.get("__call__") is not None:
+            return frozenset()
+        sites = self.kinds.instance_call_sites(state.info)
+        if not sites:
+            return frozenset()
+        given = {name for name in method.param_names[1:] if name != method.self_name}
+        for site in sites:
+            given = {param for param in given
+                     if (argument := argument_for_parameter(site.call, method, param, bound=True))
+                     is not None and self.on_accelerator(argument, site.ctx.scope)}
+            if not given:
+                break
+        return frozenset(given)
 
     def returns_on_device(self, state: ModuleState, method: FunctionInfo,
                           given: FrozenSet[str]) -> bool:

@@ -147,8 +147,11 @@ class UnregisteredTensorAttribute(Rule):
     `gather` / `index_select` / `scatter_`, passed to such a submodule or to a torch
     function that takes tensors: the input of a moved model; `forward`'s input, without a default
     or an annotation, in arithmetic: `(x - self.mean) / self.std` in a module with no weights of
-    its own, issue 28), and what is computed from those (`x.new_zeros(...)` is made where `x`
-    is).
+    its own, issue 28), a parameter of `forward` that every call of an instance of the class
+    in the file gives a tensor the placement shows on an accelerator (`diffusion(x0, t)` of `t =
+    torch.randint(0, T, (n,), device=device)`: a diffusion schedule's `self.sqrt_ac[t]`; the
+    message names that call), and what is computed from those (`x.new_zeros(...)` is made where
+    `x` is).
 
     A CPU tensor "with a dimension" is proven from how it is made: a factory with a shape
     (`torch.zeros(n)`, not `torch.zeros(())`), a list (`torch.tensor([...])`), a legacy
@@ -838,6 +841,15 @@ class UnregisteredTensorAttribute(Rule):
                 if where is None:
                     continue
                 error = where.error
+                if method.name == "forward" and devices.given and self.analysis.modules.meeting(
+                        node, stays, self.analysis.modules.alone(state, method)) is None:
+                    # the meeting rests on what the file's calls give ``forward``: name one
+                    site = self.kinds.instance_call_sites(state.info)[0]
+                    read = {n.value for n in walk_code(node) if isinstance(n, cst.Name)}
+                    names = sorted(devices.given & read) or sorted(devices.given)
+                    given = " and ".join(f"`{param}`" for param in names)
+                    where += f" ({given} on an accelerator at every call in this file, as " \
+                        f"`{source_of(site.call)}` gives {'them' if len(names) > 1 else 'it'})"
                 if updates:
                     if any(holds(branch, node) for branch in tested):
                         continue
