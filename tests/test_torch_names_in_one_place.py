@@ -41,6 +41,9 @@ NOT_TORCH_NAMES = {
     ("__init__.py", frozenset(
         ("kinds", "placement", "guards", "devices", "targets", "grad", "modules", "project"))):
         "the analysis's own fact names (``analysis.FACTS``)",
+    ("tdl008_numpy_of_device_tensor.py", frozenset(
+        ("kinds", "placement", "devices", "grad", "guards", "modules", "project"))):
+        "the facts the rule declares (``Rule.facts``: ``analysis.FACTS``'s names)",
     ("builder.py", frozenset(
         """lpar rpar comma semicolon header footer leading_lines lines_after_decorators
         trailing_whitespace equal colon dot asynchronous newline lbracket rbracket lbrace rbrace

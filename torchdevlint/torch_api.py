@@ -266,6 +266,11 @@ ACCELERATOR_DEVICE_TYPES = frozenset("cuda mps xpu hpu npu xla mtia ipu privateu
 
 # Tensor attributes that are tensors.
 TENSOR_ATTRIBUTES = frozenset("T mT H mH data grad real imag".split())
+# Tensor methods that return a named tuple of tensors on their receiver's device, and its
+# fields (``x.max(dim=1).values``, ``scores.topk(k).indices``).
+NAMED_TUPLE_METHODS = frozenset(
+    "max min sort topk kthvalue median mode cummax cummin aminmax".split())
+NAMED_TUPLE_FIELDS = frozenset(("values", "indices"))
 
 # nn.Module methods that return the module itself (Module.to moves in place and returns self).
 MODULE_SELF_METHODS = frozenset(

@@ -34,7 +34,7 @@ from torchdevlint.analysis.modules import (  # noqa: F401 (facade)
 )
 from torchdevlint.analysis.kinds import KindInference
 from torchdevlint.analysis.placement import (  # noqa: F401 (facade)
-    OnAccelerator, OnCPU, Placement, argument_for_parameter, assignments_of, copied_to_host,
+    OnAccelerator, OnCPU, OnModuleDevice, Placement, argument_for_parameter, assignments_of, copied_to_host,
     returns_torch_tensors, updates_itself,
 )
 from torchdevlint.analysis import testcode
@@ -62,7 +62,7 @@ __all__ = [
     "GRAD_OFF", "GRAD_ON", "GRAD_RUNTIME", "grad_mode_set_by", "expects_failure", "failure_expected_or_handled", "says_it_fails",
     "with_item_expects_failure",
     "is_device_name", "device_names_visible", "move_device_argument", "ModuleState", "Meeting",
-    "DeviceTrace", "OrderedWalk", "UNDECIDED", "reached_without", "OnAccelerator", "OnCPU", "copied_to_host",
+    "DeviceTrace", "OrderedWalk", "UNDECIDED", "reached_without", "OnAccelerator", "OnCPU", "OnModuleDevice", "copied_to_host",
     "literal_rank", "method_rank", "rank_after_index", "sizes_rank", "returns_torch_tensors",
     "updates_itself", "INDEX_ERROR", "RNN_STATE_ERROR", "positional_items", "call_argument", "is_elementwise_comparison", "checked_index_operands",
     "INDEX_ARGUMENT_ERROR", "SAME_DEVICE_ERROR",
@@ -421,6 +421,39 @@ class Analysis:
         the project does (TDL005, TDL007 ask)."""
         project = self.project
         return project.class_moved(name) if project is not None else None
+
+    def module_meets_accelerator(self, info) -> Optional[Tuple[str, Optional[str]]]:
+        """(what shows that instances of the module class ``info`` meet an accelerator, in a
+        message's words; the other file of the project that moves it, where this file shows
+        it too, else None), or None when nothing does: the file's own evidence first
+        (``ModuleClasses.accelerator_evidence``), else the project's. The one answer for
+        TDL007's and TDL008's module evidence."""
+        evidence = self._module_classes().accelerator_evidence(info)
+        moved = self.class_moved_in_project(info.name) if info.ctx.scope.kind == "module" else None
+        if evidence is None and moved is None:
+            return None
+        if evidence is None:  # only another file of the project shows it
+            return f"another file moves it to an accelerator: {moved}", None
+        return evidence, moved
+
+    def on_module_device(self, expr: cst.BaseExpression, scope: Scope) -> Optional[OnModuleDevice]:
+        """Evidence (``OnModuleDevice``) that ``expr``, read in a method of an ``nn.Module``
+        class of this file that runs once the module is built, is computed from the module's
+        own state (``ModuleClasses.state_only``) and that the module meets an accelerator
+        (``module_meets_accelerator``); else None."""
+        method = scope.code_owner().func
+        if method is None or method.cls is None or method.scope is not scope:
+            return None
+        info = method.cls
+        if self._kinds.class_is_module(info) is not True or info.methods.get(method.name) is not method:
+            return None
+        modules = self._module_classes()
+        if method.name in modules.init_methods(info):
+            return None
+        if not modules.state_only(modules.state(info), method).carries(expr):
+            return None
+        shown = self.module_meets_accelerator(info)
+        return OnModuleDevice(expr, info.name, shown[0]) if shown is not None else None
 
     @property
     def placement(self) -> Placement:

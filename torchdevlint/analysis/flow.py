@@ -64,6 +64,11 @@ class DeviceTrace:
                 return known
             if expr.attr.value in api.TENSOR_ATTRIBUTES:  # ``x.T``, ``x.data``; not ``x.shape``
                 return self.device_of(expr.value)
+            value = expr.value
+            if expr.attr.value in api.NAMED_TUPLE_FIELDS and isinstance(value, cst.Call) and \
+                    isinstance(value.func, cst.Attribute) and \
+                    value.func.attr.value in api.NAMED_TUPLE_METHODS:
+                return self.device_of(value.func.value)  # ``q.max(dim=1).values``
             return None
         if isinstance(expr, cst.Subscript):
             return self.device_of(expr.value)

@@ -145,6 +145,7 @@ class ModuleClasses:
         self._building: Set[int] = set()
         self._methods: Dict[int, "MethodDevices"] = {}  # id(method) ->
         self._methods_alone: Dict[int, "MethodDevices"] = {}  # (without its callers' arguments)
+        self._methods_state_only: Dict[int, "MethodDevices"] = {}  # (``state_only``)
         self._placing: Set[int] = set()  # ids of the methods whose callers are worked out
         self._self_reads: Dict[int, Dict[str, List[tuple]]] = {}  # id(class) -> self_reads
         # (id(method), its parameters given device tensors) -> whether it returns one
@@ -681,6 +682,17 @@ class ModuleClasses:
             if given else self._alone(state, method)
         return known
 
+    def state_only(self, state: ModuleState, method: FunctionInfo) -> "MethodDevices":
+        """What ``method`` holds on the module's device from the module's own state alone:
+        its parameters and buffers, what its submodules with weights return (``self.net(obs)``,
+        ``self(obs)`` where ``forward`` returns such a value) and what is computed from those;
+        not the method's own arguments, whose device its callers decide."""
+        known = self._methods_state_only.get(id(method))
+        if known is None:
+            known = self._methods_state_only[id(method)] = MethodDevices(
+                self, state, method, inputs=False)
+        return known
+
     def alone(self, state: ModuleState, method: FunctionInfo) -> "MethodDevices":
         """What ``method`` holds on the module's device by itself, without what its callers
         give it (a finding that rests on its callers names one)."""
@@ -1100,7 +1112,7 @@ class MethodDevices(DeviceTrace):
     local name counts only when every assignment of it in the method gives such a value."""
 
     def __init__(self, classes: ModuleClasses, state: ModuleState, method: FunctionInfo,
-                 given: FrozenSet[str] = frozenset()) -> None:
+                 given: FrozenSet[str] = frozenset(), inputs: bool = True) -> None:
         # (a proxy: ``classes`` caches this object, and a strong reference back would make a
         # cycle that keeps the file's tree alive until the collector runs)
         self.classes = weakref.proxy(classes)
@@ -1109,6 +1121,9 @@ class MethodDevices(DeviceTrace):
         self.method = method
         self.self_name = method.self_name
         self.given = given  # parameters a caller gives tensors on the module's device
+        # False: the method's parameters count only as ``given`` (what the module's own state
+        # makes, ``state_only``), not because the method uses them as tensors
+        self.inputs = inputs
         self.names: Set[str] = set()
         self._solve()
 
@@ -1118,9 +1133,11 @@ class MethodDevices(DeviceTrace):
             return
         params = [name for name in self.method.param_names if name != self.self_name]
         body = list(walk_code(self.method.node.body, into_functions=True))
-        tensors = {name for name in params if name in self.given or self._param_is_tensor(name, body)}
-        tensors |= self._input_in_arithmetic(params, body)
-        if params and self.method.name in api.LIGHTNING_STEP_METHODS and \
+        tensors = {name for name in params if name in self.given or (
+            self.inputs and self._param_is_tensor(name, body))}
+        if self.inputs:
+            tensors |= self._input_in_arithmetic(params, body)
+        if self.inputs and params and self.method.name in api.LIGHTNING_STEP_METHODS and \
                 self.kinds.class_is_lightning(self.state.info):
             tensors.add(params[0])  # the batch, which the Trainer moves to the module's device
         assigned = {name: bindings for name, bindings in scope.bindings.items()
@@ -1267,6 +1284,11 @@ class MethodDevices(DeviceTrace):
             return True
         if isinstance(func, cst.Name) and func.value == self.self_name:
             # ``self(x)`` (a Lightning step): the module's output, where its inputs are
+            if not self.inputs:
+                # (or where its own state puts what ``forward`` returns: ``q = self(obs)``)
+                forward = self.state.info.methods.get("forward")
+                return forward is not None and self.classes.returns_on_device(
+                    self.state, forward, frozenset())
             return any(self.carries(a.value) for a in call.args)
         name = self._self_attribute(func)
         if name is not None and name in self.state.submodules:

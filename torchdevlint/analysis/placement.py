@@ -173,6 +173,24 @@ class OutputOfModuleGivenDeviceInput(OnAccelerator):
                 f", which is on a device{why}")
 
 
+class OnModuleDevice(OnAccelerator):
+    """Evidence that a value computed in a method of an ``nn.Module`` class is on an
+    accelerator: the module's own state makes it (``self.net(obs)``, ``self.weight``), so it
+    is where the module is, and something shows that the module meets an accelerator
+    (``shown``: the file or the project moves it, or it is a library class). ``origin`` is the
+    expression itself, not a call that placed it."""
+
+    __slots__ = ("module", "shown")
+
+    def __init__(self, expr: cst.BaseExpression, module: str, shown: str) -> None:
+        super().__init__(expr, None)
+        self.module = module
+        self.shown = shown
+
+    def describe(self) -> str:
+        return f"computed from the state of the module `{self.module}`; {self.shown}"
+
+
 def updates_itself(value, self_name: Optional[str], name: str) -> bool:
     """``self.total + x`` for ``self.total``: arithmetic with the attribute itself, which
     keeps it where it is (or fails there)."""

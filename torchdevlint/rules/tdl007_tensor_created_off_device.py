@@ -437,17 +437,9 @@ class TensorCreatedOffDevice(Rule):
                 None if device is None else AddDevice(built, device, False))
 
     def _accelerator_shown(self, state: ModuleState) -> Optional[tuple]:
-        """(what shows that the module meets an accelerator, in a message's words; the other
-        file of the project that moves it, where this file shows it too, else None), or None
-        when nothing does: the file's own evidence first, else the project's."""
-        evidence = self.analysis.modules.accelerator_evidence(state.info)
-        moved = self.analysis.class_moved_in_project(state.info.name) \
-            if state.info.ctx.scope.kind == "module" else None
-        if evidence is None and moved is None:
-            return None
-        if evidence is None:  # only another file of the project shows it
-            return f"another file moves it to an accelerator: {moved}", None
-        return evidence, moved
+        """(what shows that the module meets an accelerator; the other file of the project
+        that moves it, else None), or None (``Analysis.module_meets_accelerator``)."""
+        return self.analysis.module_meets_accelerator(state.info)
 
     def _layer_built(self, func, method: FunctionInfo) -> Optional[cst.Call]:
         """The constructor call of a torch.nn layer with weights, without ``device=``, that

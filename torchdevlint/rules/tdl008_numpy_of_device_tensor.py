@@ -122,6 +122,13 @@ class NumpyOfDeviceTensor(Rule):
       also where only one class of the file deriving from it defines that method, and
       `self.model` set by the base class's `__init__` from what every construction of it or
       of a class deriving from it without an `__init__` of its own passes);
+    - it is computed, in a method of an `nn.Module` class of the file that runs once the module
+      is built, from the module's own state: its parameters and buffers, what its submodules
+      with weights return (`self.net(obs)`), `self(obs)` where `forward` returns such a value;
+      not from the method's own arguments, whose device its callers decide. The module must be
+      shown to meet an accelerator as TDL007 shows it (the file or another file of the project
+      moves it, or it is a library class that its users move), and the message says which
+      (tianshou's DQN priorities, `td.detach().numpy()`, fixed in 6b96f124ae; issue 28);
     - it is a value of a dict that is one of those, taken by a loop over its `.items()` or
       `.values()` (`for name, loss in output["loss"].items():` of a moved model's output);
     - it is one of those wrapped in `Variable(...)`, which returns the tensor itself;
@@ -252,7 +259,7 @@ class NumpyOfDeviceTensor(Rule):
     name = "numpy-of-device-tensor"
     summary = "`.numpy()` / `np.asarray()` of a tensor that lives on an accelerator"
     fixable = True
-    facts = frozenset(("kinds", "placement", "devices", "grad", "guards"))
+    facts = frozenset(("kinds", "placement", "devices", "grad", "guards", "modules", "project"))
     # A conversion (``.numpy(``, ``np.array(``, ``np.asarray(``) and evidence of a device:
     # a move (``.to(`` / ``.cuda(``, also what moves a model) or a factory's ``device=``.
     # (``.cpu(``: a twin that copies its parameter to the host, ``Placement.copied_by_twin``)
@@ -359,6 +366,10 @@ class NumpyOfDeviceTensor(Rule):
         if self.analysis.runs_only_without_cuda(site.ctx):
             return  # ``x.numpy() if not train_on_gpu else x.cpu().numpy()``: on the CPU there
         evidence = self.analysis.on_accelerator(tensor, site.ctx.scope)
+        if evidence is None and conversion is not None:
+            # in a method of a module: what its own state makes is where the module is
+            # (tianshou's ``td = r - self(batch).logits`` ... ``td.detach().numpy()``)
+            evidence = self.analysis.on_module_device(tensor, site.ctx.scope)
         if evidence is None:
             yield from self._list_check(
                 site, tensor, conversion or f"`{source_of(site.call.func)}()`")
