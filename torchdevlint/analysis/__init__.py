@@ -7,6 +7,7 @@ be split and rearranged without touching a rule. A test reads the imports to kee
 
 from __future__ import annotations
 
+import weakref
 from collections import Counter
 from typing import Callable, Dict, FrozenSet, List, Optional, Tuple
 
@@ -143,6 +144,7 @@ class Analysis:
         for info in collected.functions:
             info.scope = None
             info.returns = []
+            info.return_points = []
         for info in collected.classes:
             info.scope = None
             info.methods = {}
@@ -483,8 +485,10 @@ class Analysis:
 
     def _module_classes(self) -> ModuleClasses:
         if self._modules is None:
+            # (a weak reference: the module classes kept a bound method of this analysis
+            # would tie it, and the tree, into a cycle that only the collector frees)
             self._modules = ModuleClasses(self.collected, self._kinds, self._device_provider(),
-                                          self._accelerator_evidence)
+                                          weakref.WeakMethod(self._accelerator_evidence))
         return self._modules
 
     def _accelerator_evidence(self, expr: cst.BaseExpression, scope: Scope):

@@ -136,7 +136,8 @@ class ModuleClasses:
         self.collected = collected
         self.kinds = kinds
         # the placement's evidence that an expression of the file is on an accelerator where
-        # it is read (what a caller gives ``forward``: ``_given_by_instance_calls``)
+        # it is read (what a caller gives ``forward``: ``_given_by_instance_calls``), as a
+        # ``weakref.WeakMethod`` of the analysis (or None)
         self.on_accelerator = on_accelerator
         self.devices = devices if devices is not None else Devices(kinds)
         self._states: Dict[int, ModuleState] = {}
@@ -744,7 +745,8 @@ class ModuleClasses:
         ``t = torch.randint(0, T, (n,), device=device)``: a diffusion model's ``self.sqrt_ac[t]``
         then indexes a CPU table with it). Empty when the file calls no instance, or calls
         one with ``*args``."""
-        if self.on_accelerator is None or state.info.methods.get("__call__") is not None:
+        on_accelerator = self.on_accelerator() if self.on_accelerator is not None else None
+        if on_accelerator is None or state.info.methods.get("__call__") is not None:
             return frozenset()
         sites = self.kinds.instance_call_sites(state.info)
         if not sites:
@@ -753,7 +755,7 @@ class ModuleClasses:
         for site in sites:
             given = {param for param in given
                      if (argument := argument_for_parameter(site.call, method, param, bound=True))
-                     is not None and self.on_accelerator(argument, site.ctx.scope)}
+                     is not None and on_accelerator(argument, site.ctx.scope)}
             if not given:
                 break
         return frozenset(given)
