@@ -460,6 +460,9 @@ class Analysis:
     @property
     def placement(self) -> Placement:
         self._declared("placement")
+        return self._placement_provider()
+
+    def _placement_provider(self) -> Placement:
         if self._placement is None:
             self._placement = Placement(self.collected, self._kinds, self._device_provider,
                                         self._project_of_calls, self.is_loss,
@@ -495,11 +498,7 @@ class Analysis:
         """``Placement.on_accelerator`` for the module classes (what a caller gives an
         instance), asked whatever facts the rules declared: every rule that reads module state
         gets the same answer."""
-        if self._placement is None:
-            self._placement = Placement(self.collected, self._kinds, self._device_provider,
-                                        self._project_of_calls, self.is_loss,
-                                        self._weighted_submodule)
-        return self._placement.on_accelerator(expr, scope)
+        return self._placement_provider().on_accelerator(expr, scope)
 
     def _weighted_submodule(self, info, name: str) -> bool:
         """Whether ``self.NAME`` of the module class ``info`` is a registered submodule that

@@ -743,14 +743,14 @@ class Builder:
 
     def _import_from(self, node: cst.ImportFrom, ctx: Ctx) -> None:
         if isinstance(node.names, cst.ImportStar):
-            if ctx.scope.kind == "module" and not node.relative and node.module is not None \
-                    and _dotted(node.module).split(".")[0] == "torch":
-                return  # (``from torch import *`` binds torch's names, not ``torch``)
-            if ctx.scope.kind == "module":
+            from_torch = not node.relative and node.module is not None \
+                and _dotted(node.module).split(".")[0] == "torch"
+            if ctx.scope.kind == "module" and not from_torch:
                 # ``from models.common import *`` of a module that imports torch: a file that
                 # reads ``torch`` without importing it has it from there (yolov5's old
                 # ``onnx_export.py``: ``torch.load(opt.weights)``), and a ``torch`` that no
-                # star import gives raises NameError anyway
+                # star import gives raises NameError anyway (``from torch import *`` binds
+                # torch's names, not ``torch``)
                 ctx.scope.add("torch", Binding(IMPORT, "torch", (), ctx, node))
             return
         module = "." * len(node.relative) + (_dotted(node.module) if node.module else "")

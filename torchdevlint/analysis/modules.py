@@ -673,14 +673,14 @@ class ModuleClasses:
         if id(method) in self._placing:
             # asked while its callers are worked out (a caller that hands it on, or methods
             # that call each other): what it holds by itself, without its callers' arguments
-            return self._alone(state, method)
+            return self.alone(state, method)
         self._placing.add(id(method))
         try:
             given = self._given_at_every_call(state, method)
         finally:
             self._placing.discard(id(method))
         known = self._methods[id(method)] = MethodDevices(self, state, method, given) \
-            if given else self._alone(state, method)
+            if given else self.alone(state, method)
         return known
 
     def state_only(self, state: ModuleState, method: FunctionInfo) -> "MethodDevices":
@@ -697,9 +697,6 @@ class ModuleClasses:
     def alone(self, state: ModuleState, method: FunctionInfo) -> "MethodDevices":
         """What ``method`` holds on the module's device by itself, without what its callers
         give it (a finding that rests on its callers names one)."""
-        return self._alone(state, method)
-
-    def _alone(self, state: ModuleState, method: FunctionInfo) -> "MethodDevices":
         known = self._methods_alone.get(id(method))
         if known is None:
             known = self._methods_alone[id(method)] = MethodDevices(self, state, method)

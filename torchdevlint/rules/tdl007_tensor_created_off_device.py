@@ -422,7 +422,7 @@ class TensorCreatedOffDevice(Rule):
             given = next((a.value for a in node.args if not a.star and a.keyword is None), None)
             if given is None or not devices.carries(given):
                 continue
-            shown = self._accelerator_shown(state)
+            shown = self.analysis.module_meets_accelerator(state.info)
             if shown is None:
                 return  # a program that never uses an accelerator: the module stays on the CPU
             evidence, _ = shown
@@ -435,11 +435,6 @@ class TensorCreatedOffDevice(Rule):
                                             method=method.name, evidence=evidence,
                                             meeting=source_of(node), error=SAME_DEVICE_ERROR),
                 None if device is None else AddDevice(built, device, False))
-
-    def _accelerator_shown(self, state: ModuleState) -> Optional[tuple]:
-        """(what shows that the module meets an accelerator; the other file of the project
-        that moves it, else None), or None (``Analysis.module_meets_accelerator``)."""
-        return self.analysis.module_meets_accelerator(state.info)
 
     def _layer_built(self, func, method: FunctionInfo) -> Optional[cst.Call]:
         """The constructor call of a torch.nn layer with weights, without ``device=``, that
@@ -502,7 +497,7 @@ class TensorCreatedOffDevice(Rule):
                 if id(factory) in reported or returned == _holds(method.node, factory):
                     continue
                 # asked only here, for a class with a finding: what shows it meets a device
-                shown = self._accelerator_shown(state)
+                shown = self.analysis.module_meets_accelerator(state.info)
                 if shown is None:
                     return  # a program that never uses an accelerator: the module stays on the CPU
                 evidence, elsewhere = shown
