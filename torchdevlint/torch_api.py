@@ -567,8 +567,15 @@ MAY_BE_SCALAR_METHODS = frozenset(
     """sum mean prod max min amax amin norm std var median mode all any argmax argmin logsumexp
     dot vdot count_nonzero trace det logdet squeeze item nansum nanmean numel dist""".split())
 # Tensor methods whose result has at least one dimension, whatever their receiver had: no
-# 0-dim tensor comes out of them (``torch.tensor(ids).unsqueeze(0)``).
-DIMENSION_ADDING_METHODS = frozenset(("unsqueeze",))
+# 0-dim tensor comes out of them (``torch.tensor(ids).unsqueeze(0)``; ``flatten``, ``ravel``
+# and ``nonzero`` of a 0-dim tensor give shapes (1,) and (1, 0); ``repeat`` has a dimension
+# per size given).
+DIMENSION_ADDING_METHODS = frozenset(("unsqueeze", "flatten", "ravel", "nonzero", "repeat"))
+# Tensor methods given a shape: ``x.view(-1, 1)``, ``x.reshape(n, 4)`` (two or more sizes, or
+# one literal size) have a dimension per size (only ``view(())`` makes a 0-dim tensor).
+RESHAPING_METHODS = frozenset(("view", "reshape"))
+# Tensor methods that return (values, indices) of their receiver's shape, or those indices.
+SORTING_METHODS = frozenset(("sort", "argsort"))
 
 # nn.Module state (the ``modules`` provider): torch functions given an index (a CPU index into
 # a device tensor works), tensor methods that combine their receiver with their argument, and

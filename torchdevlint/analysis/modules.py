@@ -21,7 +21,7 @@ from torchdevlint.analysis.kinds import MODULE, TENSOR, ClassRef, FuncRef, KindI
 from torchdevlint.analysis.model import (
     ARITHMETIC_OPERATORS, checked_index_operands, keyword_value, source_of,
 )
-from torchdevlint.analysis.placement import argument_for_parameter
+from torchdevlint.analysis.placement import argument_for_parameter, host_copied_name
 from torchdevlint.analysis.model import (
     ASSIGN, Binding, ClassInfo, FunctionInfo, Scope, is_number, last_name, root_name,
     string_value,
@@ -596,8 +596,8 @@ class ModuleClasses:
         return {params.index(name) for name in found} | found
 
     def _handed_to_cpu(self, info: ClassInfo, func, depth: int) -> Set[str]:
-        """The parameters of ``func`` (not a method's ``self``) that its body hands, unchanged,
-        to a function wanting them on the CPU, or to a method of ``info`` or a plain function
+        """The parameters of ``func`` (not a method's ``self``) that its body hands, unchanged
+        or copied to the host, to a function wanting them on the CPU, or to a method of ``info`` or a plain function
         of the file that does (three calls deep)."""
         wanted: Set[str] = set()
         if func.scope is None:
@@ -630,8 +630,11 @@ class ModuleClasses:
                     if name in inner:
                         given.append(arg.value)
             for value in given:
-                if isinstance(value, cst.Name) and value.value in params:
-                    wanted.add(value.value)
+                # (or copied to the host on the way: ``pack_padded_sequence(x,
+                # lengths.to('cpu'))``, bentrevett's sentiment notebooks)
+                name = value.value if isinstance(value, cst.Name) else host_copied_name(value)
+                if name in params:
+                    wanted.add(name)
         return wanted
 
     def _callee_of(self, info: ClassInfo, func, callee: cst.BaseExpression):

@@ -263,7 +263,9 @@ class MixedDeviceOperands(Rule):
       has a dimension, of size 0, and so has a tensor of a list (`torch.tensor(labels)` of
       `labels = [...]`, a comprehension included), and what `torch.cat`/`torch.stack` give: an
       evaluation loop's `preds = torch.cat((preds, out))` into `preds = torch.tensor([])` is
-      reported. Only what is assigned before the operation (or later in a loop around it) is
+      reported. So has what keeps or makes a dimension whatever it is computed from: a slice
+      (`x[:, -1]`), a mask (`x[x > 0]`), indices that have one (`labels[inds]` of `_, inds =
+      scores[:, -1].sort()`, qdtrack's tracker), `x.view(-1, 1)`, `x.flatten()`. Only what is assigned before the operation (or later in a loop around it) is
       read, and a value on the accelerator is not the CPU side, 0-dim or not: the seq2seq
       tutorial's `out, hidden = encoder(x[i], hidden)` from `hidden = encoder.initHidden()`;
     - the CPU tensor is only an index in plain indexing (`gpu[cpu_index]` works), or the index
@@ -1012,9 +1014,9 @@ class MixedDeviceOperands(Rule):
             node = stack.pop()
             if isinstance(node, (cst.Lambda, cst.FunctionDef)):
                 continue
-            if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and \
-                    node.func.attr.value in _ADDS_A_DIMENSION:
-                continue  # ``x.unsqueeze(0)`` has a dimension, whatever ``x`` is
+            if isinstance(node, (cst.Call, cst.Subscript)) and \
+                    self._has_dimension(node, scope, depth):
+                continue  # ``x.unsqueeze(0)``, ``x[mask]`` has a dimension, whatever ``x`` is
             if isinstance(node, cst.Call) and last_name(node.func) in _SEQUENCE_JOINS:
                 continue  # ``torch.cat(...)``, ``torch.stack(...)``: so has a join
             if isinstance(node, cst.Call) and last_name(node.func) in SIZED_FACTORIES:
@@ -1092,6 +1094,73 @@ class MixedDeviceOperands(Rule):
                                                model_input, at, device_side):
                             return True
         return False
+
+    def _has_dimension(self, expr, scope: Scope, depth: int) -> bool:
+        """Whether ``expr`` is surely a tensor with at least one dimension (never 0-dim),
+        whatever it is computed from: ``x.unsqueeze(0)``, ``x.view(-1, 1)``, ``x.flatten()``;
+        a subscript that keeps a dimension (``x[:, -1]``, ``x[1:]``) or indexes with a mask
+        (``x[x > 0]``, a comparison: boolean indexing gives one dimension) or with indices
+        that have one (``labels[inds]`` of ``_, inds = scores[:, -1].sort()``, ``x[[0, 2]]``,
+        ``x[torch.arange(n)]``: issue 28, qdtrack's tracker reorders its CPU labels so);
+        a factory whose arguments show a dimension; a name every assignment of which is one
+        of these. Conservative: False where it cannot tell."""
+        if depth > _SCALAR_DEPTH:
+            return False
+        if isinstance(expr, cst.Subscript):
+            if any(isinstance(e.slice, cst.Slice) for e in expr.slice):
+                return True  # (a slice keeps its dimension)
+            if len(expr.slice) != 1:
+                return False
+            index = expr.slice[0].slice.value
+            if isinstance(index, cst.List):
+                return bool(index.elements)
+            if is_elementwise_comparison(index):
+                return True
+            return not isinstance(index, (cst.Integer, cst.SimpleString, cst.UnaryOperation)) \
+                and self._has_dimension(index, scope, depth + 1)
+        if isinstance(expr, cst.Name):
+            owner = scope.resolve(expr.value)
+            bindings = owner.bindings.get(expr.value, ()) if owner is scope else ()
+            return bool(bindings) and all(
+                binding.how == ASSIGN and binding.value is not None
+                and self._bound_with_dimension(binding, scope, depth + 1)
+                for binding in bindings)
+        if not isinstance(expr, cst.Call):
+            return False
+        if isinstance(expr.func, cst.Attribute) and \
+                self.analysis.qualname(expr.func, scope) is None:
+            method = expr.func.attr.value
+            if method in _ADDS_A_DIMENSION:
+                return method != "repeat" or bool(expr.args)
+            if method in api.RESHAPING_METHODS:
+                sizes = [a.value for a in expr.args if a.keyword is None and not a.star]
+                return len(sizes) > 1 or (len(sizes) == 1 and (
+                    isinstance(sizes[0], cst.Integer) or (
+                        isinstance(sizes[0], cst.UnaryOperation)
+                        and isinstance(sizes[0].expression, cst.Integer))))
+            if method == "argsort" or method in api.HOST_COPY_CHAIN_METHODS or \
+                    method in api.ARGUMENT_DEVICE_METHODS or method in api.ACCELERATOR_MOVE_METHODS:
+                # (the receiver's shape, on another device or in another dtype)
+                return method not in api.RESHAPING_METHODS and \
+                    self._has_dimension(expr.func.value, scope, depth + 1)
+            return False
+        qualified = self.analysis.qualname(expr.func, scope)
+        if qualified is None or not qualified.startswith("torch."):
+            return False
+        name = qualified.rpartition(".")[2]
+        return factory_dimensions(expr, name, lambda data: self.analysis.kinds.is_sequence(
+            data, scope)) is True
+
+    def _bound_with_dimension(self, binding, scope: Scope, depth: int) -> bool:
+        """``_has_dimension`` of what an assignment binds: its value, or the values or the
+        indices ``x.sort()`` gives (``_, inds = x.sort()``: each of ``x``'s shape)."""
+        if not binding.path:
+            return self._has_dimension(binding.value, scope, depth)
+        value = binding.value
+        return len(binding.path) == 1 and binding.path[0] in (0, 1) and \
+            isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and \
+            value.func.attr.value in api.SORTING_METHODS and \
+            self._has_dimension(value.func.value, scope, depth)
 
     # -- the report ---------------------------------------------------------------------
 
