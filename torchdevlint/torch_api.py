@@ -61,6 +61,11 @@ NUMPY_ARRAY_FACTORIES = {
     "numpy.identity": "eye", "numpy.array": "tensor", "numpy.asarray": "tensor",
     "numpy.random.rand": "rand", "numpy.random.randn": "randn",
 }
+# numpy functions that allocate an array a program fills item by item (``g_loss = np.zeros((n,
+# 1))``, then ``g_loss[i] = loss.data``): storing a tensor there converts it through NumPy
+# (TDL008, issue 28: Learning-to-See-in-the-Dark's loss log).
+NUMPY_ALLOCATIONS = frozenset(f"numpy.{name}" for name in "zeros empty ones full".split())
+NUMPY_ALLOCATION_NAMES = tuple(sorted(name.rpartition(".")[2] for name in NUMPY_ALLOCATIONS))
 # numpy array methods whose result keeps the array's dimensions (at least one of them)
 NUMPY_SHAPE_KEEPING = frozenset(("astype", "copy"))
 # Factories given sizes (a ``*_like``: another tensor's), and those that make a tensor of their

@@ -114,6 +114,35 @@ DIFFUSION_HELPER = textwrap.dedent("""\
 """)
 
 
+# the timesteps drawn on the device a settings object's class names (``config.device`` of
+# ``class TrainingConfig: device = "cuda"``, a DDPM tutorial's, issue 28): a device the code
+# holds, as a trainer's ``self.device`` is
+SETTINGS_DEVICE = textwrap.dedent("""\
+    import torch
+
+
+    class Config:
+        timesteps = 1000
+        device = "cuda" if torch.cuda.is_available() else "cpu"
+
+
+    class Schedule:
+        def __init__(self, n):
+            self.alphas_hat = torch.cumprod(1 - torch.linspace(1e-4, 0.02, n), dim=0)
+
+        def noise(self, images, t):
+            return self.alphas_hat[t].view(-1, 1) * images
+
+
+    def main(device):
+        config = Config()
+        schedule = Schedule(config.timesteps)
+        images = torch.randn(4, 3, device=config.device)
+        t = torch.randint(0, config.timesteps, (4,), device=config.device)
+        return schedule.noise(images, t)
+""")
+
+
 def run_main(source: str, device):
     namespace: dict = {}
     exec(compile(source, "snippet.py", "exec"), namespace)
@@ -135,6 +164,8 @@ def run_main(source: str, device):
                                  "with `t`, on an accelerator (every call of `q_sample` passes "
                                  "one on an accelerator), which indexes it in `tensor[t]` in `_i`",
      ("_i(self.sqrt_alphas_cumprod, t, x0)", "_i(self.sqrt_alphas_cumprod.to(t.device), t, x0)")),
+    (SETTINGS_DEVICE, (14, 16), "indexing `self.alphas_hat`, a tensor on the CPU",
+     ("self.alphas_hat[t]", "self.alphas_hat.to(t.device)[t]")),
 ])
 def test_a_cpu_tensor_indexed_with_a_device_tensor_is_flagged_and_fails_on_a_gpu(
         source, where, words, fixed):

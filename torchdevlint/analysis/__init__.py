@@ -136,6 +136,7 @@ class Analysis:
         collected = self.collected
         self._targets = self._guards = self._placement = self._devices = self._project = None
         collected._sites = None
+        collected.item_stores = []
         self._callees = None
         self._grad = self._modules = None
         for scope in collected.scopes:

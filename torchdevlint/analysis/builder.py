@@ -161,6 +161,9 @@ class Collected:
         self.devices = DeviceUses()  # where devices appear: what device rules ask
         self.for_loops: List[tuple] = []  # (For, Ctx, order)
         self.while_loops: List[tuple] = []  # (While, Ctx)
+        # (Assign, Ctx) of each ``name[...] = value``: an item stored into a container (TDL008:
+        # into a NumPy array)
+        self.item_stores: List[tuple] = []
         self.imported_as: Dict[str, set] = {}  # qualified name -> names it is bound to
         self.functions: List[FunctionInfo] = []
         self.classes: List[ClassInfo] = []
@@ -538,6 +541,8 @@ class Builder:
         for target in node.targets:
             self._bind_target(target.target, ASSIGN, node.value, ctx, ctx)
             self._walk_target(target.target, ctx)
+            if type(target.target) is cst.Subscript and type(target.target.value) is cst.Name:
+                self.out.item_stores.append((node, ctx))
             if _is_cuda_literal(node.value):
                 self.out.devices.literal_assignments.append((target.target, node.value, ctx))
             elif _is_device_call(node.value):

@@ -111,6 +111,9 @@ class OrderedWalk(DeviceTrace):
         # placed, by (the test's text, whether it held): a later ``if`` on the same test runs
         # the other branch where these did not happen (``_branch``).
         self._effects: Dict[Tuple[str, bool], Dict[str, Tuple[object, object]]] = {}
+        # The outermost loop the walk is in (its node), if any: an assignment later in it
+        # reaches code earlier in it on the next pass (``in_place_update``).
+        self.loop: Optional[cst.CSTNode] = None
 
     def name_device(self, name: cst.Name):
         return self.placed.get(name.value)
@@ -190,7 +193,10 @@ class OrderedWalk(DeviceTrace):
                 self.expression(statement.iter if isinstance(statement, cst.For) else statement.test)
                 if isinstance(statement, cst.For):
                     self.loop_target(statement.target, statement.iter)
+                outer = self.loop
+                self.loop = statement if outer is None else outer
                 self._suite(statement.body)
+                self.loop = outer
             elif isinstance(statement, cst.With):
                 for item in statement.items:
                     self.expression(item.item)

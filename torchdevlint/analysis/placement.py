@@ -319,6 +319,8 @@ class _AcceleratorWalk(OrderedWalk):
         bound there)."""
         for_in = node.for_in
         stack.append(for_in.iter)
+        if type(node) is not cst.GeneratorExp:
+            self._free_names(node)
         if self.side != "accelerator" or for_in.inner_for_in is not None:
             return
         state = self._model_tensors(for_in.target, for_in.iter)
@@ -336,6 +338,21 @@ class _AcceleratorWalk(OrderedWalk):
             for inner in walk_code(element):
                 if type(inner) is cst.Name and inner.value == name:
                     self.at[id(inner)] = item
+
+    def _free_names(self, node) -> None:
+        """The names a list, set or dict comprehension's element reads that it does not bind
+        hold what they hold where it runs (it runs there, at once; a generator runs later):
+        MPRNet's ``np.sum([criterion(restored[j], target) for j in range(len(restored))])``
+        of a moved model's outputs (issue 28). The names it binds give no evidence."""
+        bound = {name.value for inner in walk_code(node) if type(inner) in _COMPREHENSION_TYPES
+                 for for_in in for_clauses(inner.for_in)
+                 for name in walk_code(for_in.target) if type(name) is cst.Name}
+        elements = [node.key, node.value] if type(node) is cst.DictComp else [node.elt]
+        placed, at = self.placed, self.at
+        for element in elements:
+            for inner in walk_code(element):
+                if type(inner) is cst.Name and inner.value not in bound and inner.value in placed:
+                    at[id(inner)] = placed[inner.value]
 
     def loop_target(self, target, iterable) -> None:
         """``for o in outs:`` over a list the function filled with tensors on an accelerator
@@ -383,7 +400,7 @@ class _AcceleratorWalk(OrderedWalk):
         found = self.device_of(statement.value)
         if not found or isinstance(found, HeldInList):
             return
-        bindings = [b for b in self.scope.bindings.get(target.value, ()) if b.how != AUGMENT]
+        bindings = self._reaching_update(target, statement)
         if bindings and all(b.how == ASSIGN and not b.path and _builds_a_container(b.value)
                             for b in bindings):
             if isinstance(statement.operator, cst.AddAssign):
@@ -391,6 +408,23 @@ class _AcceleratorWalk(OrderedWalk):
         elif bindings and all(b.how == ASSIGN and not b.path and is_number(b.value)
                               for b in bindings):
             self.place(target.value, found)
+
+    def _reaching_update(self, target: cst.Name, statement: cst.AugAssign) -> list:
+        """The assignments of ``target`` (not its other updates) that may hold when
+        ``statement`` updates it: those before it, and those after it in the loop around it
+        (the next pass). Not one after that loop: SANet's ``mse = 0``, ``mse += err * err``
+        over the patches, then ``mse = np.sqrt(mse / n)`` (issue 28)."""
+        bindings = self.scope.bindings.get(target.value, ())
+        update = next((b for b in bindings if b.how == AUGMENT and b.node is target), None)
+        if update is None:
+            return [b for b in bindings if b.how != AUGMENT]
+        later = [b for b in bindings if b.how != AUGMENT and b.order > update.order]
+        if later and self.loop is not None:
+            inside = {id(node) for node in walk_code(self.loop)}
+            later = [b for b in later if id(b.node) in inside]
+        elif later:
+            later = []
+        return [b for b in bindings if b.how != AUGMENT and b.order < update.order] + later
 
     def assign(self, target, value, statement) -> None:
         """Besides names: ``self.scores = torch.zeros(n, device=d)`` places ``self.scores``
@@ -434,8 +468,21 @@ class _AcceleratorWalk(OrderedWalk):
             return self._list_of(expr) if self.side == "accelerator" else None
         found = super().device_of(expr)
         if isinstance(expr, cst.Subscript):
+            if found and self.side == "cpu" and self._indexed_on_accelerator(expr):
+                # ``torch.eye(n)[labels]`` of moved labels fails at the indexing (TDL011
+                # reports it there): what it would give is on no side
+                return None
             return _held(found)  # ``preds[0]``: an item of the list
         return found
+
+    def _indexed_on_accelerator(self, subscript: cst.Subscript) -> bool:
+        for element in subscript.slice:
+            index = element.slice
+            if isinstance(index, cst.Index) and isinstance(
+                    index.value, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)) and \
+                    self.placement.on_accelerator(index.value, self.scope) is not None:
+                return True
+        return False
 
     def _list_of(self, comprehension: cst.ListComp):
         """``[model(x_i) for _ in range(n)]``: a list of tensors on an accelerator
@@ -562,6 +609,17 @@ class _PointTrace(_AcceleratorWalk):
 
     def attribute_device(self, attribute: cst.Attribute):
         return self.at.get(id(attribute), UNDECIDED)
+
+
+def _class_level_values(cls, name: str) -> list:
+    """The values a class body assigns to ``name`` itself (``device = "cuda"``; not an
+    annotated field, which a dataclass's constructor may replace)."""
+    body = cls.node.body
+    statements = body.body if isinstance(body, cst.IndentedBlock) else ()
+    return [small.value for line in statements if isinstance(line, cst.SimpleStatementLine)
+            for small in line.body if isinstance(small, cst.Assign)
+            and any(isinstance(t.target, cst.Name) and t.target.value == name
+                    for t in small.targets)]
 
 
 def _attribute_key(attribute: cst.Attribute) -> Optional[str]:
@@ -1070,13 +1128,21 @@ class Placement:
             if found is not None:
                 return found
         if qualified is None or not qualified.startswith(_LIBRARIES_OF_KNOWN_RESULTS):
+            helper = self.helper_called(call, scope)
+            if helper is not None:
+                # what its every ``return`` gives, read in its body, before what it may give
+                # as a helper given a moved model (``acc = test(model, loader)`` of a
+                # ``correct += pred.eq(y).sum()`` it returns: a tensor, which NumPy's readers
+                # then fail on, not the float a helper given a model may give back)
+                found = self.returned_on_accelerator(helper)
+                if found is not None:
+                    return found
             found = self._helper_given_moved_model(call, scope)
             if found is not None:
                 return found
             returned = self.returned_argument(call, scope)  # ``y = normalize(x)``
             if returned is not None:
                 return trace.device_of(returned)
-            helper = self.helper_called(call, scope)
             if helper is None:
                 # ``out = self._forward(x)`` of ``return self.model(x)``, a method of an object
                 # that is no ``nn.Module`` (a module's methods are judged on its device by
@@ -1140,14 +1206,26 @@ class Placement:
         if not (isinstance(device, cst.Attribute) and isinstance(device.value, cst.Name)):
             return False
         func = scope.code_owner().func
-        if func is None or func.cls is None or device.value.value != "self" or \
-                func.self_name != "self" or \
-                self.kinds.class_is_module(func.cls) is not False:
+        if func is not None and func.cls is not None and device.value.value == "self" and \
+                func.self_name == "self":
+            info = func.cls
+        else:
+            # or an instance of such a class, whose class body sets it (``training_config.
+            # device`` of ``class TrainingConfig: device = "cuda"``, a DDPM tutorial's
+            # settings object, issue 28)
+            kind = self.kinds.kind_of(device.value, scope)
+            if not isinstance(kind, K.Instance):
+                return False
+            info = kind.info
+        if self.kinds.class_is_module(info) is not False:
             return False
-        assigned = [b for cls in self.kinds.class_chain(func.cls)
-                    for b in cls.attributes.get(device.attr.value, ())]
-        return bool(assigned) and all(b.value is not None for b in assigned) and not all(
-            self.devices.is_cpu_device(b.value, b.ctx.scope) for b in assigned)
+        name = device.attr.value
+        assigned = [(b.value, b.ctx.scope) for cls in self.kinds.class_chain(info)
+                    for b in cls.attributes.get(name, ())]
+        assigned += [(value, cls.ctx.scope) for cls in self.kinds.class_chain(info)
+                     for value in _class_level_values(cls, name)]
+        return bool(assigned) and all(value is not None for value, _ in assigned) and not all(
+            self.devices.is_cpu_device(value, where) for value, where in assigned)
 
     def _method_of_device_object(self, call: cst.Call, scope: Scope) -> Optional[OnAccelerator]:
         """``psnr.compute()`` where ``psnr = PSNR(..., device=device)``: an object built with a

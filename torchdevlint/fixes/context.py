@@ -471,7 +471,7 @@ _ATOMS = (cst.Name, cst.Attribute, cst.Call, cst.Subscript)
 def call_on(ctx: "FixContext", node: cst.BaseExpression, suffix: str) -> Tuple[Edit, ...]:
     """The edits that apply ``suffix`` (``.detach()``, ``.to(device)``) to all of ``node``."""
     start, end = ctx.span(node)
-    if isinstance(node, _ATOMS):
+    if _atomic(node):
         return (Edit(end, end, suffix),)
     return (Edit(start, start, "("), Edit(end, end, ")" + suffix))
 
@@ -479,7 +479,13 @@ def call_on(ctx: "FixContext", node: cst.BaseExpression, suffix: str) -> Tuple[E
 def call_on_text(text: str, node: cst.BaseExpression, suffix: str) -> str:
     """What ``call_on`` makes of ``node``, whose source is ``text``: a message's advice says
     what the fix writes (``(loss / n).detach()``, not ``loss / n.detach()``)."""
-    return f"{text}{suffix}" if isinstance(node, _ATOMS) else f"({text}){suffix}"
+    return f"{text}{suffix}" if _atomic(node) else f"({text}){suffix}"
+
+
+def _atomic(node: cst.BaseExpression) -> bool:
+    """A suffix applies to all of ``node`` as written: an atom, or an expression in its own
+    parentheses (``(255 * fake[0])``, whose text and span hold them)."""
+    return isinstance(node, _ATOMS) or bool(getattr(node, "lpar", ()))
 
 
 def literal_quote(literal: Optional[cst.BaseExpression]) -> str:

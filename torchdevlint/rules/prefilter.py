@@ -44,6 +44,7 @@ class _Walk:
         self.rebound: dict = {}
         self.parents: dict = {}  # function or class node -> the scope it is defined in
         self.calls_by_name: dict = {}  # the callee's last name -> [(call, its scope)]
+        self.instance_names: Optional[set] = None  # (``_instance_names``, asked lazily)
 
 
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
@@ -274,7 +275,9 @@ def numpy_of_moved_in(tree: ast.AST, source: str) -> bool:
     """TDL008's ast prefilter.
 
     A finding needs a conversion (``x.numpy()`` with no argument, ``array(x)`` /
-    ``asarray(x)``, numpy's ``mean(name)`` and the other readers of a list) and evidence,
+    ``asarray(x)``, numpy's ``mean(name)`` and the other readers of a list, of a name or a
+    list display: ``np.sum([loss_a, loss_b])``, an item stored into a NumPy allocation:
+    ``g_loss[i] = loss`` of ``g_loss = np.zeros(n)``) and evidence,
     somewhere in the file, of a tensor on an accelerator, each
     of which starts at a call: a move (``.cuda()``, ``.to()`` of something other than a CPU
     string; a moved model and a DataParallel wrapper of one need one too) or a ``device=``
@@ -305,8 +308,17 @@ def numpy_of_moved_in(tree: ast.AST, source: str) -> bool:
                 evidence = evidence or (bare and copied)
         elif name in api.NUMPY_CONVERSION_NAMES:
             conversion = conversion or any(not isinstance(a, ast.Starred) for a in node.args)
+        elif name in api.NUMPY_ALLOCATION_NAMES and not conversion:
+            # ``g_loss = np.zeros(...)`` filled item by item (``g_loss[i] = loss.data``)
+            if numpy_names is None:
+                numpy_names = _numpy_names(tree)
+            conversion = ((isinstance(func, ast.Name) and func.id in numpy_names)
+                          or (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name)
+                              and func.value.id in numpy_names)) and any(
+                isinstance(target, ast.Subscript)
+                for store in nodes_of(tree, ast.Assign) for target in store.targets)
         elif (name in api.NUMPY_LIST_READER_NAMES and node.args and
-              isinstance(node.args[0], ast.Name)) or \
+              isinstance(node.args[0], (ast.Name, ast.List, ast.ListComp))) or \
                 (name in api.NUMPY_TENSOR_READER_NAMES and node.args):
             # ``np.mean(losses)`` of a list, ``np.argmax(out)`` (``numpy_names``: ``np``,
             # ``from numpy import mean``)
@@ -575,7 +587,7 @@ def mixed_devices_in(tree: ast.AST, source: str) -> bool:
             if name == "to":
                 devices += call.args[:1]
             may_move = name == "cuda" or (name != "cpu" and any(
-                not _cpu_constant(d) and not _device_of_value(d) and not _torch_dtype(d)
+                not _cpu_constant(d) and not _device_of_value(d, tree) and not _torch_dtype(d)
                 for d in devices))
             if factory and not devices:
                 # Made on the CPU (a ``*_like`` is where its argument is); 0-dim ones are no
@@ -743,11 +755,30 @@ def _torch_dtype(expr) -> bool:
         isinstance(expr.value, ast.Name) and expr.value.id == "torch"
 
 
-def _device_of_value(expr) -> bool:
+def _device_of_value(expr, tree: ast.AST) -> bool:
     """``x.device``: wherever ``x`` is. Not ``self.device``, which may be the device an object
-    was given (``Placement.follows_a_value(..., proof=True)``)."""
-    return isinstance(expr, ast.Attribute) and expr.attr == "device" and not (
-        isinstance(expr.value, ast.Name) and expr.value.id == "self")
+    was given (``Placement.follows_a_value(..., proof=True)``), nor ``config.device`` of a name
+    the file binds to an instance of one of its classes (``config = Config()``, whose class may
+    set it: ``_held_device``)."""
+    if not (isinstance(expr, ast.Attribute) and expr.attr == "device"):
+        return False
+    if not isinstance(expr.value, ast.Name):
+        return True
+    return expr.value.id != "self" and expr.value.id not in _instance_names(tree)
+
+
+def _instance_names(tree: ast.AST) -> set:
+    """The names the file binds to a call of a class it defines (``config = Config()``)."""
+    walk = _walked(tree)
+    known = walk.instance_names
+    if known is None:
+        classes = {node.name for node in nodes_of(tree, ast.ClassDef)}
+        known = {target.id for node in nodes_of(tree, ast.Assign)
+                 if type(node.value) is ast.Call and type(node.value.func) is ast.Name
+                 and node.value.func.id in classes
+                 for target in node.targets if type(target) is ast.Name} if classes else set()
+        walk.instance_names = known
+    return known
 
 
 class _TorchImports:

@@ -21,10 +21,10 @@ from typing import Iterator, Optional
 
 import libcst as cst
 
-from torchdevlint.analysis import Analysis, CallSite, api, expects_failure, last_name
+from torchdevlint.analysis import ASSIGN, Analysis, CallSite, api, expects_failure, last_name
 from torchdevlint.findings import Finding
-from torchdevlint.fixes.context import FixContext
-from torchdevlint.fixes.model import Edit, Fix, FixPlan
+from torchdevlint.fixes.context import FixContext, call_on, call_on_text
+from torchdevlint.fixes.model import Fix, FixPlan
 from torchdevlint.rules.base import (
     CUDA_TENSOR_TYPE_TEXT, Message, Rule, Violation, method_call_text, source_of,
 )
@@ -53,11 +53,11 @@ class CopyToHost(FixPlan):
     safe: bool = True
 
     def build(self, finding: Finding, ctx: FixContext) -> Optional[Fix]:
-        end = ctx.span(self.tensor)[1]
         text = (".detach()" if self.detach else "") + ".cpu()"
         what = "copy the tensor to the host first" if self.safe else \
             "fill the list with host copies"
-        return Fix(finding.code, self.safe, f"{what} (`{text}`)", (Edit(end, end, text),))
+        # (``np.round((acc / n).cpu(), 2)``: an operation is parenthesized first)
+        return Fix(finding.code, self.safe, f"{what} (`{text}`)", call_on(ctx, self.tensor, text))
 
 
 class NumpyOfDeviceTensor(Rule):
@@ -80,7 +80,9 @@ class NumpyOfDeviceTensor(Rule):
       else torch.FloatTensor`) (not `.to(dtype)`, not `.to("cpu")`),
       also `x.to(self.device)` in a method of a class that is no `nn.Module` and sets
       `self.device` to something other than the CPU (a trainer or evaluator given the device;
-      a module's `self.device` follows its parameters);
+      a module's `self.device` follows its parameters), or `config.device` of an instance of
+      a plain class of the file whose body sets it so (`class TrainingConfig: device =
+      "cuda"`);
     - it was created there: a torch factory given a device that is not the CPU
       (`torch.zeros(n, device=device)`, `torch.linspace(..., device=device)`), or a `*_like`
       factory of such a tensor;
@@ -147,6 +149,13 @@ class NumpyOfDeviceTensor(Rule):
     scikit-learn metric or a pyplot function given it (`plt.plot(losses)`). The message names
     the call that filled it. Not when something is taken out of the list (`pop`, `remove`,
     `clear`), nor for a tensor given alone to `np.mean` (that calls the tensor's own `mean`).
+    So is a list written in the call, a display or a comprehension whose item is such a tensor
+    (`np.sum([criterion(restored[j], target) for j in range(n)])`, MPRNet's stage losses; the
+    comprehension's own names give no evidence, the names it reads from around it do), and a
+    tensor stored into a NumPy array the code allocated (`g_loss[ind] = loss.data` of `g_loss =
+    np.zeros((n, 1))`, `api.NUMPY_ALLOCATIONS`: NumPy converts what is stored). A number that
+    a loop adds tensors into (`mse = 0`, then `mse += err * err`) holds one after it, also
+    where the name is rebound after the loop (`mse = np.sqrt(mse / n)`, SANet's `validate`).
     What joins such a list (`preds = torch.cat(preds)`) or takes an item of it (`preds[0]`) is a
     tensor there too: `torch.cat(preds).numpy()` is reported (issue 28: outputs collected
     batch by batch, joined, handed to NumPy). `torch.max(out, 1)`, `torch.sort`, `torch.topk`
@@ -221,7 +230,11 @@ class NumpyOfDeviceTensor(Rule):
     For a list, the fix copies what fills it: `losses.append(loss)` becomes
     `losses.append(loss.detach().cpu())`. That fix is **unsafe** (applied with
     `--unsafe-fixes`): other readers of the list get host copies without their graph
-    (`torch.stack(losses).mean().backward()` would stop working).
+    (`torch.stack(losses).mean().backward()` would stop working). So is the fix of a display or
+    comprehension written in the call (`np.sum([loss_a.detach().cpu(), ...])`): the author may
+    have meant one tensor with its graph (`torch.stack([...]).sum()`), which the message offers.
+    A tensor stored into a NumPy array is copied first (`g_loss[ind] = loss.data.detach().cpu()`),
+    **safe** as the conversions are.
 
     ## Known limits
     - A helper given a moved model may copy its result to the host itself: `.numpy()` of such a
@@ -255,6 +268,16 @@ class NumpyOfDeviceTensor(Rule):
         "{conversion} of `{tensor}`, a list that `{added}` fills with tensors on an accelerator "
         "({evidence}): NumPy reads host memory only (" + CONVERT_ERROR + "); add them to the "
         "list on the host: `{written}`")
+    # ``np.sum([criterion(out[j], y) for j in ...])``: a list display of tensors on one
+    ITEMS_ON_ACCELERATOR = Message(
+        "{conversion} of a list whose item `{item}` is on an accelerator ({evidence}): NumPy "
+        "reads host memory only (" + CONVERT_ERROR + "); copy each item to the host "
+        "(`{written}`), or join them with torch (`torch.stack([...])`) to keep them there")
+    # ``g_loss[ind] = loss.data`` into ``g_loss = np.zeros((n, 1))``
+    STORED_IN_ARRAY = Message(
+        "`{tensor}` is stored into `{array}`, a NumPy array, and it is on an accelerator "
+        "({evidence}): NumPy reads host memory only (" + CONVERT_ERROR + "); copy it first: "
+        "`{written}`")
     code = "TDL008"
     name = "numpy-of-device-tensor"
     summary = "`.numpy()` / `np.asarray()` of a tensor that lives on an accelerator"
@@ -319,6 +342,7 @@ class NumpyOfDeviceTensor(Rule):
                 elif not analysis.holds_where_called(site.ctx, expects_failure, "fails"):
                     # (a tensor given alone: ``np.mean(t)`` is ``t.mean()``)
                     yield from self._list_check(site, positional[0], f"`np.{name}()`")
+        yield from self._stores_into_arrays()
         for site in self._host_reading_calls():
             # ``roc_curve(labels, scores)``, ``plt.imshow(img)``: the first argument on an
             # accelerator (the fix copies it; the next pass finds another)
@@ -329,6 +353,48 @@ class NumpyOfDeviceTensor(Rule):
                 if found:
                     yield from found
                     break
+
+    def _stores_into_arrays(self) -> Iterator[Violation]:
+        """``g_loss[ind] = loss.data`` into ``g_loss = np.zeros((n, 1))``: an item stored into
+        a NumPy allocation (``api.NUMPY_ALLOCATIONS``, the only value the name is bound to in
+        its function or module) is converted through NumPy, so a tensor on an accelerator
+        fails there (issue 28: Learning-to-See-in-the-Dark's loss log)."""
+        analysis = self.analysis
+        if not analysis.collected.item_stores or not any(
+                name in analysis.collected.calls_by_name for name in api.NUMPY_ALLOCATION_NAMES):
+            return
+        arrays: dict = {}  # (id(owner scope), name) -> whether it is bound only to an allocation
+
+        def allocated(owner, name: str) -> bool:
+            key = (id(owner), name)
+            if key not in arrays:
+                bindings = owner.bindings.get(name, ())
+                arrays[key] = bool(bindings) and all(
+                    b.how == ASSIGN and not b.path and isinstance(b.value, cst.Call)
+                    and analysis.qualname(b.value.func, b.ctx.scope) in api.NUMPY_ALLOCATIONS
+                    for b in bindings)
+            return arrays[key]
+
+        for node, ctx in analysis.collected.item_stores:
+            if len(node.targets) != 1:
+                continue
+            target = node.targets[0].target
+            array = target.value.value
+            owner = ctx.scope.resolve(array)
+            if owner is None or not allocated(owner, array) or \
+                    analysis.holds_where_called(ctx, expects_failure, "fails") or \
+                    analysis.runs_only_without_cuda(ctx):
+                continue
+            value = node.value
+            evidence = analysis.on_accelerator(value, ctx.scope)
+            if evidence is None or evidence.given is not None:
+                continue
+            detach = analysis.grad_recording(ctx) is not False and not _without_history(value)
+            copied = call_on_text(source_of(value), value,
+                                  (".detach()" if detach else "") + ".cpu()")
+            yield Violation(value, self.STORED_IN_ARRAY(
+                tensor=source_of(value), array=array, evidence=evidence.describe(),
+                written=f"{source_of(target)} = {copied}"), CopyToHost(value, detach))
 
     def _host_reading_calls(self) -> Iterator[CallSite]:
         """The calls of functions outside torch that read their arguments through NumPy
@@ -381,7 +447,7 @@ class NumpyOfDeviceTensor(Rule):
             # (``np.exp(train_loss)`` of a loss summed with ``.item()``)
             return
         detach = self.analysis.grad_recording(site.ctx) is not False and not _without_history(tensor)
-        copied = source_of(tensor) + (".detach()" if detach else "") + ".cpu()"
+        copied = call_on_text(source_of(tensor), tensor, (".detach()" if detach else "") + ".cpu()")
         shown = source_of(tensor)
         if conversion is None:  # a function that reads its arguments through NumPy
             yield Violation(
@@ -403,7 +469,12 @@ class NumpyOfDeviceTensor(Rule):
         ``site``, with a tensor on an accelerator (``losses.append(loss)``): one finding on
         ``site``'s call, naming the first such ``append``/``extend``. The fix copies what that
         call adds to the host; unsafe, since what else reads the list is not known."""
-        if not isinstance(listed, cst.Name) or self.analysis.runs_only_without_cuda(site.ctx):
+        if self.analysis.runs_only_without_cuda(site.ctx):
+            return
+        if isinstance(listed, (cst.ListComp, cst.List)):
+            yield from self._display_check(site, listed, conversion)
+            return
+        if not isinstance(listed, cst.Name):
             return
         added = self.analysis.appended_to(listed.value, site.ctx.scope, site.order,
                                           api.LIST_ADDING_METHODS)
@@ -414,12 +485,34 @@ class NumpyOfDeviceTensor(Rule):
                 continue
             detach = not _without_history(value) and \
                 self.analysis.grad_recording(adding.ctx) is not False
-            copied = source_of(value) + (".detach()" if detach else "") + ".cpu()"
+            copied = call_on_text(source_of(value), value, (".detach()" if detach else "") + ".cpu()")
             yield Violation(site.call, self.LIST_ON_ACCELERATOR(
                 conversion=conversion, tensor=listed.value, added=source_of(adding.call),
                 evidence=evidence.describe(),
                 written=f"{source_of(adding.call.func)}({copied})"),
                 CopyToHost(value, detach, safe=False))
+            return
+
+
+    def _display_check(self, site: CallSite, listed, conversion: str):
+        """``np.sum([criterion(restored[j], target) for j in ...])``, ``np.array([a, b])``: a
+        list display or comprehension whose item (each element of a display, the element of a
+        comprehension) is a tensor on an accelerator. The fix copies the item to the host;
+        unsafe, since the author may have meant the items to stay one tensor with its graph
+        (MPRNet sums its stages' losses to backpropagate them: ``torch.stack([...]).sum()``)."""
+        items = [listed.elt] if isinstance(listed, cst.ListComp) else [
+            e.value for e in listed.elements if not isinstance(e, cst.StarredElement)]
+        for item in items:
+            evidence = self.analysis.on_accelerator(item, site.ctx.scope)
+            if evidence is None or evidence.given is not None:
+                continue
+            detach = not _without_history(item) and \
+                self.analysis.grad_recording(site.ctx) is not False
+            copied = call_on_text(source_of(item), item,
+                                  (".detach()" if detach else "") + ".cpu()")
+            yield Violation(site.call, self.ITEMS_ON_ACCELERATOR(
+                conversion=conversion, item=source_of(item), evidence=evidence.describe(),
+                written=copied), CopyToHost(item, detach, safe=False))
             return
 
 
