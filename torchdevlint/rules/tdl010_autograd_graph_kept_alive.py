@@ -238,7 +238,9 @@ class AutogradGraphKeptAlive(Rule):
       one that returns the result on, binds it to a name that it (or a name computed from it)
       later runs backward on, or hands it to a call that may (issue 28: a training loop's
       `loss.backward()` beside `print(validate(model, val_loader))` is no backward of the
-      validation loss);
+      validation loss). Not where the loop itself runs backward() on each value it adds
+      (`loss.backward()`, then `epoch_sum_loss += loss`, Amphion's trainer): those graphs
+      are freed, so no caller runs backward on the sum;
     - the accumulator is bound anew inside the loop (`total = 0` on some path): what it holds
       does not grow with the number of batches;
     - the function that holds the loop sets no grad mode, does not call `backward()` and the file
@@ -254,8 +256,9 @@ class AutogradGraphKeptAlive(Rule):
       grad off for the whole program (`torch.set_grad_enabled(False)` as a statement);
     - the value's history is not known: the result of a function or method the analysis does not
       know (a method, `model.generate(...)`, a function of another module; a plain function
-      of this file is followed into its `return`s, with its parameters holding what the call
-      passes: `total += helper(loss)`), `.item()`, `.detach()`,
+      of this file, or a method of a plain class of it called on its object (`loss =
+      self._train_step(batch)`), is followed into its `return`s, with its parameters holding
+      what the call passes: `total += helper(loss)`), `.item()`, `.detach()`,
       `.tolist()`, `.numpy()`, `.data`, `float(...)`, integer results (`argmax`, comparisons,
       `torch.max(...)` with its indices), tensors made by factories (`torch.zeros`, `bincount`).
 
@@ -671,7 +674,7 @@ class _LoopWalk(OrderedWalk):
             # model's: its backward is done)
             if self.counting and not (safe and (summed or self.frees)):
                 continue
-            if self._freed_later(accumulator, summed):
+            if self._freed_later(accumulator, summed, values):
                 continue
             shown = ", ".join(f"`{source_of(v)}`" for v in values)
             detached = ", ".join(f"`{call_on_text(source_of(v), v, '.detach()')}`" for v in values)
@@ -783,19 +786,34 @@ class _LoopWalk(OrderedWalk):
         return self._returned(call)
 
     def _returned(self, call: cst.Call):
-        """What a plain function of this file returns when ``call`` calls it (issue 28:
+        """What a plain function (or a plain class's method) of this file returns when ``call``
+        calls it (issue 28:
         ``total += helper(loss)``, ``l = compute(model, batch)``): its body walked with each
         parameter holding what the call passes, then its ``return`` values traced."""
         callee = self.rule.kinds.kind_of(call.func, self.scope)
-        if not isinstance(callee, K.FuncRef):
-            return None
-        info = callee.info
-        if info.cls is not None or info.opaque_return or not info.returns \
+        bound = False
+        if isinstance(callee, K.FuncRef) and callee.info.cls is None:
+            info = callee.info
+        else:
+            # or a method of a plain class of the file called on its object (``loss =
+            # self._train_step(batch)`` of ``return self._forward_step(batch)``, Amphion's
+            # trainer, issue 28; a module's methods are its forward's business)
+            receiver = self.rule.kinds.kind_of(call.func.value, self.scope) \
+                if isinstance(call.func, cst.Attribute) else None
+            info = self.rule.kinds.find_method(receiver.info, call.func.attr.value) \
+                if isinstance(receiver, K.Instance) else None
+            if info is None or info.self_name is None or \
+                    self.rule.kinds.class_is_module(info.cls) is not False:
+                return None
+            bound = True
+        if info.opaque_return or not info.returns \
                 or id(info) in self.rule._returning or len(self.rule._returning) > 2:
             return None
         walk = _ReturnWalk(self.rule, info, self.grad)
         for name in info.param_names:
-            argument = argument_for_parameter(call, info, name)
+            if bound and name == info.self_name:
+                continue
+            argument = argument_for_parameter(call, info, name, bound=bound)
             if argument is not None:
                 walk.place(name, self.device_of(argument))
         self.rule._returning.add(id(info))
@@ -936,9 +954,12 @@ class _LoopWalk(OrderedWalk):
                     self.frees = True
                     return
 
-    def _freed_later(self, accumulator: str, summed: bool) -> bool:
+    def _freed_later(self, accumulator: str, summed: bool, values=()) -> bool:
         """The accumulated value is backward()-ed after all (gradient accumulation), returned,
-        or handed to an outer scope's code this rule cannot follow."""
+        or handed to an outer scope's code this rule cannot follow. Not returned for a caller
+        to backward where the loop runs backward() on each value it adds (``loss.backward()``
+        then ``epoch_sum_loss += loss``, Amphion's trainer, issue 28): a second backward
+        through those graphs fails, so no caller does it."""
         code = self.func.node if self.func is not None else self.rule.analysis.module
         accumulator = _base_of(accumulator)
         name = accumulator.rpartition(".")[2]
@@ -948,6 +969,7 @@ class _LoopWalk(OrderedWalk):
         if summed and self.func is not None and any(
                 isinstance(node, cst.Return) and node.value is not None
                 and _keeps(node.value, accumulator) for node in walk_code(self.func.node.body)) \
+                and not self._backwarded_each_pass(values) \
                 and self.rule.result_may_be_backwarded(self.func):
             return True  # the caller may backward() the total (a full-batch loss)
         if accumulator.startswith(("self.", "cls.")) and any(
@@ -955,6 +977,19 @@ class _LoopWalk(OrderedWalk):
                 for node in walk_code(self.rule.analysis.module, into_functions=True)):
             return True
         return False
+
+
+    def _backwarded_each_pass(self, values) -> bool:
+        """Every one of ``values`` is a name the loop's body runs backward() on, without
+        ``retain_graph`` (its graph is freed there)."""
+        names = {v.value for v in values if isinstance(v, cst.Name)}
+        if not values or len(names) != len(values):
+            return False
+        calls = [node for node in walk_code(self.loop.body) if isinstance(node, cst.Call)
+                 and last_name(node.func) == "backward"
+                 and not any(a.keyword is not None and a.keyword.value == "retain_graph"
+                             for a in node.args)]
+        return all(any(_backward_of(call, {name}) for call in calls) for name in names)
 
 
 class _ReturnWalk(_LoopWalk):
