@@ -61,6 +61,13 @@ NUMPY_ARRAY_FACTORIES = {
     "numpy.identity": "eye", "numpy.array": "tensor", "numpy.asarray": "tensor",
     "numpy.random.rand": "rand", "numpy.random.randn": "randn",
 }
+# torch functions that reduce a model's parameters (given as ``model.parameters()``) to a
+# tensor on their device: the total norm ``clip_grad_norm_`` returns, which TTS tested with
+# ``np.isinf(grad_norm)`` (issue 28; "can't convert cuda:0 device type tensor to numpy").
+PARAMETER_REDUCTIONS = frozenset((
+    "torch.nn.utils.clip_grad_norm_", "torch.nn.utils.clip_grad.clip_grad_norm_",
+    "torch.nn.utils.clip_grad_norm", "torch.nn.utils.parameters_to_vector",
+    "torch.nn.utils.convert_parameters.parameters_to_vector"))
 # numpy functions that allocate an array a program fills item by item (``g_loss = np.zeros((n,
 # 1))``, then ``g_loss[i] = loss.data``): storing a tensor there converts it through NumPy
 # (TDL008, issue 28: Learning-to-See-in-the-Dark's loss log).

@@ -102,6 +102,23 @@ class StateOfMovedModel(OnAccelerator):
         return f"a tensor of `{source_of(self.model)}`, a model moved to a device"
 
 
+class OfMovedParameters(OnAccelerator):
+    """Evidence that what a torch function computes from a model's parameters
+    (``clip_grad_norm_(model.parameters(), 1.0)``, ``api.PARAMETER_REDUCTIONS``) is on an
+    accelerator: the model was moved to one."""
+
+    __slots__ = ("model",)
+
+    def __init__(self, origin: cst.Call, model: cst.BaseExpression,
+                 device: Optional[cst.BaseExpression]) -> None:
+        super().__init__(origin, device)
+        self.model = model
+
+    def describe(self) -> str:
+        return (f"computed by `{source_of(self.origin.func)}` from the parameters of "
+                f"`{source_of(self.model)}`, a model moved to a device")
+
+
 class HeldInList(OnAccelerator):
     """Evidence that a list the function built holds a tensor on an accelerator (``preds.
     append(model(x))``): not a tensor itself. What joins it (``torch.cat(preds)``) or takes
@@ -1123,6 +1140,15 @@ class Placement:
         qualified = self.kinds.qualname(func, scope)
         if qualified in api.DEVICE_KEEPING_FUNCTIONS:
             return trace.device_of(call.args[0].value) if call.args else None
+        if qualified in api.PARAMETER_REDUCTIONS:
+            # ``clip_grad_norm_(model.parameters(), 1.0)`` of a moved model: on its device
+            given = call.args[0].value if call.args and call.args[0].keyword is None else None
+            if isinstance(given, cst.Call) and isinstance(given.func, cst.Attribute) and \
+                    given.func.attr.value == "parameters" and not given.args:
+                model = self.moved_model(given.func.value, scope, before=before)
+                return OfMovedParameters(call, given.func.value, model[1]) \
+                    if model is not None else None
+            return None
         if qualified is None:
             found = self._method_of_device_object(call, scope)
             if found is not None:
@@ -1720,6 +1746,12 @@ class Placement:
                 found = self.moved_model(value, value_scope, before, depth + 1)
                 if found is not None:
                     moved, device = True, device or found[1]
+            elif not path and isinstance(value, cst.Call) and depth < 3:
+                # ``model = loadmodel(hook)`` of a function of the file that builds a model,
+                # moves it and returns it (NetDissect's ``loadmodel``, issue 28)
+                found = self._returned_moved_model(value, value_scope, depth)
+                if found is not None:
+                    moved, device = True, device or found[1]
         for order, move_device in moves:
             if order > since and (before is None or since < 0 or order < before):
                 moved, device = True, device or move_device
@@ -1737,6 +1769,25 @@ class Placement:
         if not moved and not bindings and isinstance(target, cst.Name) and depth < 3:
             moved = self._moved_by_every_caller(target.value, scope, depth)
         return (target, device) if moved else None
+
+    def _returned_moved_model(self, call: cst.Call, scope: Scope, depth: int):
+        """(model, device) where ``call`` calls a plain function of the file every ``return``
+        of which gives a model moved to a device (a name of its own that it moved: not a
+        parameter, whose placement is its callers'); else None. The device expression is the
+        helper's, which the caller's code cannot name: None."""
+        helper = self.helper_called(call, scope)
+        if helper is None or not helper.returns:
+            return None
+        found = None
+        for value, ctx in helper.returns:
+            if not isinstance(value, cst.Name) or any(
+                    b.how == PARAM for b in ctx.scope.bindings.get(value.value, ())):
+                return None
+            each = self.moved_model(value, ctx.scope, None, depth + 1)
+            if each is None:
+                return None
+            found = found or each
+        return None if found is None else (found[0], None)
 
     def _a_module(self, expr, scope: Scope) -> bool:
         """Whether ``expr`` holds a module: its kind says so, or (a name whose kind is unknown)

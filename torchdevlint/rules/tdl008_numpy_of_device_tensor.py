@@ -86,6 +86,9 @@ class NumpyOfDeviceTensor(Rule):
     - it was created there: a torch factory given a device that is not the CPU
       (`torch.zeros(n, device=device)`, `torch.linspace(..., device=device)`), or a `*_like`
       factory of such a tensor;
+    - it is computed from a moved model's parameters by torch (`grad_norm =
+      torch.nn.utils.clip_grad_norm_(model.parameters(), clip)`, `api.PARAMETER_REDUCTIONS`;
+      TTS's `np.isinf(grad_norm)`);
     - it is the output of a model moved there (`model.to(device)` or `model = Net().to(device)`
       earlier in the code the file shows, also through a parameter that every caller in the file
       passes a moved model to, and through `self.model` set in `__init__` from a parameter that
