@@ -597,8 +597,8 @@ class ModuleClasses:
 
     def _handed_to_cpu(self, info: ClassInfo, func, depth: int) -> Set[str]:
         """The parameters of ``func`` (not a method's ``self``) that its body hands, unchanged
-        or copied to the host, to a function wanting them on the CPU, or to a method of ``info`` or a plain function
-        of the file that does (three calls deep)."""
+        or copied to the host, to a function wanting them on the CPU, or to a method of
+        ``info`` or a plain function of the file that does (three calls deep)."""
         wanted: Set[str] = set()
         if func.scope is None:
             return wanted

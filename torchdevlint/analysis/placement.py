@@ -493,6 +493,7 @@ class _AcceleratorWalk(OrderedWalk):
         return found
 
     def _indexed_on_accelerator(self, subscript: cst.Subscript) -> bool:
+        """One of ``subscript``'s indices is on an accelerator (as ``on_accelerator`` says)."""
         for element in subscript.slice:
             index = element.slice
             if isinstance(index, cst.Index) and isinstance(

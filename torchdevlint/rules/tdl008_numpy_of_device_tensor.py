@@ -392,9 +392,7 @@ class NumpyOfDeviceTensor(Rule):
             evidence = analysis.on_accelerator(value, ctx.scope)
             if evidence is None or evidence.given is not None:
                 continue
-            detach = analysis.grad_recording(ctx) is not False and not _without_history(value)
-            copied = call_on_text(source_of(value), value,
-                                  (".detach()" if detach else "") + ".cpu()")
+            detach, copied = self._host_copy(value, ctx)
             yield Violation(value, self.STORED_IN_ARRAY(
                 tensor=source_of(value), array=array, evidence=evidence.describe(),
                 written=f"{source_of(target)} = {copied}"), CopyToHost(value, detach))
@@ -449,8 +447,7 @@ class NumpyOfDeviceTensor(Rule):
             # metric's ``compute()`` a float, and NumPy's functions take those too
             # (``np.exp(train_loss)`` of a loss summed with ``.item()``)
             return
-        detach = self.analysis.grad_recording(site.ctx) is not False and not _without_history(tensor)
-        copied = call_on_text(source_of(tensor), tensor, (".detach()" if detach else "") + ".cpu()")
+        detach, copied = self._host_copy(tensor, site.ctx)
         shown = source_of(tensor)
         if conversion is None:  # a function that reads its arguments through NumPy
             yield Violation(
@@ -486,9 +483,7 @@ class NumpyOfDeviceTensor(Rule):
             evidence = self.analysis.on_accelerator(value, adding.ctx.scope)
             if evidence is None or evidence.given is not None:
                 continue
-            detach = not _without_history(value) and \
-                self.analysis.grad_recording(adding.ctx) is not False
-            copied = call_on_text(source_of(value), value, (".detach()" if detach else "") + ".cpu()")
+            detach, copied = self._host_copy(value, adding.ctx)
             yield Violation(site.call, self.LIST_ON_ACCELERATOR(
                 conversion=conversion, tensor=listed.value, added=source_of(adding.call),
                 evidence=evidence.describe(),
@@ -496,6 +491,14 @@ class NumpyOfDeviceTensor(Rule):
                 CopyToHost(value, detach, safe=False))
             return
 
+    def _host_copy(self, tensor: cst.BaseExpression, ctx) -> tuple:
+        """(whether the copy detaches, the code of the copy): ``.detach().cpu()`` where grad
+        may be on and the chain has no ``.detach()`` yet (a tensor that requires grad cannot
+        be converted either), else ``.cpu()``; an operation parenthesized first. What every
+        finding's advice writes and ``CopyToHost`` inserts."""
+        detach = self.analysis.grad_recording(ctx) is not False and not _without_history(tensor)
+        suffix = (".detach()" if detach else "") + ".cpu()"
+        return detach, call_on_text(source_of(tensor), tensor, suffix)
 
     def _display_check(self, site: CallSite, listed, conversion: str):
         """``np.sum([criterion(restored[j], target) for j in ...])``, ``np.array([a, b])``: a
@@ -509,10 +512,7 @@ class NumpyOfDeviceTensor(Rule):
             evidence = self.analysis.on_accelerator(item, site.ctx.scope)
             if evidence is None or evidence.given is not None:
                 continue
-            detach = not _without_history(item) and \
-                self.analysis.grad_recording(site.ctx) is not False
-            copied = call_on_text(source_of(item), item,
-                                  (".detach()" if detach else "") + ".cpu()")
+            detach, copied = self._host_copy(item, site.ctx)
             yield Violation(site.call, self.ITEMS_ON_ACCELERATOR(
                 conversion=conversion, item=source_of(item), evidence=evidence.describe(),
                 written=copied), CopyToHost(item, detach, safe=False))

@@ -265,9 +265,10 @@ class MixedDeviceOperands(Rule):
       evaluation loop's `preds = torch.cat((preds, out))` into `preds = torch.tensor([])` is
       reported. So has what keeps or makes a dimension whatever it is computed from: a slice
       (`x[:, -1]`), a mask (`x[x > 0]`), indices that have one (`labels[inds]` of `_, inds =
-      scores[:, -1].sort()`, qdtrack's tracker), `x.view(-1, 1)`, `x.flatten()`. Only what is assigned before the operation (or later in a loop around it) is
-      read, and a value on the accelerator is not the CPU side, 0-dim or not: the seq2seq
-      tutorial's `out, hidden = encoder(x[i], hidden)` from `hidden = encoder.initHidden()`;
+      scores[:, -1].sort()`, qdtrack's tracker), `x.view(-1, 1)`, `x.flatten()`. Only what
+      is assigned before the operation (or later in a loop around it) is read, and a value on
+      the accelerator is not the CPU side, 0-dim or not: the seq2seq tutorial's `out, hidden =
+      encoder(x[i], hidden)` from `hidden = encoder.initHidden()`;
     - the CPU tensor is only an index in plain indexing (`gpu[cpu_index]` works), or the index
       on the accelerator may be 0-dim (any reduction or element access in what it is computed
       from);
