@@ -1139,11 +1139,11 @@ class MixedDeviceOperands(Rule):
                     isinstance(sizes[0], cst.Integer) or (
                         isinstance(sizes[0], cst.UnaryOperation)
                         and isinstance(sizes[0].expression, cst.Integer))))
-            if method == "argsort" or method in api.HOST_COPY_CHAIN_METHODS or \
+            if method == "argsort" or method in api.SHAPE_KEEPING_METHODS or \
                     method in api.ARGUMENT_DEVICE_METHODS or method in api.ACCELERATOR_MOVE_METHODS:
-                # (the receiver's shape, on another device or in another dtype)
-                return method not in api.RESHAPING_METHODS and \
-                    self._has_dimension(expr.func.value, scope, depth + 1)
+                # (the receiver's dimensions at least, on another device or in another dtype;
+                # not ``squeeze``, which may leave none)
+                return self._has_dimension(expr.func.value, scope, depth + 1)
             return False
         qualified = self.analysis.qualname(expr.func, scope)
         if qualified is None or not qualified.startswith("torch."):
