@@ -46,6 +46,8 @@ FACTORIES = frozenset(
 # always at least one dimension; indices; the shape their size arguments say; a tensor of
 # their data; legacy tensor types; the shape of another tensor.
 ALWAYS_SHAPED_FACTORIES = frozenset("arange linspace logspace randperm eye".split())
+# ... and the number of dimensions each of those makes, whatever its arguments
+FACTORY_RANKS = {"arange": 1, "linspace": 1, "logspace": 1, "randperm": 1, "eye": 2}
 INDEX_FACTORIES = frozenset(("tril_indices", "triu_indices"))
 SIZE_FACTORIES = frozenset("zeros ones empty rand randn full".split())
 DATA_FACTORIES = frozenset(("tensor", "as_tensor"))

@@ -1293,6 +1293,11 @@ class MethodDevices(DeviceTrace):
                     self.state, forward, frozenset())
             return any(self.carries(a.value) for a in call.args)
         name = self._self_attribute(func)
+        if name is None and isinstance(func, cst.Subscript):
+            # ``self.blocks[i](x)``: an item of a registered container (``nn.ModuleList``)
+            name = self._self_attribute(func.value)
+            if name is not None and name not in self.state.submodules:
+                name = None
         if name is not None and name in self.state.submodules:
             # a registered module (dropout, an activation) given a tensor on the device
             return any(self.carries(a.value) for a in call.args)

@@ -142,7 +142,8 @@ class UnregisteredTensorAttribute(Rule):
     message names that base class, and the finding is at its assignment (issue 28).
 
     "A tensor on the module's device" is a registered parameter or buffer, what a registered
-    submodule with weights returns (or any registered submodule given such a tensor), a method
+    submodule with weights returns (or any registered submodule given such a tensor, an item
+    of a registered `nn.ModuleList` among them: `self.steps[i](x)`), a method
     argument used as a tensor (`x.size(1)`, `x.device`, `y.view(-1, 1)`, the index of a tensor's
     `gather` / `index_select` / `scatter_`, passed to such a submodule or to a torch
     function that takes tensors: the input of a moved model; `forward`'s input, without a default
@@ -276,6 +277,12 @@ class UnregisteredTensorAttribute(Rule):
       `super().__init__()`).
       Unsafe too when the value is a parameter of `__init__` (`self.weight = weight`): a
       construction in another file may pass something that is not a tensor.
+      When an earlier assignment of the same method runs first (`self.M = M` of a parameter
+      `M=None`, then `if self.M is None: self.M = torch.eye(n)`: tabnet's default group
+      matrix, reported "when no `M` is given"), the fix registers that first one:
+      `register_buffer` raises `KeyError` for a name already set, and once the name is a
+      buffer, the fallback's assignment stores the buffer (an assignment in the other branch
+      of an `if`, which does not run first, is fixed on its own).
     - **No fix** for an annotated assignment, an assignment that shares its line with other
       statements, an assignment through `setattr`, or a list or dict of tensors (register each
       item, or `torch.stack` them into one buffer and index that).
@@ -450,7 +457,8 @@ class UnregisteredTensorAttribute(Rule):
                 self._created_on_cpu(b.value, b) if b.ctx.func.name not in switches
                 else modules.state_snapshot(state, b.value, b.ctx.func.self_name,
                                              b.ctx.scope))]
-            if not created or any(b not in created and not _is_none(b.value) for b in kept):
+            if not created or any(b not in created and not _is_none(b.value)
+                                  and not self._none_by_default(b) for b in kept):
                 continue
             if updates and all(self._placeholder(b) for b in created):
                 continue  # ``torch.empty(0)``, which the class fills before it uses it
@@ -464,6 +472,9 @@ class UnregisteredTensorAttribute(Rule):
             if moved is None:
                 return  # a program that never uses an accelerator: the module stays on the CPU
             safe = self._safe_fix(owning, name, bindings)
+            # (the evidence when the tensor is the fallback for a parameter left out)
+            defaulted = next((f" (when no `{b.value.value}` is given)" for b in kept
+                              if self._none_by_default(b)), "")
             # (an inherited attribute names the class that sets it: the evidence of the finding)
             inherited = "" if owning is info else f" (set in its base class `{owning.name}`)"
             for binding in created:
@@ -480,10 +491,9 @@ class UnregisteredTensorAttribute(Rule):
                     kind(owner=owner, name=name, module=info.name, inherited=inherited,
                          method=method, where=where,
                          moved=moved, switch=switch, error=error,
-                         given=self._given(binding)),
-                    fix=RegisterBuffer(binding, name, safe)
-                    if isinstance(binding.node, cst.Attribute) and name not in state.tensor_tuples
-                    else None,
+                         given=self._given(binding) or defaulted),
+                    fix=self._fix(binding, name, bindings, safe)
+                    if name not in state.tensor_tuples else None,
                 )
 
     def _check_containers(self, state: ModuleState) -> Iterator[Violation]:
@@ -532,6 +542,39 @@ class UnregisteredTensorAttribute(Rule):
                         wrapper=wrapper,
                         owner=owner, name=name, module=info.name, method=method,
                         where=where.replace(" it ", " an item ", 1), moved=moved, error=error))
+
+    def _fix(self, binding: Binding, name: str, bindings: List[Binding],
+             safe: bool) -> Optional[RegisterBuffer]:
+        """``register_buffer`` at the first assignment of the name: it raises KeyError for a
+        name that an earlier assignment set (``self.M = M``, then ``if self.M is None: self.M
+        = torch.eye(n)``), and once the name is a buffer, assigning a tensor (or None) to it
+        stores the buffer. An earlier assignment in another method: no fix (which runs first
+        is not in the text)."""
+        earlier = [b for b in bindings if b.order < binding.order]
+        if any(b.ctx.func is not binding.ctx.func for b in earlier):
+            return None
+        # (one in a branch that excludes this one's, ``if alpha is None: ... else: ...``,
+        # does not run first: each branch's assignment is reported, and fixed, on its own)
+        func = binding.ctx.func.node
+        blocks = [n for n in walk_code(func.body, into_functions=False)
+                  if isinstance(n, cst.IndentedBlock)]
+        before = [b for b in earlier if all(
+            holds(block, binding.node) for block in blocks if holds(block, b.node))]
+        first = min(before, key=lambda b: b.order) if before else binding
+        if not isinstance(first.node, cst.Attribute):
+            return None
+        return RegisterBuffer(first, name, safe)
+
+    def _none_by_default(self, binding: Binding) -> bool:
+        """``self.M = M`` of ``__init__(self, ..., M=None)`` that a later ``if self.M is None:
+        self.M = torch.eye(n)`` completes (tabnet's ``group_attention_matrix``): a caller that
+        passes nothing gets the CPU tensor the class makes, as if the first were ``None``."""
+        value, scope = binding.value, binding.ctx.scope
+        if not isinstance(value, cst.Name) or scope is None:
+            return False
+        params = scope.bindings.get(value.value, ())
+        return len(params) == 1 and params[0].how == PARAM and \
+            _is_none(params[0].value[0].default)
 
     def _placeholder(self, binding: Binding) -> bool:
         """``self.overlap = torch.empty(0)``: an empty tensor (a literal 0 among its sizes)."""
@@ -754,7 +797,8 @@ class UnregisteredTensorAttribute(Rule):
         """The fewest dimensions ``self.NAME`` is made with by its assignments while the module
         is built (``_rank``), or None when one of them does not tell."""
         ranks = [self._rank(b.value, b) for b in state.bindings(name)
-                 if b.how == ASSIGN and not b.path and not _is_none(b.value)]
+                 if b.how == ASSIGN and not b.path and not _is_none(b.value)
+                 and not self._none_by_default(b)]
         return min(ranks) if ranks and None not in ranks else None
 
     def _rank(self, value, binding, depth: int = 0) -> Optional[int]:
@@ -786,6 +830,8 @@ class UnregisteredTensorAttribute(Rule):
         positional = [a.value for a in value.args if a.keyword is None and not a.star]
         if qualified.startswith("torch.") and tail in api.SIZE_FACTORIES and tail != "full":
             return sizes_rank(value)
+        if qualified.startswith("torch.") and tail in api.FACTORY_RANKS:
+            return api.FACTORY_RANKS[tail]  # (``torch.eye(n)``, whose rows have a dimension)
         if qualified in ("torch.tensor", "torch.as_tensor", "torch.from_numpy",
                          "numpy.array", "numpy.asarray") and positional:
             return literal_rank(positional[0]) or self._rank(positional[0], binding, depth + 1)
