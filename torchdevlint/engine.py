@@ -615,12 +615,14 @@ DEFERENCES: Tuple[Deference, ...] = (
 def _without_deferred(module: cst.Module, violations: List[tuple], analysis: Analysis,
                       deferences: Sequence[Deference]) -> List[tuple]:
     for deference in deferences:
-        nodes = [v.node for code, v in violations if code == deference.rule]
+        # (a finding's subject where it names one: ``model(x, state)`` reads the loader's
+        # ``x``, but what it reports is ``state``, which the code made itself)
+        nodes = [v.subject or v.node for code, v in violations if code == deference.rule]
         if nodes:
             deferred = deference.holds(module, analysis, nodes)
             if deferred:
                 violations = [(code, v) for code, v in violations
-                              if code != deference.rule or id(v.node) not in deferred]
+                              if code != deference.rule or id(v.subject or v.node) not in deferred]
     return violations
 
 

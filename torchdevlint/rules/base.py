@@ -41,6 +41,9 @@ class Violation:
     node: cst.CSTNode
     message: str
     fix: Optional[FixPlan] = field(default=None)
+    # what the finding is about, where that is a part of ``node`` (TDL011: the CPU operand of
+    # the call it reports): a rule's deference asks about it (``engine.DEFERENCES``)
+    subject: Optional[cst.CSTNode] = field(default=None)
 
 
 class Rule:

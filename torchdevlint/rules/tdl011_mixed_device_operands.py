@@ -14,8 +14,9 @@ first takes ``x`` off the CPU).
 Silent: when either placement is unknown or the evidence conflicts; when the CPU tensor may be
 0-dim (``torch.tensor(3.0)``, a reduction such as ``x.sum()``, an element ``x[0]``: a 0-dim
 CPU tensor combines with any device); for plain indexing (``gpu[cpu_index]`` is no operation here);
-inside a ``for`` loop over a data loader where it reads a batch as the loop took it (TDL004
-reports those: ``engine.DEFERENCES``); in the methods of
+inside a ``for`` loop over a data loader where its CPU operand reads a batch as the loop took
+it (TDL004 reports those: ``engine.DEFERENCES``, asked about the violation's ``subject``); in
+the methods of
 ``nn.Module`` classes (their state is TDL005/TDL007's); under ``pytest.raises`` /
 ``assertRaises`` and in ``try`` bodies (the failure may be the point); where the model is
 called (or its output made) before the code moves it, in the order the code runs (a notebook
@@ -272,10 +273,12 @@ class MixedDeviceOperands(Rule):
     - the CPU tensor is only an index in plain indexing (`gpu[cpu_index]` works), or the index
       on the accelerator may be 0-dim (any reduction or element access in what it is computed
       from);
-    - the operation is inside a `for` loop over a data loader and reads a batch as the loop took
-      it (a name its target binds, or one unpacked or indexed out of one): TDL004 reports the
-      batches there. An operation of tensors the loop body made itself (a factory, a model's
-      output) is checked as anywhere else (issue 28);
+    - the operation is inside a `for` loop over a data loader and its CPU operand reads a batch
+      as the loop took it (a name its target binds, or one unpacked or indexed out of one):
+      TDL004 reports the batches there. An operation of tensors the loop body made itself (a
+      factory, a model's output) is checked as anywhere else (issue 28), and so is a CPU
+      operand the body made, beside a batch: `model(tokens, state)` of `state =
+      model.init_state(n)` mixes the state, whatever `tokens` is;
     - the operation is in a method of an `nn.Module` class (module state and tensors created in
       `forward` are TDL005's and TDL007's);
     - a comment on the line says it fails (`# this will error`, `# raises`, `# error!`: a
@@ -1190,7 +1193,7 @@ class MixedDeviceOperands(Rule):
             return Violation(node, self.MIXED_TUPLE(
                 what=what, operand=source_of(cpu_operand), origin=source_of(cpu_evidence.origin),
                 other=other, method=method.name, device=device),
-                CreateInMethod(tuple(calls), device) if calls else None)
+                CreateInMethod(tuple(calls), device) if calls else None, subject=shown)
         if device is not None:
             if safety is _ASK:
                 safety = self._fix_safety(device, scope, owner)
@@ -1214,7 +1217,7 @@ class MixedDeviceOperands(Rule):
                  # (the fix's own text: ``(a * 2).to(device)``, not ``a * 2.to(device)``)
                  moved=call_on_text(source_of(cpu_operand), cpu_operand, f".to({shown_device})"),
                  callee=source_of(cpu_operand.func) if factory is not None else None, **extra),
-            plan)
+            plan, subject=shown)
 
     def _factory_bound_for(self, operand, evidence: OnCPU, device, scope: Scope):
         """The factory call ``operand`` names, when the fix can create it on the device where it
