@@ -260,8 +260,10 @@ class KindInference:
         passed = self.caller_arguments(binding)
         if passed:
             kind = combine(self.kind_of(argument, site.ctx.scope) for argument, site in passed)
-            if kind in _FROM_CALLERS or (isinstance(kind, Instance)
-                                         and self.class_is_module(kind.info) is True):
+            # (and an instance of a class of the file, a module or a plain one: an RL
+            # agent handed to ``train(args, env, agent)``, whose ``agent.act(obs)`` then
+            # reads the agent's own methods)
+            if kind in _FROM_CALLERS or isinstance(kind, Instance):
                 return kind
         return UNKNOWN
 

@@ -244,7 +244,10 @@ class MixedDeviceOperands(Rule):
     calls, and a method's calls through instances of its class (`tracker.match(features,
     labels)` of `tracker = Tracker()`, `self._norms(features, labels)` in another of its
     methods), a class that is no `nn.Module` (issue 28: qdtrack's tracker given its labels on
-    the CPU by the detector and its features by the model on the GPU). A method is not
+    the CPU by the detector and its features by the model on the GPU). An instance handed to a
+    function is one too where every call of the function passes an instance of the class
+    (`train(agent, steps)` of `agent = Agent(4, 2)`, then `agent.act(torch.from_numpy(obs))`:
+    DeepRL's DQN, whose network the program moved with `agent.q.to(device)`). A method is not
     followed when a call of its name is made on an object of unknown kind (it may be this
     method, given other values), when it is decorated, or when a class of the file derives
     from its class (an override may run instead). The message then names the value the first
