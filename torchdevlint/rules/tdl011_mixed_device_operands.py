@@ -42,7 +42,7 @@ from typing import Iterator, List, Optional
 import libcst as cst
 
 from torchdevlint.analysis import (
-    ASSIGN, INDEX_ARGUMENT_ERROR, INDEX_ERROR, RNN_STATE_ERROR, Analysis, Ctx, K, OnAccelerator, OnCPU, Scope, api,
+    ASSIGN, PARAM, INDEX_ARGUMENT_ERROR, INDEX_ERROR, RNN_STATE_ERROR, Analysis, Ctx, K, OnAccelerator, OnCPU, Scope, api,
     updates_itself,
     argument_for_parameter, call_argument, checked_index_operands,
     data_of_unknown_shape, exclusive_branches, is_elementwise_comparison, factory_dimensions, failure_expected_or_handled, holds, iter_children, keyword_value, last_name,
@@ -759,9 +759,25 @@ class MixedDeviceOperands(Rule):
             yield self._violation(
                 call, f"the call of `{source_of(call.func)}`", operand, evidence,
                 f"the model `{source_of(target)}`, moved to "
-                f"{'`' + source_of(device) + '`' if device is not None else 'a device'}",
+                f"{'`' + source_of(device) + '`' if device is not None else 'a device'}"
+                f"{self._moved_by_callers(target, scope)}",
                 where, scope, owner, safety, as_state)
             return
+
+    def _moved_by_callers(self, target, scope: Scope) -> str:
+        """`` (every call of `train` in this file passes it moved: `train(model, loader, device)`)``
+        where the model is a parameter its function's calls place (the evidence), else ""."""
+        if not isinstance(target, cst.Name):
+            return ""
+        # (a parameter the function never rebinds: ``model = model.to(device)`` moves it here)
+        params = scope.bindings.get(target.value, ())
+        passed = self.analysis.kinds.caller_arguments(params[0]) \
+            if len(params) == 1 and params[0].how == PARAM else None
+        if not passed:
+            return ""
+        call = passed[0][1].call
+        return f" (every call of `{source_of(call.func)}` in this file passes it moved: " \
+            f"`{source_of(call, 60)}`)"
 
     def _preprocessed(self, expr, scope: Scope) -> bool:
         """``inputs`` bound once, in this function, to ``tokenizer(text, return_tensors="pt")``:
