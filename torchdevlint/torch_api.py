@@ -46,6 +46,10 @@ FACTORIES = frozenset(
 # always at least one dimension; indices; the shape their size arguments say; a tensor of
 # their data; legacy tensor types; the shape of another tensor.
 ALWAYS_SHAPED_FACTORIES = frozenset("arange linspace logspace randperm eye".split())
+# Python builtins a ``for`` loop is looked through (``for i, (a, b) in enumerate(zip(xs, ys))``:
+# ``a`` is an item of ``xs``), and those that give a number (``correct / len(labels)``).
+LOOP_WRAPPERS = frozenset(("enumerate", "zip"))
+NUMBER_BUILTINS = frozenset(("len", "float", "int"))
 # ... and the number of dimensions each of those makes, whatever its arguments
 FACTORY_RANKS = {"arange": 1, "linspace": 1, "logspace": 1, "randperm": 1, "eye": 2}
 INDEX_FACTORIES = frozenset(("tril_indices", "triu_indices"))

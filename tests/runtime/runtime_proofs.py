@@ -132,6 +132,14 @@ RNN_STATE_DEVICE_MISMATCH = ExpectedError(
     example="Input and hidden tensors are not at the same device, found input tensor at cuda:0 "
             "and hidden tensor at cpu")
 
+# ...and where the stray tensor is an RNN's input (``self.lstm(x_cpu)`` of a moved module: the
+# layer checks its input against its weights first), on meta and on a GPU alike.
+RNN_INPUT_DEVICE_MISMATCH = ExpectedError(
+    "RuntimeError", r"Input and parameter tensors are not at the same device, found input "
+                    r"tensor at cpu and parameter tensor at (meta|cuda:\d+)",
+    example="Input and parameter tensors are not at the same device, found input tensor at cpu "
+            "and parameter tensor at cuda:0")
+
 # ...and for gradients handed to autograd (``autograd.grad(out, x, torch.ones(n))``,
 # ``out.backward(g)``) on another device than their outputs, on meta and on a GPU alike.
 GRADIENT_DEVICE_MISMATCH = ExpectedError(
@@ -211,8 +219,10 @@ PROOFS = {
     "TDL006": RuleProof("TDL006", argument="device", stand_in="meta", cuda_stand_in="cuda",
                         errors={"meta": (META_DEVICE_MISMATCH,), "cuda": (CUDA_DEVICE_MISMATCH,)}),
     "TDL007": RuleProof("TDL007", argument="device", stand_in="meta", cuda_stand_in="cuda",
-                        errors={"meta": (META_DEVICE_MISMATCH, RNN_STATE_DEVICE_MISMATCH),
-                                "cuda": CUDA_MISMATCHES + (RNN_STATE_DEVICE_MISMATCH,)}),
+                        errors={"meta": (META_DEVICE_MISMATCH, RNN_STATE_DEVICE_MISMATCH,
+                                         RNN_INPUT_DEVICE_MISMATCH),
+                                "cuda": CUDA_MISMATCHES + (RNN_STATE_DEVICE_MISMATCH,
+                                                           RNN_INPUT_DEVICE_MISMATCH)}),
     # meta-host: meta plays the GPU, and its .cpu() gives a host tensor of the same shape,
     # dtype and requires_grad (meta has no data to copy; see meta_host_copies)
     "TDL008": RuleProof("TDL008", argument="device", stand_in="meta-host", cuda_stand_in="cuda",
@@ -378,7 +388,9 @@ def consequence_lines(path: Path, rule: str) -> set:
     still on the old device; the arguments of a
     discarded ``to_device(x, device)``), the names a flagged
     assignment binds (``device = torch.device("cuda")``, ``self.blocks = [...]``), what a loop
-    takes out of those (``for block in self.blocks``), a parameter whose flagged default
+    takes out of those (``for block in self.blocks``), a tuple that holds one (``states =
+    (state, state)``) or a tensor made like one (``torch.zeros_like(x)``), a parameter whose
+    flagged default
     it is (``def build(device="cuda")``), and what a call of a function whose flagged line
     returns it gives (``hidden = self.init_hidden(n)``), also through functions that return
     what such a call gives.
@@ -439,11 +451,23 @@ def consequence_lines(path: Path, rule: str) -> set:
             defaults += [(arg, default) for arg, default in zip(node.kwonlyargs, node.kw_defaults)
                          if default is not None]
             carriers.update(arg.arg for arg, default in defaults if default.lineno in flagged)
-    # what a loop takes out of a carrier carries it too (``for block in self.blocks``)
+    # what a loop takes out of a carrier carries it too (``for block in self.blocks``), and a
+    # tuple or list that holds one (``states = (state, state)``, handed to an LSTM whole)
     grew = True
     while grew:
         grew = False
         for node in ast.walk(tree):
+            if isinstance(node, ast.Assign) and (
+                    (isinstance(node.value, (ast.Tuple, ast.List))
+                     and any(ast.unparse(element) in carriers for element in node.value.elts))
+                    # ``rolled = torch.zeros_like(history)``: made where its argument is
+                    or (isinstance(node.value, ast.Call) and node.value.args
+                        and getattr(node.value.func, "attr", "").endswith("_like")
+                        and ast.unparse(node.value.args[0]) in carriers)):
+                names = {ast.unparse(target) for target in node.targets}
+                if not names <= carriers:
+                    carriers |= names
+                    grew = True
             if isinstance(node, (ast.For, ast.comprehension)) and any(
                     ast.unparse(inner) in carriers for inner in ast.walk(node.iter)):
                 names = {ast.unparse(target) for target in ast.walk(node.target)

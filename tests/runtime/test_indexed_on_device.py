@@ -143,6 +143,38 @@ SETTINGS_DEVICE = textwrap.dedent("""\
 """)
 
 
+# a retrieval evaluation's feature bank kept on the host (appended ``.cpu()``, then joined),
+# indexed with the top-k indices of a row of the similarity matrix it iterates on the device
+# (BLIP's retrieval evaluation): a row of a device tensor is there, and so are its top-k
+FEATURE_BANK = textwrap.dedent("""\
+    import torch
+    import torch.nn as nn
+
+
+    def evaluate(model, images, queries, k=2):
+        feats = []
+        embeds = []
+        for batch in images:
+            f = model(batch)
+            feats.append(f.cpu())
+            embeds.append(f)
+        feats = torch.cat(feats)
+        sims = torch.cat(embeds) @ queries.t()
+        picked = []
+        for i, row in enumerate(sims.t()):
+            scores, idx = row.topk(k)
+            picked.append(feats[idx])
+        return picked
+
+
+    def main(device):
+        model = nn.Linear(4, 4).to(device)
+        images = [torch.randn(3, 4).to(device) for _ in range(2)]
+        queries = torch.randn(2, 4).to(device)
+        return evaluate(model, images, queries)
+""")
+
+
 def run_main(source: str, device):
     namespace: dict = {}
     exec(compile(source, "snippet.py", "exec"), namespace)
@@ -166,6 +198,9 @@ def run_main(source: str, device):
      ("_i(self.sqrt_alphas_cumprod, t, x0)", "_i(self.sqrt_alphas_cumprod.to(t.device), t, x0)")),
     (SETTINGS_DEVICE, (14, 16), "indexing `self.alphas_hat`, a tensor on the CPU",
      ("self.alphas_hat[t]", "self.alphas_hat.to(t.device)[t]")),
+    (FEATURE_BANK, (17, 23), "indexing `feats`, a tensor on the CPU (made by `f.cpu()`), with "
+                             "`idx`, on an accelerator",
+     ("feats[idx]", "feats.to(idx.device)[idx]")),
 ])
 def test_a_cpu_tensor_indexed_with_a_device_tensor_is_flagged_and_fails_on_a_gpu(
         source, where, words, fixed):

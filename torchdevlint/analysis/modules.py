@@ -17,13 +17,17 @@ from torchdevlint import torch_api as api
 from torchdevlint.analysis.builder import Collected, holds, walk_code
 from torchdevlint.analysis.devices import Devices, move_device_argument
 from torchdevlint.analysis.flow import UNDECIDED, DeviceTrace
-from torchdevlint.analysis.kinds import MODULE, TENSOR, ClassRef, FuncRef, KindInference, TupleKind
+from torchdevlint.analysis.kinds import (
+    MODULE, TENSOR, ClassRef, FuncRef, Instance, KindInference, TupleKind,
+)
 from torchdevlint.analysis.model import (
     ARITHMETIC_OPERATORS, checked_index_operands, keyword_value, source_of,
 )
-from torchdevlint.analysis.placement import argument_for_parameter, host_copied_name
+from torchdevlint.analysis.placement import (
+    argument_for_parameter, host_copied_name, loop_item_source,
+)
 from torchdevlint.analysis.model import (
-    ASSIGN, Binding, ClassInfo, FunctionInfo, Scope, is_number, last_name, root_name,
+    ASSIGN, FOR, Binding, ClassInfo, FunctionInfo, Scope, is_number, last_name, root_name,
     string_value,
 )
 
@@ -59,6 +63,9 @@ MASK_ERROR = "RuntimeError: expected self and mask to be on the same device"
 # (an ``nn.LSTM``/``nn.GRU``/``nn.RNN`` given a state on the CPU, as torch words it)
 RNN_STATE_ERROR = ("RuntimeError: Input and hidden tensors are not at the same device, found "
                    "input tensor at cuda:0 and hidden tensor at cpu")
+# (... given an input on the CPU, its weights on the device)
+RNN_INPUT_ERROR = ("RuntimeError: Input and parameter tensors are not at the same device, "
+                   "found input tensor at cpu and parameter tensor at cuda:0")
 
 
 class Meeting(str):
@@ -616,10 +623,18 @@ class ModuleClasses:
                         a.star for a in positional[:position + 1]):
                     given = [positional[position].value]
             else:
+                owner = info
                 callee = self._callee_of(info, func, node.func) if depth < 3 else None
+                if callee is None and depth < 3:
+                    # ``self.encoder(embedded, lengths)``: a submodule of a class of this file,
+                    # whose ``forward`` packs them (pytext's DocModel over its BiLSTM)
+                    kind = self.kinds.kind_of(node.func, func.scope)
+                    if isinstance(kind, Instance) and kind.info is not info:
+                        owner = kind.info
+                        callee = self.kinds.find_method(owner, "forward")
                 if callee is None or callee.scope is None or callee is func:
                     continue
-                inner = self._handed_to_cpu(info, callee, depth + 1)
+                inner = self._handed_to_cpu(owner, callee, depth + 1)
                 callee_params = [n for n in callee.param_names if n != callee.self_name]
                 given = []
                 for index, arg in enumerate(node.args):
@@ -632,7 +647,9 @@ class ModuleClasses:
             for value in given:
                 # (or copied to the host on the way: ``pack_padded_sequence(x,
                 # lengths.to('cpu'))``, bentrevett's sentiment notebooks)
-                name = value.value if isinstance(value, cst.Name) else host_copied_name(value)
+                # (or cast: ``pack_padded_sequence(x, lengths.int())`` stays where it was)
+                name = value.value if isinstance(value, cst.Name) else (
+                    host_copied_name(value) or _cast_name(value))
                 if name in params:
                     wanted.add(name)
         return wanted
@@ -717,7 +734,9 @@ class ModuleClasses:
             return self._given_by_instance_calls(state, method)
         if method.name == "forward" or info.methods.get(method.name) is not method:
             return frozenset()
-        params = [name for name in method.param_names[1:] if name != method.self_name]
+        # (a static method has no ``self`` to leave out)
+        params = [name for name in method.param_names[0 if method.self_name is None else 1:]
+                  if name != method.self_name]
         if not params:
             return frozenset()
         # (the calls of its name that the traversal recorded, by their callee)
@@ -810,7 +829,9 @@ class ModuleClasses:
                 isinstance(node.operator, ARITHMETIC_OPERATORS):
             if (stays(node.left) and carries(node.right)) or (stays(node.right) and carries(node.left)):
                 return Meeting("combines it with a tensor on the module's device")
-        elif isinstance(node, cst.Comparison):
+        elif isinstance(node, cst.Comparison) and not any(  # (``states is not None``: no op)
+                isinstance(c.operator, (cst.Is, cst.IsNot, cst.In, cst.NotIn))
+                for c in node.comparisons):
             operands = [node.left] + [c.comparator for c in node.comparisons]
             if any(stays(o) for o in operands) and any(carries(o) for o in operands):
                 return Meeting("compares it with a tensor on the module's device")
@@ -877,6 +898,8 @@ class ModuleClasses:
                             isinstance(state_given, cst.Tuple) and
                             any(stays(e.value) for e in state_given.elements))):
                     return Meeting(words + " as its state", RNN_STATE_ERROR)
+                if arguments and stays(arguments[0]) and self.is_recurrent(state, func.attr.value):
+                    return Meeting(words + " as its input", RNN_INPUT_ERROR)
                 return Meeting(words)
             return None
         if api.is_tensor_function(qualified) and qualified.rpartition(".")[2] not in _TAKES_INDICES \
@@ -1154,10 +1177,21 @@ class MethodDevices(DeviceTrace):
             changed = False
             for name, bindings in assigned.items():
                 if name in self.names and not (all(
-                        b.how == ASSIGN and (self.carries(b.value) or _number_bound(b))
+                        (b.how == ASSIGN and (self.carries(b.value) or _number_bound(b)))
+                        or (b.how == FOR and self._iterated_carries(b.value, b.path))
                         for b in bindings) and not all(_number_bound(b) for b in bindings)):
                     self.names.discard(name)
                     changed = True
+
+    def _iterated_carries(self, iterated, path) -> bool:
+        """What a ``for`` loop takes out of ``iterated`` at unpacking ``path`` is on the
+        module's device: an item (a row, or a 0-dim element) of a tensor there, through
+        ``zip(...)`` and ``enumerate(...)`` (TTS's ``for idx, (ilen, olen) in
+        enumerate(zip(ilens, olens))`` of the GPU lengths; ``placement.loop_item_source``)."""
+        rows = loop_item_source(iterated, path)
+        if rows is None or (isinstance(rows, cst.Call) and isinstance(rows.func, cst.Name)):
+            return False  # (``range(n)``: not followed)
+        return self.carries(rows)
 
     def _param_is_tensor(self, name: str, body) -> bool:
         scope = self.method.scope
@@ -1381,3 +1415,11 @@ def _indexes_dimensions(subscript: cst.Subscript) -> bool:
             (isinstance(e.slice.value, cst.Name) and e.slice.value.value == "None")
             or isinstance(e.slice.value, cst.Ellipsis))) for e in subscript.slice)
 
+
+def _cast_name(expr) -> Optional[str]:
+    """``lengths.int()``, ``lengths.long().squeeze()``: the name that a chain of tensor methods
+    that keep a tensor where it is (``api.HOST_COPY_CHAIN_METHODS``) starts from."""
+    while isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and \
+            expr.func.attr.value in api.HOST_COPY_CHAIN_METHODS:
+        expr = expr.func.value
+    return expr.value if isinstance(expr, cst.Name) else None

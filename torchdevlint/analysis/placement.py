@@ -12,7 +12,7 @@ import libcst as cst
 
 from torchdevlint import torch_api as api
 from torchdevlint.analysis import kinds as K
-from torchdevlint.analysis.builder import Collected, iter_children, walk_code
+from torchdevlint.analysis.builder import Collected, iter_children, reads_name, walk_code
 from torchdevlint.analysis.devices import Devices, move_device_argument
 from torchdevlint.analysis.flow import UNDECIDED, DeviceTrace, OrderedWalk
 from torchdevlint.analysis.kinds import KindInference, combine
@@ -387,6 +387,18 @@ class _AcceleratorWalk(OrderedWalk):
             self.place(state[1], state[0])
             return
         self.unbind(target)
+        if self.side == "accelerator":
+            # ``for i, sims in enumerate(sims_matrix)`` of a tensor on an accelerator: each
+            # row is there too (BLIP's retrieval, whose ``sims.topk(k)`` indices then index
+            # the features it kept on the CPU), through ``enumerate`` and ``zip``
+            for name, path in target_paths(target):
+                rows = loop_item_source(iterable, path)
+                if rows is None or (isinstance(rows, cst.Call) and isinstance(rows.func, cst.Name)):
+                    continue  # (``range(n)``, ``zip`` of ``zip``: not followed)
+                held = self.device_of(rows)
+                if held and not isinstance(held, HeldInList) and \
+                        self.placement.kinds.kind_of(rows, self.scope) is K.TENSOR:
+                    self.place(name, held)
         if self.side != "accelerator" or type(iterable) is not cst.Call or iterable.args or \
                 type(iterable.func) is not cst.Attribute or \
                 iterable.func.attr.value not in ("items", "values"):
@@ -1021,7 +1033,8 @@ class Placement:
                 return None
             if method in api.OTHER_TENSORS_DEVICE_METHODS:  # ``torch.eye(n).type_as(x)``
                 return trace.device_of(call.args[0].value) if call.args else None
-            if method in api.TENSOR_METHODS or method in api.SPLITTING_METHODS:
+            if method in api.TENSOR_METHODS or method in api.SPLITTING_METHODS or \
+                    method in api.NAMED_TUPLE_METHODS:  # (``vals, idx = x.topk(k)``: both there)
                 return trace.device_of(func.value)
             return None
         if qualified in api.DEVICE_KEEPING_FUNCTIONS:
@@ -1048,11 +1061,27 @@ class Placement:
                              else [arg])]
         if not tensors:
             return None
+        if tail in api.JOINING_FUNCTIONS and isinstance(tensors[0], cst.Name):
+            # ``feats = torch.cat(feats)`` of a list the function filled with ``.append(x.cpu())``
+            # (BLIP's retrieval keeps its image features on the host so): each piece there
+            joined = self._joined_on_cpu(call, tensors[0], scope)
+            if joined is not None:
+                return joined
         found = [trace.device_of(value) for value in tensors]
         # all on the CPU (numbers among them: ``torch.where(m, x, 0.0)``), at least one known
         if any(found) and all(f or is_number(v) for f, v in zip(found, tensors)):
             return next(f for f in found if f)
         return None
+
+    def _joined_on_cpu(self, call: cst.Call, listed: cst.Name, scope: Scope) -> Optional[OnCPU]:
+        """The evidence that every piece a list the function built holds, as it reaches the
+        join ``call``, is on the CPU (the first append's), else None."""
+        site = self.collected.site_of(call)
+        sites = None if site is None else self.appended_to(listed.value, scope, site.order)
+        if not sites:
+            return None
+        found = [self.on_cpu(s.call.args[0].value, s.ctx.scope) for s in sites]
+        return found[0] if all(found) else None
 
     def on_default_device(self, call: cst.Call) -> bool:
         """Whether a factory ``call`` without ``device=`` may create on a device other than
@@ -1108,7 +1137,8 @@ class Placement:
                 return None
             if method in api.OTHER_TENSORS_DEVICE_METHODS and self.kinds.qualname(func, scope) is None:
                 return trace.device_of(call.args[0].value) if call.args else None
-            if (method in api.TENSOR_METHODS or method in api.SPLITTING_METHODS) and \
+            if (method in api.TENSOR_METHODS or method in api.SPLITTING_METHODS
+                    or method in api.NAMED_TUPLE_METHODS) and \
                     self.kinds.qualname(func, scope) is None:  # (not ``torch.mm(a, b)``)
                 if self.kinds.kind_of(func.value, scope) in (K.MODULE,):
                     return None
@@ -1164,6 +1194,13 @@ class Placement:
                 found = self.returned_on_accelerator(helper)
                 if found is not None:
                     return found
+                if helper.returns and all(value is not None and _host_copy(value)
+                                          for value, _ in helper.returns):
+                    # ``seg = run_model(img, model)`` of ``return seg.detach().cpu()``: given a
+                    # moved model, it still hands back a host copy (taming-transformers). (Read
+                    # from the text: asking the placement of its returns here, in the middle of
+                    # the caller's walk, would settle its parameters from half a walk.)
+                    return None
             found = self._helper_given_moved_model(call, scope)
             if found is not None:
                 return found
@@ -1377,7 +1414,8 @@ class Placement:
             found = parameter
         return argument_for_parameter(call, helper, found)
 
-    def _derived_parameter(self, expr, helper, depth: int) -> Optional[str]:
+    def _derived_parameter(self, expr, helper, depth: int,
+                           known: Optional[Dict[str, str]] = None) -> Optional[str]:
         """The parameter of ``helper`` that ``expr`` (in its body) is computed from without a
         move: the parameter itself (never reassigned), a local bound once to such a value
         (also by unpacking it), tensor methods that keep the device, arithmetic with
@@ -1385,34 +1423,55 @@ class Placement:
         if depth > 6 or helper.scope is None:
             return None
         if isinstance(expr, cst.Name):
+            if known is not None and expr.value in known:
+                return known[expr.value]
             bindings = helper.scope.bindings.get(expr.value, ())
             if len(bindings) != 1:
-                return None
+                # ``correct = pred.eq(y).double()``, then ``correct = correct.sum()``: a name
+                # rebound from itself keeps what its first assignment derives from
+                if not bindings or any(b.how != ASSIGN or b.path or b.value is None
+                                       for b in bindings):
+                    return None
+                ordered = sorted(bindings, key=lambda b: b.order)
+                found = self._derived_parameter(ordered[0].value, helper, depth + 1, known)
+                if found is None:
+                    return None
+                inner = {**(known or {}), expr.value: found}
+                if any(not reads_name(b.value, expr.value) or
+                       self._derived_parameter(b.value, helper, depth + 1, inner) != found
+                       for b in ordered[1:]):
+                    return None
+                return found
             binding = bindings[0]
             if binding.how == PARAM:
                 return expr.value if expr.value != helper.self_name else None
             if binding.how != ASSIGN or binding.value is None:
                 return None
-            return self._derived_parameter(binding.value, helper, depth + 1)
+            return self._derived_parameter(binding.value, helper, depth + 1, known)
         if isinstance(expr, (cst.Tuple, cst.List)):
-            found = {self._derived_parameter(e.value, helper, depth + 1)
+            found = {self._derived_parameter(e.value, helper, depth + 1, known)
                      for e in expr.elements if not isinstance(e, cst.StarredElement)}
             return found.pop() if len(found) == 1 and None not in found else None
         if isinstance(expr, cst.Subscript):
-            return self._derived_parameter(expr.value, helper, depth + 1)
+            return self._derived_parameter(expr.value, helper, depth + 1, known)
         if isinstance(expr, cst.UnaryOperation):
-            return self._derived_parameter(expr.expression, helper, depth + 1)
+            return self._derived_parameter(expr.expression, helper, depth + 1, known)
         if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, ARITHMETIC_OPERATORS):
-            found = {self._derived_parameter(side, helper, depth + 1)
-                     for side in (expr.left, expr.right) if not is_number(side)}
+            # (a number, or what a builtin counts: ``correct / len(labels)``)
+            found = {self._derived_parameter(side, helper, depth + 1, known)
+                     for side in (expr.left, expr.right)
+                     if not is_number(side) and not _builtin_number(side, helper.scope)}
             return found.pop() if len(found) == 1 and None not in found else None
         if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and \
                 self.kinds.qualname(expr.func, helper.scope) is None:
             method = expr.func.attr.value
+            if method in api.OTHER_TENSORS_DEVICE_METHODS and len(expr.args) == 1:
+                # ``output.max(1)[1].type_as(labels)``: where its argument is
+                return self._derived_parameter(expr.args[0].value, helper, depth + 1, known)
             if method in api.ACCELERATOR_MOVE_METHODS or method in api.RETYPING_METHODS or \
                     method in api.HOST_COPY_METHODS or method not in api.TENSOR_METHODS:
                 return None
-            return self._derived_parameter(expr.func.value, helper, depth + 1)
+            return self._derived_parameter(expr.func.value, helper, depth + 1, known)
         return None
 
     def returned_on_cpu(self, info) -> Optional[OnCPU]:
@@ -2056,6 +2115,23 @@ def copied_to_host(expr: cst.BaseExpression) -> bool:
             return False
 
 
+def _host_copy(expr: cst.BaseExpression) -> bool:
+    """``y.detach().cpu()``, ``y.cpu().numpy()``, ``y.to("cpu").float()``: a chain of tensor
+    methods whose copy to the host comes last among its moves."""
+    while isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):
+        method = expr.func.attr.value
+        if method == "cpu" and not expr.args:
+            return True
+        if method == "to" and len(expr.args) == 1 and isinstance(
+                expr.args[0].value, cst.SimpleString) and \
+                expr.args[0].value.evaluated_value == "cpu":
+            return True
+        if method not in api.HOST_COPY_CHAIN_METHODS and method != "numpy":
+            return False
+        expr = expr.func.value
+    return False
+
+
 def host_copied_name(expr: cst.BaseExpression) -> Optional[str]:
     """``y.cpu()``, ``y.detach().cpu()``, ``y.cpu().detach()``, ``y.to("cpu")``: the name
     ``y`` that a chain of tensor methods, one of them a copy to the host, starts from."""
@@ -2118,9 +2194,46 @@ def argument_for_parameter(call: cst.Call, function, name: str, bound: bool = Fa
     by keyword or by position (a keyword-only parameter by keyword alone); None when it
     passes nothing for it or spreads ``*args`` / ``**kwargs``. ``bound``: a method called on
     an instance (``self.helper(x)``), whose first parameter the call does not pass."""
+    if bound and function.cls is not None and function.self_name is None:
+        bound = False  # a static method called on ``self``: it is passed every argument
     if name not in function.param_names or (bound and function.param_names[0] == name):
         return None
     index = K.positional_index(function, function.param_names.index(name))
     return K.argument_passed(call, name, index - 1 if bound and index > 0 else index)
 
 
+def _builtin_number(expr, scope) -> bool:
+    """``len(labels)``, ``float(n)``: a Python builtin that gives a number (not one the file
+    or an import rebinds)."""
+    return isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and \
+        expr.func.value in api.NUMBER_BUILTINS and scope is not None and \
+        scope.resolve(expr.func.value) is None
+
+
+def loop_item_source(iterable, path: tuple) -> Optional[cst.BaseExpression]:
+    """What a name a ``for`` target binds at unpacking ``path`` takes its items from: ``xs``
+    for ``x`` of ``for x in xs``, looked through ``enumerate`` and ``zip`` (``a`` of ``for i,
+    (a, b) in enumerate(zip(xs, ys))`` is an item of ``xs``); None for ``enumerate``'s count
+    or an item unpacked further (``for a, b in pairs``)."""
+    while path and isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Name) \
+            and iterable.func.value in api.LOOP_WRAPPERS:
+        args = [a.value for a in iterable.args if a.keyword is None and not a.star]
+        index = path[0]
+        if iterable.func.value == "enumerate":
+            index -= 1  # (0: the count)
+        if not isinstance(index, int) or not 0 <= index < len(args) or \
+                (iterable.func.value == "enumerate" and index != 0):
+            return None
+        iterable, path = args[index], path[1:]
+    return None if path else iterable
+
+
+def target_paths(target, path: tuple = ()) -> List[Tuple[str, tuple]]:
+    """(name, unpacking path) of each name a ``for`` (or assignment) target binds."""
+    if isinstance(target, cst.Name):
+        return [(target.value, path)]
+    if isinstance(target, (cst.Tuple, cst.List)) and \
+            not any(isinstance(e, cst.StarredElement) for e in target.elements):
+        return [found for index, e in enumerate(target.elements)
+                for found in target_paths(e.value, path + (index,))]
+    return []

@@ -151,8 +151,9 @@ class UnregisteredTensorAttribute(Rule):
     its own, issue 28), a parameter of `forward` that every call of an instance of the class
     in the file gives a tensor the placement shows on an accelerator (`diffusion(x0, t)` of `t =
     torch.randint(0, T, (n,), device=device)`: a diffusion schedule's `self.sqrt_ac[t]`; the
-    message names that call), and what is computed from those (`x.new_zeros(...)` is made where
-    `x` is).
+    message names that call), an item a `for` loop takes out of such a tensor (`for ilen, olen
+    in zip(ilens, olens)`: 0-dim tensors there; not `enumerate`'s count), and what is computed
+    from those (`x.new_zeros(...)` is made where `x` is).
 
     A CPU tensor "with a dimension" is proven from how it is made: a factory with a shape
     (`torch.zeros(n)`, not `torch.zeros(())`), a list (`torch.tensor([...])`), a legacy

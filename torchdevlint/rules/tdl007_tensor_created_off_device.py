@@ -47,7 +47,8 @@ from torchdevlint.rules.prefilter import (
 _SHAPE_KEEPING = api.SHAPE_KEEPING_METHODS
 # Elementwise math (a method, or a torch function of its first argument).
 _ELEMENTWISE = api.ELEMENTWISE
-_OF_FIRST_ARGUMENT = api.TRIANGLE_FUNCTIONS | _ELEMENTWISE
+# (and ``torch.zeros_like(x)``, made where ``x`` is with its shape: tudrl's ``x_tilde_f``)
+_OF_FIRST_ARGUMENT = api.TRIANGLE_FUNCTIONS | _ELEMENTWISE | api.LIKE_FACTORIES
 # Torch functions whose other arguments are numbers, not tensors to meet.
 _NOT_MEETING = frozenset(("multinomial",))
 
@@ -92,7 +93,9 @@ class TensorCreatedOffDevice(Rule):
     `arange`, `eye`, `rand`, `randn`, `randint`, `randperm`, `linspace`, `logspace`,
     `torch.tensor([...])` of a list, the legacy constructors `torch.Tensor([...])`,
     `torch.FloatTensor(...)`) inside `forward` of an `nn.Module`, or inside a method that
-    `forward` calls on `self` (transitively), when its result, as it is, meets a tensor on the
+    `forward` calls on `self` (transitively; a static method too, given its arguments as they
+    are: TTS's `self._make_ga_mask(ilen, olen, sigma)`), when its result, as it is, meets a
+    tensor on the
     module's device in the same method, or in the method it is returned to (issue 28: an
     `init_hidden` helper that returns `torch.zeros(...)`, or a tuple of them, to `forward`,
     which hands them to an LSTM: `h0, c0 = self.init_hidden(n)`, `hidden = self.init_hidden(n)`
@@ -120,7 +123,9 @@ class TensorCreatedOffDevice(Rule):
     - a combining tensor method (`scores.masked_fill(mask == 0, ...)`, `x.matmul(m)`);
     - a torch function given both, not as an index (`torch.cat([x, pad])`, `torch.where(...)`);
     - an argument of a registered submodule with weights (an RNN's initial hidden state,
-      `self.rnn(x, h0)`, `self.rec(h)`);
+      `self.rnn(x, h0)`, `self.rec(h)`, also bound to a tuple by name first, `states = (h,
+      h)`; an RNN's input, whose error names the layer's parameters: "Input and parameter
+      tensors are not at the same device");
     - indexing it with a tensor on the module's device (`values[self.opacities() > 0.4]`),
       or giving it such an index (`.gather`, `.scatter_`, `index_select`), or giving it as the
       index (or mask) of such a tensor to one of those (`x.index_select(1, torch.arange(n))`:
@@ -135,7 +140,8 @@ class TensorCreatedOffDevice(Rule):
     `torch.randn(std.size())` then meets `std`; a helper that is also handed on as a callback, or
     that one call gives a CPU tensor, gets nothing from its calls). "As it is" means still on the
     CPU (tracked flow-sensitively: a `.to(x.device)` before the use silences it) and with at least one dimension: `torch.tril(...)` of it, slices, casts,
-    reshapes and elementwise math keep it, and so do `torch.cat`/`torch.stack` of it and the parts
+    reshapes and elementwise math keep it, and so do `torch.zeros_like(...)` of it (made where it
+    is: tudrl's `x_tilde_f`), `torch.cat`/`torch.stack` of it and the parts
     of `torch.meshgrid` / `torch.broadcast_tensors` / `torch.split` of it (`yv, xv =
     torch.meshgrid(torch.arange(ny), torch.arange(nx))`, a detection head's grid); a reduction
     (`.sum()`), `.type_as(x)` or any call the analysis does not know end the trail. The other CPU
@@ -392,10 +398,11 @@ class TensorCreatedOffDevice(Rule):
                 continue
             # a factory is reported where it is made when it meets the device there, and else
             # where a method it is returned to meets it (``init_hidden``'s zeros in ``forward``)
+            # (a static method too, which the others call on ``self``: TTS's
+            # ``self._make_ga_mask(ilen, olen, sigma)``, given the lengths on the device)
             methods = [info.methods[name] for name in sorted(
                 state.running)
-                       if info.methods[name].scope is not None
-                       and info.methods[name].self_name is not None]
+                       if info.methods[name].scope is not None]
             # and the top-level functions of the file they hand a tensor on the device to
             # (``attention(q, k, v)``, which masks ``q @ k.T`` with ``torch.ones(T, T).tril()``)
             functions = self._functions_given_the_device(state, methods)
@@ -554,7 +561,7 @@ class TensorCreatedOffDevice(Rule):
             return self._origin(expr.expression, method)
         evidence = self.analysis.on_cpu(expr, method.scope)
         if evidence is None:
-            return None
+            return self._tuple_origin(expr, method)
         factory = self._made_by(evidence.origin, method)
         if factory is None:
             return None
@@ -562,6 +569,28 @@ class TensorCreatedOffDevice(Rule):
         if not self._shaped_factory(factory, made_in):
             return None
         return factory if self._keeps(expr, factory, method, set()) else None
+
+    def _tuple_origin(self, expr, method: FunctionInfo) -> Optional[cst.Call]:
+        """``states = (state, state)``, then ``self.lstm(x, states)``: the factory an item of a
+        tuple (or list) the name is bound to holds, where the name keeps it (pytext's BiLSTM)."""
+        key = ("()", id(method.node), expr.value) if isinstance(expr, cst.Name) else None
+        if key is None or key in self._following:
+            return None  # (``x = (x, y)``: a tuple that holds its own name's earlier value)
+        self._following.add(key)
+        try:
+            for binding in method.scope.bindings.get(expr.value, ()):
+                if binding.how != ASSIGN or binding.path or \
+                        not isinstance(binding.value, (cst.Tuple, cst.List)):
+                    continue
+                for element in binding.value.elements:
+                    if isinstance(element, cst.StarredElement):
+                        continue
+                    factory = self._origin(element.value, method)
+                    if factory is not None and self._keeps(expr, factory, method, set()):
+                        return factory
+            return None
+        finally:
+            self._following.discard(key)
 
     def _handed_in(self, name: str, method: FunctionInfo) -> Optional[cst.Call]:
         """The CPU factory that a method of the class hands ``method`` as its parameter
@@ -667,6 +696,11 @@ class TensorCreatedOffDevice(Rule):
                 if part is not None:  # ``h0, c0 = self.init_hidden(n)``
                     element, helper = part
                     if self._keeps(element, factory, helper, seen | {"()" + helper.name}):
+                        related = True
+                    continue
+                if isinstance(binding.value, (cst.Tuple, cst.List)) and not binding.path:
+                    # ``states = (state, state)``: an RNN's state handed on by name (pytext)
+                    if self._keeps(binding.value, factory, method, seen | {name}):
                         related = True
                     continue
                 evidence = self.analysis.on_cpu(binding.value, method.scope)

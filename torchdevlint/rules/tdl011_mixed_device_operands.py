@@ -240,6 +240,21 @@ class MixedDeviceOperands(Rule):
     on the operation, and the message names both operands and the call that decided each one's
     placement.
 
+    A `for` loop over a tensor on an accelerator takes its rows there (through `enumerate` and
+    `zip`: `for i, row in enumerate(sims.t())`), and `row.topk(k)` (`sort`, `max`, ...) gives
+    both its values and its indices there; a list the function fills with `.append(f.cpu())`
+    alone is joined on the CPU (`feats = torch.cat(feats)`). BLIP's retrieval evaluation
+    indexes such a host feature bank with a row's top-k indices: "indices should be either on
+    cpu or on the same device as the indexed tensor".
+
+    What a plain function of the file computes from one of its arguments, by tensor methods,
+    slices and arithmetic with numbers (`len(labels)` among them), is where that argument is at
+    the call (`acc = accuracy(out, labels)` of `return correct / len(labels)`, `correct` from
+    `preds.eq(labels)` and `preds` from `.type_as(labels)`; a name rebound from itself,
+    `correct = correct.sum()`, keeps its first value's: `Placement.returned_argument`). SSGC's
+    `best_acc_val = torch.zeros((1))` compared with it fails: a CPU tensor with a dimension and
+    a device tensor do not meet, whether the device one is 0-dim or not.
+
     A parameter has a placement where every call of the file gives it one: a plain function's
     calls, and a method's calls through instances of its class (`tracker.match(features,
     labels)` of `tracker = Tracker()`, `self._norms(features, labels)` in another of its
