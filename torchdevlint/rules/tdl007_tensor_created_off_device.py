@@ -213,6 +213,12 @@ class TensorCreatedOffDevice(Rule):
     RuntimeError: Input and hidden tensors are not at the same device, found input tensor at cuda:0 and hidden tensor at cpu
     ```
 
+    Given an input made so (tudrl's `self.LSTM_outer(x_tilde_f)`), it names its parameters:
+
+    ```
+    RuntimeError: Input and parameter tensors are not at the same device, found input tensor at cpu and parameter tensor at cuda:0
+    ```
+
     On the `meta` device, which plays the GPU in this project's runtime tests:
 
     ```
