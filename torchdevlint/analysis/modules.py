@@ -24,7 +24,7 @@ from torchdevlint.analysis.model import (
     ARITHMETIC_OPERATORS, checked_index_operands, keyword_value, source_of,
 )
 from torchdevlint.analysis.placement import (
-    argument_for_parameter, host_copied_name, loop_item_source,
+    argument_for_parameter, host_copy_chain, loop_item_source,
 )
 from torchdevlint.analysis.model import (
     ASSIGN, FOR, Binding, ClassInfo, FunctionInfo, Scope, is_number, last_name, root_name,
@@ -648,8 +648,8 @@ class ModuleClasses:
                 # (or copied to the host on the way: ``pack_padded_sequence(x,
                 # lengths.to('cpu'))``, bentrevett's sentiment notebooks)
                 # (or cast: ``pack_padded_sequence(x, lengths.int())`` stays where it was)
-                name = value.value if isinstance(value, cst.Name) else (
-                    host_copied_name(value) or _cast_name(value))
+                root, _ = host_copy_chain(value)
+                name = root.value if isinstance(root, cst.Name) else None
                 if name in params:
                     wanted.add(name)
         return wanted
@@ -1189,9 +1189,7 @@ class MethodDevices(DeviceTrace):
         ``zip(...)`` and ``enumerate(...)`` (TTS's ``for idx, (ilen, olen) in
         enumerate(zip(ilens, olens))`` of the GPU lengths; ``placement.loop_item_source``)."""
         rows = loop_item_source(iterated, path)
-        if rows is None or (isinstance(rows, cst.Call) and isinstance(rows.func, cst.Name)):
-            return False  # (``range(n)``: not followed)
-        return self.carries(rows)
+        return rows is not None and self.carries(rows)
 
     def _param_is_tensor(self, name: str, body) -> bool:
         scope = self.method.scope
@@ -1414,12 +1412,3 @@ def _indexes_dimensions(subscript: cst.Subscript) -> bool:
         isinstance(e.slice, cst.Index) and (
             (isinstance(e.slice.value, cst.Name) and e.slice.value.value == "None")
             or isinstance(e.slice.value, cst.Ellipsis))) for e in subscript.slice)
-
-
-def _cast_name(expr) -> Optional[str]:
-    """``lengths.int()``, ``lengths.long().squeeze()``: the name that a chain of tensor methods
-    that keep a tensor where it is (``api.HOST_COPY_CHAIN_METHODS``) starts from."""
-    while isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and \
-            expr.func.attr.value in api.HOST_COPY_CHAIN_METHODS:
-        expr = expr.func.value
-    return expr.value if isinstance(expr, cst.Name) else None

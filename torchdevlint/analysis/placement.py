@@ -393,9 +393,7 @@ class _AcceleratorWalk(OrderedWalk):
             # the features it kept on the CPU), through ``enumerate`` and ``zip``
             for name, path in target_paths(target):
                 rows = loop_item_source(iterable, path)
-                if rows is None or (isinstance(rows, cst.Call) and isinstance(rows.func, cst.Name)):
-                    continue  # (``range(n)``, ``zip`` of ``zip``: not followed)
-                held = self.device_of(rows)
+                held = self.device_of(rows) if rows is not None else None
                 if held and not isinstance(held, HeldInList) and \
                         self.placement.kinds.kind_of(rows, self.scope) is K.TENSOR:
                     self.place(name, held)
@@ -2115,26 +2113,11 @@ def copied_to_host(expr: cst.BaseExpression) -> bool:
             return False
 
 
-def _host_copy(expr: cst.BaseExpression) -> bool:
-    """``y.detach().cpu()``, ``y.cpu().numpy()``, ``y.to("cpu").float()``: a chain of tensor
-    methods whose copy to the host comes last among its moves."""
-    while isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):
-        method = expr.func.attr.value
-        if method == "cpu" and not expr.args:
-            return True
-        if method == "to" and len(expr.args) == 1 and isinstance(
-                expr.args[0].value, cst.SimpleString) and \
-                expr.args[0].value.evaluated_value == "cpu":
-            return True
-        if method not in api.HOST_COPY_CHAIN_METHODS and method != "numpy":
-            return False
-        expr = expr.func.value
-    return False
-
-
-def host_copied_name(expr: cst.BaseExpression) -> Optional[str]:
-    """``y.cpu()``, ``y.detach().cpu()``, ``y.cpu().detach()``, ``y.to("cpu")``: the name
-    ``y`` that a chain of tensor methods, one of them a copy to the host, starts from."""
+def host_copy_chain(expr: cst.BaseExpression,
+                    through: frozenset = api.HOST_COPY_CHAIN_METHODS) -> Tuple[cst.BaseExpression, bool]:
+    """Walks a chain of tensor methods inward, through ``.cpu()``, ``.to("cpu")`` and the
+    methods ``through``: (the expression the walk stopped at, whether it passed a copy to the
+    host). ``y.detach().cpu()`` gives (``y``, True), ``y.int()`` (``y``, False)."""
     copied = False
     while isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):
         method = expr.func.attr.value
@@ -2144,10 +2127,26 @@ def host_copied_name(expr: cst.BaseExpression) -> Optional[str]:
                 expr.args[0].value, cst.SimpleString) and \
                 expr.args[0].value.evaluated_value == "cpu":
             copied = True
-        elif method not in api.HOST_COPY_CHAIN_METHODS:
-            return None
+        elif method not in through:
+            break
         expr = expr.func.value
-    return expr.value if copied and isinstance(expr, cst.Name) else None
+    return expr, copied
+
+
+_HOST_COPY_CHAIN_TO_NUMPY = api.HOST_COPY_CHAIN_METHODS | {"numpy"}
+
+
+def _host_copy(expr: cst.BaseExpression) -> bool:
+    """``y.detach().cpu()``, ``y.cpu().numpy()``, ``y.to("cpu").float()``: a chain of tensor
+    methods whose copy to the host comes last among its moves."""
+    return host_copy_chain(expr, _HOST_COPY_CHAIN_TO_NUMPY)[1]
+
+
+def host_copied_name(expr: cst.BaseExpression) -> Optional[str]:
+    """``y.cpu()``, ``y.detach().cpu()``, ``y.cpu().detach()``, ``y.to("cpu")``: the name
+    ``y`` that a chain of tensor methods, one of them a copy to the host, starts from."""
+    root, copied = host_copy_chain(expr)
+    return root.value if copied and isinstance(root, cst.Name) else None
 
 
 def assignments_of(target, scope: Scope, kinds: KindInference) -> List[tuple]:
@@ -2213,8 +2212,9 @@ def _builtin_number(expr, scope) -> bool:
 def loop_item_source(iterable, path: tuple) -> Optional[cst.BaseExpression]:
     """What a name a ``for`` target binds at unpacking ``path`` takes its items from: ``xs``
     for ``x`` of ``for x in xs``, looked through ``enumerate`` and ``zip`` (``a`` of ``for i,
-    (a, b) in enumerate(zip(xs, ys))`` is an item of ``xs``); None for ``enumerate``'s count
-    or an item unpacked further (``for a, b in pairs``)."""
+    (a, b) in enumerate(zip(xs, ys))`` is an item of ``xs``); None for ``enumerate``'s count,
+    an item unpacked further (``for a, b in pairs``), or the items of a call of a bare name
+    (``range(n)``)."""
     while path and isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Name) \
             and iterable.func.value in api.LOOP_WRAPPERS:
         args = [a.value for a in iterable.args if a.keyword is None and not a.star]
@@ -2225,7 +2225,9 @@ def loop_item_source(iterable, path: tuple) -> Optional[cst.BaseExpression]:
                 (iterable.func.value == "enumerate" and index != 0):
             return None
         iterable, path = args[index], path[1:]
-    return None if path else iterable
+    if path or (isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Name)):
+        return None  # (``range(n)``, ``zip`` of ``zip``: not followed)
+    return iterable
 
 
 def target_paths(target, path: tuple = ()) -> List[Tuple[str, tuple]]:
