@@ -374,6 +374,11 @@ def foreign_base(qualified: str) -> bool:
     return module_base(qualified) is None and qualified.split(".")[0] != "torch"
 
 
+# Bases of a custom autograd operation: ``Op.apply(*args)`` runs its static ``forward(ctx,
+# *args)`` with the arguments as they are.
+AUTOGRAD_FUNCTION_BASES = frozenset(
+    "torch.autograd.Function torch.autograd.function.Function".split())
+
 MODULE_FACTORIES = frozenset(
     "timm.create_model torchvision.models.get_model torch.hub.load torch.jit.script "
     "torch.jit.trace torch.jit.load".split()

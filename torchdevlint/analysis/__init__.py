@@ -492,7 +492,8 @@ class Analysis:
             # (a weak reference: the module classes kept a bound method of this analysis
             # would tie it, and the tree, into a cycle that only the collector frees)
             self._modules = ModuleClasses(self.collected, self._kinds, self._device_provider(),
-                                          weakref.WeakMethod(self._accelerator_evidence))
+                                          weakref.WeakMethod(self._accelerator_evidence),
+                                          weakref.WeakMethod(self._meetings_in_call))
         return self._modules
 
     def _accelerator_evidence(self, expr: cst.BaseExpression, scope: Scope):
@@ -500,6 +501,14 @@ class Analysis:
         instance), asked whatever facts the rules declared: every rule that reads module state
         gets the same answer."""
         return self._placement_provider().on_accelerator(expr, scope)
+
+    def _meetings_in_call(self, call: cst.Call, scope: Scope) -> list:
+        """``Callees.meetings_in_call`` for the module classes: what a ``forward`` hands a
+        function of the file (a helper, a static method, a custom autograd operation) that
+        combines its arguments there."""
+        if self._callees is None:
+            self._callees = Callees(self._placement_provider())
+        return self._callees.meetings_in_call(call, scope)
 
     def _weighted_submodule(self, info, name: str) -> bool:
         """Whether ``self.NAME`` of the module class ``info`` is a registered submodule that

@@ -27,15 +27,17 @@ decorated function may not return or do what its body says to its caller.
 
 from __future__ import annotations
 
-from typing import Dict, List, Optional, Tuple
+from typing import Callable, Dict, List, Optional, Tuple
 
 import libcst as cst
 
 from torchdevlint import torch_api as api
+from torchdevlint.analysis import kinds as K
 from torchdevlint.analysis.builder import walk_code
-from torchdevlint.analysis.model import PARAM, FunctionInfo, root_name
+from torchdevlint.analysis.model import PARAM, FunctionInfo, root_name, source_of
 from torchdevlint.analysis.placement import (
     SELF_ATTRIBUTE, Placement, _AcceleratorWalk, _FromParameter, _PointTrace,
+    argument_for_parameter,
 )
 
 _ARITHMETIC = (cst.Add, cst.Subtract, cst.Multiply, cst.Divide, cst.FloorDivide, cst.Modulo,
@@ -81,11 +83,69 @@ class Callees:
             return None
         return info, self.summary(info)
 
+    def function_called(self, call: cst.Call, scope) -> Optional[Tuple[FunctionInfo, str, Callable]]:
+        """The function of this file that ``call`` runs with its arguments as they are, the
+        name a message shows it by, and what the call passes for a parameter of it (a
+        function of a parameter's name, None where it passes nothing for it): a plain
+        top-level function (``Placement.helper_called``), a static method called through its
+        class or on ``self`` (``Masking.apply_mask(scores, mask)``), or the static ``forward``
+        of a custom autograd operation of the file (``MaskedLinear.apply(x, w, mask)`` runs
+        ``forward(ctx, x, w, mask)``). None for anything else."""
+        placement = self.placement
+        info = placement.helper_called(call, scope)
+        if info is not None:
+            return info, info.name, lambda name: argument_for_parameter(call, info, name)
+        func = call.func
+        if not isinstance(func, cst.Attribute):
+            return None
+        kinds = placement.kinds
+        receiver = kinds.kind_of(func.value, scope)
+        owner = scope.code_owner().func
+        if isinstance(receiver, K.ClassRef):
+            cls = receiver.info
+        elif isinstance(func.value, cst.Name) and owner is not None and owner.cls is not None \
+                and owner.self_name == func.value.value:
+            cls = owner.cls
+        else:
+            return None
+        if func.attr.value == "apply" and isinstance(receiver, K.ClassRef):
+            forward = cls.methods.get("forward")
+            if forward is None or forward.scope is None or not K.is_static(forward) or \
+                    not any(kinds.qualname(base, cls.ctx.scope) in api.AUTOGRAD_FUNCTION_BASES
+                            for base in cls.bases) or \
+                    any(arg.star or arg.keyword is not None for arg in call.args):
+                return None
+            given = dict(zip(forward.param_names[1:], (arg.value for arg in call.args)))
+            return forward, f"{cls.name}.apply", given.get
+        method = kinds.find_method(cls, func.attr.value)
+        if method is None or method.scope is None or not K.is_static(method):
+            return None
+        return method, f"{source_of(func.value)}.{method.name}", \
+            lambda name: argument_for_parameter(call, method, name)
+
+    def meetings_in_call(self, call: cst.Call, scope) -> List[tuple]:
+        """(argument, argument, the operation, the function's name) for each two arguments of
+        ``call`` that meet in an operation of the function of this file it runs
+        (``function_called``, ``CalleeSummary.meets``): ``add_noise(h, noise)`` of ``def
+        add_noise(x, noise): return x + noise`` makes ``h`` and ``noise`` meet there. For a
+        subscript, the indexed argument first."""
+        called = self.function_called(call, scope)
+        if called is None:
+            return []
+        info, shown, argument = called
+        found = []
+        for first, second, operation in self.summary(info).meets:
+            given, other = argument(first), argument(second)
+            if given is not None and other is not None:
+                found.append((given, other, operation, shown))
+        return found
+
     def _summarize(self, info: FunctionInfo) -> CalleeSummary:
         found = CalleeSummary()
         scope = info.scope
-        if scope is None or (info.cls is not None and not info.self_name):
-            return found
+        if scope is None or (info.cls is not None and not info.self_name
+                             and not K.is_static(info)):
+            return found  # (a static method is given its arguments as they are)
         parameters = [name for name, bindings in scope.bindings.items()
                       if bindings and bindings[0].how == PARAM and name != info.self_name
                       and bindings[0].value[0].star not in ("*", "**")]
@@ -179,7 +239,15 @@ class Callees:
     @staticmethod
     def _meet(operands, node, parameter_of, found: CalleeSummary) -> None:
         names = []
-        for operand in operands:
+        stack = list(reversed(operands))
+        while stack:
+            operand = stack.pop()
+            if isinstance(operand, cst.BinaryOperation) and \
+                    isinstance(operand.operator, _ARITHMETIC):
+                # ``x + scale * noise``: each parameter the arithmetic carries along
+                # (``scale * noise`` is where ``noise`` is, and so meets ``x``)
+                stack += [operand.right, operand.left]
+                continue
             name = parameter_of(operand)
             if name is not None and name not in names:
                 names.append(name)

@@ -286,7 +286,7 @@ class KindInference:
         targets = None
         if func.cls is not None:
             cls = func.cls
-            static = _is_static(func)
+            static = is_static(func)
             if (index == 0 and not static) or cls.ctx.scope.kind != "module":
                 return None
             derived = self.derived_classes(cls)
@@ -961,7 +961,7 @@ def argument_passed(call: cst.Call, name: str, index: int) -> Optional[cst.BaseE
     return positional[index] if 0 <= index < len(positional) else None
 
 
-def _is_static(method: FunctionInfo) -> bool:
+def is_static(method: FunctionInfo) -> bool:
     """``@staticmethod`` and no other decorator, or no decorator and no ``self`` (a method
     only ever called through its class, ``builder._methods_called_through_their_class``):
     it is given its arguments as they are."""

@@ -139,8 +139,12 @@ class ModuleClasses:
 
     def __init__(self, collected: Collected, kinds: KindInference,
                  devices: Optional[Devices] = None,
-                 on_accelerator: Optional[Callable] = None) -> None:
+                 on_accelerator: Optional[Callable] = None,
+                 meetings_in_call: Optional[Callable] = None) -> None:
         self.collected = collected
+        # (call, scope) -> the arguments that meet inside the function of the file the call
+        # runs (``Callees.meetings_in_call``), as a ``weakref.WeakMethod`` of the analysis
+        self.meetings_in_call = meetings_in_call
         self.kinds = kinds
         # the placement's evidence that an expression of the file is on an accelerator where
         # it is read (what a caller gives ``forward``: ``_given_by_instance_calls``), as a
@@ -905,6 +909,19 @@ class ModuleClasses:
         if api.is_tensor_function(qualified) and qualified.rpartition(".")[2] not in _TAKES_INDICES \
                 and any(carries(o) for o in operands):
             return Meeting(f"passes it to `{qualified}` with a tensor on the module's device")
+        meetings = self.meetings_in_call() if self.meetings_in_call is not None else None
+        for first, second, operation, shown in (
+                meetings(call, devices.method.scope) if meetings is not None else ()):
+            # ``add_noise(h, noise)`` of ``def add_noise(x, noise): return x + noise``, a custom
+            # autograd operation given the mask (``Op.apply(x, self.weight, self.mask)``)
+            if isinstance(operation, cst.Subscript):
+                if stays(first) and carries(second):
+                    return Meeting(f"passes it to `{shown}()`, which indexes it there with a "
+                                   f"tensor on the module's device (`{source_of(operation)}`)",
+                                   INDEX_ERROR)
+            elif (stays(first) and carries(second)) or (stays(second) and carries(first)):
+                return Meeting(f"passes it to `{shown}()` with a tensor on the module's device, "
+                               f"where the two meet (`{source_of(operation)}`)")
         if isinstance(func, cst.Name) and func.value == self_name and \
                 any(carries(o) and not stays(o) for o in operands):
             # ``self(x, hidden)`` in a Lightning step: the module's own ``forward``

@@ -114,7 +114,11 @@ class UnregisteredTensorAttribute(Rule):
       given one as the index of `gather`, `index_select`, `scatter_`, ... (`self.alpha.gather(0,
       targets)`; issue 28), or given to one of those as the index (or mask) of such a tensor
       (`self.fc(x).index_select(1, self.perm)`: unlike plain indexing, they refuse a CPU
-      index into a tensor on the device; issue 28).
+      index into a tensor on the device; issue 28), or handed to a function of the file that
+      combines it there with another argument on the device: a plain function, a static
+      method, the static `forward` of a custom autograd operation
+      (`MaskedLinearFunction.apply(x, self.weight, self.mask)` of a `forward` that computes
+      `weight * mask`: CustomizedLinear's mask; the message names the operation).
 
     The value may also be a constructor's parameter (`self.weight = weight`) when every
     construction of the class in the file passes such a tensor (`WeightedMSE(torch.tensor([1.,
@@ -356,7 +360,7 @@ class UnregisteredTensorAttribute(Rule):
     name = "unregistered-tensor-attribute"
     summary = "A tensor kept as a plain nn.Module attribute is not moved by .to(device)"
     fixable = True
-    facts = frozenset(("kinds", "modules", "placement", "project"))
+    facts = frozenset(("kinds", "modules", "placement", "project", "devices"))
     # A module class (its base is named through an import of torch or of a library whose
     # modules the analysis knows) that assigns a torch factory's result.
     required_text = (r"\bclass\b", r"\btorch\b")
@@ -726,6 +730,11 @@ class UnregisteredTensorAttribute(Rule):
             return False
         func = value.func
         qualified = self.kinds.qualname(func, scope) or ""
+        if isinstance(func, cst.Attribute) and func.attr.value == "type" and \
+                len(value.args) == 1 and self.analysis.is_dtype(value.args[0].value, scope):
+            # ``mask.type(torch.float)``: a cast, where the tensor is (``.type(torch.cuda.
+            # FloatTensor)`` is a move; customizedlinear's mask, devreports2)
+            return self._created_on_cpu(func.value, binding, depth + 1)
         if isinstance(func, cst.Attribute) and not qualified.startswith("torch.") and (
                 func.attr.value in _SHAPE_KEEPING or func.attr.value in _ELEMENTWISE):
             # a method (``torch.triu(x)`` and ``torch.exp(x)`` are functions, below)
@@ -761,6 +770,9 @@ class UnregisteredTensorAttribute(Rule):
             return bool(items) and all(not isinstance(e, cst.StarredElement) and
                                        self._created_on_cpu(e.value, binding, depth + 1)
                                        for e in items)
+        if tail in api.DATA_FACTORIES and positional and \
+                self._created_on_cpu(positional[0], binding, depth + 1):
+            return True  # a copy of a CPU tensor with a dimension, where it is
         if tail == "from_numpy":
             return True  # a numpy array: 0-dim ones are all but unheard of in module state
         # a factory: with a dimension, by the one answer (a 0-dim one combines with any device)

@@ -129,7 +129,12 @@ class TensorCreatedOffDevice(Rule):
     - indexing it with a tensor on the module's device (`values[self.opacities() > 0.4]`),
       or giving it such an index (`.gather`, `.scatter_`, `index_select`), or giving it as the
       index (or mask) of such a tensor to one of those (`x.index_select(1, torch.arange(n))`:
-      unlike plain indexing, they refuse a CPU index into a tensor on the device).
+      unlike plain indexing, they refuse a CPU index into a tensor on the device);
+    - an argument of a function of the file that combines it there with another argument on
+      the module's device, in one of the ways above: a plain function (`add_noise(h, noise)`
+      of `def add_noise(x, noise): return x + noise`), a static method called through its
+      class, or the static `forward` of a custom `torch.autograd.Function` (`Op.apply(x,
+      weight, mask)`); the message names the function and the operation there.
 
     "A tensor on the module's device" is what TDL005 uses: the method's tensor arguments (an
     argument indexed by dimensions, `x[:, None]`, is one: a list takes no such index; so is
