@@ -180,6 +180,33 @@ def run_main(source: str, device):
     exec(compile(source, "snippet.py", "exec"), namespace)
     return namespace["main"](device)
 
+# ClimateNet's jaccard loss (issue 21, devreports2): a helper every call of which passes the
+# labels of a loader's batch, moved; ``true.squeeze(1)`` keeps the batch's dimension
+SQUEEZED_LABELS = textwrap.dedent("""\
+    import torch
+    import torch.nn as nn
+    from torch.utils.data import DataLoader, TensorDataset
+
+
+    def jaccard_loss(logits, true, eps=1e-7):
+        num_classes = logits.shape[1]
+        true_1_hot = torch.eye(num_classes)[true.squeeze(1)]
+        true_1_hot = true_1_hot.permute(0, 3, 1, 2).float()
+        probas = logits.softmax(dim=1)
+        intersection = (probas * true_1_hot).sum((0, 2, 3))
+        union = (probas + true_1_hot).sum((0, 2, 3)) - intersection
+        return 1 - (intersection / (union + eps)).mean()
+
+
+    def main(device):
+        model = nn.Conv2d(4, 3, 1).to(device)
+        data = TensorDataset(torch.randn(4, 4, 5, 5), torch.randint(0, 3, (4, 1, 5, 5)))
+        for features, labels in DataLoader(data, batch_size=2):
+            features = features.to(device)
+            labels = labels.to(device)
+            loss = jaccard_loss(model(features), labels)
+            loss.backward()
+""")
 
 @pytest.mark.parametrize("source,where,words,fixed", [
     (ONE_HOT, (9, 14), "indexing `torch.eye(3)`, a tensor on the CPU (made by `torch.eye(3)`), "
@@ -201,6 +228,10 @@ def run_main(source: str, device):
     (FEATURE_BANK, (17, 23), "indexing `feats`, a tensor on the CPU (made by `f.cpu()`), with "
                              "`idx`, on an accelerator",
      ("feats[idx]", "feats.to(idx.device)[idx]")),
+    (SQUEEZED_LABELS, (8, 18), "indexing `torch.eye(num_classes)`, a tensor on the CPU (made by "
+                               "`torch.eye(num_classes)`), with `true.squeeze(1)`, on an "
+                               "accelerator (every call of `jaccard_loss` passes one",
+     ("torch.eye(num_classes)[", "torch.eye(num_classes, device=true.device)[")),
 ])
 def test_a_cpu_tensor_indexed_with_a_device_tensor_is_flagged_and_fails_on_a_gpu(
         source, where, words, fixed):
@@ -247,3 +278,14 @@ def test_a_device_schedule_indexed_in_a_helper_with_cpu_timesteps_is_silent():
     assert lint_source(source, "snippet.py", [classes_by_code()["TDL011"]]).findings == []
     with fake_accelerator("cuda"):
         run_main(source, torch.device("cuda"))
+
+
+@pytest.mark.parametrize("old,new", [
+    # a loader that does not batch yields the dataset's items as they are: nothing shows a dimension
+    ("DataLoader(data, batch_size=2)", "DataLoader(data, batch_size=None)"),
+    # ``squeeze()`` may leave no dimension at all
+    ("true.squeeze(1)", "true.squeeze()"),
+])
+def test_an_index_that_may_have_no_dimension_is_silent(old, new):
+    source = SQUEEZED_LABELS.replace(old, new)
+    assert lint_source(source, "snippet.py", [classes_by_code()["TDL011"]]).findings == []

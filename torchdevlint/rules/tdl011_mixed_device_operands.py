@@ -42,7 +42,7 @@ from typing import Iterator, List, Optional
 import libcst as cst
 
 from torchdevlint.analysis import (
-    ASSIGN, PARAM, INDEX_ARGUMENT_ERROR, INDEX_ERROR, RNN_STATE_ERROR, Analysis, Ctx, K, OnAccelerator, OnCPU, Scope, api,
+    ASSIGN, FOR, PARAM, INDEX_ARGUMENT_ERROR, INDEX_ERROR, RNN_STATE_ERROR, Analysis, Ctx, K, OnAccelerator, OnCPU, Scope, api,
     updates_itself,
     argument_for_parameter, call_argument, checked_index_operands,
     data_of_unknown_shape, exclusive_branches, is_elementwise_comparison, factory_dimensions, failure_expected_or_handled, holds, iter_children, keyword_value, last_name,
@@ -167,7 +167,11 @@ class MixedDeviceOperands(Rule):
       one-hot idiom given the labels the code moved (issue 28), reported at the indexed tensor
       (in a loop over a data loader too: the index is the batch, moved, and the CPU table is no
       batch of TDL004's). Not a 0-dim index (`names[out[0].argmax()]`: torch reads it as a
-      number), nor the other way round (`gpu[cpu_index]` works);
+      number), nor the other way round (`gpu[cpu_index]` works). An index shows a dimension
+      by how it is made: a part of a data loader's batch (not of one built with
+      `batch_size=None`), `squeeze(k)` of one for `k > 0` (the batch's dimension stays), or a
+      helper's parameter that every call in the file gives one (ClimateNet's
+      `torch.eye(num_classes)[true.squeeze(1)]` in a loss given the moved labels);
     - an index (or mask) and the tensor it indexes on two devices, in an operation that checks
       both: `gather`, `scatter`/`scatter_`/`scatter_add`, `index_select`, `index_add`,
       `index_copy`, `index_fill`, `take`, `put`, `masked_select`, `masked_scatter` (a tensor
@@ -1159,10 +1163,29 @@ class MixedDeviceOperands(Rule):
         if isinstance(expr, cst.Name):
             owner = scope.resolve(expr.value)
             bindings = owner.bindings.get(expr.value, ()) if owner is scope else ()
-            return bool(bindings) and all(
-                binding.how == ASSIGN and binding.value is not None
-                and self._bound_with_dimension(binding, scope, depth + 1)
-                for binding in bindings)
+            if len(bindings) == 1 and bindings[0].how == PARAM:
+                # ``def jaccard_loss(logits, true)``: what every call of the function in this
+                # file passes (and no other file calls it: what those pass is not known here)
+                return self.analysis.placement.every_caller(
+                    expr.value, scope, lambda argument, site: self._has_dimension(
+                        argument, site.ctx.scope, depth + 1), ()) is not None
+            # (``labels = torch.tensor(labels.numpy()).cuda()`` in a loop over batches reads
+            # its own binding: that one keeps what the others give)
+            pending = self.__dict__.setdefault("_dimension_pending", set())
+            checked = False
+            for binding in bindings:
+                if id(binding) in pending:
+                    continue
+                pending.add(id(binding))
+                try:
+                    if not ((binding.how == ASSIGN and binding.value is not None
+                             and self._bound_with_dimension(binding, scope, depth + 1))
+                            or (binding.how == FOR and self._batch_part(binding, scope))):
+                        return False
+                finally:
+                    pending.discard(id(binding))
+                checked = True
+            return checked
         if not isinstance(expr, cst.Call):
             return False
         if isinstance(expr.func, cst.Attribute) and \
@@ -1176,6 +1199,12 @@ class MixedDeviceOperands(Rule):
                     isinstance(sizes[0], cst.Integer) or (
                         isinstance(sizes[0], cst.UnaryOperation)
                         and isinstance(sizes[0].expression, cst.Integer))))
+            if method == "squeeze" and len(expr.args) == 1 and \
+                    isinstance(expr.args[0].value, cst.Integer) and \
+                    int(expr.args[0].value.value) > 0:
+                # ``true.squeeze(1)``: the first dimension stays (a tensor of one dimension
+                # has no dimension 1 to squeeze: that raises)
+                return self._has_dimension(expr.func.value, scope, depth + 1)
             if method == "argsort" or method in api.SHAPE_KEEPING_METHODS or \
                     method in api.ARGUMENT_DEVICE_METHODS or method in api.ACCELERATOR_MOVE_METHODS:
                 # (the receiver's dimensions at least, on another device or in another dtype;
@@ -1186,8 +1215,36 @@ class MixedDeviceOperands(Rule):
         if qualified is None or not qualified.startswith("torch."):
             return False
         name = qualified.rpartition(".")[2]
+        data = expr.args[0].value if expr.args and expr.args[0].keyword is None and \
+            not expr.args[0].star else None
+        if qualified.count(".") == 1 and (name in api.DATA_FACTORIES or name == "from_numpy") \
+                and data is not None:
+            # ``torch.tensor(labels.numpy())``: the array of a tensor, of its shape
+            if isinstance(data, cst.Call) and isinstance(data.func, cst.Attribute) and \
+                    data.func.attr.value == "numpy" and not data.args:
+                data = data.func.value
+            if self._has_dimension(data, scope, depth + 1):
+                return True
         return factory_dimensions(expr, name, lambda data: self.analysis.kinds.is_sequence(
             data, scope)) is True
+
+    def _batch_part(self, binding, scope: Scope) -> bool:
+        """A loop target bound to a batch of a data loader, or a part of one (``for features,
+        labels in loader``): collated, it has the batch's dimension. Not for a loader built
+        with ``batch_size=None``, which yields the dataset's items as they are."""
+        for path, loader in self.analysis.loader_paths(binding.value, scope):
+            if binding.path[:len(path)] != path:
+                continue
+            made = loader
+            if isinstance(loader, cst.Name):
+                found = scope.lookup(loader.value)
+                made = found[0].value if len(found) == 1 else None
+            if isinstance(made, cst.Call) and isinstance(keyword_value(made, "batch_size"),
+                                                         cst.Name) and \
+                    keyword_value(made, "batch_size").value == "None":
+                continue
+            return True
+        return False
 
     def _bound_with_dimension(self, binding, scope: Scope, depth: int) -> bool:
         """``_has_dimension`` of what an assignment binds: its value, or the values or the
