@@ -506,9 +506,7 @@ class Analysis:
         """``Callees.meetings_in_call`` for the module classes: what a ``forward`` hands a
         function of the file (a helper, a static method, a custom autograd operation) that
         combines its arguments there."""
-        if self._callees is None:
-            self._callees = Callees(self._placement_provider())
-        return self._callees.meetings_in_call(call, scope)
+        return self._callee_provider().meetings_in_call(call, scope)
 
     def _weighted_submodule(self, info, name: str) -> bool:
         """Whether ``self.NAME`` of the module class ``info`` is a registered submodule that
@@ -617,10 +615,13 @@ class Analysis:
         """What the plain function ``info`` of this file does with its parameters: returns a
         move of one, feeds one to the call of another, makes two meet in an operation
         (``callees.Callees``; each function walked once). Part of the placement fact."""
-        placement = self.placement
+        self._declared("placement")
+        return self._callee_provider().summary(info)
+
+    def _callee_provider(self) -> Callees:
         if self._callees is None:
-            self._callees = Callees(placement)
-        return self._callees.summary(info)
+            self._callees = Callees(self._placement_provider())
+        return self._callees
 
     def appended_to(self, name: str, scope: Scope, before: int, methods=("append",)):
         """The ``append`` calls (or those of ``methods``) of a list the function builds

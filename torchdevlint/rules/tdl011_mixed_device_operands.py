@@ -522,6 +522,9 @@ class MixedDeviceOperands(Rule):
 
     def check(self, analysis: Analysis) -> Iterator[Violation]:
         self.analysis = analysis
+        # the name bindings whose dimension ``_has_dimension`` is deciding (one that reads
+        # itself keeps what the others give)
+        self._dimension_pending: set = set()
         collected = analysis.collected
         both_sides = _with_accelerator_origins(analysis, _making_cpu_tensors(analysis))
         for info in collected.functions:
@@ -1171,7 +1174,7 @@ class MixedDeviceOperands(Rule):
                         argument, site.ctx.scope, depth + 1), ()) is not None
             # (``labels = torch.tensor(labels.numpy()).cuda()`` in a loop over batches reads
             # its own binding: that one keeps what the others give)
-            pending = self.__dict__.setdefault("_dimension_pending", set())
+            pending = self._dimension_pending
             checked = False
             for binding in bindings:
                 if id(binding) in pending:
@@ -1239,9 +1242,8 @@ class MixedDeviceOperands(Rule):
             if isinstance(loader, cst.Name):
                 found = scope.lookup(loader.value)
                 made = found[0].value if len(found) == 1 else None
-            if isinstance(made, cst.Call) and isinstance(keyword_value(made, "batch_size"),
-                                                         cst.Name) and \
-                    keyword_value(made, "batch_size").value == "None":
+            size = keyword_value(made, "batch_size") if isinstance(made, cst.Call) else None
+            if isinstance(size, cst.Name) and size.value == "None":
                 continue
             return True
         return False
