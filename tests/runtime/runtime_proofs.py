@@ -380,6 +380,18 @@ def flagged_lines(path: Path, rule: str) -> set:
     return {line for line, _, code in expected_findings(path) if code == rule}
 
 
+def _returns_bound_on(function, returned: ast.Return, flagged: set) -> bool:
+    """``return h0, c0`` of a function whose flagged line bound ``h0`` (``h0 =
+    torch.zeros(...)``): it returns what the flagged line made."""
+    if returned.value is None:
+        return False
+    bound = {target.id for node in ast.walk(function) if isinstance(node, ast.Assign)
+             and node.lineno in flagged for target in node.targets
+             if isinstance(target, ast.Name)}
+    return any(isinstance(name, ast.Name) and name.id in bound
+               for name in ast.walk(returned.value))
+
+
 def consequence_lines(path: Path, rule: str) -> set:
     """Lines where the bug a fixture's markers point at can surface.
 
@@ -392,15 +404,16 @@ def consequence_lines(path: Path, rule: str) -> set:
     (state, state)``) or a tensor made like one (``torch.zeros_like(x)``), a parameter whose
     flagged default
     it is (``def build(device="cuda")``), and what a call of a function whose flagged line
-    returns it gives (``hidden = self.init_hidden(n)``), also through functions that return
-    what such a call gives.
+    returns it, or a name it binds, gives (``hidden = self.init_hidden(n)``; ``return h0,
+    c0``), also through functions that return what such a call gives.
     """
     flagged = flagged_lines(path, rule)
     tree = ast.parse(path.read_text(encoding="utf-8"))
     carriers = set()
     returning = {function.name for function in ast.walk(tree)
                  if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef))
-                 and any(isinstance(node, ast.Return) and node.lineno in flagged
+                 and any(isinstance(node, ast.Return) and (
+                     node.lineno in flagged or _returns_bound_on(function, node, flagged))
                          for node in ast.walk(function))}
     # a function that returns what one of those gives (``return make_mask(T) == 0``)
     grew = True

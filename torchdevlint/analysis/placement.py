@@ -827,13 +827,16 @@ class Placement:
 
     def gives_a_tuple(self, expr, scope: Scope):
         """(the method, the CPU factory calls of its tuple) when ``expr`` is (a name bound
-        to) the call of a method of this file that returns a tuple display (``hidden =
-        model.init_hidden(n)``: ``return h0, c0``): no tensor, so no tensor method
-        (``.to()``) applies to it; else None."""
+        to) the call of a method or a plain function of this file that returns a tuple
+        display (``hidden = model.init_hidden(n)``: ``return h0, c0``): no tensor, so no
+        tensor method (``.to()``) applies to it; else None."""
         values = [expr] if not isinstance(expr, cst.Name) else [
             value for value, _, path, _ in self.bindings_of(expr, scope) if not path]
         for value in values:
-            method = self.method_called(value, scope) if isinstance(value, cst.Call) else None
+            method = None
+            if isinstance(value, cst.Call):
+                # (``hidden = init_hidden(n)``: a plain function of the file, too)
+                method = self.method_called(value, scope) or self.helper_called(value, scope)
             if method is None:
                 continue
             tuples = [(returned, ctx) for returned, ctx in method.returns
@@ -1503,6 +1506,11 @@ class Placement:
         if info.returns and all(value is not None for value, _ in info.returns):
             here, there = (self.on_cpu, self.on_accelerator) if side == "cpu" else \
                 (self.on_accelerator, self.on_cpu)
+            if side == "cpu":
+                # (a tuple display, ``return h0, c0``: an LSTM's initial state made in a plain
+                # function, handed on whole, as ``returned`` reads a method's; the rules that
+                # fix such a value ask ``gives_a_tuple`` first, as no ``.to()`` applies to it)
+                here = lambda value, scope: self._placed_or_all(value, scope, "cpu")  # noqa: E731
             each = [here(value, ctx.scope) for value, ctx in info.returns]
             if all(each) and not any(there(value, ctx.scope) for value, ctx in info.returns):
                 found = each

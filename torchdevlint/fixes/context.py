@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import bisect
+import re
 from dataclasses import dataclass, field
 from itertools import accumulate, count
 from typing import Callable, Dict, Iterator, List, Optional, Tuple
@@ -466,6 +467,7 @@ def names_in_tree(tree: ast.AST) -> set:
 # Expressions that a method call (``.detach()``, ``.to(device)``) applies to whole, without
 # parentheses; others (``loss / n``, ``a * 2``) are parenthesized first.
 _ATOMS = (cst.Name, cst.Attribute, cst.Call, cst.Subscript)
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 def call_on(ctx: "FixContext", node: cst.BaseExpression, suffix: str) -> Tuple[Edit, ...]:
@@ -480,6 +482,20 @@ def call_on_text(text: str, node: cst.BaseExpression, suffix: str) -> str:
     """What ``call_on`` makes of ``node``, whose source is ``text``: a message's advice says
     what the fix writes (``(loss / n).detach()``, not ``loss / n.detach()``)."""
     return f"{text}{suffix}" if _atomic(node) else f"({text}){suffix}"
+
+
+def each_moved(text: str, device: str) -> str:
+    """``tuple(t.to(device) for t in hidden)``: each tensor of the tuple ``text`` (an LSTM's
+    state a plain function made on the CPU) moved, with a loop name neither text uses."""
+    used = set(_IDENTIFIER.findall(text + " " + device))
+    part = next(n for n in ("t", "part", "tensor_") if n not in used)
+    return f"tuple({part}.to({device}) for {part} in {text})"
+
+
+def move_each(ctx: "FixContext", node: cst.BaseExpression, device: str) -> Tuple[Edit, ...]:
+    """The edit that writes ``each_moved`` in place of ``node``."""
+    start, end = ctx.span(node)
+    return (Edit(start, end, each_moved(ctx.text(node), device)),)
 
 
 def _atomic(node: cst.BaseExpression) -> bool:

@@ -35,7 +35,7 @@ from torchdevlint.analysis import (
     keyword_value, last_name, root_name, api, factory_dimensions, makes_an_empty_tensor, walk_code,
 )
 from torchdevlint.findings import Finding
-from torchdevlint.fixes.context import FixContext
+from torchdevlint.fixes.context import FixContext, each_moved, move_each
 from torchdevlint.fixes.model import Edit, Fix, FixPlan
 from torchdevlint.rules.base import Message, Rule, Violation, source_of
 from torchdevlint.rules.prefilter import (
@@ -84,6 +84,20 @@ class MoveThere(FixPlan):
         end = ctx.span(self.factory)[1]
         return Fix(finding.code, self.safe, f"move it to the device (`.to({self.device})`)",
                    (Edit(end, end, f".to({self.device})"),))
+
+
+@dataclass
+class MoveEachThere(FixPlan):
+    """``tuple(t.to(x.device) for t in init_hidden(n))``: each tensor of the tuple a plain
+    function of the file returns (an LSTM's state), which has no ``.to()`` of its own."""
+
+    call: cst.Call
+    device: str
+
+    def build(self, finding: Finding, ctx: FixContext) -> Optional[Fix]:
+        moved = each_moved(ctx.text(self.call), self.device)
+        return Fix(finding.code, False, f"move each of them to the device (`{moved}`)",
+                   move_each(ctx, self.call, self.device))
 
 
 class TensorCreatedOffDevice(Rule):
@@ -529,10 +543,16 @@ class TensorCreatedOffDevice(Rule):
                 shown = source_of(factory.func)
                 # (``torch.Tensor(..., device=...)`` refuses any device but the CPU: moved)
                 legacy = last_name(factory.func) in api.LEGACY_TENSOR_TYPES
-                fix = None if device is None else MoveThere(via, device, safe) if via is not None \
+                # (``init_hidden(n)`` that returns ``h0, c0``: no ``.to()`` applies to a tuple)
+                whole = via is not None and \
+                    self.analysis.placement.gives_a_tuple(via, method.scope) is not None
+                fix = None if device is None else MoveEachThere(via, device) if whole \
+                    else MoveThere(via, device, safe) if via is not None \
                     else MoveThere(factory, device, safe) if legacy \
                     else AddDevice(factory, device, safe)
                 advice = "create it on the module's device" if device is None else \
+                    f"move each of the tensors `{source_of(via.func)}` returns there " \
+                    f"(`{each_moved(source_of(via), device)}`)" if whole else \
                     f"move what `{source_of(via.func)}` returns there (`.to({device})`)" \
                     if via is not None else \
                     f"move it there (`.to({device})`)" if legacy else \

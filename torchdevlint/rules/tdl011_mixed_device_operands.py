@@ -50,7 +50,9 @@ from torchdevlint.analysis import (
     with_item_expects_failure,
 )
 from torchdevlint.findings import Finding
-from torchdevlint.fixes.context import FixContext, call_on, call_on_text
+from torchdevlint.fixes.context import (
+    FixContext, call_on, call_on_text, each_moved, move_each,
+)
 from torchdevlint.fixes.model import Edit, Fix, FixPlan
 from torchdevlint.positions import code_for_node
 from torchdevlint.rules import factories
@@ -130,6 +132,21 @@ class CreateInMethod(FixPlan):
             return None
         return Fix(finding.code, False, f"create them on the model's device (`device={self.device}`)",
                    tuple(edits))
+
+
+@dataclass
+class MoveEachOf(FixPlan):
+    """Move each tensor of a tuple a plain function of the file made on the CPU, where it is
+    handed to the model: ``model(x, tuple(t.to(device) for t in hidden))`` (the function has
+    no model to ask for its device, and the model's device may be no name there)."""
+
+    operand: cst.BaseExpression
+    device: str
+
+    def build(self, finding: Finding, ctx: FixContext) -> Optional[Fix]:
+        edits = move_each(ctx, self.operand, self.device)
+        return Fix(finding.code, False, f"move each of them to the model's device "
+                   f"(`{each_moved(ctx.text(self.operand), self.device)}`)", edits)
 
 
 @dataclass
@@ -219,7 +236,9 @@ class MixedDeviceOperands(Rule):
     - the initial state a method of a class of the file returns, made on the CPU, handed to
       the moved model: `hidden = model.init_hidden(n)` (`return torch.zeros(...),
       torch.zeros(...)`), then `model(x, hidden)` (issue 28: the RNN training loop). Its fix
-      creates the method's tensors on the model's device.
+      creates the method's tensors on the model's device. A plain function of the file that
+      returns such a tuple (`hidden = init_hidden(n, h)`) has no model to ask: its fix moves
+      each tensor where the model is called (`tuple(t.to(device) for t in hidden)`).
 
     The CPU side is a torch factory without `device=` (or with the CPU), `.cpu()`, `.to("cpu")`,
     `torch.from_numpy`, what a Hugging Face tokenizer or processor returns when asked for torch
@@ -398,7 +417,8 @@ class MixedDeviceOperands(Rule):
       there before it runs); none where the device is not a plain name in scope there.
     - The tensors a method returns (`init_hidden`): `device=next(self.parameters()).device`
       added to each factory of its tuple, unsafe (a module without parameters makes `next()`
-      raise).
+      raise). Those a plain function returns: `tuple(t.to(device) for t in hidden)` where the
+      model is called, unsafe (a copy on every call, where creating them there would make none).
     - No fix where the device expression names something out of scope, or there is none (a model
       moved by `.cuda()`).
 
@@ -444,6 +464,11 @@ class MixedDeviceOperands(Rule):
         "{what} mixes `{operand}`, tensors on the CPU (made by `{origin}` in `{method}`, which "
         "returns them), with {other}: on a GPU this raises " + MIXED_ERROR + "; create them "
         "on the model's device there (`device={device}`)")
+    # ... made by a plain function of the file, which has no model to ask for its device
+    MIXED_TUPLE_MADE = Message(
+        "{what} mixes `{operand}`, tensors on the CPU (made by `{origin}` in `{function}`, "
+        "which returns them), with {other}: on a GPU this raises " + MIXED_ERROR + "; move "
+        "each of them to the model's device (`{moved}`), or create them there")
     # a loss module built with CPU class weights, called on accelerator tensors (issue 28)
     MIXED_HELD = Message(
         "the call of `{criterion}` mixes `{operand}`, a tensor on the CPU that `{criterion}` "
@@ -1282,6 +1307,18 @@ class MixedDeviceOperands(Rule):
         if made is not None:
             # ``hidden = model.init_hidden(n)``: a tuple of CPU tensors, made in the method
             method, calls = made
+            if method.cls is None or method.self_name is None:
+                # ``hidden = init_hidden(n)``, a plain function: it has no model to ask, and
+                # the name of the device where the model is called may mean nothing in it:
+                # each tensor is moved where the model is called (unsafe, as every move)
+                safety = self._fix_safety(device, scope, owner) if device is not None else None
+                moved = each_moved(source_of(cpu_operand), shown_device)
+                return Violation(node, self.MIXED_TUPLE_MADE(
+                    what=what, operand=source_of(cpu_operand),
+                    origin=source_of(calls[0] if calls else cpu_evidence.origin), other=other,
+                    function=method.name, moved=moved),
+                    MoveEachOf(cpu_operand, _code(device)) if safety is not None else None,
+                    subject=shown)
             device = f"next({method.self_name}.parameters()).device"
             return Violation(node, self.MIXED_TUPLE(
                 what=what, operand=source_of(cpu_operand), origin=source_of(cpu_evidence.origin),
