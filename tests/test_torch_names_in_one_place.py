@@ -50,6 +50,9 @@ NOT_TORCH_NAMES = {
         operator keyword arrow walrus star indent""".split())):
         "LibCST's fields that only hold syntax (``dot``, ``equal``)",
     ("kinds.py", frozenset({"property", "cached_property"})): "Python's property decorators",
+    ("placement.py", frozenset(("append", "insert"))): "Python's list methods that add an item",
+    ("placement.py", frozenset(("keys", "values", "items", "get", "copy"))):
+        "Python's dict methods that only read it",
     ("kinds.py", frozenset(("list", "List", "tuple", "Tuple", "Sequence"))):
         "annotations of a parameter that holds a list (Python's builtins and typing's names)",
     ("model.py", frozenset({"func", "name"})): "the ``__slots__`` of a class of the analysis",

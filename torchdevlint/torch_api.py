@@ -279,6 +279,9 @@ NON_TENSOR_TENSOR_METHODS = frozenset(
     "__len__ equal".split()
 )
 
+# Tensor methods that give a Python number or a list of them (host values, no tensor).
+PYTHON_VALUE_METHODS = frozenset("item tolist size dim ndimension numel nelement".split())
+
 # Device types of accelerators (``torch.device("xpu:0").type``): a string naming one is a device.
 ACCELERATOR_DEVICE_TYPES = frozenset("cuda mps xpu hpu npu xla mtia ipu privateuseone".split())
 

@@ -22,6 +22,10 @@ from torchdevlint.analysis.model import (
 )
 
 _WRAPPERS_THAT_SCATTER = api.SCATTERING_WRAPPERS
+# Python's list and dict methods that put a value in (the last argument) and that only read
+# (``Placement.gives_host_values`` follows what a function fills its containers with)
+_LIST_FILLING = frozenset(("append", "insert"))
+_CONTAINER_READING = frozenset(("keys", "values", "items", "get", "copy"))
 # Methods through which a class decides what its attributes hold: an object that defines one
 # is not judged by its assignments (``Placement.object_state``).
 _ATTRIBUTE_HOOKS = ("__getattr__", "__setattr__", "__getattribute__")
@@ -1202,6 +1206,8 @@ class Placement:
                     # from the text: asking the placement of its returns here, in the middle of
                     # the caller's walk, would settle its parameters from half a walk.)
                     return None
+            if helper is not None and self.gives_host_values(helper):
+                return None  # numbers (``.item()``s), or lists of them: no tensor at all
             found = self._helper_given_moved_model(call, scope)
             if found is not None:
                 return found
@@ -1316,6 +1322,136 @@ class Placement:
                 continue
             return OnAccelerator(call, device, built=value)
         return None
+
+    def gives_host_values(self, info: FunctionInfo) -> bool:
+        """Every ``return`` of the function ``info`` of this file gives Python values made in
+        its body: numbers (a literal, ``loss.item()``, ``len(x)``, arithmetic of those), a
+        tuple of them, or a list or dict the body fills with nothing else (``results["loss"]
+        .append(loss.item())``). Given a moved model, such a function still hands back no
+        tensor (issue 28: the ``train_step``/``train`` pair of course notebooks, whose
+        ``results`` lists of floats are then plotted)."""
+        key = ("host", id(info.node))
+        if key in self._returns:
+            return bool(self._returns[key])
+        self._returns[key] = None  # (a recursive function: no proof from itself)
+        answer = bool(info.returns) and info.scope is not None and not info.opaque_return and all(
+            value is not None and self._host_value(value, ctx.scope, 0, set())
+            for value, ctx in info.returns)
+        self._returns[key] = [True] if answer else None
+        return answer
+
+    def _host_value(self, expr, scope: Scope, depth: int, pending: set) -> bool:
+        """``expr`` is a Python value made on the host: see ``gives_host_values``."""
+        if depth > 8:
+            return False
+        if is_number(expr):
+            return True
+        if isinstance(expr, cst.BinaryOperation):
+            return self._host_value(expr.left, scope, depth + 1, pending) and \
+                self._host_value(expr.right, scope, depth + 1, pending)
+        if isinstance(expr, cst.UnaryOperation):
+            return self._host_value(expr.expression, scope, depth + 1, pending)
+        if isinstance(expr, cst.Tuple):
+            return all(not isinstance(e, cst.StarredElement) and
+                       self._host_value(e.value, scope, depth + 1, pending)
+                       for e in expr.elements)
+        if isinstance(expr, cst.IfExp):
+            # ``x.item() if isinstance(x, torch.Tensor) else x``: a tensor never reaches the
+            # ``else``
+            guarded = _tensor_test_of(expr.test, self.kinds, scope)
+            return self._host_value(expr.body, scope, depth + 1, pending) and (
+                (guarded is not None and isinstance(expr.orelse, cst.Name)
+                 and expr.orelse.value == guarded)
+                or self._host_value(expr.orelse, scope, depth + 1, pending))
+        if isinstance(expr, cst.Call):
+            func = expr.func
+            if isinstance(func, cst.Attribute) and func.attr.value in api.PYTHON_VALUE_METHODS \
+                    and self.kinds.qualname(func, scope) is None:
+                return True
+            if _builtin_number(expr, scope):
+                return True
+            helper = self.helper_called(expr, scope)
+            return helper is not None and self.gives_host_values(helper)
+        if isinstance(expr, cst.Name):
+            return self._host_name(expr.value, scope, depth, pending)
+        return False
+
+    def _host_name(self, name: str, scope: Scope, depth: int, pending: set) -> bool:
+        """Every binding of the local ``name`` gives a host value, and a list or dict it is
+        bound to is filled with host values only."""
+        if scope.resolve(name) is not scope or scope.kind != "function":
+            return False
+        key = (id(scope), name)
+        if key in pending:
+            return True  # (``loss = loss / n`` reads its other bindings, judged on their own)
+        bindings = scope.bindings.get(name, ())
+        if not bindings:
+            return False
+        pending.add(key)
+        try:
+            containers = False
+            for binding in bindings:
+                value = binding.value
+                if binding.how == AUGMENT:
+                    if not self._host_value(value, scope, depth + 1, pending):
+                        return False
+                    continue
+                if binding.how != ASSIGN or value is None:
+                    return False
+                if binding.path:
+                    if isinstance(value, cst.Call):
+                        # ``loss, acc = train_step(...)`` of a function of host values
+                        helper = self.helper_called(value, scope)
+                        if helper is None or not self.gives_host_values(helper):
+                            return False
+                        continue
+                    if len(binding.path) != 1 or not isinstance(value, (cst.Tuple, cst.List)) \
+                            or binding.path[0] >= len(value.elements):
+                        return False
+                    element = value.elements[binding.path[0]]
+                    if isinstance(element, cst.StarredElement) or \
+                            not self._host_value(element.value, scope, depth + 1, pending):
+                        return False
+                    continue
+                if isinstance(value, (cst.List, cst.Dict)):
+                    containers = True
+                    items = [e.value for e in value.elements
+                             if not isinstance(e, (cst.StarredElement, cst.StarredDictElement))]
+                    if len(items) != len(value.elements) or not all(
+                            (isinstance(item, (cst.List, cst.Dict)) and not item.elements)
+                            or self._host_value(item, scope, depth + 1, pending) for item in items):
+                        return False
+                    continue
+                if not self._host_value(value, scope, depth + 1, pending):
+                    return False
+            return not containers or self._filled_with_host_values(name, scope, depth, pending)
+        finally:
+            pending.discard(key)
+
+    def _filled_with_host_values(self, name: str, scope: Scope, depth: int, pending: set) -> bool:
+        """What the function of ``scope`` puts into its list or dict ``name`` (``name.append(v)``,
+        ``name[k].append(v)``, ``name[k] = v``) are host values, and nothing else reads it
+        but to index it, iterate it or hand it on."""
+        body = getattr(scope.node, "body", None)
+        if body is None:
+            return False
+        for node in walk_code(body):
+            if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and \
+                    _container_root(node.func.value) == name:
+                if node.func.attr.value in _LIST_FILLING:
+                    value = node.args[-1].value if node.args else None
+                    if value is None or not self._host_value(value, scope, depth + 1, pending):
+                        return False
+                elif node.func.attr.value not in _CONTAINER_READING:
+                    return False  # (``extend``, ``update``, ``setdefault``: not followed)
+            elif isinstance(node, (cst.Assign, cst.AugAssign)):
+                targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) \
+                    else [node.target]
+                for target in targets:
+                    if isinstance(target, cst.Subscript) and _container_root(target) == name \
+                            and not self._host_value(node.value, scope, depth + 1, pending):
+                        return False
+        return True
 
     def _helper_given_moved_model(self, call: cst.Call, scope: Scope) -> Optional[OnAccelerator]:
         """``outputs = synthesis(model, text, ...)`` where ``model`` was moved to a device: a
@@ -1834,6 +1970,10 @@ class Placement:
                     moved, device = True, device or move_device
         if not moved and not bindings and isinstance(target, cst.Name) and depth < 3:
             moved = self._moved_by_every_caller(target.value, scope, depth)
+            if moved and any(before is None or order < before for order in taken_back):
+                # a parameter every caller gives moved, which the function moves back to the
+                # host first (``model.to("cpu")`` at the top of a plotting helper, issue 28)
+                return None
         return (target, device) if moved else None
 
     def _returned_moved_model(self, call: cst.Call, scope: Scope, depth: int):
@@ -2207,6 +2347,23 @@ def argument_for_parameter(call: cst.Call, function, name: str, bound: bool = Fa
         return None
     index = K.positional_index(function, function.param_names.index(name))
     return K.argument_passed(call, name, index - 1 if bound and index > 0 else index)
+
+
+def _container_root(expr) -> Optional[str]:
+    """``results`` of ``results``, ``results["loss"]`` (a subscript of it), else None."""
+    while isinstance(expr, cst.Subscript):
+        expr = expr.value
+    return expr.value if isinstance(expr, cst.Name) else None
+
+
+def _tensor_test_of(test, kinds: KindInference, scope: Scope) -> Optional[str]:
+    """``x`` of ``isinstance(x, torch.Tensor)``, else None."""
+    if not (isinstance(test, cst.Call) and isinstance(test.func, cst.Name)
+            and test.func.value == "isinstance" and len(test.args) == 2
+            and isinstance(test.args[0].value, cst.Name)):
+        return None
+    return test.args[0].value.value if kinds.qualname(test.args[1].value, scope) == \
+        "torch.Tensor" else None
 
 
 def _builtin_number(expr, scope) -> bool:

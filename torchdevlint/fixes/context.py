@@ -487,9 +487,15 @@ def call_on_text(text: str, node: cst.BaseExpression, suffix: str) -> str:
 def each_moved(text: str, device: str) -> str:
     """``tuple(t.to(device) for t in hidden)``: each tensor of the tuple ``text`` (an LSTM's
     state a plain function made on the CPU) moved, with a loop name neither text uses."""
-    used = set(_IDENTIFIER.findall(text + " " + device))
+    return "tuple" + each_applied(text, f".to({device})", "()")
+
+
+def each_applied(text: str, suffix: str, brackets: str = "[]") -> str:
+    """``[t.cpu() for t in losses]``: ``suffix`` applied to each item of ``text``, with a loop
+    name the texts do not use, in ``brackets`` (``"()"``: a generator)."""
+    used = set(_IDENTIFIER.findall(text + " " + suffix))
     part = next(n for n in ("t", "part", "tensor_") if n not in used)
-    return f"tuple({part}.to({device}) for {part} in {text})"
+    return f"{brackets[0]}{part}{suffix} for {part} in {text}{brackets[1]}"
 
 
 def move_each(ctx: "FixContext", node: cst.BaseExpression, device: str) -> Tuple[Edit, ...]:

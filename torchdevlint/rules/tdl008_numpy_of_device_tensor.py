@@ -21,10 +21,12 @@ from typing import Iterator, Optional
 
 import libcst as cst
 
-from torchdevlint.analysis import ASSIGN, Analysis, CallSite, api, expects_failure, last_name
+from torchdevlint.analysis import (
+    ASSIGN, Analysis, CallSite, api, expects_failure, last_name, string_value,
+)
 from torchdevlint.findings import Finding
-from torchdevlint.fixes.context import FixContext, call_on, call_on_text
-from torchdevlint.fixes.model import Fix, FixPlan
+from torchdevlint.fixes.context import FixContext, call_on, call_on_text, each_applied
+from torchdevlint.fixes.model import Edit, Fix, FixPlan
 from torchdevlint.rules.base import (
     CUDA_TENSOR_TYPE_TEXT, Message, Rule, Violation, method_call_text, source_of,
 )
@@ -58,6 +60,20 @@ class CopyToHost(FixPlan):
             "fill the list with host copies"
         # (``np.round((acc / n).cpu(), 2)``: an operation is parenthesized first)
         return Fix(finding.code, self.safe, f"{what} (`{text}`)", call_on(ctx, self.tensor, text))
+
+
+@dataclass
+class CopyEachToHost(FixPlan):
+    """Replace a list of tensors on an accelerator by a list of their host copies."""
+
+    listed: cst.BaseExpression
+    suffix: str
+
+    def build(self, finding: Finding, ctx: FixContext) -> Optional[Fix]:
+        start, end = ctx.span(self.listed)
+        copied = each_applied(ctx.text(self.listed), self.suffix)
+        return Fix(finding.code, False, f"copy each item to the host first (`{copied}`)",
+                   (Edit(start, end, copied),))
 
 
 class NumpyOfDeviceTensor(Rule):
@@ -449,12 +465,20 @@ class NumpyOfDeviceTensor(Rule):
             return
         detach, copied = self._host_copy(tensor, site.ctx)
         shown = source_of(tensor)
+        fix = CopyToHost(tensor, detach)
+        if evidence.given is not None and self._list_of_helper(tensor, site.ctx.scope):
+            # a list a helper given a moved model fills (``results["train_loss"]``) has no
+            # ``.cpu()``: each of its items is copied (unsafe: what else it holds is the
+            # helper's business)
+            suffix = (".detach()" if detach else "") + ".cpu()"
+            copied = each_applied(source_of(tensor), suffix)
+            fix = CopyEachToHost(tensor, suffix)
         if conversion is None:  # a function that reads its arguments through NumPy
             yield Violation(
                 node,
                 self.READ_AS_ARRAY(callee=source_of(site.call.func), tensor=shown,
                                    evidence=evidence.describe(), written=copied),
-                CopyToHost(tensor, detach))
+                fix)
             return
         written = f"{copied}.numpy()" if node is not site.call else \
             f"{source_of(site.call.func)}({copied})"
@@ -462,7 +486,32 @@ class NumpyOfDeviceTensor(Rule):
             node,
             self.ON_ACCELERATOR(conversion=conversion, tensor=shown,
                                 evidence=evidence.describe(), written=written),
-            CopyToHost(tensor, detach))
+            fix)
+
+    def _list_of_helper(self, value, scope) -> bool:
+        """``results["train_loss"]`` of ``results = train(model, ...)``, a function of this
+        file whose every ``return`` gives a dict it binds with a list display under that key
+        (``results = {"train_loss": [], ...}``): a list, not a tensor."""
+        if not (isinstance(value, cst.Subscript) and isinstance(value.value, cst.Name)
+                and len(value.slice) == 1 and isinstance(value.slice[0].slice, cst.Index)):
+            return False
+        key = string_value(value.slice[0].slice.value)
+        bound = scope.lookup(value.value.value)
+        if key is None or len(bound) != 1 or bound[0].how != ASSIGN or bound[0].path or \
+                not isinstance(bound[0].value, cst.Call):
+            return False
+        helper = self.analysis.helper_called(bound[0].value, bound[0].ctx.scope)
+        if helper is None or not helper.returns:
+            return False
+        for returned, ctx in helper.returns:
+            made = ctx.scope.lookup(returned.value) if isinstance(returned, cst.Name) else ()
+            if len(made) != 1 or made[0].how != ASSIGN or made[0].path or \
+                    not isinstance(made[0].value, cst.Dict):
+                return False
+            if not any(isinstance(e, cst.DictElement) and string_value(e.key) == key
+                       and isinstance(e.value, cst.List) for e in made[0].value.elements):
+                return False
+        return True
 
     def _list_check(self, site: CallSite, listed: cst.BaseExpression, conversion: str):
         """``listed`` is a list the function builds (``losses = []``) and fills, before
