@@ -50,6 +50,7 @@ CORPORA_HEADER = ["name", "repository", "commit", "kind"]
 VERDICTS_HEADER = ["location", "code", "verdict", "reason"]
 SPLIT_HEADER = ["name", "set"]
 SPLIT_SETS = ("tuning", "test")  # split.tsv, written by split.py
+JUDGED_HEADER = ["set", "commit", "date", "reviewers"]  # judged.tsv: when a set was judged
 VERDICTS = ("TRUE", "FALSE")
 # File diagnostics: the file could not be analysed. Listed on their own, never counted as findings.
 DIAGNOSTIC_CODES = ("E999", "E902", "TDL999")
@@ -662,6 +663,8 @@ def markdown_page(review: Review, rule_names: Dict[str, str], version: str,
     out += _md_table(("Rule", "Findings", "Reviewed", "True", "False", "Unreviewed", "False %"),
                      rows, 1)
     out += ["", "False %: FALSE verdicts among the reviewed findings still reported.", ""]
+    if chosen_set == "all" and (data_dir / "split.tsv").is_file():
+        out += _per_set_tables(review, rule_names, data_dir)
 
     out += ["## Per repository", ""]
     codes = sorted(review.by_rule())
@@ -696,6 +699,44 @@ def markdown_page(review: Review, rule_names: Dict[str, str], version: str,
             out.append(f"- {len(review.lost_true)} TRUE finding(s) are no longer reported.")
         out.append("")
     return "\n".join(out)
+
+
+def _per_set_tables(review: Review, rule_names: Dict[str, str], data_dir: Path) -> List[str]:
+    """The per-rule table of each set of split.tsv apart (issue 28: the tuning set's figure
+    is one the rules were tuned to; the test set's, judged once, is the honest one)."""
+    split = read_split(data_dir)
+    judged = {}
+    path = data_dir / "judged.tsv"
+    if path.is_file():
+        judged = {row[0]: row[1:] for _, row in _rows(path, JUDGED_HEADER)}
+    out: List[str] = []
+    for name in SPLIT_SETS:
+        by_rule: Dict[str, Counts] = {}
+        for (corpus, code), counts in review.counts.items():
+            if split.get(corpus) == name:
+                by_rule.setdefault(code, Counts()).add(counts)
+        if not by_rule:
+            continue
+        corpora = sum(1 for r in review.linted if split.get(r.corpus.name) == name)
+        out += [f"### The {name} set ({corpora} repositories)", ""]
+        if name in judged:
+            commit, date, reviewers = judged[name]
+            out += [f"Judged once, on {date}, with the torchdevlint of `{commit[:10]}` ("
+                    f"{reviewers}); the table counts the findings of the torchdevlint that made "
+                    "this page against those verdicts (`judged.tsv`).", ""]
+        rows = []
+        total = Counts()
+        for code, counts in sorted(by_rule.items()):
+            total.add(counts)
+            rows.append((f"{code} {rule_names.get(code, '')}".strip(), counts.findings,
+                         counts.reviewed, counts.true, counts.false, counts.unreviewed,
+                         _rate(counts)))
+        rows.append(("**all**", total.findings, total.reviewed, total.true, total.false,
+                     total.unreviewed, _rate(total)))
+        out += _md_table(("Rule", "Findings", "Reviewed", "True", "False", "Unreviewed",
+                          "False %"), rows, 1)
+        out.append("")
+    return out
 
 
 # --- main -----------------------------------------------------------------------------------

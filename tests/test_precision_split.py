@@ -40,8 +40,26 @@ def test_the_test_set_is_big_enough_and_untuned():
     # the corpora tuned on before the split are all kept, and all in the tuning set
     assert split.TUNED_BEFORE_SPLIT <= set(names)
     assert not test & split.TUNED_BEFORE_SPLIT
-    # no verdict was written for a test repository before the end of the work
-    assert not {path.stem for path in (DATA / "verdicts").glob("*.tsv")} & test
+    # no verdict was written for a test repository before the set was judged, once, at the
+    # end (judged.tsv); once it was, the verdicts are kept like the tuning set's
+    verdicts = {path.stem for path in (DATA / "verdicts").glob("*.tsv")}
+    judged = read_judged()
+    if "test" not in judged:
+        assert not verdicts & test
+    else:
+        commit, _, _ = judged["test"]
+        assert len(commit) == 40 and all(c in "0123456789abcdef" for c in commit)
+
+
+def read_judged() -> dict:
+    """``judged.tsv``: set -> (commit, date, reviewers) of each set judged."""
+    rows = {}
+    for line in (DATA / "judged.tsv").read_text(encoding="utf-8").splitlines()[1:]:
+        if line.strip() and not line.startswith("#"):
+            name, commit, date, reviewers = line.split("\t")
+            assert name not in rows, f"{name} judged twice"
+            rows[name] = (commit, date, reviewers)
+    return rows
 
 
 def test_compute_split_is_seeded_and_order_independent():
