@@ -1128,6 +1128,10 @@ class Placement:
             if method in api.ACCELERATOR_MOVE_METHODS or method == "type":
                 moved, device = self.device_of_move(call, scope)
                 if method == "type" and not moved:
+                    if call.args and (self.kinds.qualname(call.args[0].value, scope) or "") \
+                            .rpartition(".")[2] in api.LEGACY_TENSOR_TYPES and \
+                            not self.kinds.is_cuda_tensor_type(call.args[0].value, scope):
+                        return None  # ``.type(torch.FloatTensor)``: a CPU type, on the host
                     return trace.device_of(func.value)  # ``.type(torch.float16)`` stays put
                 if moved:
                     if self.follows_a_value(device, scope, proof=True):
@@ -2326,6 +2330,8 @@ def _torch_function(call: cst.Call, qualified: Optional[str]):
             or api.is_tensor_parts_function(qualified)):
         return None
     device = keyword_value(call, "device")
+    if isinstance(device, cst.Name) and device.value == "None":
+        device = None  # ``device=None``: the default device, as without the argument
     return qualified.rpartition(".")[2], device
 
 
