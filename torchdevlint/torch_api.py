@@ -708,6 +708,11 @@ REGISTERING_TENSOR_CALLS = frozenset(("register_buffer", "register_parameter"))
 TENSOR_TYPE_TAKING_CALLS = frozenset(("type", "set_default_tensor_type"))
 # Device strings whose mention makes a condition a device guard (``guards``), besides CUDA's.
 GUARD_DEVICE_STRINGS = frozenset(("cpu", "mps", "xpu"))
+# Strings and tensor methods whose test only passes where CUDA is there: the NCCL backend
+# (``torch.distributed.get_backend() == "nccl"``) and pinned memory (``t.is_pinned()``, which
+# only an accelerator's runtime makes): code under them is guarded.
+CUDA_ONLY_BACKENDS = frozenset(("nccl",))
+ACCELERATOR_ONLY_TESTS = frozenset(("is_pinned",))
 
 
 # -- What a factory makes: a tensor with a dimension, or one that may be 0-dim ---------------

@@ -443,7 +443,8 @@ class Guards:
                 if depth < 4 and self._name_holds_guard(node.value, scope, depth):
                     return True
             elif isinstance(node, cst.Attribute):
-                if _mentions_cuda(node.attr.value) or _mentions_distributed(node.attr.value):
+                if _mentions_cuda(node.attr.value) or _mentions_distributed(node.attr.value) \
+                        or node.attr.value in api.ACCELERATOR_ONLY_TESTS:
                     return True
                 stack.append(node.value)  # ``args.model``: the attribute is no variable
                 continue
@@ -462,7 +463,8 @@ class Guards:
                 # device.type == "cuda", device.startswith("cuda"), "cuda" in str(device),
                 # provider in ("CUDAExecutionProvider",), torch.device("cuda") in devices.
                 value = string_value(node)
-                if value is not None and (_mentions_cuda(value) or value in api.GUARD_DEVICE_STRINGS):
+                if value is not None and (_mentions_cuda(value) or value in api.GUARD_DEVICE_STRINGS
+                                          or value in api.CUDA_ONLY_BACKENDS):
                     return True
                 continue
             if isinstance(node, (cst.Lambda, cst.FunctionDef)):
