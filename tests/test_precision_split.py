@@ -154,3 +154,17 @@ def test_precision_set_needs_every_corpus_in_split_tsv(tmp_path):
     (data / "split.tsv").write_text("name\tset\ndemo+a\ttuning\ndemo+b\tsealed\n")
     done, _ = lint_sets(tmp_path, data, "tuning")
     assert done.returncode == 2 and "neither tuning nor test" in done.stderr
+
+
+def test_the_next_sealed_set_is_unused_and_big_enough():
+    """next_split.tsv (issue 28): the repositories of the next sealed set, chosen unlinted once
+    the first test set was judged: none is a corpus yet, and enough for a test set of 25."""
+    from benchmarks.precision import CORPORA_HEADER, _rows
+    rows = [row for _, row in _rows(DATA / "next_split.tsv", CORPORA_HEADER)]
+    names = [row[0] for row in rows]
+    assert len(names) == len(set(names))
+    assert not set(names) & {corpus.name for corpus in read_corpora(DATA)}
+    assert all(len(row[2]) == 40 for row in rows)  # pinned commits
+    new = split.compute_split([*names, *split.TUNED_BEFORE_SPLIT],
+                              tuned=frozenset(split.TUNED_BEFORE_SPLIT))
+    assert sum(kind == "test" for kind in new.values()) >= split.MIN_TEST
