@@ -253,7 +253,13 @@ class NumpyOfDeviceTensor(Rule):
     comprehension written in the call (`np.sum([loss_a.detach().cpu(), ...])`): the author may
     have meant one tensor with its graph (`torch.stack([...]).sum()`), which the message offers.
     A tensor stored into a NumPy array is copied first (`g_loss[ind] = loss.data.detach().cpu()`),
-    **safe** as the conversions are.
+    **safe** as the conversions are. A list that a helper given a moved model fills under a key
+    of the dict it returns (`results = train(model, ...)`, then `np.array(results["loss"])` of
+    `results = {"loss": [], ...}`) has no `.cpu()`: each item is copied
+    (`np.array([t.detach().cpu() for t in results["loss"]])`), **unsafe**, since what else the
+    helper puts there is its own business. A helper whose every `return` gives Python numbers,
+    or lists and dicts it fills with nothing else (`loss.item()` sums), hands back no tensor:
+    nothing to report.
 
     ## Known limits
     - A helper given a moved model may copy its result to the host itself: `.numpy()` of such a
