@@ -715,6 +715,9 @@ class Placement:
         self._default_device: Optional[Tuple[bool, set]] = None
         # (side, id(function node)) -> its returns' evidence (``_every_return``)
         self._returns: dict = {}
+        # id(function node) -> whether it returns only host values (``gives_host_values``);
+        # False while asked (a recursive function: no proof from itself)
+        self._host_values: Dict[int, bool] = {}
         self._returning: set = set()  # (method, side) whose returns are being placed
         # (parameter names, parameter) -> the top-level function of this file that copies
         # that parameter to the host before converting it (``copied_by_twin``)
@@ -1334,15 +1337,14 @@ class Placement:
         .append(loss.item())``). Given a moved model, such a function still hands back no
         tensor (issue 28: the ``train_step``/``train`` pair of course notebooks, whose
         ``results`` lists of floats are then plotted)."""
-        key = ("host", id(info.node))
-        if key in self._returns:
-            return bool(self._returns[key])
-        self._returns[key] = None  # (a recursive function: no proof from itself)
-        answer = bool(info.returns) and info.scope is not None and not info.opaque_return and all(
-            value is not None and self._host_value(value, ctx.scope, 0, set())
-            for value, ctx in info.returns)
-        self._returns[key] = [True] if answer else None
-        return answer
+        key = id(info.node)
+        if key not in self._host_values:
+            self._host_values[key] = False
+            self._host_values[key] = bool(info.returns) and info.scope is not None and \
+                not info.opaque_return and all(
+                    value is not None and self._host_value(value, ctx.scope, 0, set())
+                    for value, ctx in info.returns)
+        return self._host_values[key]
 
     def _host_value(self, expr, scope: Scope, depth: int, pending: set) -> bool:
         """``expr`` is a Python value made on the host: see ``gives_host_values``."""
@@ -1644,14 +1646,12 @@ class Placement:
         self._returns[key] = None  # (a recursive function: no evidence from itself)
         found = None
         if info.returns and all(value is not None for value, _ in info.returns):
-            here, there = (self.on_cpu, self.on_accelerator) if side == "cpu" else \
-                (self.on_accelerator, self.on_cpu)
-            if side == "cpu":
-                # (a tuple display, ``return h0, c0``: an LSTM's initial state made in a plain
-                # function, handed on whole, as ``returned`` reads a method's; the rules that
-                # fix such a value ask ``gives_a_tuple`` first, as no ``.to()`` applies to it)
-                here = lambda value, scope: self._placed_or_all(value, scope, "cpu")  # noqa: E731
-            each = [here(value, ctx.scope) for value, ctx in info.returns]
+            # (on the CPU side a tuple display too, ``return h0, c0``: an LSTM's initial state
+            # made in a plain function, handed on whole, as ``returned`` reads a method's; the
+            # rules that fix such a value ask ``gives_a_tuple`` first, as no ``.to()`` applies)
+            there = self.on_accelerator if side == "cpu" else self.on_cpu
+            each = [self._placed_or_all(value, ctx.scope, side) if side == "cpu"
+                    else self.on_accelerator(value, ctx.scope) for value, ctx in info.returns]
             if all(each) and not any(there(value, ctx.scope) for value, ctx in info.returns):
                 found = each
         self._returns[key] = found

@@ -16,7 +16,7 @@ from torchdevlint import noqa
 from torchdevlint.analysis import Analysis, device_names_visible, walk_code
 from torchdevlint.analysis.builder import iter_children
 from torchdevlint.analysis.model import ASSIGN, IMPORT, PARAM, Binding, Ctx, Scope
-from torchdevlint.fixes.model import Edit
+from torchdevlint.fixes.model import Edit, Fix, FixPlan
 from torchdevlint.ipysyntax import MAGIC_PLACEHOLDER
 from torchdevlint.notebook import after_cell_marker
 from torchdevlint.positions import FastCodegenState, line_starts
@@ -498,10 +498,24 @@ def each_applied(text: str, suffix: str, brackets: str = "[]") -> str:
     return f"{brackets[0]}{part}{suffix} for {part} in {text}{brackets[1]}"
 
 
-def move_each(ctx: "FixContext", node: cst.BaseExpression, device: str) -> Tuple[Edit, ...]:
-    """The edit that writes ``each_moved`` in place of ``node``."""
-    start, end = ctx.span(node)
-    return (Edit(start, end, each_moved(ctx.text(node), device)),)
+@dataclass
+class EachItem(FixPlan):
+    """Apply ``suffix`` to each item of ``node``, a tuple or list of tensors, which has no
+    tensor method of its own: ``tuple(t.to(device) for t in hidden)`` (``into_tuple``),
+    ``[t.detach().cpu() for t in results["loss"]]``. Unsafe: what else the container holds is
+    not known. ``what`` begins the fix's description."""
+
+    node: cst.BaseExpression
+    suffix: str
+    what: str
+    into_tuple: bool = False
+
+    def build(self, finding, ctx: "FixContext") -> Optional[Fix]:
+        text = each_applied(ctx.text(self.node), self.suffix, "()" if self.into_tuple else "[]")
+        if self.into_tuple:
+            text = "tuple" + text
+        start, end = ctx.span(self.node)
+        return Fix(finding.code, False, f"{self.what} (`{text}`)", (Edit(start, end, text),))
 
 
 def _atomic(node: cst.BaseExpression) -> bool:

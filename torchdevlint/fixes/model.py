@@ -30,7 +30,8 @@ class FixPlan:
     """What a rule knows, at the finding, about how to fix it: the payload a ``Violation``
     carries. ``build`` turns it into a ``Fix`` against the source of the current pass (None:
     no fix here). Each rule's plans live in the rule's module, next to its check, so that a
-    rule and its fix are one unit; the applier only calls ``build``."""
+    rule and its fix are one unit (a plan several rules share, ``fixes.context.EachItem``,
+    lives beside the edit helpers); the applier only calls ``build``."""
 
     def build(self, finding, ctx) -> Optional["Fix"]:  # (Finding, FixContext)
         raise NotImplementedError

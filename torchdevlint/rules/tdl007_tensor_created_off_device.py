@@ -35,7 +35,7 @@ from torchdevlint.analysis import (
     keyword_value, last_name, root_name, api, factory_dimensions, makes_an_empty_tensor, walk_code,
 )
 from torchdevlint.findings import Finding
-from torchdevlint.fixes.context import FixContext, each_moved, move_each
+from torchdevlint.fixes.context import EachItem, FixContext, each_moved
 from torchdevlint.fixes.model import Edit, Fix, FixPlan
 from torchdevlint.rules.base import Message, Rule, Violation, source_of
 from torchdevlint.rules.prefilter import (
@@ -84,20 +84,6 @@ class MoveThere(FixPlan):
         end = ctx.span(self.factory)[1]
         return Fix(finding.code, self.safe, f"move it to the device (`.to({self.device})`)",
                    (Edit(end, end, f".to({self.device})"),))
-
-
-@dataclass
-class MoveEachThere(FixPlan):
-    """``tuple(t.to(x.device) for t in init_hidden(n))``: each tensor of the tuple a plain
-    function of the file returns (an LSTM's state), which has no ``.to()`` of its own."""
-
-    call: cst.Call
-    device: str
-
-    def build(self, finding: Finding, ctx: FixContext) -> Optional[Fix]:
-        moved = each_moved(ctx.text(self.call), self.device)
-        return Fix(finding.code, False, f"move each of them to the device (`{moved}`)",
-                   move_each(ctx, self.call, self.device))
 
 
 class TensorCreatedOffDevice(Rule):
@@ -546,7 +532,9 @@ class TensorCreatedOffDevice(Rule):
                 # (``init_hidden(n)`` that returns ``h0, c0``: no ``.to()`` applies to a tuple)
                 whole = via is not None and \
                     self.analysis.placement.gives_a_tuple(via, method.scope) is not None
-                fix = None if device is None else MoveEachThere(via, device) if whole \
+                fix = None if device is None else EachItem(
+                    via, f".to({device})", "move each of them to the device",
+                    into_tuple=True) if whole \
                     else MoveThere(via, device, safe) if via is not None \
                     else MoveThere(factory, device, safe) if legacy \
                     else AddDevice(factory, device, safe)

@@ -25,8 +25,10 @@ from torchdevlint.analysis import (
     ASSIGN, Analysis, CallSite, api, expects_failure, last_name, string_value,
 )
 from torchdevlint.findings import Finding
-from torchdevlint.fixes.context import FixContext, call_on, call_on_text, each_applied
-from torchdevlint.fixes.model import Edit, Fix, FixPlan
+from torchdevlint.fixes.context import (
+    EachItem, FixContext, call_on, call_on_text, each_applied,
+)
+from torchdevlint.fixes.model import Fix, FixPlan
 from torchdevlint.rules.base import (
     CUDA_TENSOR_TYPE_TEXT, Message, Rule, Violation, method_call_text, source_of,
 )
@@ -60,20 +62,6 @@ class CopyToHost(FixPlan):
             "fill the list with host copies"
         # (``np.round((acc / n).cpu(), 2)``: an operation is parenthesized first)
         return Fix(finding.code, self.safe, f"{what} (`{text}`)", call_on(ctx, self.tensor, text))
-
-
-@dataclass
-class CopyEachToHost(FixPlan):
-    """Replace a list of tensors on an accelerator by a list of their host copies."""
-
-    listed: cst.BaseExpression
-    suffix: str
-
-    def build(self, finding: Finding, ctx: FixContext) -> Optional[Fix]:
-        start, end = ctx.span(self.listed)
-        copied = each_applied(ctx.text(self.listed), self.suffix)
-        return Fix(finding.code, False, f"copy each item to the host first (`{copied}`)",
-                   (Edit(start, end, copied),))
 
 
 class NumpyOfDeviceTensor(Rule):
@@ -478,7 +466,7 @@ class NumpyOfDeviceTensor(Rule):
             # helper's business)
             suffix = (".detach()" if detach else "") + ".cpu()"
             copied = each_applied(source_of(tensor), suffix)
-            fix = CopyEachToHost(tensor, suffix)
+            fix = EachItem(tensor, suffix, "copy each item to the host first")
         if conversion is None:  # a function that reads its arguments through NumPy
             yield Violation(
                 node,

@@ -51,7 +51,7 @@ from torchdevlint.analysis import (
 )
 from torchdevlint.findings import Finding
 from torchdevlint.fixes.context import (
-    FixContext, call_on, call_on_text, each_moved, move_each,
+    EachItem, FixContext, call_on, call_on_text, each_moved,
 )
 from torchdevlint.fixes.model import Edit, Fix, FixPlan
 from torchdevlint.positions import code_for_node
@@ -132,21 +132,6 @@ class CreateInMethod(FixPlan):
             return None
         return Fix(finding.code, False, f"create them on the model's device (`device={self.device}`)",
                    tuple(edits))
-
-
-@dataclass
-class MoveEachOf(FixPlan):
-    """Move each tensor of a tuple a plain function of the file made on the CPU, where it is
-    handed to the model: ``model(x, tuple(t.to(device) for t in hidden))`` (the function has
-    no model to ask for its device, and the model's device may be no name there)."""
-
-    operand: cst.BaseExpression
-    device: str
-
-    def build(self, finding: Finding, ctx: FixContext) -> Optional[Fix]:
-        edits = move_each(ctx, self.operand, self.device)
-        return Fix(finding.code, False, f"move each of them to the model's device "
-                   f"(`{each_moved(ctx.text(self.operand), self.device)}`)", edits)
 
 
 @dataclass
@@ -1317,7 +1302,8 @@ class MixedDeviceOperands(Rule):
                     what=what, operand=source_of(cpu_operand),
                     origin=source_of(calls[0] if calls else cpu_evidence.origin), other=other,
                     function=method.name, moved=moved),
-                    MoveEachOf(cpu_operand, _code(device)) if safety is not None else None,
+                    EachItem(cpu_operand, f".to({_code(device)})", "move each of them to the "
+                             "model's device", into_tuple=True) if safety is not None else None,
                     subject=shown)
             device = f"next({method.self_name}.parameters()).device"
             return Violation(node, self.MIXED_TUPLE(
