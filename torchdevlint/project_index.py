@@ -574,7 +574,7 @@ def _is_device_loader(value: ast.AST) -> bool:
     if not any(word in tail for word in ("loader", "iterator", "prefetch")):
         return False
     for keyword in value.keywords:
-        if keyword.arg in ("device", "to_device", "target_device"):
+        if keyword.arg in api.DEVICE_KEYWORDS:
             return not (isinstance(keyword.value, ast.Constant)
                         and str(keyword.value.value).split(":")[0] == "cpu")
     return any(isinstance(a, ast.Name) and a.id.lower().rpartition("_")[2] in

@@ -399,6 +399,15 @@ LOADER_CLASSES = frozenset(
     "torch_geometric.loader.DataLoader torch_geometric.data.DataLoader".split()
 )
 DATASET_CLASSES = frozenset("torch.utils.data.TensorDataset".split())
+# Keywords with which a call is told the device to put what it makes on: a loader its
+# batches (torchtext's ``device``, graphlearn's ``to_device``, DGL's ``DataLoader(...,
+# device=)``), a helper what it is given (``send_to_device(batch, target_device=d)``). Not
+# ``pin_memory_device``: pinned batches stay on the host.
+DEVICE_KEYWORDS = frozenset("device to_device target_device output_device".split())
+# Methods of a data pipeline that move every item it yields to the device they are given:
+# DGL GraphBolt's ``datapipe = datapipe.copy_to(device)`` (a ``gb.DataLoader`` over it yields
+# minibatches on that device).
+PIPELINE_MOVE_METHODS = frozenset(("copy_to",))
 
 # Hugging Face objects whose outputs (BatchEncoding) move in place with .to().
 TOKENIZER_NAME_RE = re.compile(r"(Tokenizer|Processor|FeatureExtractor|ImageProcessor)")

@@ -37,9 +37,6 @@ _NOT_MOVED = " without being moved: " + SAME_DEVICE + "; move it first (`{name} 
 _PUT = "`{partner}`, which this loop put on a device,"
 LIGHTNING_STEPS = frozenset(
     "training_step validation_step test_step predict_step on_train_batch_start".split())
-# Keywords with which a loader is told where to put its batches (torchtext's ``device``,
-# graphlearn's ``to_device``). Not ``pin_memory_device``: pinned batches stay on the host.
-_LOADER_DEVICE_KEYWORDS = frozenset("device to_device target_device output_device".split())
 _PREPARING_PACKAGES = ("accelerate", "lightning.fabric", "lightning.Fabric", "lightning_fabric")
 
 
@@ -193,7 +190,9 @@ class UnmovedBatch(Rule):
     `accelerate`'s `prepare` or Lightning Fabric's `setup` produced the loader or the model, inside
     Lightning step methods and `LightningModule` classes, and when the iterable is not known to be
     a loader, or when the loader already yields device tensors by code the file shows: built with
-    a device (torchtext's `BucketIterator.splits(..., device=device)`), with a `collate_fn` of the
+    a device (torchtext's `BucketIterator.splits(..., device=device)`; also one unpacked from a
+    list filled by `loaders.append(DataLoader(..., device=device))`), over a data pipeline that
+    copies each item to the device (GraphBolt's `datapipe.copy_to(device)`), with a `collate_fn` of the
     file that moves what it collates (itself or through a helper of the file; also passed by the
     name of its `partial`), from a dataset that was moved (PyG's `data.to(device, "x")`
     before `NeighborLoader(data, ...)`) or whose class moves its tensors, or with `**kwargs` that
@@ -385,8 +384,18 @@ class UnmovedBatch(Rule):
         if key is not None and self._asked[key]:
             return True  # (remembered: asked again, directly, after a recursion answered it)
         constructions = [(loader, scope)] if isinstance(
-            loader, (cst.Call, cst.List, cst.Tuple, cst.ListComp)) else [
-            (value, value_scope) for value, value_scope, _, _ in self.placement.bindings_of(loader, scope)]
+            loader, (cst.Call, cst.List, cst.Tuple, cst.ListComp)) else []
+        for value, value_scope, _, order in ([] if constructions else
+                                             self.placement.bindings_of(loader, scope)):
+            constructions.append((value, value_scope))
+            if isinstance(value, cst.Name):
+                # ``train_loader, val_loader = loaders`` of a list filled by
+                # ``loaders.append(DataLoader(..., device=device))`` (DGL's examples)
+                for site in self.analysis.appended_to(value.value, value_scope, order) or ():
+                    item, item_scope = site.call.args[0].value, site.ctx.scope
+                    constructions += [(item, item_scope)] if not isinstance(item, cst.Name) \
+                        else [(bound, bound_scope) for bound, bound_scope, path, _ in
+                              self.placement.bindings_of(item, item_scope) if not path]
         for value, value_scope in list(constructions):
             # ``train_loader = get_loader(split)``: what the helper of this file returns
             if isinstance(value, cst.Call):
@@ -412,7 +421,7 @@ class UnmovedBatch(Rule):
                         return True  # may pass a device, a moving collate_fn or dataset: unknown
                     arguments += spread
             for arg in arguments:
-                if arg.keyword is not None and arg.keyword.value in _LOADER_DEVICE_KEYWORDS \
+                if arg.keyword is not None and arg.keyword.value in api.DEVICE_KEYWORDS \
                         and not self.analysis.is_cpu_device(arg.value, scope):
                     return True
                 if arg.keyword is not None and arg.keyword.value == "collate_fn" \
@@ -517,10 +526,10 @@ class UnmovedBatch(Rule):
         if depth > 3:
             return False
         for node in walk_code(expr):
-            if isinstance(node, cst.Call) and self.placement.device_of_move(node, scope)[0]:
+            if isinstance(node, cst.Call) and self._moves(node, scope):
                 return True
         if isinstance(expr, cst.Lambda):
-            return any(isinstance(n, cst.Call) and self.placement.device_of_move(n, scope)[0]
+            return any(isinstance(n, cst.Call) and self._moves(n, scope)
                        for n in walk_code(expr.body))
         target = expr
         if isinstance(expr, cst.Call):
@@ -532,7 +541,7 @@ class UnmovedBatch(Rule):
             body = kind.info.node.body
             inner = kind.info.scope or scope
             return any((isinstance(n, cst.Call) and (
-                           self.placement.device_of_move(n, scope)[0]
+                           self._moves(n, scope)
                            # (a helper of the file that moves: issue 28)
                            or (isinstance(self.kinds.kind_of(n.func, inner), K.FuncRef)
                                and self._code_moves(n, inner, False, depth + 1))))
@@ -558,6 +567,18 @@ class UnmovedBatch(Rule):
             return any(self._code_moves(value, value_scope, follow_names, depth + 1)
                        for value, value_scope, path, _ in self.placement.bindings_of(expr, scope) if not path)
         return False
+
+    def _moves(self, call: cst.Call, scope: Scope) -> bool:
+        """A move to an accelerator (``x.to(device)``), or a pipeline's move of every item it
+        yields (GraphBolt's ``datapipe.copy_to(device)``, not to the CPU)."""
+        if self.placement.device_of_move(call, scope)[0]:
+            return True
+        if not (isinstance(call.func, cst.Attribute)
+                and call.func.attr.value in api.PIPELINE_MOVE_METHODS):
+            return False
+        device = next((a.value for a in call.args if not a.star and (
+            a.keyword is None or a.keyword.value == "device")), None)
+        return device is not None and not self.analysis.is_cpu_device(device, scope)
 
     def _constructed_here(self, loader, scope: Scope) -> bool:
         """The loader is a ``DataLoader(...)`` built in this file (not one from elsewhere)."""
@@ -744,7 +765,7 @@ class _LoopChecker(OrderedWalk):
         return batch_names if has_device else []
 
     def _is_device_like(self, expr, arg: cst.Arg) -> bool:
-        if arg.keyword is not None and arg.keyword.value in ("device", "target_device"):
+        if arg.keyword is not None and arg.keyword.value in api.DEVICE_KEYWORDS:
             return True
         if is_device_name(last_name(expr) or ""):
             return True
