@@ -63,3 +63,82 @@ def test_tdl004_loaders_appended_to_a_list_with_a_device_yield_device_batches():
     assert found(LOADER_LIST.replace("DEVICE", "device=device"), "TDL004") == []
     assert found(LOADER_LIST.replace("DEVICE", 'device="cpu"'), "TDL004") == [(13, 15)]
     assert found(LOADER_LIST.replace("DEVICE", "shuffle=True"), "TDL004") == [(13, 15)]
+
+
+# -- TDL003: round trips through a method, and paths only this run can name ----------------
+
+EARLY_STOPPING = """\
+    import datetime
+
+    import torch
+
+
+    class EarlyStopping:
+        def __init__(self):
+            dt = datetime.datetime.now()
+            self.filename = "early_stop_{}_{:02d}-{:02d}.pth".format(dt.date(), dt.hour, dt.minute)
+            self.best = None
+
+        def step(self, score, model):
+            if self.best is None or score > self.best:
+                self.best = score
+                self.save_checkpoint(model)
+
+        def save_checkpoint(self, model):
+            torch.save(model.state_dict(), "es_checkpoint.pt")
+
+        def load_checkpoint(self, model):
+            model.load_state_dict(torch.load(self.filename))
+
+
+    def main(model, scores):
+        stopper = EarlyStopping()
+        for score in scores:
+            stopper.step(score, model)
+        model.load_state_dict(torch.load("es_checkpoint.pt"))
+"""
+
+
+def test_tdl003_a_method_that_saved_earlier_in_the_function_makes_a_round_trip():
+    assert found(EARLY_STOPPING, "TDL003") == []
+    # loaded before any step saved it: an earlier run's file
+    resumed = EARLY_STOPPING.replace(
+        "        for score in scores:\n            stopper.step(score, model)\n", "").replace(
+        "model.load_state_dict(torch.load(\"es_checkpoint.pt\"))",
+        "model.load_state_dict(torch.load(\"es_checkpoint.pt\"))\n"
+        "        stopper.step(scores[0], model)")
+    assert found(resumed, "TDL003") == [(26, 27)]
+    # the method writes another file
+    assert found(EARLY_STOPPING.replace('"es_checkpoint.pt")\n\n', '"other.pt")\n\n'),
+                 "TDL003") == [(28, 27)]
+
+
+def test_tdl003_a_path_built_from_a_timestamp_is_only_this_runs():
+    assert found(EARLY_STOPPING, "TDL003") == []
+    fixed = EARLY_STOPPING.replace("dt = datetime.datetime.now()", "dt = datetime.date(2026, 1, 1)")
+    assert found(fixed, "TDL003") == [(21, 31)]
+
+
+HELPER_PIPELINE = """\
+    import dgl.graphbolt as gb
+    import torch
+
+
+    def create_dataloader(itemset, device):
+        datapipe = gb.ItemSampler(itemset, batch_size=16)
+        datapipe = datapipe.copy_to(DEVICE)
+        dataloader = gb.DataLoader(datapipe)
+        return dataloader
+
+
+    def main(itemset, device):
+        model = torch.nn.Linear(4, 2).to(device)
+        train_dataloader = create_dataloader(itemset, device)
+        for data in train_dataloader:
+            model(data.x)
+"""
+
+
+def test_tdl004_a_helper_returning_the_loader_it_bound_over_a_moved_pipeline():
+    assert found(HELPER_PIPELINE.replace("DEVICE", "device=device"), "TDL004") == []
+    assert found(HELPER_PIPELINE.replace("DEVICE", '"cpu"'), "TDL004") == [(16, 15)]

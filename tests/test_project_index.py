@@ -74,6 +74,11 @@ EXPECTED = {
     # has a --no-cuda option: both would run on the CPU but for the hard-coded device
     "program_readme_requirement": {("evaluate.py", 7, "TDL002", None),
                                    ("export.py", 10, "TDL002", None)},
+    # train() reads what it just had utils.py write (a project helper given the file's name,
+    # a method of a project object that writes it): a round trip, silent; resume() reads the
+    # same files before anything of the run wrote them: reported
+    "round_trip_across_files": {("train.py", 18, "TDL003", None),
+                                ("train.py", 19, "TDL003", None)},
 }
 WITHOUT_INDEX = {
     "guard_across_imports": {("report.py", 8, "TDL002"), ("train.py", 8, "TDL002"),
@@ -93,6 +98,8 @@ WITHOUT_INDEX = {
     "twin_conversions": set(),
     "program_readme_requirement": {("sample.py", 5, "TDL002"), ("sample.py", 6, "TDL002"),
                                    ("evaluate.py", 7, "TDL002"), ("export.py", 10, "TDL002")},
+    "round_trip_across_files": {("train.py", 12, "TDL003"), ("train.py", 14, "TDL003"),
+                                ("train.py", 18, "TDL003"), ("train.py", 19, "TDL003")},
 }
 
 
@@ -202,7 +209,22 @@ def test_a_file_python_cannot_parse_has_an_empty_summary():
                                      "saves": [], "loads": [], "defs": [], "calls": [],
                                      "cuda": False, "cpu_path": False, "stops": {},
                                      "entry_calls": [], "requires": [], "signatures": [],
-                                     "host_copies": []}
+                                     "host_copies": [], "writers": []}
+
+
+def test_summary_records_what_each_function_and_class_writes_and_from_which_parameters():
+    summary = summarize(
+        "import torch\nfrom pathlib import Path\n"
+        "def save_model(model, target_dir, model_name):\n"
+        "    path = Path(target_dir) / model_name\n"
+        "    torch.save(obj=model.state_dict(), f=path)\n"
+        "def fixed(model):\n    torch.save(model, 'm.pt')\n"
+        "class Stopper:\n    def save(self, model):\n"
+        "        torch.save(model.state_dict(), 'es.pt')\n"
+        "        torch.save(model.state_dict(), self.path)\n")
+    assert summary["writers"] == [["save_model", 5, [], ["model_name", "target_dir"]],
+                                  ["fixed", 7, ["m.pt"], []], ["Stopper", 10, ["es.pt"], []]]
+    assert summary["saves"] == [[7, ["m.pt"], "unknown"], [10, ["es.pt"], "unknown"]]
 
 
 def test_summary_records_signatures_and_host_copies_of_top_level_functions():

@@ -17,6 +17,12 @@ costs a fraction of its lint), and holds only what another file may ask:
   value (``cpu``: ``.cpu()``, NumPy, plain numbers; ``device``: the state of a moved model,
   ``.cuda()`` tensors; ``unknown``);
 - ``loads``: the file names ``torch.load`` reads (what makes a file depend on the saves);
+- ``writers``: [owner, line, file names, parameters] of each ``torch.save`` in a top-level
+  function (owner: its name) or a method of a top-level class (owner: the class's name): the
+  file names its target names, and the parameters of the function that the target is built
+  from (also through local names: ``path = Path(target_dir) / model_name``). A program that
+  calls such a helper, or a method of such a class, before it loads the file reads what it
+  wrote itself in that run (``ProjectView.written_by``; TDL003's round trips across files);
 - ``stops``: top-level functions that stop the program without CUDA, with their line (a
   statement of the body exits unless CUDA is available, as dino's ``init_distributed_mode``
   ``sys.exit(1)``s; or it sets up an NCCL group): a program that calls one is GPU-only from
@@ -64,7 +70,7 @@ from typing import Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 from torchdevlint import torch_api as api
 from torchdevlint.textsearch import names_a_gpu, states_a_gpu_requirement
 
-_FORMAT = 6
+_FORMAT = 7
 ROOT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
 _SUFFIXES = (".py", ".ipynb")
 # Directories no project file lives in (virtual environments, caches, build output).
@@ -158,12 +164,14 @@ class _Summariser:
                                        "saves": [], "loads": [], "defs": [], "calls": [],
                                        "cuda": False, "cpu_path": False, "stops": {},
                                        "entry_calls": [], "requires": [],
-                                       "signatures": [], "host_copies": []}
+                                       "signatures": [], "host_copies": [], "writers": []}
         self.constants: Dict[str, List[str]] = {}
         self.imported: set = set()  # names bound by imports of modules a project may define
         self.placements: set = set()  # ids of "cpu" strings that place data (``_placements``)
+        self.saves_text = True  # the file's text says "save" (``_writers`` has work to do)
 
     def run(self, tree: ast.Module, source: Optional[str] = None) -> dict:
+        self.saves_text = source is None or "save" in source
         for statement in tree.body:
             self._top(statement)
         if source is None or any(word in source for word in _WALK_WORDS):
@@ -245,10 +253,14 @@ class _Summariser:
                 self.out["stops"][statement.name] = statement.lineno
             self._signature(statement)
             self._entry_calls(statement.body)
+            self._writers(statement, statement.name)
         elif isinstance(statement, ast.ClassDef):
             self.out["classes"][statement.name] = {
                 "line": statement.lineno, "bases": [_dotted(b) for b in statement.bases],
                 "uses": []}
+            for method in statement.body:
+                if isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    self._writers(method, statement.name, method=True)
         elif isinstance(statement, ast.If) and _is_main_test(statement.test):
             self._entry_calls(statement.body)  # ``if __name__ == "__main__":``
         if isinstance(statement, (ast.Expr, ast.Assign)):
@@ -277,6 +289,38 @@ class _Summariser:
             if name in params and name not in rebound and \
                     [node.name, name] not in self.out["host_copies"]:
                 self.out["host_copies"].append([node.name, name])
+
+    def _writers(self, node, owner: str, method: bool = False) -> None:
+        """``Summary["writers"]`` of the function ``node`` (of ``owner``; a ``method``'s
+        first parameter is the object, which no call passes)."""
+        if not self.saves_text:
+            return
+        arguments = node.args
+        params = [a.arg for a in arguments.posonlyargs + arguments.args + arguments.kwonlyargs]
+        params = set(params[1:] if method else params)
+        local: Dict[str, List[ast.AST]] = {}
+        saves = []
+        for inner in ast.walk(node):
+            if isinstance(inner, ast.Assign) and len(inner.targets) == 1 and \
+                    isinstance(inner.targets[0], ast.Name):
+                local.setdefault(inner.targets[0].id, []).append(inner.value)
+            elif isinstance(inner, ast.Call) and _is_torch_save(inner):
+                target = _save_target(inner)
+                if target is not None:
+                    saves.append((inner.lineno, target))
+        for line, target in saves:
+            sources, pending, seen = set(), [target], set()
+            while pending:
+                expr = pending.pop()
+                for name in ast.walk(expr):
+                    if isinstance(name, ast.Name) and name.id not in seen:
+                        seen.add(name.id)
+                        if name.id in params:
+                            sources.add(name.id)
+                        pending.extend(local.get(name.id, ()))
+            names = file_names(_strings(target, self.constants))
+            if names or sources:
+                self.out["writers"].append([owner, line, names, sorted(sources)])
 
     def _entry_calls(self, statements: List[ast.stmt]) -> None:
         """``Summary["entry_calls"]``: [callee, line] of each call that a statement of the
@@ -420,16 +464,31 @@ class _Summariser:
             return
         func = _dotted(node.func)
         tail = func.rpartition(".")[2]
-        if tail == "save" and func.startswith(("torch", "save")) and node.args:
-            target = node.args[1] if len(node.args) > 1 else next(
-                (k.value for k in node.keywords if k.arg == "f"), None)
+        if _is_torch_save(node):
+            target = _save_target(node)
+            saved = node.args[0] if node.args else next(
+                (k.value for k in node.keywords if k.arg == "obj"), None)
             if target is not None:
                 names = file_names(_strings(target, self.constants))
                 if names:
                     self.out["saves"].append(
-                        [node.lineno, names, _value_kind(node.args[0], state.moved, state.cpu)])
+                        [node.lineno, names, _value_kind(saved, state.moved, state.cpu)
+                         if saved is not None else "unknown"])
         elif tail == "load" and func.startswith("torch") and node.args:
             self.out["loads"].extend(file_names(_strings(node.args[0], self.constants)))
+
+
+def _is_torch_save(call: ast.Call) -> bool:
+    """``torch.save(...)`` (also ``save(...)`` imported from torch): a call the summary reads
+    as a write of a file."""
+    func = _dotted(call.func)
+    return func.rpartition(".")[2] == "save" and func.startswith(("torch", "save"))
+
+
+def _save_target(call: ast.Call) -> Optional[ast.AST]:
+    """What ``torch.save(obj, f)`` writes to: its second argument or ``f=``."""
+    return call.args[1] if len(call.args) > 1 else next(
+        (k.value for k in call.keywords if k.arg == "f"), None)
 
 
 def _folder_of(relpath: str) -> str:
@@ -1270,6 +1329,36 @@ class ProjectView:
         return [(kind, self.shown(relpath, line))
                 for relpath, line, kind in self.index.writes(names, exclude=self.relpath)
                 if _folder_of(relpath) == folder]
+
+    def written_by(self, qualified: str, read_names: Iterable[str],
+                   passed: Dict[object, List[str]]) -> Optional[str]:
+        """``file:line`` of a ``torch.save`` in the project's function or class ``qualified``
+        (the dotted name this file's imports give it: ``utils.save_model``,
+        ``utils.EarlyStopping``) that writes a file named one of ``read_names``: a fixed
+        name, or one built from a parameter for which ``passed`` (parameter name, or position,
+        -> the file names of what a call passes) gives such a name. None when there is none,
+        or ``qualified`` is no project code (``Summary["writers"]``)."""
+        resolved = self.index.resolve_import(self.relpath, qualified)
+        if resolved is None:
+            return None
+        relpath, name = resolved
+        summary = self.index.summary(relpath)
+        if summary is None or relpath == self.relpath:
+            return None
+        read = set(read_names)
+        params = next((p for function, _, p in summary.get("signatures", ()) if function == name),
+                      [])
+        for owner, line, names, sources in summary.get("writers", ()):
+            if owner != name:
+                continue
+            if read & set(names):
+                return self.shown(relpath, line)
+            for parameter in sources:
+                given = passed.get(parameter) or (
+                    passed.get(params.index(parameter)) if parameter in params else None)
+                if given and read & set(given):
+                    return self.shown(relpath, line)
+        return None
 
     def class_moved(self, name: str) -> Optional[str]:
         """``file:line`` where an instance of this file's class ``name`` is moved to an

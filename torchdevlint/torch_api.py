@@ -399,6 +399,12 @@ LOADER_CLASSES = frozenset(
     "torch_geometric.loader.DataLoader torch_geometric.data.DataLoader".split()
 )
 DATASET_CLASSES = frozenset("torch.utils.data.TensorDataset".split())
+# Calls whose value differs from run to run (a timestamp, a random id): a file whose name is
+# built from one can only be read by the run that wrote it (TDL003's round trips:
+# ``f"early_stop_{datetime.datetime.now():%H-%M-%S}.pth"``). Python's, not torch's.
+RUN_STAMP_CALLS = frozenset(
+    "datetime.datetime.now datetime.datetime.utcnow time.time time.time_ns time.strftime "
+    "time.localtime time.gmtime uuid.uuid1 uuid.uuid4".split())
 # Keywords with which a call is told the device to put what it makes on: a loader its
 # batches (torchtext's ``device``, graphlearn's ``to_device``, DGL's ``DataLoader(...,
 # device=)``), a helper what it is given (``send_to_device(batch, target_device=d)``). Not

@@ -769,13 +769,22 @@ class Placement:
     # -- what a method of the same class returns ---------------------------------------
 
     def method_called(self, call: cst.Call, scope: Scope) -> Optional[FunctionInfo]:
-        """The method of this file that ``call`` runs, whose body's ``return``s give what it
-        returns (not a generator, nor decorated): ``self.NAME(...)`` in a method of a class
-        that defines ``NAME`` (itself or a base class of this file: issue 28), or a call of an
-        instance of an ``nn.Module`` class of this file
+        """The method of this file that ``call`` runs (``method_run``), when its body's
+        ``return``s give what it returns (not a generator, nor decorated)."""
+        method = self.method_run(call, scope)
+        if method is None or method.opaque_return or method.scope is None \
+                or method.self_name is None or not method.returns:
+            return None
+        return method
+
+    def method_run(self, call: cst.Call, scope: Scope) -> Optional[FunctionInfo]:
+        """The method of this file that ``call`` runs: ``self.NAME(...)`` in a method of a
+        class that defines ``NAME`` (itself or a base class of this file: issue 28), or a call
+        of an instance of an ``nn.Module`` class of this file
         (``self.ssim(y_hat, y)`` where ``self.ssim = SSIMLoss()``), which runs its ``forward``
         (unless the class defines ``__call__``), or ``obj.NAME(...)`` on an instance of a
-        class of this file that defines ``NAME`` (``model.init_hidden(n)``)."""
+        class of this file that defines ``NAME`` (``model.init_hidden(n)``,
+        ``stopper.step(acc, model)``)."""
         func = call.func
         owner = scope.code_owner().func
         method = None
@@ -802,9 +811,6 @@ class Placement:
             kind = self.kinds.kind_of(func.value, scope)
             if isinstance(kind, K.Instance):
                 method = self.kinds.find_method(kind.info, func.attr.value)
-        if method is None or method.opaque_return or method.scope is None \
-                or method.self_name is None or not method.returns:
-            return None
         return method
 
     def returned(self, method: FunctionInfo, side: str):

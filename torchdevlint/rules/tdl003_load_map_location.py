@@ -104,8 +104,15 @@ class LoadWithoutMapLocation(Rule):
       also through a fixture of the file that returns such a path; `tempfile.mkdtemp()`,
       `TemporaryDirectory()`);
     - a round trip to the same target: an earlier `torch.save` (or another saving call such as
-      `fabric.save(path, ...)`, or a helper of the file that saves to its parameter) in the same
-      function, script or notebook, or, in a test module, in a fixture or helper;
+      `fabric.save(path, ...)`, or a helper of the file that saves to its parameter, or a method
+      of a class of the file that saves: `stopper.step(score, model)`, whose
+      `save_checkpoint` writes `es_checkpoint.pt`) in the same
+      function, script or notebook, or, in a test module, in a fixture or helper; or an earlier
+      call there of a helper or a class of another file of the project that writes the file
+      (`utils.save_model(model, "models", model_name=path)` in one notebook cell, the load of
+      `models/<path>` in the next: the project index's `writers`);
+    - the path is built from a value that differs from run to run (`datetime.now()`,
+      `time.time()`, `uuid4()`): only the run that named the file can have written it;
     - the file writes that target, or a file of the same name, only from CPU data (`.cpu()`,
       `.numpy()`, `.tolist()`, NumPy arrays, torch factories without `device=`, plain values,
       `{k: v.cpu() ...}`, FSDP's `full_optim_state_dict`, the `state_dict()` of a data loader, an LR
@@ -264,6 +271,10 @@ class LoadWithoutMapLocation(Rule):
         func = load.ctx.func
         if self._read_is_own(analysis, target, load.ctx.scope, func, load.order):
             return True
+        if _stamped_by_this_run(analysis, target, load.ctx.scope):
+            return True
+        if _written_earlier_by_project(analysis, load) is not None:
+            return True
         return self._file_saves_only_cpu_data(analysis) and func is not None
 
     def _reads_own_buffer(self, analysis: Analysis, target, scope: Scope) -> bool:
@@ -418,19 +429,96 @@ class LoadWithoutMapLocation(Rule):
 def _at_callers(analysis: Analysis, save: "_Save", target, depth: int = 0) -> List["_Save"]:
     """A save to a fixed target in a helper happens at each call of the helper, where the call
     is (``def write(): torch.save(state, "ckpt.pt")`` called before a load of ``ckpt.pt``),
-    from caller to caller; a target built from a parameter is ``_through_callers``'s."""
+    from caller to caller; so does one in a method of a class of the file, at each call of the
+    method (an early-stopping object's ``step()``, which calls ``self.save_checkpoint(model)``:
+    dgl's examples); a target built from a parameter (or from ``self``) is
+    ``_through_callers``'s."""
     func = save.func
-    if func is None or func.cls is not None or depth > 3 or any(
+    if func is None or depth > 3 or any(
             isinstance(node, cst.Name) and node.value in func.param_names
             for node in walk_code(target)):
         return []
+    if func.cls is None:
+        sites = analysis.guards.only_call_sites(func.name) or ()
+    else:
+        sites = [site for site in analysis.collected.calls_by_name.get(func.name, ())
+                 if analysis.placement.method_run(site.call, site.ctx.scope) is func]
     found = []
-    for site in analysis.guards.only_call_sites(func.name) or ():
+    for site in sites:
         moved = _Save(save.target, save.value, save.scope, site.ctx.func, site.order,
                       save.owner, save.site)
         found.append(moved)
         found.extend(_at_callers(analysis, moved, target, depth + 1))
     return found
+
+
+def _stamped_by_this_run(analysis: Analysis, target, scope: Scope, depth: int = 0) -> bool:
+    """The path read is built from a value that differs from run to run (a timestamp, a
+    random id: ``api.RUN_STAMP_CALLS``), directly or through every binding of a name or
+    ``self`` attribute it uses: only the run that made the name can have written the file
+    (dgl's HAN ``EarlyStopping``: ``early_stop_{date}_{hour}-{minute}-{second}.pth``)."""
+    if depth > 3:
+        return False
+    nodes = list(walk_code(target))
+    attributes = {id(node.attr) for node in nodes if isinstance(node, cst.Attribute)}
+    for node in nodes:
+        if isinstance(node, cst.Call) and \
+                analysis.qualname(node.func, scope) in api.RUN_STAMP_CALLS:
+            return True
+        if (isinstance(node, cst.Name) and id(node) not in attributes) or (
+                isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name)):
+            bindings = analysis.placement.bindings_of(node, scope)
+            if bindings and all(
+                    not path and _stamped_by_this_run(analysis, value, value_scope, depth + 1)
+                    for value, value_scope, path, _ in bindings):
+                return True
+    return False
+
+
+def _written_earlier_by_project(analysis: Analysis, load: CallSite) -> Optional[str]:
+    """``file:line`` of a save in another file of the project that the code of the load ran
+    before it, in the same function (or script, or notebook): a call of a project helper that
+    writes the file read, to a fixed name or to one the call passes
+    (``utils.save_model(model, target_dir="models", model_name=path)``), or a call of a
+    method of an object of a project class that writes it (``stopper = EarlyStopping();
+    stopper.step(acc, model)``, whose ``save_checkpoint`` writes ``es_checkpoint.pt``). What
+    the same run wrote on the same machine: a round trip, as within one file. None when
+    there is none (``ProjectView.written_by``)."""
+    project = analysis.project
+    target = _argument(load.call, 0, "f")
+    if project is None or target is None:
+        return None
+    from torchdevlint.project_index import file_names
+
+    def names_of(expr, scope) -> List[str]:
+        return file_names(analysis.targets.canonical(expr, scope).split("'")[1::2])
+
+    read = names_of(target, load.ctx.scope)
+    if not read:
+        return None
+    for sites in analysis.collected.calls_by_name.values():
+        for site in sites:
+            if site.ctx.func is not load.ctx.func or site.order >= load.order:
+                continue
+            scope = site.ctx.scope
+            callees = [analysis.qualname(site.call.func, scope)]
+            receiver = site.call.func.value if isinstance(site.call.func, cst.Attribute) else None
+            if isinstance(receiver, cst.Name):  # a method of an object the code made
+                callees += [analysis.qualname(value.func, value_scope)
+                            for value, value_scope, path, _ in
+                            analysis.placement.bindings_of(receiver, scope)
+                            if isinstance(value, cst.Call) and not path]
+            passed: dict = {}
+            for index, arg in enumerate(site.call.args):
+                if not arg.star:
+                    passed[arg.keyword.value if arg.keyword is not None else index] = \
+                        names_of(arg.value, scope)
+            for callee in callees:
+                if callee:
+                    where = project.written_by(callee, read, passed)
+                    if where is not None:
+                        return where
+    return None
 
 
 def _project_writers(analysis: Analysis, load: CallSite) -> list:

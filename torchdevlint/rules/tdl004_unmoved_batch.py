@@ -401,8 +401,13 @@ class UnmovedBatch(Rule):
             if isinstance(value, cst.Call):
                 kind = self.kinds.kind_of(value.func, value_scope)
                 if isinstance(kind, K.FuncRef):
-                    constructions += [(returned, ctx.scope) for returned, ctx in kind.info.returns
-                                      if returned is not None]
+                    for returned, ctx in kind.info.returns:
+                        if isinstance(returned, cst.Name):  # ``loader = DataLoader(...)``
+                            constructions += [  # ``return loader``
+                                (bound, bound_scope) for bound, bound_scope, path, _ in
+                                self.placement.bindings_of(returned, ctx.scope) if not path]
+                        elif returned is not None:
+                            constructions.append((returned, ctx.scope))
         for value, scope in constructions:
             while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) \
                     and isinstance(value.func.value, cst.Call):
