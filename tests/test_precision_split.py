@@ -156,15 +156,17 @@ def test_precision_set_needs_every_corpus_in_split_tsv(tmp_path):
     assert done.returncode == 2 and "neither tuning nor test" in done.stderr
 
 
-def test_the_next_sealed_set_is_unused_and_big_enough():
-    """next_split.tsv (issue 28): the repositories of the next sealed set, chosen unlinted once
-    the first test set was judged: none is a corpus yet, and enough for a test set of 25."""
-    from benchmarks.precision import CORPORA_HEADER, _rows
-    rows = [row for _, row in _rows(DATA / "next_split.tsv", CORPORA_HEADER)]
-    names = [row[0] for row in rows]
-    assert len(names) == len(set(names))
-    assert not set(names) & {corpus.name for corpus in read_corpora(DATA)}
-    assert all(len(row[2]) == 40 for row in rows)  # pinned commits
-    new = split.compute_split([*names, *split.TUNED_BEFORE_SPLIT],
-                              tuned=frozenset(split.TUNED_BEFORE_SPLIT))
-    assert sum(kind == "test" for kind in new.values()) >= split.MIN_TEST
+def test_a_judged_set_is_tuned_on_and_the_next_is_sealed():
+    """The first split's test set was judged (judged.tsv ``test-1``) and is tuned on since:
+    its repositories are all in TUNED_BEFORE_SPLIT, so the test set of split.tsv now is the
+    second split's, none of which has a verdict until it is judged."""
+    judged = read_judged()
+    assert "test-1" in judged
+    chosen = read_split(DATA)
+    test = {name for name, kind in chosen.items() if kind == "test"}
+    assert len(test) >= split.MIN_TEST and not test & split.TUNED_BEFORE_SPLIT
+    verdicts = {path.stem for path in (DATA / "verdicts").glob("*.tsv")}
+    allowed = {name for name, kind in chosen.items() if kind == "tuning"}
+    if "test" in judged:
+        allowed |= test
+    assert verdicts <= allowed, sorted(verdicts - allowed)
