@@ -142,3 +142,57 @@ HELPER_PIPELINE = """\
 def test_tdl004_a_helper_returning_the_loader_it_bound_over_a_moved_pipeline():
     assert found(HELPER_PIPELINE.replace("DEVICE", "device=device"), "TDL004") == []
     assert found(HELPER_PIPELINE.replace("DEVICE", '"cpu"'), "TDL004") == [(16, 15)]
+
+
+# -- TDL002: a device function that gives the CPU when CUDA is missing ---------------------
+
+GET_DEVICE = """\
+    import torch as th
+
+
+    def get_device(device="auto"):
+        if device == "auto":
+            device = "cuda"
+        device = th.device(device)
+        if device.type == th.device("cuda").type and not th.cuda.is_available():
+            return th.device("cpu")
+        return device
+"""
+
+
+def test_tdl002_a_cuda_first_choice_that_the_function_replaces_by_the_cpu():
+    assert found(GET_DEVICE, "TDL002") == []
+    unchecked = GET_DEVICE.replace(
+        '        if device.type == th.device("cuda").type and not th.cuda.is_available():\n'
+        '            return th.device("cpu")\n', "")
+    assert found(unchecked, "TDL002") == [(6, 18)]
+    # giving another CUDA device instead is no fallback
+    other = GET_DEVICE.replace('return th.device("cpu")', 'return th.device("cuda", 1)')
+    assert (6, 18) in found(other, "TDL002")
+
+
+# -- TDL008: a pipeline asked for NumPy output -----------------------------------------------
+
+PIPELINE_OUTPUT = """\
+    import numpy as np
+    import torch
+    from diffusers import StableDiffusionPipeline
+
+
+    class TestLora:
+        def get_dummy_input(self):
+            inputs = {"prompt": "a squirrel", "output_type": OUTPUT, "return_dict": False}
+            return inputs
+
+        def test_outputs(self, device):
+            pipeline = StableDiffusionPipeline.from_pretrained("tiny").to(device)
+            dummy_input = self.get_dummy_input()
+            before = pipeline(**dummy_input)[0]
+            direct = pipeline("a squirrel", output_type=OUTPUT)[0]
+            return np.allclose(before, 0), np.asarray(direct)
+"""
+
+
+def test_tdl008_a_pipeline_asked_for_numpy_output_gives_no_device_tensor():
+    assert found(PIPELINE_OUTPUT.replace("OUTPUT", '"np"'), "TDL008") == []
+    assert found(PIPELINE_OUTPUT.replace("OUTPUT", '"pt"'), "TDL008") == [(16, 16), (16, 40)]

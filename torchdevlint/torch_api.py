@@ -399,6 +399,9 @@ LOADER_CLASSES = frozenset(
     "torch_geometric.loader.DataLoader torch_geometric.data.DataLoader".split()
 )
 DATASET_CLASSES = frozenset("torch.utils.data.TensorDataset".split())
+# Keywords with which a pipeline is asked for host data instead of tensors (diffusers'
+# ``pipe(prompt, output_type="np")``: NumPy arrays or PIL images, never a device tensor).
+HOST_OUTPUT_KEYWORDS = {"output_type": frozenset(("np", "numpy", "pil"))}
 # Calls whose value differs from run to run (a timestamp, a random id): a file whose name is
 # built from one can only be read by the run that wrote it (TDL003's round trips:
 # ``f"early_stop_{datetime.datetime.now():%H-%M-%S}.pth"``). Python's, not torch's.

@@ -542,6 +542,39 @@ class Guards:
                 reads += 1
         return reads > 0
 
+    def falls_back_to_cpu(self, name: str, func: Optional[FunctionInfo]) -> bool:
+        """Whether the function checks the device ``name`` holds and gives the CPU instead:
+        ``if not available: device = "cpu"`` (open_clip's ``init_distributed_device_so``), or
+        an ``if`` whose test reads ``name`` and asks about CUDA and whose body returns the
+        CPU (stable-baselines3's ``get_device``: ``if device.type == "cuda" and not
+        th.cuda.is_available(): return th.device("cpu")``). A CUDA first choice there is only
+        a first choice."""
+        if func is None:
+            return False
+        scope = func.scope or func.ctx.scope
+        for node in walk_code(func.node.body):
+            if isinstance(node, cst.Assign) and self._names_cpu(node.value, scope) and any(
+                    isinstance(t.target, cst.Name) and t.target.value == name
+                    for t in node.targets):
+                return True
+            if isinstance(node, cst.If) and any(
+                    isinstance(n, cst.Name) and n.value == name for n in walk_code(node.test)) \
+                    and self.is_guard_test(node.test, scope) and any(
+                        isinstance(small, cst.Return) and small.value is not None
+                        and self._names_cpu(small.value, scope)
+                        for statement in getattr(node.body, "body", ())
+                        for small in getattr(statement, "body", ())):
+                return True
+        return False
+
+    def _names_cpu(self, expr, scope: Scope) -> bool:
+        """``"cpu"`` or ``torch.device("cpu")``."""
+        if string_value(expr) == "cpu":
+            return True
+        return isinstance(expr, cst.Call) and bool(expr.args) and \
+            self.kinds.qualname(expr.func, scope) == "torch.device" and \
+            string_value(expr.args[0].value) == "cpu"
+
     def default_always_overridden(self, name: str, func: FunctionInfo) -> bool:
         """Whether parameter ``name``'s default of ``func`` can be left unused: every call of
         ``func`` in this file passes the argument (or ``**kwargs`` that may), and no other file

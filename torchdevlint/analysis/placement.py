@@ -1172,6 +1172,8 @@ class Placement:
             if own is None or self.returned(own, "cpu") is None:
                 # ``model.encode(x)``, ``model.sample(n)``
                 model = self.moved_model(func.value, scope, before=before)
+        if model is not None and self.asks_host_output(call, scope):
+            return None  # ``pipe(prompt, output_type="np")``: NumPy arrays
         if model is not None:
             return OnAccelerator(call, model[1])
         found = self._module_given_device_input(call, scope, trace)
@@ -1335,6 +1337,39 @@ class Placement:
                 continue
             return OnAccelerator(call, device, built=value)
         return None
+
+    def asks_host_output(self, call: cst.Call, scope: Scope) -> bool:
+        """The call asks the model for host data (``api.HOST_OUTPUT_KEYWORDS``: diffusers'
+        ``output_type="np"``), as a keyword or in a dict it spreads (``pipe(**inputs)`` of
+        ``inputs = self.get_dummy_inputs()``, whose ``return`` is a dict display that says
+        so: peft's GPU tests)."""
+        for arg in call.args:
+            if arg.keyword is not None and arg.keyword.value in api.HOST_OUTPUT_KEYWORDS:
+                return string_value(arg.value) in api.HOST_OUTPUT_KEYWORDS[arg.keyword.value]
+        return any(arg.star == "**" and self._dict_asks_host_output(arg.value, scope, 0)
+                   for arg in call.args)
+
+    def _dict_asks_host_output(self, expr, scope: Scope, depth: int) -> bool:
+        """A dict display with a host-output key (``asks_host_output``), or a name every
+        binding of which is one, or a call of a function or method of this file whose every
+        ``return`` gives one."""
+        if depth > 3:
+            return False
+        if isinstance(expr, cst.Dict):
+            return any(isinstance(e, cst.DictElement) and string_value(e.key) in
+                       api.HOST_OUTPUT_KEYWORDS and string_value(e.value) in
+                       api.HOST_OUTPUT_KEYWORDS[string_value(e.key)] for e in expr.elements)
+        if isinstance(expr, cst.Name):
+            bindings = self.bindings_of(expr, scope)
+            return bool(bindings) and all(
+                not path and self._dict_asks_host_output(value, value_scope, depth + 1)
+                for value, value_scope, path, _ in bindings)
+        if isinstance(expr, cst.Call):
+            info = self.helper_called(expr, scope) or self.method_called(expr, scope)
+            return info is not None and bool(info.returns) and all(
+                value is not None and self._dict_asks_host_output(value, ctx.scope, depth + 1)
+                for value, ctx in info.returns)
+        return False
 
     def gives_host_values(self, info: FunctionInfo) -> bool:
         """Every ``return`` of the function ``info`` of this file gives Python values made in

@@ -236,9 +236,11 @@ class HardcodedCudaDevice(Rule):
     block's default device, returned, kept in a device-named variable, a parameter's default),
     not when it is only built, compared or handed to code the analysis does not follow. A
     `device="cuda"` stored in a settings object (`SimpleNamespace(...)`, `dict(...)`,
-    `argparse` defaults) is configuration, and a `device="cuda"` default that the function
-    replaces with `"cpu"` when it must (`if not available: device = "cpu"`) is only a first
-    choice. A `"cuda"` default of a parameter that
+    `argparse` defaults) is configuration, and a `device="cuda"` default (or a `device =
+    "cuda"` the function assigns) that the function replaces with `"cpu"` when it must (`if not
+    available: device = "cpu"`, or `if device.type == "cuda" and not
+    torch.cuda.is_available(): return torch.device("cpu")`: `Guards.falls_back_to_cpu`) is
+    only a first choice. A `"cuda"` default of a parameter that
     every call in the file passes is not reported when no other file is expected to call the
     function (it is private, or the file is a script with a `__main__` entry point, a test
     module, or a program whose top-level code calls its own functions:
@@ -462,7 +464,8 @@ class HardcodedCudaDevice(Rule):
             name = target.value if isinstance(target, cst.Name) else None
             if name and is_device_name(name) and self._is_cuda(literal) \
                     and not analysis.is_guarded(ctx) \
-                    and not analysis.guards.read_only_where_guarded(name, ctx):
+                    and not analysis.guards.read_only_where_guarded(name, ctx) \
+                    and not analysis.guards.falls_back_to_cpu(name, ctx.func):
                 yield from self._report(literal, self.DEVICE_VARIABLE(
                     name=name, literal=_quote(literal),
                     choice=self._runtime_choice(literal, ctx.scope)),
@@ -487,7 +490,7 @@ class HardcodedCudaDevice(Rule):
                 continue
             if self._is_cuda(literal) and not analysis.is_guarded(ctx) \
                     and not analysis.default_always_overridden(param.name.value, ctx.func) \
-                    and not _falls_back_to_cpu(param.name.value, ctx.func) \
+                    and not analysis.guards.falls_back_to_cpu(param.name.value, ctx.func) \
                     and self._param_used_as_device(param.name.value, ctx.func):
                 # a default is evaluated where the def statement runs, outside the body
                 outer = ctx.scope.parent or ctx.scope
@@ -748,18 +751,6 @@ def _is_parameter(name: str, scope: Scope) -> bool:
     bindings = owner.bindings.get(name, ()) if owner is not None else ()
     return owner is not None and owner.kind == "function" and bool(bindings) and \
         all(b.how == PARAM for b in bindings)
-
-
-def _falls_back_to_cpu(name: str, func) -> bool:
-    """``if not available: device = "cpu"``: the function checks its device and replaces it
-    (open_clip's ``init_distributed_device_so``), so the default is only a first choice."""
-    if func is None:
-        return False
-    for node in walk_code(func.node.body):
-        if isinstance(node, cst.Assign) and string_value(node.value) == "cpu" and any(
-                isinstance(t.target, cst.Name) and t.target.value == name for t in node.targets):
-            return True
-    return False
 
 
 def _quote(literal: cst.BaseExpression) -> str:

@@ -247,7 +247,9 @@ class NumpyOfDeviceTensor(Rule):
     (`np.array([t.detach().cpu() for t in results["loss"]])`), **unsafe**, since what else the
     helper puts there is its own business. A helper whose every `return` gives Python numbers,
     or lists and dicts it fills with nothing else (`loss.item()` sums), hands back no tensor:
-    nothing to report.
+    nothing to report. Nor does a moved pipeline asked for host data (diffusers'
+    `pipe(prompt, output_type="np")`, also through a dict it spreads, `pipe(**inputs)` of a
+    helper's `{"output_type": "np", ...}`: `Placement.asks_host_output`): its output is NumPy.
 
     ## Known limits
     - A helper given a moved model may copy its result to the host itself: `.numpy()` of such a
