@@ -166,6 +166,12 @@ def test_tdl002_a_cuda_first_choice_that_the_function_replaces_by_the_cpu():
         '        if device.type == th.device("cuda").type and not th.cuda.is_available():\n'
         '            return th.device("cpu")\n', "")
     assert found(unchecked, "TDL002") == [(6, 18)]
+    # a check whose body holds compound statements (timm's init_distributed_device_so): read,
+    # not a crash
+    nested = GET_DEVICE.replace('            return th.device("cpu")\n',
+                                '            if device.index is None:\n'
+                                '                device = th.device("cuda", 0)\n')
+    assert found(nested, "TDL002") == [(6, 18)]
     # giving another CUDA device instead is no fallback
     other = GET_DEVICE.replace('return th.device("cpu")', 'return th.device("cuda", 1)')
     assert (6, 18) in found(other, "TDL002")

@@ -562,8 +562,9 @@ class Guards:
                     and self.is_guard_test(node.test, scope) and any(
                         isinstance(small, cst.Return) and small.value is not None
                         and self._names_cpu(small.value, scope)
-                        for statement in getattr(node.body, "body", ())
-                        for small in getattr(statement, "body", ())):
+                        for statement in node.body.body
+                        if isinstance(statement, cst.SimpleStatementLine)
+                        for small in statement.body):
                 return True
         return False
 
