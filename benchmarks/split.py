@@ -44,8 +44,9 @@ MIN_TEST = 25
 
 # The corpora whose findings the rules were tuned on before the split: the 43 of corpora.tsv
 # at commit c58b1b6, and the 36 of the first split (its test set was judged at 0de40bf,
-# judged.tsv's ``test-1``, and tuned on since). They can only be tuning repositories; the
-# repositories added after them (the second split, 2026-11-29) are split anew.
+# judged.tsv's ``test-1``, and tuned on since), and the 36 of the second split (judged at
+# eb8555d, ``test-2``, tuned on since). They can only be tuning repositories; the repositories
+# added after them (the third split, 2026-11-29) are split anew.
 TUNED_BEFORE_SPLIT = frozenset("""
     Lightning-AI+litgpt bentrevett+pytorch-sentiment-analysis bentrevett+pytorch-seq2seq
     eriklindernoren+PyTorch-GAN facebookresearch+dino facebookresearch+mae
@@ -71,6 +72,18 @@ TUNED_BEFORE_SPLIT = frozenset("""
     openai+consistency_models pytorch+torchtune rasbt+deeplearning-models seungeunrho+minimalRL
     sfujim+TD3 snap-stanford+ogb suno-ai+bark tatsu-lab+stanford_alpaca thu-ml+tianshou
     tkipf+pygcn tloen+alpaca-lora vwxyzjn+cleanrl
+""".split()) | frozenset("""
+    EleutherAI+gpt-neox MIC-DKFZ+nnUNet Project-MONAI+MONAI RUCAIBox+RecBole
+    Stability-AI+generative-models UKPLab+sentence-transformers asteroid-team+asteroid
+    cornellius-gp+gpytorch dataflowr+notebooks divelab+DIG ermongroup+ddim
+    facebookresearch+audiocraft facebookresearch+detectron2 flairNLP+flair
+    graphdeeplearning+benchmarking-gnns ikostrikov+pytorch-a2c-ppo-acktr-gail
+    jacobgil+pytorch-grad-cam jik876+hifi-gan karpathy+nn-zero-to-hero leggedrobotics+rsl_rl
+    lightly-ai+lightly meta-llama+llama milesial+Pytorch-UNet neuraloperator+neuraloperator
+    nikhilbarhate99+PPO-PyTorch phlippe+uvadlc_notebooks pytorch+rl
+    qubvel-org+segmentation_models.pytorch real-stanford+diffusion_policy rtqichen+torchdiffeq
+    shenweichen+DeepCTR-Torch sktime+pytorch-forecasting thuml+Time-Series-Library
+    yanx27+Pointnet_Pointnet2_pytorch yenchenlin+nerf-pytorch zhouhaoyi+Informer2020
 """.split())
 
 
