@@ -202,3 +202,137 @@ PIPELINE_OUTPUT = """\
 def test_tdl008_a_pipeline_asked_for_numpy_output_gives_no_device_tensor():
     assert found(PIPELINE_OUTPUT.replace("OUTPUT", '"np"'), "TDL008") == []
     assert found(PIPELINE_OUTPUT.replace("OUTPUT", '"pt"'), "TDL008") == [(16, 16), (16, 40)]
+
+
+# -- TDL002: guards written as a flag of the object, a CPU opt-in, an imported check --------
+
+FLAG_OF_OBJECT = """\
+    import torch
+
+
+    class Flow(torch.nn.Module):
+        def __init__(self, conf):
+            super().__init__()
+            self.dp = conf["use_gpu"]
+
+        def forward(self, x):
+            if self.dp:
+                x = x.cuda()
+            else:
+                EDGES
+            return x
+"""
+
+
+def test_tdl002_a_flag_the_object_sets_from_a_gpu_setting_guards_its_branch_not_its_else():
+    assert found(FLAG_OF_OBJECT.replace("EDGES", "pass"), "TDL002") == []
+    # the else of ``if self.dp:`` is the CPU path: a .cuda() there fails
+    assert found(FLAG_OF_OBJECT.replace("EDGES", "x = x.float().cuda()"), "TDL002") == \
+        [(13, 27)]
+    unset = FLAG_OF_OBJECT.replace('conf["use_gpu"]', 'conf["dropout"]').replace("EDGES", "pass")
+    assert found(unset, "TDL002") == [(11, 19)]
+
+
+CPU_OPT_IN = """\
+    import torch
+
+
+    def test(model, loader, args):
+        for points, target in loader:
+            if not args.FLAG:
+                points, target = points.cuda(), target.cuda()
+            model(points)
+"""
+
+
+def test_tdl002_code_under_a_cpu_opt_out_runs_only_where_the_user_chose_the_gpu():
+    assert found(CPU_OPT_IN.replace("FLAG", "use_cpu"), "TDL002") == []
+    # the number of CPU cores chooses no device
+    assert found(CPU_OPT_IN.replace("FLAG", "num_cpus"), "TDL002") == [(7, 37), (7, 52)]
+
+
+IMPORTED_CHECK = """\
+    from torch.cuda import is_available
+
+
+    def load(x):
+        if CHECK:
+            x = x.cuda()
+        return x
+"""
+
+
+def test_tdl002_an_availability_check_imported_by_name_is_a_guard():
+    assert found(IMPORTED_CHECK.replace("CHECK", "is_available()"), "TDL002") == []
+    assert found(IMPORTED_CHECK.replace("CHECK", "x.numel() > 9"), "TDL002") == [(6, 15)]
+
+
+# -- TDL003: the checkpoint Lightning's callback names after this run's fit ----------------
+
+LIGHTNING_BEST = """\
+    import torch
+    from pytorch_lightning import Trainer
+    from pytorch_lightning.callbacks import ModelCheckpoint
+
+
+    def main(system, exp_dir):
+        checkpoint = ModelCheckpoint(exp_dir, monitor="val_loss")
+        trainer = Trainer(callbacks=[checkpoint])
+        trainer.fit(system)
+        state_dict = torch.load(checkpoint.PATH)
+        system.load_state_dict(state_dict["state_dict"])
+"""
+
+
+def test_tdl003_the_checkpoint_the_callback_names_after_fit_is_this_runs():
+    assert found(LIGHTNING_BEST.replace("PATH", "best_model_path"), "TDL003") == []
+    assert found(LIGHTNING_BEST.replace("PATH", "dirpath"), "TDL003") == [(10, 18)]
+
+
+# -- TDL008: a move to the CPU device an object keeps -----------------------------------------
+
+CPU_DEVICE_ATTRIBUTE = """\
+    import numpy as np
+    import torch
+
+
+    class Evaluator:
+        def __init__(self, model, device):
+            self.model = model.to(device)
+            self._cpu_device = torch.device(WHERE)
+
+        def process(self, image):
+            output = self.model(image).argmax(dim=0).to(self._cpu_device)
+            return np.array(output, dtype=int)
+"""
+
+
+def test_tdl008_a_move_to_the_cpu_device_the_object_keeps_copies_to_the_host():
+    assert found(CPU_DEVICE_ATTRIBUTE.replace("WHERE", '"cpu"'), "TDL008") == []
+    assert found(CPU_DEVICE_ATTRIBUTE.replace("WHERE", '"cuda"'), "TDL008") == [(12, 16)]
+
+
+# -- TDL008: a method of the moved model that returns Python numbers ------------------------
+
+METHOD_OF_NUMBERS = """\
+    import numpy as np
+    import torch
+
+
+    class Encoder(torch.nn.Module):
+        def _text_length(self, text):
+            if isinstance(text, dict):
+                return len(next(iter(text.values())))
+            return RETURNED
+
+        def encode(self, sentences, device):
+            self.to(device)
+            return np.argsort([-self._text_length(sen) for sen in sentences])
+"""
+
+
+def test_tdl008_a_method_that_returns_python_numbers_gives_no_device_tensor():
+    assert found(METHOD_OF_NUMBERS.replace("RETURNED", "sum([len(t) for t in text])"),
+                 "TDL008") == []
+    assert found(METHOD_OF_NUMBERS.replace("RETURNED", "self.embed(text).norm()"),
+                 "TDL008") == [(13, 16)]

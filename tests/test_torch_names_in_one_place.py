@@ -36,6 +36,10 @@ NOT_TORCH_NAMES = {
     ("tdl003_load_map_location.py", frozenset(
         "param params weight weights model state checkpoint ckpt snapshot".split())):
         "words of the names code gives a model's saved state (``best_checkpoint``), not an API",
+    ("guards.py", frozenset(("is_initialized", "and_initialized", "dist_initialized",
+                             "is_distributed", "world_size"))):
+        "words of the names code gives its distributed checks (``is_dist_avail_and_"
+        "initialized``), matched inside a name, not an API",
     ("tdl010_autograd_graph_kept_alive.py", frozenset({"staticmethod", "classmethod"})):
         "Python's method decorators",
     ("__init__.py", frozenset(

@@ -79,7 +79,7 @@ _SKIPPED_DIRS = frozenset((".git", ".hg", ".svn", ".tox", ".nox", ".venv", "venv
                            ".mypy_cache", ".pytest_cache", ".ruff_cache", "site-packages"))
 _MAX_FILE_BYTES = 2_000_000  # bigger files (generated tables) are summarised as empty
 _MAX_NOTEBOOK_BYTES = 20_000_000  # a notebook's outputs (images) weigh more than its code
-_AVAILABILITY = ("cuda.is_available", "cuda.device_count", "cuda.is_initialized")
+_AVAILABILITY = tuple(sorted(name[len("torch."):] for name in api.CUDA_AVAILABILITY_CHECKS))
 _DISTRIBUTED = ("is_initialized", "is_nccl_available", "get_world_size")
 _STAMP_SECONDS = 2.0  # how long a process trusts its stat of the project's files
 

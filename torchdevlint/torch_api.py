@@ -50,6 +50,9 @@ ALWAYS_SHAPED_FACTORIES = frozenset("arange linspace logspace randperm eye".spli
 # ``a`` is an item of ``xs``), and those that give a number (``correct / len(labels)``).
 LOOP_WRAPPERS = frozenset(("enumerate", "zip"))
 NUMBER_BUILTINS = frozenset(("len", "float", "int"))
+# Python builtins that give a number when every item they reduce is one (``sum(len(t) for t in
+# texts)``); of tensors they give a tensor.
+REDUCING_BUILTINS = frozenset(("sum", "min", "max", "abs", "round"))
 # ... and the number of dimensions each of those makes, whatever its arguments
 FACTORY_RANKS = {"arange": 1, "linspace": 1, "logspace": 1, "randperm": 1, "eye": 2}
 INDEX_FACTORIES = frozenset(("tril_indices", "triu_indices"))
@@ -402,6 +405,17 @@ DATASET_CLASSES = frozenset("torch.utils.data.TensorDataset".split())
 # Keywords with which a pipeline is asked for host data instead of tensors (diffusers'
 # ``pipe(prompt, output_type="np")``: NumPy arrays or PIL images, never a device tensor).
 HOST_OUTPUT_KEYWORDS = {"output_type": frozenset(("np", "numpy", "pil"))}
+# Python's factories of an empty container (``defaultdict(list)``): what the code then fills
+# it with is all it holds (``Placement.gives_host_values``: a log of ``.item()`` floats).
+EMPTY_CONTAINER_FACTORIES = frozenset(("collections.defaultdict", "collections.OrderedDict"))
+# Attributes of Lightning's ``ModelCheckpoint`` (``trainer.checkpoint_callback``) that name a
+# checkpoint this process wrote: empty until the run's own ``trainer.fit`` saves one, so a
+# load of one reads what the same run wrote (TDL003's round trips).
+RUN_CHECKPOINT_PATHS = frozenset(("best_model_path", "last_model_path", "kth_best_model_path"))
+# Calls that ask whether CUDA is there (also imported by name: ``from torch.cuda import
+# is_available``): a test that makes one is a guard.
+CUDA_AVAILABILITY_CHECKS = frozenset(
+    "torch.cuda.is_available torch.cuda.device_count torch.cuda.is_initialized".split())
 # Calls whose value differs from run to run (a timestamp, a random id): a file whose name is
 # built from one can only be read by the run that wrote it (TDL003's round trips:
 # ``f"early_stop_{datetime.datetime.now():%H-%M-%S}.pth"``). Python's, not torch's.

@@ -26,7 +26,7 @@ from torchdevlint import torch_version as versions
 from torchdevlint.analysis.builder import (
     Collected, exit_condition, iter_children, walk_code,
 )
-from torchdevlint.analysis.kinds import KindInference
+from torchdevlint.analysis.kinds import Instance, KindInference
 from torchdevlint.analysis.model import (
     ASSIGN, EXPECTS_FAILURE, IMPORT, HANDLES_FAILURE, HANDLES_NONE_DEREFERENCE, AfterExit, CallSite, Ctx, DefaultOf, OrElse, FunctionInfo, Scope, last_name,
     string_value,
@@ -112,7 +112,9 @@ class Guards:
                 test = condition.requirement if strict else condition.test
                 guarded = test is not None and self._guards(test, scope, accelerator)
             elif isinstance(condition, OrElse):
-                guarded = self._guards(condition.test, scope, accelerator)
+                # (the ``else`` of ``if use_gpu:`` is the CPU path: a ``.cuda()`` there fails)
+                guarded = self._guards(condition.test, scope, accelerator) and \
+                    not self._asks_for_cuda(condition.test, scope)
             else:
                 guarded = self._guards(condition, scope, accelerator) or \
                     self._tied_to_cuda(condition)
@@ -210,19 +212,31 @@ class Guards:
             link = link[1]
         return False
 
-    def _asks_for_cuda(self, test: cst.CSTNode, scope: Scope) -> bool:
+    def _asks_for_cuda(self, test: cst.CSTNode, scope: Scope, depth: int = 0) -> bool:
         """A test that holds only where CUDA is available or asked for (see
         ``runs_only_with_cuda``)."""
         if isinstance(test, cst.BooleanOperation):
             if isinstance(test.operator, cst.And):
-                return self._asks_for_cuda(test.left, scope) or \
-                    self._asks_for_cuda(test.right, scope)
-            return self._asks_for_cuda(test.left, scope) and \
-                self._asks_for_cuda(test.right, scope)
-        if isinstance(test, (cst.Name, cst.Attribute)):
-            name = test.value if isinstance(test, cst.Name) else test.attr.value
+                return self._asks_for_cuda(test.left, scope, depth) or \
+                    self._asks_for_cuda(test.right, scope, depth)
+            return self._asks_for_cuda(test.left, scope, depth) and \
+                self._asks_for_cuda(test.right, scope, depth)
+        if isinstance(test, (cst.Name, cst.Attribute, cst.Subscript)):
+            name = test.value if isinstance(test, cst.Name) else test.attr.value \
+                if isinstance(test, cst.Attribute) else string_value(
+                    test.slice[0].slice.value) if len(test.slice) == 1 and isinstance(
+                        test.slice[0].slice, cst.Index) else None
+            if name is None:
+                return False
             if _mentions_cuda(name) and not any(word in name.lower() for word in _OPT_OUT_WORDS):
-                return True  # ``use_cuda``, ``args.cuda``, ``self.on_gpu`` (not ``no_cuda``)
+                return True  # ``use_cuda``, ``args.cuda``, ``self.on_gpu`` (not ``no_cuda``),
+                # ``conf["use_gpu"]``
+            if depth < 3 and not isinstance(test, cst.Subscript):
+                # a flag set from one of those (``self.dp = conf["use_gpu"]``): every binding
+                bindings = self._flag_bindings(test, scope)
+                return bool(bindings) and all(
+                    self._asks_for_cuda(value, value_scope, depth + 1)
+                    for value, value_scope in bindings)
         if isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and \
                 isinstance(test.comparisons[0].operator, (cst.Equal, cst.In)) and \
                 string_value(test.comparisons[0].comparator) is not None and \
@@ -230,6 +244,21 @@ class Guards:
                 not isinstance(test.left, (cst.SimpleString, cst.ConcatenatedString)):
             return True  # ``device.type == "cuda"`` (not ``"cuda" in str(d)``: a substring)
         return self._requires_availability(test, scope)
+
+    def _flag_bindings(self, flag, scope: Scope) -> list:
+        """(value, scope) of each assignment of a name, or of an attribute of an object of a
+        class of this file; [] when one is no plain assignment."""
+        if isinstance(flag, cst.Name):
+            bindings = scope.lookup(flag.value)
+        else:
+            owner = self.kinds.kind_of(flag.value, scope)
+            if not isinstance(owner, Instance):
+                return []
+            bindings = self.kinds.attribute_bindings(owner.info, flag.attr.value)
+        if any(b.how != ASSIGN or b.path or not isinstance(b.value, cst.BaseExpression)
+               for b in bindings):
+            return []
+        return [(b.value, b.ctx.scope) for b in bindings]
 
     def _only_spawned_per_gpu(self, name: str) -> bool:
         """``mp.spawn(main_worker, nprocs=torch.cuda.device_count())`` and no other reference
@@ -438,16 +467,23 @@ class Guards:
         while stack:
             node = stack.pop()
             if isinstance(node, cst.Name):
-                if _mentions_cuda(node.value) or _mentions_distributed(node.value):
+                if _mentions_cuda(node.value) or _mentions_distributed(node.value) \
+                        or _cpu_flag(node.value):
                     return True
                 if depth < 4 and self._name_holds_guard(node.value, scope, depth):
                     return True
             elif isinstance(node, cst.Attribute):
                 if _mentions_cuda(node.attr.value) or _mentions_distributed(node.attr.value) \
-                        or node.attr.value in api.ACCELERATOR_ONLY_TESTS:
+                        or node.attr.value in api.ACCELERATOR_ONLY_TESTS \
+                        or _cpu_flag(node.attr.value):
                     return True
+                if depth < 4 and self._attribute_holds_guard(node, scope, depth):
+                    return True  # ``self.dp`` of ``self.dp = conf["use_gpu"]``
                 stack.append(node.value)  # ``args.model``: the attribute is no variable
                 continue
+            elif isinstance(node, cst.Call) and \
+                    self.qualname(node.func, scope) in api.CUDA_AVAILABILITY_CHECKS:
+                return True  # (``from torch.cuda import is_available``: ``is_available()``)
             elif isinstance(node, cst.Arg):
                 # ``@RunIf(min_cuda_gpus=1)``, ``skipif(..., requires_gpu=True)``
                 if node.keyword is not None and _mentions_cuda(node.keyword.value):
@@ -493,6 +529,18 @@ class Guards:
             any(isinstance(node, cst.Call) and
                 self.qualname(node.func, scope) == "torch.accelerator.current_accelerator"
                 for node in walk_code(value.body))
+
+    def _attribute_holds_guard(self, node: cst.Attribute, scope: Scope, depth: int) -> bool:
+        """An attribute of an object of a class of this file that some assignment sets from
+        a guard test (DIG's GraphAF: ``self.dp = model_conf_dict["use_gpu"]``, tested as ``if
+        self.dp:`` before each ``.cuda()``), as ``_name_holds_guard`` reads a name."""
+        owner = self.kinds.kind_of(node.value, scope)
+        if not isinstance(owner, Instance):
+            return False
+        return any(binding.how == ASSIGN and isinstance(binding.value, cst.BaseExpression)
+                   and not binding.path
+                   and self.is_guard_test(binding.value, binding.ctx.scope, depth + 1)
+                   for binding in self.kinds.attribute_bindings(owner.info, node.attr.value))
 
     def _name_holds_guard(self, name: str, scope: Scope, depth: int) -> bool:
         for binding in scope.lookup(name):
@@ -684,10 +732,9 @@ class Guards:
         ``torch.cuda.device_count() > 0``, directly or through a variable), as opposed to one
         about a value (``assert out.is_cuda`` in a test checks a result)."""
         for node in walk_code(expr):
-            if isinstance(node, cst.Call) and last_name(node.func) in ("is_available", "device_count"):
-                qualified = self.qualname(node.func, scope) or ""
-                if qualified.startswith("torch.cuda."):
-                    return True
+            if isinstance(node, cst.Call) and \
+                    self.qualname(node.func, scope) in api.CUDA_AVAILABILITY_CHECKS:
+                return True
             elif isinstance(node, cst.Name) and depth < 2:
                 for binding in scope.lookup(node.value):
                     if binding.how == ASSIGN and isinstance(binding.value, cst.BaseExpression) \
@@ -801,6 +848,17 @@ def _stopping_requirement(statement) -> "cst.CSTNode | None":
     the program: ``assert t``, ``if not t: raise/sys.exit()``, ``if ...: ... else: exit``."""
     after = exit_condition(statement, stops_program=True)
     return after.requirement if after is not None else None
+
+
+def _cpu_flag(identifier: str) -> bool:
+    """A flag that chooses the CPU (``use_cpu``, ``args.cpu``, ``force_cpu``, ``cpu_only``):
+    the code under ``if not args.use_cpu:`` runs only where the user chose the GPU, as under
+    ``if args.cuda:``. Not a count of CPU cores (``num_cpus``, ``cpu_count``)."""
+    words = identifier.lower().split("_")
+    return "cpu" in words and not any(word in _CPU_COUNT_WORDS for word in words)
+
+
+_CPU_COUNT_WORDS = frozenset(("num", "count", "cores", "workers", "threads", "n", "per"))
 
 
 def _mentions_cuda(identifier: str) -> bool:

@@ -1169,6 +1169,8 @@ class Placement:
         if model is None and isinstance(func, cst.Attribute) \
                 and func.attr.value not in api.MODULE_BOOKKEEPING_METHODS:
             own = self.method_called(call, scope)  # (``model.init_hidden(n)`` makes on the CPU)
+            if own is not None and self.gives_host_values(own):
+                return None  # ``self._text_length(text)``: a method that returns Python numbers
             if own is None or self.returned(own, "cpu") is None:
                 # ``model.encode(x)``, ``model.sample(n)``
                 model = self.moved_model(func.value, scope, before=before)
@@ -1417,6 +1419,11 @@ class Placement:
                 return True
             if _builtin_number(expr, scope):
                 return True
+            if isinstance(func, cst.Name) and func.value in api.REDUCING_BUILTINS and \
+                    scope.resolve(func.value) is None and expr.args and all(
+                        not arg.star and arg.keyword is None and self._host_items(
+                            arg.value, scope, depth + 1, pending) for arg in expr.args):
+                return True  # ``sum([len(t) for t in text])``
             helper = self.helper_called(expr, scope)
             return helper is not None and self.gives_host_values(helper)
         if isinstance(expr, cst.Name):
@@ -1469,11 +1476,35 @@ class Placement:
                             or self._host_value(item, scope, depth + 1, pending) for item in items):
                         return False
                     continue
+                if self._empty_container(value, scope):
+                    containers = True  # ``log = defaultdict(list)``, ``results = dict()``
+                    continue
                 if not self._host_value(value, scope, depth + 1, pending):
                     return False
             return not containers or self._filled_with_host_values(name, scope, depth, pending)
         finally:
             pending.discard(key)
+
+    def _host_items(self, expr, scope: Scope, depth: int, pending: set) -> bool:
+        """``expr`` is a host value, or a list, tuple or comprehension of them."""
+        if isinstance(expr, (cst.ListComp, cst.GeneratorExp, cst.SetComp)):
+            return self._host_value(expr.elt, scope, depth, pending)
+        if isinstance(expr, (cst.List, cst.Tuple)):
+            return all(not isinstance(e, cst.StarredElement)
+                       and self._host_value(e.value, scope, depth, pending) for e in expr.elements)
+        return self._host_value(expr, scope, depth, pending)
+
+    def _empty_container(self, value, scope: Scope) -> bool:
+        """``defaultdict(list)``, ``OrderedDict()``, ``dict()``, ``list()``: an empty container
+        (``api.EMPTY_CONTAINER_FACTORIES``, Python's builtins)."""
+        if not isinstance(value, cst.Call):
+            return False
+        if isinstance(value.func, cst.Name) and value.func.value in ("list", "dict") and \
+                scope.resolve(value.func.value) is None:
+            return not value.args
+        return self.kinds.qualname(value.func, scope) in api.EMPTY_CONTAINER_FACTORIES and \
+            all(isinstance(arg.value, cst.Name) and arg.value.value in ("list", "dict")
+                for arg in value.args) and len(value.args) <= 1
 
     def _filled_with_host_values(self, name: str, scope: Scope, depth: int, pending: set) -> bool:
         """What the function of ``scope`` puts into its list or dict ``name`` (``name.append(v)``,

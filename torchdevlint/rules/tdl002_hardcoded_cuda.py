@@ -154,7 +154,11 @@ class HardcodedCudaDevice(Rule):
     `use_cuda = not args.no_cuda and torch.cuda.is_available()`), `torch.cuda.device_count()`,
     `x.is_cuda`, a comparison of a device with `"cuda"`/`"cpu"` (`device.type == "cuda"`,
     `"cuda" in str(device)`), or an explicit opt-in flag whose name mentions CUDA or a GPU
-    (`args.cuda`, `use_gpu`, `args.gpu is not None`); after an early exit on such a test
+    (`args.cuda`, `use_gpu`, `args.gpu is not None`; also an attribute an object sets from one,
+    `self.dp = conf["use_gpu"]`, and `is_available()` imported from `torch.cuda`), or a flag that
+    chooses the CPU (`if not args.use_cpu:`; not a count of cores, `num_cpus`). The `else` of a
+    test that holds only where CUDA is there or asked for (`if use_gpu: ... else: x.cuda()`) is
+    the CPU path and is still reported; after an early exit on such a test
     (`if not torch.cuda.is_available(): return` / `raise` / `pytest.skip(...)`) or an
     `assert torch.cuda.is_available()`; in the block of a test that the file itself ties to CUDA
     (elsewhere an `if` with the same test stops the program unless CUDA is available: `if

@@ -111,6 +111,8 @@ class LoadWithoutMapLocation(Rule):
       call there of a helper or a class of another file of the project that writes the file
       (`utils.save_model(model, "models", model_name=path)` in one notebook cell, the load of
       `models/<path>` in the next: the project index's `writers`);
+    - it reads the checkpoint Lightning's `ModelCheckpoint` names after the run's own
+      `trainer.fit` (`torch.load(checkpoint.best_model_path)`; `api.RUN_CHECKPOINT_PATHS`);
     - the path is built from a value that differs from run to run (`datetime.now()`,
       `time.time()`, `uuid4()`): only the run that named the file can have written it;
     - the file writes that target, or a file of the same name, only from CPU data (`.cpu()`,
@@ -258,6 +260,8 @@ class LoadWithoutMapLocation(Rule):
             return False
         if analysis.targets.is_cpu_release(analysis.targets.canonical(target, load.ctx.scope)):
             return True  # torchvision's release weights: CPU storages
+        if isinstance(target, cst.Attribute) and target.attr.value in api.RUN_CHECKPOINT_PATHS:
+            return True  # ``checkpoint.best_model_path``: what this run's ``fit`` saved
         if analysis.holds_where_called(
                 load.ctx, lambda ctx: ctx.cls is not None and _is_dataset_class(ctx.cls),
                 "dataset"):

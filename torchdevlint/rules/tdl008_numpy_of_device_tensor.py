@@ -247,7 +247,11 @@ class NumpyOfDeviceTensor(Rule):
     (`np.array([t.detach().cpu() for t in results["loss"]])`), **unsafe**, since what else the
     helper puts there is its own business. A helper whose every `return` gives Python numbers,
     or lists and dicts it fills with nothing else (`loss.item()` sums), hands back no tensor:
-    nothing to report. Nor does a moved pipeline asked for host data (diffusers'
+    nothing to report (also a log it fills, `log = defaultdict(list)` then
+    `log["loss"].append((step, loss.item()))`, and a method of the moved model that returns
+    Python numbers, `self._text_length(text)`). A move to a CPU device an object keeps
+    (`self._cpu_device = torch.device("cpu")`, then `.to(self._cpu_device)`) copies to the host.
+    Nor does a moved pipeline asked for host data (diffusers'
     `pipe(prompt, output_type="np")`, also through a dict it spreads, `pipe(**inputs)` of a
     helper's `{"output_type": "np", ...}`: `Placement.asks_host_output`): its output is NumPy.
 
