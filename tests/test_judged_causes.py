@@ -336,3 +336,148 @@ def test_tdl008_a_method_that_returns_python_numbers_gives_no_device_tensor():
                  "TDL008") == []
     assert found(METHOD_OF_NUMBERS.replace("RETURNED", "self.embed(text).norm()"),
                  "TDL008") == [(13, 16)]
+
+
+# -- TDL001: a module built by ``cls(...)`` in a classmethod moves in place -----------------
+
+CLASSMETHOD_BUILD = """\
+    import torch
+
+
+    class LanguageModel(torch.nn.Module):
+        def __init__(self, n):
+            super().__init__()
+            self.n = n
+
+        DECORATOR
+        def load(cls, n, device):
+            model = cls(n)
+            model.to(device)
+            return model
+"""
+
+
+def test_tdl001_a_module_a_classmethod_builds_moves_in_place():
+    assert found(CLASSMETHOD_BUILD.replace("DECORATOR", "@classmethod"), "TDL001") == []
+    # a tensor built there is still a discarded move
+    tensor = CLASSMETHOD_BUILD.replace("DECORATOR", "@classmethod").replace(
+        "model = cls(n)", "model = torch.zeros(n)")
+    assert found(tensor, "TDL001") == [(12, 9)]
+
+
+# -- TDL006: a plain list of modules that hold nothing torch would miss --------------------
+
+PARAMETER_FREE = """\
+    import torch.nn as nn
+
+
+    class moving_avg(nn.Module):
+        def __init__(self, kernel_size, stride):
+            super().__init__()
+            self.kernel_size = kernel_size
+            self.avg = nn.AvgPool1d(kernel_size=kernel_size, stride=stride, padding=0)
+
+        def forward(self, x):
+            return self.avg(x)
+
+
+    class Decoder(nn.Module):
+        def __init__(self, sizes):
+            super().__init__()
+            self.decomps = [ITEM for k in sizes]
+            self.losses = {"box": nn.SmoothL1Loss(), "cls": LOSS}
+
+        def forward(self, x):
+            for decomp in self.decomps:
+                x = decomp(x)
+            return x, self.losses
+"""
+
+
+def test_tdl006_a_plain_container_of_parameter_free_modules_hides_nothing():
+    free = PARAMETER_FREE.replace("ITEM", "moving_avg(k, 1)").replace(
+        "LOSS", "nn.CrossEntropyLoss()")
+    assert found(free, "TDL006") == []
+    # a module with weights, or a loss that keeps a class-weight tensor, is hidden
+    assert found(PARAMETER_FREE.replace("ITEM", "nn.Linear(k, k)").replace(
+        "LOSS", "nn.CrossEntropyLoss()"), "TDL006") == [(17, 9)]
+    assert found(PARAMETER_FREE.replace("ITEM", "moving_avg(k, 1)").replace(
+        "LOSS", "nn.CrossEntropyLoss(weight=w)"), "TDL006") == [(18, 9)]
+    # dropout switches with eval(): a plain list keeps it in training mode
+    assert found(PARAMETER_FREE.replace("ITEM", "nn.Dropout(0.1)").replace(
+        "LOSS", "nn.CrossEntropyLoss()"), "TDL006") == [(17, 9)]
+
+
+# -- TDL004: a dataset of tensors one branch moved to the device ---------------------------
+
+CONDITIONAL_DATASET = """\
+    import torch
+    from torch.utils.data import DataLoader, TensorDataset
+
+
+    def main(test_x, test_y, model):
+        if torch.cuda.is_available():
+            test_x, test_y = MOVED
+            model = model.cuda()
+        test_loader = DataLoader(TensorDataset(test_x, test_y), batch_size=1024)
+        for x_batch, y_batch in test_loader:
+            model(x_batch)
+"""
+
+
+def test_tdl004_a_dataset_of_tensors_moved_where_the_model_is_moved():
+    assert found(CONDITIONAL_DATASET.replace("MOVED", "test_x.cuda(), test_y.cuda()"),
+                 "TDL004") == []
+    assert found(CONDITIONAL_DATASET.replace("MOVED", "test_x.float(), test_y.long()"),
+                 "TDL004") == [(11, 15)]
+
+
+# -- TDL003: a release URL looked up in a dict of them -----------------------------------
+
+URL_TABLE = """\
+    import torch.utils.model_zoo as model_zoo
+
+    model_urls = {
+        "resnet18": "URL",
+    }
+
+
+    def resnet18(model):
+        model.load_state_dict(model_zoo.load_url(model_urls["resnet18"], model_dir="."))
+"""
+
+
+def test_tdl003_a_pytorch_release_url_read_from_a_table_holds_cpu_storages():
+    release = URL_TABLE.replace("URL", "https://download.pytorch.org/models/resnet18-5c106cde.pth")
+    assert found(release, "TDL003") == []
+    assert found(URL_TABLE.replace("URL", "https://example.org/resnet18.pth"), "TDL003") == \
+        [(9, 27)]
+
+
+# -- TDL007: a factory on the CPU path of an availability check ----------------------------
+
+CPU_BRANCH_FACTORY = """\
+    import torch
+    import torch.nn as nn
+
+
+    class FocalLoss(nn.Module):
+        def forward(self, classification):
+            if TEST:
+                alpha_factor = torch.ones(classification.shape).cuda() * 0.25
+            else:
+                alpha_factor = torch.ones(classification.shape) * 0.25
+            return alpha_factor * classification
+
+
+    def main(x):
+        loss = FocalLoss().to("cuda" if torch.cuda.is_available() else "cpu")
+        return loss(x)
+"""
+
+
+def test_tdl007_a_factory_in_the_cpu_branch_of_an_availability_check_meets_no_device():
+    assert found(CPU_BRANCH_FACTORY.replace("TEST", "torch.cuda.is_available()"),
+                 "TDL007") == []
+    assert found(CPU_BRANCH_FACTORY.replace("TEST", "classification.dim() > 3"),
+                 "TDL007") == [(10, 28)]

@@ -266,6 +266,19 @@ RANK_KEEPING_METHODS = ELEMENTWISE | frozenset(
 RESHAPING_METHODS = frozenset(("view", "reshape"))
 UNSQUEEZE_METHODS = frozenset(("unsqueeze", "unsqueeze_"))
 
+# torch.nn modules that hold no parameters or buffers and behave the same in train and eval
+# mode: a plain list of them misses nothing (TDL006). Loss classes are such too, unless given
+# a tensor they keep (``WEIGHT_FIRST_LOSS_CLASSES`` positionally, ``LOSS_TENSOR_KEYWORDS``).
+PARAMETER_FREE_MODULES = frozenset(
+    """
+    AvgPool1d AvgPool2d AvgPool3d MaxPool1d MaxPool2d MaxPool3d AdaptiveAvgPool1d
+    AdaptiveAvgPool2d AdaptiveAvgPool3d AdaptiveMaxPool1d AdaptiveMaxPool2d AdaptiveMaxPool3d
+    ReLU ReLU6 LeakyReLU ELU SELU CELU GELU SiLU Mish Sigmoid Tanh Softplus Softsign Hardtanh
+    Hardswish Hardsigmoid Softmax LogSoftmax Identity Flatten Unflatten Upsample
+    PixelShuffle PixelUnshuffle ZeroPad2d ConstantPad1d ConstantPad2d ReflectionPad1d
+    ReflectionPad2d ReplicationPad1d ReplicationPad2d
+    """.split())
+
 # torch.nn's recurrent layers: they check their input and hidden state's devices before
 # anything else ("Input and hidden tensors are not at the same device"); their cells do not.
 RECURRENT_MODULES = frozenset(("RNN", "LSTM", "GRU"))

@@ -254,7 +254,8 @@ class KindInference:
     def _param_kind(self, binding: Binding) -> Kind:
         param, func, index = binding.value
         if func is not None and index == 0 and func.self_name == param.name.value:
-            return Instance(func.cls)
+            # (``cls`` of a ``@classmethod`` is the class: ``model = cls(...)`` builds one)
+            return ClassRef(func.cls) if _is_classmethod(func.node) else Instance(func.cls)
         if param.annotation is not None:
             return self.annotation_kind(param.annotation.annotation, binding.ctx.scope)
         passed = self.caller_arguments(binding)
@@ -977,3 +978,9 @@ def positional_index(function, index: int) -> int:
     one passed by keyword alone (after ``*`` or ``*args``)."""
     params = function.node.params
     return index if index < len(params.posonly_params) + len(params.params) else -1
+
+
+def _is_classmethod(node: cst.FunctionDef) -> bool:
+    """``@classmethod def load(cls, ...)``."""
+    return any(isinstance(d.decorator, cst.Name) and d.decorator.value == "classmethod"
+               for d in node.decorators)

@@ -502,6 +502,41 @@ class ModuleClasses:
                 return True
         return False
 
+    def parameter_free(self, value, scope: Scope, depth: int = 0) -> bool:
+        """``value`` builds a module that holds no parameters or buffers and behaves the same
+        in train and eval mode: a torch.nn one of ``api.PARAMETER_FREE_MODULES``, a loss not
+        given a tensor to keep (``nn.SmoothL1Loss()``, ``nn.CrossEntropyLoss()`` without
+        ``weight``), or a module class of this file whose state is only such modules and
+        plain values (Autoformer's ``series_decomp``, holding a ``moving_avg`` that holds an
+        ``nn.AvgPool1d``). A plain list of them misses nothing that ``.to()``,
+        ``parameters()``, ``state_dict()`` or ``eval()`` would reach (TDL006)."""
+        if not isinstance(value, cst.Call) or depth > 3:
+            return False
+        qualified = self.kinds.qualname(value.func, scope) or ""
+        if qualified.startswith("torch.nn."):
+            name = qualified.rpartition(".")[2]
+            if name in api.PARAMETER_FREE_MODULES:
+                return True
+            if api.is_loss_class(qualified):
+                return not any(
+                    arg.star or (arg.keyword is not None
+                                 and arg.keyword.value in api.LOSS_TENSOR_KEYWORDS)
+                    or (arg.keyword is None and name in api.WEIGHT_FIRST_LOSS_CLASSES)
+                    for arg in value.args)
+            return False
+        kind = self.kinds.kind_of(value.func, scope)
+        if not isinstance(kind, ClassRef) or self.kinds.class_is_module(kind.info) is not True:
+            return False
+        state = self.state(kind.info)
+        if state.parameters or state.buffers or state.computed_buffers or \
+                state.module_containers or state.overrides_moving:
+            return False
+        return all(
+            binding.how == ASSIGN and not binding.path and
+            self.parameter_free(binding.value, binding.ctx.scope, depth + 1)
+            for name in state.submodules
+            for binding in state.owner(name).attributes.get(name, ()))
+
     def init_methods(self, info: ClassInfo) -> Set[str]:
         """``__init__`` and the methods only it reaches (``_build_layers``): code that runs
         while the module is built, on the CPU, before anyone can move it."""

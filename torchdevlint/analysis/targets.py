@@ -62,8 +62,29 @@ class Targets:
             return (f"({self.canonical(expr.left, scope, depth)} {type(expr.operator).__name__} "
                     f"{self.canonical(expr.right, scope, depth)})")
         if isinstance(expr, cst.Subscript):
+            item = self._dict_item(expr, scope) if depth < _MAX_DEPTH else None
+            if item is not None:  # ``model_urls["resnet18"]`` of a dict display
+                return self.canonical(item[0], item[1], depth + 1)
             return f"{self.canonical(expr.value, scope, depth)}[{_code(expr.slice[0]) if expr.slice else ''}]"
         return _code(expr)
+
+    @staticmethod
+    def _dict_item(expr: cst.Subscript, scope: Scope):
+        """(value, scope) of ``NAME["key"]`` where ``NAME`` is bound once, to a dict display
+        that holds ``"key"`` (torchvision's ``model_urls``); None otherwise."""
+        if not isinstance(expr.value, cst.Name) or len(expr.slice) != 1 or \
+                not isinstance(expr.slice[0].slice, cst.Index):
+            return None
+        key = string_value(expr.slice[0].slice.value)
+        owner = scope.resolve(expr.value.value)
+        bindings = owner.bindings.get(expr.value.value, ()) if owner is not None else ()
+        if key is None or len(bindings) != 1 or bindings[0].how != ASSIGN or \
+                bindings[0].path or not isinstance(bindings[0].value, cst.Dict):
+            return None
+        for element in bindings[0].value.elements:
+            if isinstance(element, cst.DictElement) and string_value(element.key) == key:
+                return element.value, bindings[0].ctx.scope
+        return None
 
     def _name(self, name: str, scope: Scope, depth: int) -> str:
         owner = scope.resolve(name)

@@ -467,7 +467,25 @@ class UnmovedBatch(Rule):
             if isinstance(value, cst.Call) and \
                     self.kinds.qualname(value.func, value_scope) in api.DATASET_CLASSES and any(
                         self.analysis.on_accelerator(arg.value, value_scope) is not None
+                        or self._some_binding_moves(arg.value, value_scope)
                         for arg in value.args if arg.keyword is None and not arg.star):
+                return True
+        return False
+
+    def _some_binding_moves(self, name, scope: Scope) -> bool:
+        """Some assignment of ``name`` moves it to an accelerator (``if
+        torch.cuda.is_available(): test_x, test_y = test_x.cuda(), test_y.cuda()``, gpytorch's
+        examples): where that branch runs, which is where a model moved the same way is on
+        the device, the tensor is there too."""
+        if not isinstance(name, cst.Name):
+            return False
+        for value, value_scope, path, _ in self.placement.bindings_of(name, scope):
+            for index in path:
+                if not isinstance(value, (cst.Tuple, cst.List)) or index >= len(value.elements):
+                    value = None
+                    break
+                value = value.elements[index].value
+            if isinstance(value, cst.Call) and self.placement.device_of_move(value, value_scope)[0]:
                 return True
         return False
 

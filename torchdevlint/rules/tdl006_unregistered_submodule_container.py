@@ -169,6 +169,12 @@ class UnregisteredSubmoduleContainer(Rule):
       (`self.stages = [self.layer1, self.layer2]`), and on modules bound to a local name that is
       also used elsewhere (it may be registered that way);
     - containers of functions (`[F.relu, F.gelu]`) or of anything not known to be a module;
+    - containers whose every module holds no parameters or buffers and does not switch with
+      `train()`/`eval()` (`[nn.AvgPool1d(k) ...]`, `{"box": nn.SmoothL1Loss(), "cls":
+      nn.CrossEntropyLoss()}`, a module class of the file holding only such, as Autoformer's
+      `series_decomp`; `api.PARAMETER_FREE_MODULES`): `.to()`, `parameters()`,
+      `state_dict()` and `eval()` miss nothing there. A loss given a class-weight tensor, or
+      `nn.Dropout`, is still reported;
     - local lists later wrapped in `nn.Sequential(*layers)` or `nn.ModuleList(layers)` (a local
       list used for anything but being filled, returned or stored: passed to any call, bound
       twice, indexed), and containers the class passes to `Sequential`, `ModuleList`,
@@ -340,6 +346,21 @@ class UnregisteredSubmoduleContainer(Rule):
         items = _elements(value)
         return bool(items) and all(isinstance(item, cst.Call) for item in items)
 
+    def _parameter_free_items(self, binding: Binding) -> bool:
+        """Every module the container's literal or comprehension builds holds no parameters
+        or buffers and does not switch with ``train()``/``eval()``
+        (``ModuleClasses.parameter_free``)."""
+        value = binding.value
+        if isinstance(value, (cst.ListComp, cst.SetComp, cst.GeneratorExp)):
+            items = [value.elt]
+        elif isinstance(value, cst.DictComp):
+            items = [value.value]
+        else:
+            items = _elements(value)
+        modules = self.analysis.modules
+        return bool(items) and all(
+            modules.parameter_free(item, binding.ctx.scope) for item in items)
+
     def _check_class(self, state: ModuleState, candidates: Dict[str, List[Binding]]) -> Iterator[Violation]:
         info = state.info
         uses = _ClassUses(self, info, set(candidates))
@@ -356,6 +377,8 @@ class UnregisteredSubmoduleContainer(Rule):
             empty = [b for b in bindings if _empty_container(b.value) is not None]
             full = [b for b in bindings if b not in empty]
             filled = name in uses.filled
+            if full and not filled and all(self._parameter_free_items(b) for b in full):
+                continue  # ``[nn.AvgPool1d(k), ...]``: nothing the container hides from torch
             if not full and not filled:
                 continue
             if not filled and all(len(_elements(b.value)) == 1 for b in full):

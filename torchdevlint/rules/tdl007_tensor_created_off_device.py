@@ -284,6 +284,9 @@ class TensorCreatedOffDevice(Rule):
     the method gets it, `subsequent_mask(T).to(x.device)`, unsafe.
 
     ## Known limits
+    - A factory in a branch that runs only without CUDA (the `else` of `if
+      torch.cuda.is_available():`, `if not use_cuda:`; `Guards.runs_only_without_cuda`) meets
+      no accelerator: the program moves nothing there either.
     - A tensor returned by a helper is followed from a method of the same class called on
       `self`, or from the `forward` of a submodule whose `nn.Module` class is in the file (without
       `__call__`), when one of its `return`s gives it (for unpacking, its one `return` of a tuple
@@ -354,7 +357,7 @@ class TensorCreatedOffDevice(Rule):
     name = "tensor-created-off-device"
     summary = "A tensor created without `device=` in `forward` meets the module's device tensors"
     fixable = True
-    facts = frozenset(("kinds", "placement", "devices", "modules", "project"))
+    facts = frozenset(("kinds", "placement", "devices", "modules", "project", "guards"))
     # A class of a file that names torch, calling a factory (named or imported by its name).
     # (``def forward`` is no longer required: a module without one has methods the program
     # calls on the moved instance; the ast prefilter decides.)
@@ -514,6 +517,9 @@ class TensorCreatedOffDevice(Rule):
                                      + self._co_factories(found[id(operand)], method)):
                 if id(factory) in reported or returned == _holds(method.node, factory):
                     continue
+                site = self.analysis.collected.site_of(factory)
+                if site is not None and self.analysis.runs_only_without_cuda(site.ctx):
+                    continue  # the ``else`` of ``if torch.cuda.is_available():``: the CPU path
                 # asked only here, for a class with a finding: what shows it meets a device
                 shown = self.analysis.module_meets_accelerator(state.info)
                 if shown is None:
