@@ -481,3 +481,24 @@ def test_tdl007_a_factory_in_the_cpu_branch_of_an_availability_check_meets_no_de
                  "TDL007") == []
     assert found(CPU_BRANCH_FACTORY.replace("TEST", "classification.dim() > 3"),
                  "TDL007") == [(10, 28)]
+
+
+# -- TDL004: one finding for a use that a drawn batch and a loop both reach ----------------
+
+DRAW_THEN_LOOP = """\
+    import torch
+    from torch.utils.data import DataLoader
+
+
+    def main(dataset, model, device):
+        train_dataloader = DataLoader(dataset, batch_size=4)
+        batch = next(iter(train_dataloader))
+        model.to(device)
+        for epoch in range(3):
+            for batch in train_dataloader:
+                outputs = model(**batch)
+"""
+
+
+def test_tdl004_reports_a_use_reached_by_a_drawn_batch_and_a_loop_once():
+    assert found(DRAW_THEN_LOOP, "TDL004") == [(11, 31)]

@@ -285,13 +285,21 @@ class UnmovedBatch(Rule):
         # in another file); in such files only a DataLoader built right here is trusted.
         self._prepares_elsewhere = any(
             name.startswith(_PREPARING_PACKAGES) for name in analysis.collected.imported_as)
+        reported = set()  # (node, message): a use inside a loop that follows a drawn batch
+        # is read both as the loop's and as the statements after the draw (a notebook that
+        # looks at ``batch = next(iter(loader))``, then trains with ``for batch in loader``)
         for loop, ctx, order in analysis.collected.for_loops:
             if self._skipped_context(ctx):
                 continue
             values = self._loop_batch_values(loop, ctx.scope)
             if values:
-                yield from _LoopChecker(self, loop, ctx, values, order).run()
-        yield from self._single_batches()
+                for violation in _LoopChecker(self, loop, ctx, values, order).run():
+                    reported.add((id(violation.node), violation.message))
+                    yield violation
+        for violation in self._single_batches():
+            if (id(violation.node), violation.message) not in reported:
+                reported.add((id(violation.node), violation.message))
+                yield violation
 
     # -- one batch drawn outside a loop ------------------------------------------------------
 
