@@ -279,6 +279,12 @@ PARAMETER_FREE_MODULES = frozenset(
     ReflectionPad2d ReplicationPad1d ReplicationPad2d
     """.split())
 
+# ``nn.Module`` itself, as a base class names it.
+MODULE_BASE_CLASSES = frozenset(("torch.nn.Module", "torch.nn.modules.module.Module"))
+# Methods by which a module registers state under a name it computes.
+REGISTERING_METHODS = frozenset(
+    ("register_buffer", "register_parameter", "register_module", "add_module", "setattr"))
+
 # torch.nn's recurrent layers: they check their input and hidden state's devices before
 # anything else ("Input and hidden tensors are not at the same device"); their cells do not.
 RECURRENT_MODULES = frozenset(("RNN", "LSTM", "GRU"))

@@ -525,17 +525,46 @@ class ModuleClasses:
                     for arg in value.args)
             return False
         kind = self.kinds.kind_of(value.func, scope)
-        if not isinstance(kind, ClassRef) or self.kinds.class_is_module(kind.info) is not True:
+        if not isinstance(kind, ClassRef):
             return False
-        state = self.state(kind.info)
+        return self._parameter_free_class(kind.info, depth)
+
+    def _parameter_free_class(self, info: ClassInfo, depth: int) -> bool:
+        """A module class of this file that derives from ``nn.Module`` alone, registers
+        nothing by a call (``register_buffer``, ``add_module``, ``setattr``), and whose every
+        attribute is a parameter-free module it builds, a literal, or a value it never calls
+        (``self.kernel_size = kernel_size``; not ``self.net = net`` then ``self.net(x)``)."""
+        bases = [self.kinds.qualname(base, info.ctx.scope) for base in info.bases]
+        if not bases or any(base not in api.MODULE_BASE_CLASSES for base in bases):
+            return False
+        state = self.state(info)
         if state.parameters or state.buffers or state.computed_buffers or \
                 state.module_containers or state.overrides_moving:
             return False
-        return all(
-            binding.how == ASSIGN and not binding.path and
-            self.parameter_free(binding.value, binding.ctx.scope, depth + 1)
-            for name in state.submodules
-            for binding in state.owner(name).attributes.get(name, ()))
+        methods = set(map(id, info.methods.values()))
+        called = set()
+        for name, sites in self.collected.calls_by_name.items():
+            for site in sites:
+                if site.ctx.func is None or id(site.ctx.func) not in methods:
+                    continue
+                if name in api.REGISTERING_METHODS:
+                    return False
+                func = site.call.func
+                if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) \
+                        and func.value.value == site.ctx.func.self_name:
+                    called.add(func.attr.value)
+        for name, bindings in info.attributes.items():
+            for binding in bindings:
+                value = binding.value
+                if binding.how != ASSIGN or binding.path:
+                    return False
+                if isinstance(value, cst.Call):
+                    if not self.parameter_free(value, binding.ctx.scope, depth + 1):
+                        return False
+                elif name in called or not (is_number(value) or isinstance(
+                        value, (cst.Name, cst.SimpleString, cst.ConcatenatedString))):
+                    return False
+        return True
 
     def init_methods(self, info: ClassInfo) -> Set[str]:
         """``__init__`` and the methods only it reaches (``_build_layers``): code that runs
