@@ -281,9 +281,10 @@ PARAMETER_FREE_MODULES = frozenset(
 
 # ``nn.Module`` itself, as a base class names it.
 MODULE_BASE_CLASSES = frozenset(("torch.nn.Module", "torch.nn.modules.module.Module"))
-# Methods by which a module registers state under a name it computes.
-REGISTERING_METHODS = frozenset(
-    ("register_buffer", "register_parameter", "register_module", "add_module", "setattr"))
+# Methods by which a module registers a submodule, or any state, under a name it computes.
+MODULE_REGISTERING_METHODS = frozenset(("add_module", "register_module", "setattr"))
+REGISTERING_METHODS = MODULE_REGISTERING_METHODS | frozenset(
+    ("register_buffer", "register_parameter"))
 
 # torch.nn's recurrent layers: they check their input and hidden state's devices before
 # anything else ("Input and hidden tensors are not at the same device"); their cells do not.

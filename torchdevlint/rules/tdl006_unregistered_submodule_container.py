@@ -30,7 +30,7 @@ _EMPTY_LIST = "list"
 _EMPTY_DICT = "dict"
 _FILLING_METHODS = frozenset(("append", "extend", "insert"))
 _REGISTERING_CONTAINERS = frozenset(("Sequential", "ModuleList", "ModuleDict"))
-_DYNAMIC_REGISTRATION = frozenset(("add_module", "register_module", "setattr"))
+_DYNAMIC_REGISTRATION = api.MODULE_REGISTERING_METHODS
 _MOVES = api.ACCELERATOR_MOVE_METHODS
 
 
