@@ -65,7 +65,7 @@ import threading
 import time
 from functools import lru_cache
 from pathlib import Path
-from typing import Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
+from typing import Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 
 from torchdevlint import torch_api as api
 from torchdevlint.textsearch import names_a_gpu, states_a_gpu_requirement
@@ -1331,12 +1331,13 @@ class ProjectView:
                 if _folder_of(relpath) == folder]
 
     def written_by(self, qualified: str, read_names: Iterable[str],
-                   passed: Dict[object, List[str]]) -> Optional[str]:
+                   passed: Callable[[object], List[str]]) -> Optional[str]:
         """``file:line`` of a ``torch.save`` in the project's function or class ``qualified``
         (the dotted name this file's imports give it: ``utils.save_model``,
         ``utils.EarlyStopping``) that writes a file named one of ``read_names``: a fixed
-        name, or one built from a parameter for which ``passed`` (parameter name, or position,
-        -> the file names of what a call passes) gives such a name. None when there is none,
+        name, or one built from a parameter for which ``passed`` (a function of the parameter's
+        name, or position, -> the file names of what the call passes; asked only of a writer's
+        parameters) gives such a name. None when there is none,
         or ``qualified`` is no project code (``Summary["writers"]``)."""
         resolved = self.index.resolve_import(self.relpath, qualified)
         if resolved is None:
@@ -1354,8 +1355,8 @@ class ProjectView:
             if read & set(names):
                 return self.shown(relpath, line)
             for parameter in sources:
-                given = passed.get(parameter) or (
-                    passed.get(params.index(parameter)) if parameter in params else None)
+                given = passed(parameter) or (
+                    passed(params.index(parameter)) if parameter in params else None)
                 if given and read & set(given):
                     return self.shown(relpath, line)
         return None

@@ -36,7 +36,7 @@ from torchdevlint.analysis.modules import (  # noqa: F401 (facade)
 from torchdevlint.analysis.kinds import KindInference
 from torchdevlint.analysis.placement import (  # noqa: F401 (facade)
     OnAccelerator, OnCPU, OnModuleDevice, Placement, argument_for_parameter, assignments_of, copied_to_host,
-    returns_torch_tensors, updates_itself,
+    returns_torch_tensors, unpacked_element, updates_itself,
 )
 from torchdevlint.analysis import testcode
 from torchdevlint.analysis.shapes import (  # noqa: F401 (facade)
@@ -65,7 +65,7 @@ __all__ = [
     "is_device_name", "device_names_visible", "move_device_argument", "ModuleState", "Meeting",
     "DeviceTrace", "OrderedWalk", "UNDECIDED", "reached_without", "OnAccelerator", "OnCPU", "OnModuleDevice", "copied_to_host",
     "literal_rank", "method_rank", "rank_after_index", "sizes_rank", "returns_torch_tensors",
-    "updates_itself", "INDEX_ERROR", "RNN_STATE_ERROR", "positional_items", "call_argument", "is_elementwise_comparison", "checked_index_operands",
+    "unpacked_element", "updates_itself", "INDEX_ERROR", "RNN_STATE_ERROR", "positional_items", "call_argument", "is_elementwise_comparison", "checked_index_operands",
     "INDEX_ARGUMENT_ERROR", "SAME_DEVICE_ERROR",
 ]
 

@@ -459,6 +459,8 @@ class Builder:
         if node.returns is not None:
             self.walk(node.returns.annotation, ctx)
         is_static = any(last_name(_decorator_callee(d)) == "staticmethod" for d in decorators)
+        info.binds_class = in_class and any(
+            last_name(_decorator_callee(d)) == "classmethod" for d in decorators)
         if in_class and info.param_names and not is_static:
             info.self_name = info.param_names[0]
         outer_loop, self.loop = self.loop, None

@@ -9,7 +9,7 @@ from typing import Optional
 import libcst as cst
 
 from torchdevlint import torch_api as api
-from torchdevlint.analysis.kinds import Instance, KindInference
+from torchdevlint.analysis.kinds import KindInference
 from torchdevlint.analysis.model import ASSIGN, Scope, keyword_value, string_value
 
 
@@ -68,12 +68,10 @@ class Devices:
         if isinstance(expr, cst.Attribute) and depth < 4:
             # ``self._cpu_device`` of ``self._cpu_device = torch.device("cpu")`` (detectron2's
             # evaluators), an attribute of an object of a class of this file
-            owner = self.kinds.kind_of(expr.value, scope)
-            if isinstance(owner, Instance):
-                bindings = self.kinds.attribute_bindings(owner.info, expr.attr.value)
-                return bool(bindings) and all(
-                    b.how == ASSIGN and not b.path and isinstance(b.value, cst.BaseExpression)
-                    and self.is_cpu_device(b.value, b.ctx.scope, depth + 1) for b in bindings)
+            bindings = self.kinds.attribute_assignments(expr, scope)
+            return bool(bindings) and all(
+                b.how == ASSIGN and not b.path and isinstance(b.value, cst.BaseExpression)
+                and self.is_cpu_device(b.value, b.ctx.scope, depth + 1) for b in bindings)
         return False
 
     def is_dtype(self, expr: cst.BaseExpression, scope: Scope) -> bool:

@@ -26,7 +26,7 @@ from torchdevlint import torch_version as versions
 from torchdevlint.analysis.builder import (
     Collected, exit_condition, iter_children, walk_code,
 )
-from torchdevlint.analysis.kinds import Instance, KindInference
+from torchdevlint.analysis.kinds import KindInference
 from torchdevlint.analysis.model import (
     ASSIGN, EXPECTS_FAILURE, IMPORT, HANDLES_FAILURE, HANDLES_NONE_DEREFERENCE, AfterExit, CallSite, Ctx, DefaultOf, OrElse, FunctionInfo, Scope, last_name,
     string_value,
@@ -222,10 +222,7 @@ class Guards:
             return self._asks_for_cuda(test.left, scope, depth) and \
                 self._asks_for_cuda(test.right, scope, depth)
         if isinstance(test, (cst.Name, cst.Attribute, cst.Subscript)):
-            name = test.value if isinstance(test, cst.Name) else test.attr.value \
-                if isinstance(test, cst.Attribute) else string_value(
-                    test.slice[0].slice.value) if len(test.slice) == 1 and isinstance(
-                        test.slice[0].slice, cst.Index) else None
+            name = _flag_name(test)
             if name is None:
                 return False
             if _mentions_cuda(name) and not any(word in name.lower() for word in _OPT_OUT_WORDS):
@@ -248,13 +245,8 @@ class Guards:
     def _flag_bindings(self, flag, scope: Scope) -> list:
         """(value, scope) of each assignment of a name, or of an attribute of an object of a
         class of this file; [] when one is no plain assignment."""
-        if isinstance(flag, cst.Name):
-            bindings = scope.lookup(flag.value)
-        else:
-            owner = self.kinds.kind_of(flag.value, scope)
-            if not isinstance(owner, Instance):
-                return []
-            bindings = self.kinds.attribute_bindings(owner.info, flag.attr.value)
+        bindings = scope.lookup(flag.value) if isinstance(flag, cst.Name) else \
+            self.kinds.attribute_assignments(flag, scope)
         if any(b.how != ASSIGN or b.path or not isinstance(b.value, cst.BaseExpression)
                for b in bindings):
             return []
@@ -534,13 +526,10 @@ class Guards:
         """An attribute of an object of a class of this file that some assignment sets from
         a guard test (DIG's GraphAF: ``self.dp = model_conf_dict["use_gpu"]``, tested as ``if
         self.dp:`` before each ``.cuda()``), as ``_name_holds_guard`` reads a name."""
-        owner = self.kinds.kind_of(node.value, scope)
-        if not isinstance(owner, Instance):
-            return False
         return any(binding.how == ASSIGN and isinstance(binding.value, cst.BaseExpression)
                    and not binding.path
                    and self.is_guard_test(binding.value, binding.ctx.scope, depth + 1)
-                   for binding in self.kinds.attribute_bindings(owner.info, node.attr.value))
+                   for binding in self.kinds.attribute_assignments(node, scope))
 
     def _name_holds_guard(self, name: str, scope: Scope, depth: int) -> bool:
         for binding in scope.lookup(name):
@@ -848,6 +837,18 @@ def _stopping_requirement(statement) -> "cst.CSTNode | None":
     the program: ``assert t``, ``if not t: raise/sys.exit()``, ``if ...: ... else: exit``."""
     after = exit_condition(statement, stops_program=True)
     return after.requirement if after is not None else None
+
+
+def _flag_name(flag) -> Optional[str]:
+    """The name a flag goes by: ``use_cuda``, ``cuda`` of ``args.cuda``, ``use_gpu`` of
+    ``conf["use_gpu"]``; None for a subscript by anything but one string."""
+    if isinstance(flag, cst.Name):
+        return flag.value
+    if isinstance(flag, cst.Attribute):
+        return flag.attr.value
+    if len(flag.slice) == 1 and isinstance(flag.slice[0].slice, cst.Index):
+        return string_value(flag.slice[0].slice.value)
+    return None
 
 
 def _cpu_flag(identifier: str) -> bool:

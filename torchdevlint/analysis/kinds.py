@@ -255,7 +255,7 @@ class KindInference:
         param, func, index = binding.value
         if func is not None and index == 0 and func.self_name == param.name.value:
             # (``cls`` of a ``@classmethod`` is the class: ``model = cls(...)`` builds one)
-            return ClassRef(func.cls) if _is_classmethod(func.node) else Instance(func.cls)
+            return ClassRef(func.cls) if func.binds_class else Instance(func.cls)
         if param.annotation is not None:
             return self.annotation_kind(param.annotation.annotation, binding.ctx.scope)
         passed = self.caller_arguments(binding)
@@ -325,6 +325,15 @@ class KindInference:
                 return None
             found.append((argument, site))
         return found
+
+    def attribute_assignments(self, target: cst.Attribute, scope: Scope) -> List[Binding]:
+        """The assignments of ``target``, an attribute of an object of a class of this file
+        (``self.dp``, ``evaluator._cpu_device``: ``attribute_bindings`` of its class), or []
+        when the object is of no such class."""
+        owner = self.kind_of(target.value, scope)
+        if not isinstance(owner, Instance):
+            return []
+        return self.attribute_bindings(owner.info, target.attr.value)
 
     def attribute_bindings(self, info: ClassInfo, name: str) -> List[Binding]:
         """The assignments of ``self.NAME`` in the methods of ``info`` and of its base classes
@@ -978,9 +987,3 @@ def positional_index(function, index: int) -> int:
     one passed by keyword alone (after ``*`` or ``*args``)."""
     params = function.node.params
     return index if index < len(params.posonly_params) + len(params.params) else -1
-
-
-def _is_classmethod(node: cst.FunctionDef) -> bool:
-    """``@classmethod def load(cls, ...)``."""
-    return any(isinstance(d.decorator, cst.Name) and d.decorator.value == "classmethod"
-               for d in node.decorators)

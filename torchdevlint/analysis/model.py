@@ -279,7 +279,7 @@ class Scope:
 
 class FunctionInfo:
     __slots__ = ("node", "name", "scope", "ctx", "cls", "returns", "return_points",
-                 "opaque_return", "self_name", "param_names")
+                 "opaque_return", "self_name", "param_names", "binds_class")
 
     def __init__(self, node, name: str, ctx: Ctx, cls: Optional["ClassInfo"]) -> None:
         self.node = node
@@ -296,6 +296,8 @@ class FunctionInfo:
         self.opaque_return = False
         self.self_name: Optional[str] = None
         self.param_names: List[str] = []
+        # a ``@classmethod``: its first parameter is the class (``model = cls(...)`` builds one)
+        self.binds_class = False
 
 
 class ClassInfo:

@@ -1756,12 +1756,7 @@ class Placement:
         if not earlier or earlier[-1].how != ASSIGN:
             return None
         binding = earlier[-1]
-        value = binding.value
-        for index in binding.path:
-            if not isinstance(value, (cst.Tuple, cst.List)) or index >= len(value.elements) \
-                    or isinstance(value.elements[index], cst.StarredElement):
-                return None
-            value = value.elements[index].value
+        value = unpacked_element(binding.value, binding.path)
         if not isinstance(value, cst.List) or value.elements:
             return None
 
@@ -2380,12 +2375,22 @@ def assignments_of(target, scope: Scope, kinds: KindInference) -> List[tuple]:
         return [(b.value, b.ctx.scope, b.path, b.order) for b in scope.lookup(target.value)
                 if b.how == ASSIGN]
     if isinstance(target, cst.Attribute):
-        owner_kind = kinds.kind_of(target.value, scope)
-        if isinstance(owner_kind, K.Instance):
-            # (its class's and its base classes' of this file)
-            return [(b.value, b.ctx.scope, b.path, b.order)
-                    for b in kinds.attribute_bindings(owner_kind.info, target.attr.value)]
+        # (its class's and its base classes' of this file)
+        return [(b.value, b.ctx.scope, b.path, b.order)
+                for b in kinds.attribute_assignments(target, scope)]
     return []
+
+
+def unpacked_element(value, path) -> Optional[cst.BaseExpression]:
+    """What ``a, b = x, y`` binds at unpacking ``path`` when the value is a display (``y`` at
+    ``(1,)``); ``value`` itself for the empty path; None past a starred element, an index out
+    of the display, or a value that is no display."""
+    for index in path:
+        if not isinstance(value, (cst.Tuple, cst.List)) or index >= len(value.elements) \
+                or isinstance(value.elements[index], cst.StarredElement):
+            return None
+        value = value.elements[index].value
+    return value
 
 
 def _reads_a_device(device) -> bool:

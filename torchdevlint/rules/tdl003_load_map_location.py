@@ -492,12 +492,7 @@ def _written_earlier_by_project(analysis: Analysis, load: CallSite) -> Optional[
     target = _argument(load.call, 0, "f")
     if project is None or target is None:
         return None
-    from torchdevlint.project_index import file_names
-
-    def names_of(expr, scope) -> List[str]:
-        return file_names(analysis.targets.canonical(expr, scope).split("'")[1::2])
-
-    read = names_of(target, load.ctx.scope)
+    read = _file_names(analysis, target, load.ctx.scope)
     if not read:
         return None
     for sites in analysis.collected.calls_by_name.values():
@@ -512,17 +507,28 @@ def _written_earlier_by_project(analysis: Analysis, load: CallSite) -> Optional[
                             for value, value_scope, path, _ in
                             analysis.placement.bindings_of(receiver, scope)
                             if isinstance(value, cst.Call) and not path]
-            passed: dict = {}
-            for index, arg in enumerate(site.call.args):
-                if not arg.star:
-                    passed[arg.keyword.value if arg.keyword is not None else index] = \
-                        names_of(arg.value, scope)
+            # (what an argument names is worked out only for a call of a project writer)
+            arguments = {arg.keyword.value if arg.keyword is not None else index: arg.value
+                         for index, arg in enumerate(site.call.args) if not arg.star}
+
+            def passed(key, arguments=arguments, scope=scope) -> List[str]:
+                value = arguments.get(key)
+                return _file_names(analysis, value, scope) if value is not None else []
+
             for callee in callees:
                 if callee:
                     where = project.written_by(callee, read, passed)
                     if where is not None:
                         return where
     return None
+
+
+def _file_names(analysis: Analysis, expr, scope: Scope) -> List[str]:
+    """The file names the strings of ``expr`` name, as far as the file shows them
+    (``Targets.canonical``; ``"models/a.pth"`` and ``os.path.join(d, "a.pth")`` name
+    ``a.pth``): what the project index matches saves and loads by."""
+    from torchdevlint.project_index import file_names
+    return file_names(analysis.targets.canonical(expr, scope).split("'")[1::2])
 
 
 def _project_writers(analysis: Analysis, load: CallSite) -> list:
@@ -533,9 +539,7 @@ def _project_writers(analysis: Analysis, load: CallSite) -> list:
     target = _argument(load.call, 0, "f")
     if project is None or target is None:
         return []
-    from torchdevlint.project_index import file_names
-    canonical = analysis.targets.canonical(target, load.ctx.scope)
-    return project.writes(file_names(canonical.split("'")[1::2]))
+    return project.writes(_file_names(analysis, target, load.ctx.scope))
 
 
 @dataclass

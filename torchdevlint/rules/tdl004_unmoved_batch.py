@@ -22,7 +22,7 @@ import libcst as cst
 from torchdevlint.analysis import (
     ASSIGN, K, Analysis, Ctx, OrderedWalk, Scope, api, copied_to_host,
     dotted_name, iter_children, last_name,
-    is_device_name, root_name, says_it_fails, string_value, walk_code,
+    is_device_name, root_name, says_it_fails, string_value, unpacked_element, walk_code,
 )
 from torchdevlint.findings import Finding
 from torchdevlint.fixes.context import FixContext
@@ -488,11 +488,7 @@ class UnmovedBatch(Rule):
         if not isinstance(name, cst.Name):
             return False
         for value, value_scope, path, _ in self.placement.bindings_of(name, scope):
-            for index in path:
-                if not isinstance(value, (cst.Tuple, cst.List)) or index >= len(value.elements):
-                    value = None
-                    break
-                value = value.elements[index].value
+            value = unpacked_element(value, path)
             if isinstance(value, cst.Call) and self.placement.device_of_move(value, value_scope)[0]:
                 return True
         return False

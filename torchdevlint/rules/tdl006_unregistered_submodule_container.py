@@ -339,24 +339,14 @@ class UnregisteredSubmoduleContainer(Rule):
     def _of_new_modules(self, value, binding: Optional[Binding]) -> bool:
         """Every item is a module built right there (``nn.Linear(...)``, ``Block(cfg)``), not a
         reference to one registered elsewhere."""
-        if isinstance(value, (cst.ListComp, cst.SetComp, cst.GeneratorExp)):
-            return isinstance(value.elt, cst.Call)
-        if isinstance(value, cst.DictComp):
-            return isinstance(value.value, cst.Call)
-        items = _elements(value)
+        items = _built_items(value)
         return bool(items) and all(isinstance(item, cst.Call) for item in items)
 
     def _parameter_free_items(self, binding: Binding) -> bool:
         """Every module the container's literal or comprehension builds holds no parameters
         or buffers and does not switch with ``train()``/``eval()``
         (``ModuleClasses.parameter_free``)."""
-        value = binding.value
-        if isinstance(value, (cst.ListComp, cst.SetComp, cst.GeneratorExp)):
-            items = [value.elt]
-        elif isinstance(value, cst.DictComp):
-            items = [value.value]
-        else:
-            items = _elements(value)
+        items = _built_items(binding.value)
         modules = self.analysis.modules
         return bool(items) and all(
             modules.parameter_free(item, binding.ctx.scope) for item in items)
@@ -553,6 +543,16 @@ def _also_registered(name: str, scope, filling: cst.CSTNode) -> bool:
                 isinstance(e, cst.DictElement) and is_name(e.value) for e in node.elements):
             return True
     return False
+
+
+def _built_items(value) -> list:
+    """What a container value builds its items from: a comprehension's element (a dict
+    comprehension's value), or the items of a display (``_elements``)."""
+    if isinstance(value, (cst.ListComp, cst.SetComp, cst.GeneratorExp)):
+        return [value.elt]
+    if isinstance(value, cst.DictComp):
+        return [value.value]
+    return _elements(value)
 
 
 def _elements(value) -> list:
