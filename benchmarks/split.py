@@ -45,8 +45,9 @@ MIN_TEST = 25
 # The corpora whose findings the rules were tuned on before the split: the 43 of corpora.tsv
 # at commit c58b1b6, and the 36 of the first split (its test set was judged at 0de40bf,
 # judged.tsv's ``test-1``, and tuned on since), and the 36 of the second split (judged at
-# eb8555d, ``test-2``, tuned on since). They can only be tuning repositories; the repositories
-# added after them (the third split, 2026-11-29) are split anew.
+# eb8555d, ``test-2``, tuned on since), and the 36 of the third split (judged at aed6d5f,
+# ``test-3``, tuned on since). They can only be tuning repositories; the repositories added
+# after them (the fourth split, 2026-11-29) are split anew.
 TUNED_BEFORE_SPLIT = frozenset("""
     Lightning-AI+litgpt bentrevett+pytorch-sentiment-analysis bentrevett+pytorch-seq2seq
     eriklindernoren+PyTorch-GAN facebookresearch+dino facebookresearch+mae
@@ -84,6 +85,18 @@ TUNED_BEFORE_SPLIT = frozenset("""
     qubvel-org+segmentation_models.pytorch real-stanford+diffusion_policy rtqichen+torchdiffeq
     shenweichen+DeepCTR-Torch sktime+pytorch-forecasting thuml+Time-Series-Library
     yanx27+Pointnet_Pointnet2_pytorch yenchenlin+nerf-pytorch zhouhaoyi+Informer2020
+""".split()) | frozenset("""
+    ACEsuit+mace AI4Finance-Foundation+ElegantRL amazon-science+chronos-forecasting
+    ARISE-Initiative+robomimic atomistic-machine-learning+schnetpack Beckschen+TransUNet
+    bentrevett+pytorch-image-classification cloneofsimo+lora datawhalechina+easy-rl
+    DeepGraphLearning+torchdrug e3nn+e3nn facebookresearch+dlrm fxia22+pointnet.pytorch
+    gusye1234+LightGCN-PyTorch huggingface+nanotron jaywalnut310+glow-tts jzhang38+TinyLlama
+    kan-bayashi+ParallelWaveGAN kwea123+nerf_pl lm-sys+FastChat m-bain+whisperX
+    manujosephv+pytorch_tabular NielsRogge+Transformers-Tutorials openai+shap-e pfnet+pfrl
+    princeton-nlp+SimCSE skorch-dev+skorch snap-stanford+pretrain-gnns
+    taesungp+contrastive-unpaired-translation tonyzhaozh+act TorchIO-project+torchio
+    VainF+DeepLabV3Plus-Pytorch weiaicunzai+pytorch-cifar100 xinntao+Real-ESRGAN
+    yhenon+pytorch-retinanet yuqinie98+PatchTST
 """.split())
 
 
