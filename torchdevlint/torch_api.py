@@ -451,6 +451,10 @@ DEVICE_KEYWORDS = frozenset("device to_device target_device output_device".split
 # DGL GraphBolt's ``datapipe = datapipe.copy_to(device)`` (a ``gb.DataLoader`` over it yields
 # minibatches on that device).
 PIPELINE_MOVE_METHODS = frozenset(("copy_to",))
+# Methods of a Hugging Face ``datasets.Dataset`` that make it yield tensors on the device given
+# by their ``device=`` keyword: ``ds.set_format(type="torch", device="cuda")`` (in place) and
+# ``ds = ds.with_format("torch", device=device)`` (a copy).
+FORMAT_DEVICE_METHODS = frozenset(("set_format", "with_format"))
 
 # Hugging Face objects whose outputs (BatchEncoding) move in place with .to().
 TOKENIZER_NAME_RE = re.compile(r"(Tokenizer|Processor|FeatureExtractor|ImageProcessor)")

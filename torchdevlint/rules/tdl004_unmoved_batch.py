@@ -481,16 +481,35 @@ class UnmovedBatch(Rule):
         return False
 
     def _some_binding_moves(self, name, scope: Scope) -> bool:
-        """Some assignment of ``name`` moves it to an accelerator (``if
+        """Some assignment of ``name`` moves it to an accelerator, or is made by a call given a
+        device (``if
         torch.cuda.is_available(): test_x, test_y = test_x.cuda(), test_y.cuda()``, gpytorch's
         examples): where that branch runs, which is where a model moved the same way is on
         the device, the tensor is there too."""
         if not isinstance(name, cst.Name):
             return False
-        for value, value_scope, path, _ in self.placement.bindings_of(name, scope):
-            value = unpacked_element(value, path)
+        for bound, value_scope, path, _ in self.placement.bindings_of(name, scope):
+            value = unpacked_element(bound, path)
             if isinstance(value, cst.Call) and self.placement.device_of_move(value, value_scope)[0]:
                 return True
+            if isinstance(bound, cst.Call) and self._given_a_device(bound, value_scope):
+                # ``x_train, y_train = data_transform(train, ..., device)`` (DGL's stgcn),
+                # ``df_2_tensor(ratings, device)``: a helper handed the device makes what it
+                # returns there, as far as the file can tell (issue 28)
+                return True
+        return False
+
+    def _given_a_device(self, call: cst.Call, scope: Scope) -> bool:
+        """``call`` passes a device that is not the CPU: a ``device=`` keyword, or a value
+        whose name or kind says it is one."""
+        for arg in call.args:
+            if arg.star:
+                continue
+            if (arg.keyword is not None and arg.keyword.value in api.DEVICE_KEYWORDS) or \
+                    is_device_name(last_name(arg.value) or "") or \
+                    self.kinds.kind_of(arg.value, scope) is K.DEVICE:
+                if not self.analysis.is_cpu_device(arg.value, scope):
+                    return True
         return False
 
     def _spread_arguments(self, expr, scope: Scope) -> Optional[List[cst.Arg]]:
@@ -583,13 +602,17 @@ class UnmovedBatch(Rule):
         if follow_names and isinstance(expr, cst.Name):
             owner = scope.resolve(expr.value)
             calls = self.analysis.collected.calls_by_name
-            for site in calls.get("to", []) + calls.get("cuda", []):
-                # ``data.to(device, 'x', 'y')``: PyG's Data moves in place
+            for site in calls.get("to", []) + calls.get("cuda", []) + [
+                    site for method in api.FORMAT_DEVICE_METHODS
+                    for site in calls.get(method, ())]:
+                # ``data.to(device, 'x', 'y')``: PyG's Data moves in place;
+                # ``dataset.set_format(type="torch", device="cuda")``: a Hugging Face dataset
+                # yields tensors on that device (Transformers-Tutorials' LayoutLMv2, issue 28)
                 receiver = site.call.func.value
                 if site.statement is not None and isinstance(receiver, cst.Name) \
                         and receiver.value == expr.value and owner is not None \
                         and site.ctx.scope.resolve(expr.value) is owner \
-                        and self.placement.device_of_move(site.call, site.ctx.scope)[0]:
+                        and self._moves(site.call, site.ctx.scope):
                     return True
             return any(self._code_moves(value, value_scope, follow_names, depth + 1)
                        for value, value_scope, path, _ in self.placement.bindings_of(expr, scope) if not path)
@@ -597,14 +620,16 @@ class UnmovedBatch(Rule):
 
     def _moves(self, call: cst.Call, scope: Scope) -> bool:
         """A move to an accelerator (``x.to(device)``), or a pipeline's move of every item it
-        yields (GraphBolt's ``datapipe.copy_to(device)``, not to the CPU)."""
+        yields (GraphBolt's ``datapipe.copy_to(device)``, a Hugging Face dataset's
+        ``set_format(..., device="cuda")``; not to the CPU)."""
         if self.placement.device_of_move(call, scope)[0]:
             return True
-        if not (isinstance(call.func, cst.Attribute)
-                and call.func.attr.value in api.PIPELINE_MOVE_METHODS):
+        method = call.func.attr.value if isinstance(call.func, cst.Attribute) else None
+        if method not in api.PIPELINE_MOVE_METHODS and method not in api.FORMAT_DEVICE_METHODS:
             return False
         device = next((a.value for a in call.args if not a.star and (
-            a.keyword is None or a.keyword.value == "device")), None)
+            (a.keyword is None and method in api.PIPELINE_MOVE_METHODS)
+            or (a.keyword is not None and a.keyword.value == "device"))), None)
         return device is not None and not self.analysis.is_cpu_device(device, scope)
 
     def _constructed_here(self, loader, scope: Scope) -> bool:
@@ -704,6 +729,31 @@ class _LoopChecker(OrderedWalk):
         # value this loop put on a device, the unmoved inputs are what should have moved.
         self.from_unmoved: Dict[str, tuple] = {}
 
+    def _indexes(self) -> set:
+        """Batch values the code walked uses to index or slice (``x[n_id]``,
+        ``batch.y[:batch_size]``): indices and sizes, which a model is given on the CPU on
+        purpose (PyG's ``for batch_size, n_id, adjs in loader``; indexing a tensor on a device
+        with a CPU index works), issue 28."""
+        found = set()
+        for statement in self.body:
+            for node in walk_code(statement):
+                if isinstance(node, cst.Subscript):
+                    for element in node.slice:
+                        found.update(n.value for n in walk_code(element)
+                                     if isinstance(n, cst.Name) and n.value in self.values)
+        return found
+
+    def _order_at(self, call: cst.Call) -> int:
+        """The source order a model's placement is judged at for ``call``: the loop's, or for
+        a batch drawn outside a loop the call's own (a notebook that draws a batch, builds the
+        model in a later cell, runs it once, and moves it to the device only in the cell after
+        that: the run sees a model on the CPU, issue 28)."""
+        if self.loop is None:
+            site = self.analysis.collected.site_of(call)
+            if site is not None:
+                return site.order
+        return self.order
+
     def skips(self, statement: cst.SimpleStatementLine) -> bool:
         # "loss = criterion(model(x), y)  # this will error": a deliberate error demo of a
         # teaching notebook, treated as ``pytest.raises`` is (issue 28, cause 6)
@@ -711,9 +761,10 @@ class _LoopChecker(OrderedWalk):
 
     def run(self) -> Iterator[Violation]:
         self.walk(self.body)
+        indexes = self._indexes()
         reported = set()
         for name, node, sink, callee, model in self.candidates:
-            if name in reported:
+            if name in reported or (sink == "model" and name in indexes):
                 continue
             partner = None
             if isinstance(model, _OnDevice):
@@ -840,7 +891,7 @@ class _LoopChecker(OrderedWalk):
         fed_unmoved = []
         if device is None and isinstance(value, cst.Call) and \
                 not self.rule.placement.device_of_move(value, self.scope)[0] and \
-                not (self.rule.placement.moved_model(value.func, self.scope, self.order) is not None
+                not (self.rule.placement.moved_model(value.func, self.scope, self._order_at(value)) is not None
                      and self.rule.placement.scatters(value.func, self.scope)):
             # (DataParallel/DDP move their inputs: their output is on the device)
             fed_unmoved = [n for arg in value.args for n in self._unmoved(arg.value)]
@@ -864,7 +915,7 @@ class _LoopChecker(OrderedWalk):
             return False  # ``out.argmax(1).cpu()``: compared with a CPU label, it works
         return any((isinstance(node, cst.Name) and node.value in self.outputs)
                    or (isinstance(node, cst.Call)
-                       and self.rule.placement.moved_model(node.func, self.scope, self.order))
+                       and self.rule.placement.moved_model(node.func, self.scope, self._order_at(node)))
                    for node in walk_code(expr))
 
     # -- where an unmoved value is used --------------------------------------------------
@@ -915,7 +966,7 @@ class _LoopChecker(OrderedWalk):
                 self._arithmetic_sink(node)
 
     def _call_sink(self, call: cst.Call) -> None:
-        model = self.rule.placement.moved_model(call.func, self.scope, self.order)
+        model = self.rule.placement.moved_model(call.func, self.scope, self._order_at(call))
         if model is not None and self.analysis.is_loss(call.func, self.scope) and \
                 self._partner_on_device([a.value for a in call.args]) is not None:
             model = None  # ``criterion = nn.CrossEntropyLoss().to(device)``: still a loss
@@ -978,7 +1029,7 @@ class _LoopChecker(OrderedWalk):
             if target is None or value is None:
                 continue
             through = f"{helper.name}`, which passes it to `{source_of(target)}"
-            model = placement.moved_model(target, self.scope, self.order) \
+            model = placement.moved_model(target, self.scope, self._order_at(call)) \
                 if isinstance(target, (cst.Name, cst.Attribute)) else None
             if model is not None and not self.analysis.is_loss(target, self.scope):
                 self.model_called = model
