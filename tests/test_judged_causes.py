@@ -502,3 +502,103 @@ DRAW_THEN_LOOP = """\
 
 def test_tdl004_reports_a_use_reached_by_a_drawn_batch_and_a_loop_once():
     assert found(DRAW_THEN_LOOP, "TDL004") == [(11, 31)]
+
+
+# -- TDL004: a drawn batch run through a model that is moved only later --------------------
+
+RUN_BEFORE_THE_MOVE = """\
+    import torch
+    from torch.utils.data import DataLoader, TensorDataset
+
+    loader = DataLoader(TensorDataset(torch.randn(8, 4)), batch_size=4)
+    batch = next(iter(loader))
+    model = torch.nn.Linear(4, 2)
+    MOVE_BEFORE
+    outputs = model(batch[0])
+    MOVE_AFTER
+"""
+
+
+def test_tdl004_a_batch_run_before_the_model_is_moved_meets_a_cpu_model():
+    # a notebook's "dummy forward pass" cell before the training cell that moves the model
+    # (Transformers-Tutorials' GIT, DINOv2, MaskFormer): the batch meets a model on the CPU
+    move = 'model.to("cuda")'
+    assert found(RUN_BEFORE_THE_MOVE.replace("MOVE_BEFORE", "").replace("MOVE_AFTER", move),
+                 "TDL004") == []
+    # the twin: the model moved between the draw and the run is on the device at the run
+    assert found(RUN_BEFORE_THE_MOVE.replace("MOVE_BEFORE", move).replace("MOVE_AFTER", ""),
+                 "TDL004") == [(8, 17)]
+
+
+# -- TDL004: batches placed on the device before the loader ---------------------------------
+
+PLACED_UPSTREAM = """\
+    import torch
+    from torch.utils.data import DataLoader, TensorDataset
+
+
+    def main(train, device):
+        model = torch.nn.Linear(4, 2).to(device)
+        x_train, y_train = make_tensors(train, ARGUMENT)
+        loader = DataLoader(TensorDataset(x_train, y_train), batch_size=4)
+        for x, y in loader:
+            model(x)
+"""
+
+
+def test_tdl004_tensors_made_by_a_helper_given_the_device_may_be_there():
+    # DGL's stgcn: ``x_train, y_train = data_transform(train, ..., device)``, whose helper
+    # (in another file) returns ``torch.Tensor(x).to(device)``
+    assert found(PLACED_UPSTREAM.replace("ARGUMENT", "device"), "TDL004") == []
+    assert found(PLACED_UPSTREAM.replace("ARGUMENT", "device=device"), "TDL004") == []
+    # the twins: a helper given no device, or given the CPU, makes CPU tensors
+    assert found(PLACED_UPSTREAM.replace("ARGUMENT", "12"), "TDL004") == [(10, 15)]
+    assert found(PLACED_UPSTREAM.replace("ARGUMENT", 'device="cpu"'), "TDL004") == [(10, 15)]
+
+
+FORMATTED = """\
+    import torch
+    from torch.utils.data import DataLoader
+
+
+    def main(dataset, device):
+        model = torch.nn.Linear(4, 2).to(device)
+        FORMAT
+        loader = DataLoader(dataset, batch_size=4)
+        for batch in loader:
+            model(batch)
+"""
+
+
+def test_tdl004_a_dataset_formatted_onto_the_device_yields_device_batches():
+    # Transformers-Tutorials' LayoutLMv2: ``train_dataset.set_format(type="torch",
+    # device="cuda")`` makes the loader yield CUDA tensors
+    for format_ in ('dataset.set_format(type="torch", device="cuda")',
+                    'dataset = dataset.with_format("torch", device=device)'):
+        assert found(FORMATTED.replace("FORMAT", format_), "TDL004") == [], format_
+    for format_ in ('dataset.set_format(type="torch")',
+                    'dataset.set_format(type="torch", device="cpu")',
+                    'dataset = dataset.with_format("torch")'):
+        assert found(FORMATTED.replace("FORMAT", format_), "TDL004") == [(10, 15)], format_
+
+
+INDEXES = """\
+    import torch
+
+
+    def train(model, loader, x, y, device):
+        model.to(device)
+        for batch_size, n_id, adjs in loader:
+            adjs = [adj.to(device) for adj in adjs]
+            out = model(x[n_id], adjs, n_id)
+            loss = torch.nn.functional.nll_loss(out, y[USE])
+"""
+
+
+def test_tdl004_batch_values_the_loop_indexes_with_are_indices():
+    # PyG's NeighborSampler loop (DIG's GraphFM): ``n_id`` indexes the features and is given
+    # to the model, which indexes with it too; indexing with a CPU index works anywhere
+    assert found(INDEXES.replace("USE", "n_id[:batch_size]"), "TDL004") == []
+    # the twin: the same value never used as an index is a tensor fed to the model
+    assert found(INDEXES.replace("x[n_id]", "x").replace("USE", ":batch_size"),
+                 "TDL004") == [(8, 30)]
