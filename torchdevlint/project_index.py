@@ -37,6 +37,11 @@ costs a fraction of its lint), and holds only what another file may ask:
   parameter to the host before converting it (``y_targets.cpu().numpy()``): a twin of the
   same parameters in a file of the same folder gets them on a device too
   (``ProjectView.host_copy_twin``, TDL008's evidence).
+- ``host_returns``: [owner, method, line, positions] of each top-level function (method "")
+  or method of a top-level class whose every ``return`` gives Python numbers (``loss.item()``,
+  ``len(x)``; positions ``[]``), or tuples with numbers at ``positions``: a model of another
+  file whose ``compute_loss`` returns ``loss, den.item()`` hands back a number there
+  (``ProjectView.returns_numbers``, TDL008's evidence);
 - ``names_cuda``: whether the file's bytes name CUDA at all (``gpu_only_program`` asks it
   first: the summary answers it without reading the file again); ``asks_gpu``, of a notebook:
   whether it asks for a GPU runtime and says so (``notebook.declares_gpu_runtime``).
@@ -70,7 +75,7 @@ from typing import Callable, Dict, Iterable, Iterator, List, Optional, Sequence,
 from torchdevlint import torch_api as api
 from torchdevlint.textsearch import names_a_gpu, states_a_gpu_requirement
 
-_FORMAT = 7
+_FORMAT = 8
 ROOT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
 _SUFFIXES = (".py", ".ipynb")
 # Directories no project file lives in (virtual environments, caches, build output).
@@ -158,20 +163,48 @@ class _ScopeState:
         self.loaders: set = set()  # names bound to a loader told to yield device batches
 
 
+def _host_number(expr, local: Dict[str, List[Optional[ast.AST]]], depth: int) -> bool:
+    """``expr`` gives Python numbers made on the host (see ``_Summariser._host_returns``)."""
+    if depth > 6:
+        return False
+    if isinstance(expr, ast.Constant):
+        return isinstance(expr.value, (int, float, bool)) or expr.value is None
+    if isinstance(expr, ast.Call):
+        func = expr.func
+        if isinstance(func, ast.Attribute):
+            return func.attr in api.PYTHON_VALUE_METHODS and not expr.args
+        return isinstance(func, ast.Name) and func.id in api.NUMBER_BUILTINS
+    if isinstance(expr, ast.BinOp):
+        return _host_number(expr.left, local, depth + 1) and \
+            _host_number(expr.right, local, depth + 1)
+    if isinstance(expr, ast.UnaryOp):
+        return _host_number(expr.operand, local, depth + 1)
+    if isinstance(expr, ast.Tuple):
+        return bool(expr.elts) and all(_host_number(e, local, depth + 1) for e in expr.elts)
+    if isinstance(expr, ast.Name):
+        values = local.get(expr.id)
+        return bool(values) and all(v is not None and _host_number(v, local, depth + 1)
+                                    for v in values)
+    return False
+
+
 class _Summariser:
     def __init__(self) -> None:
         self.out: Dict[str, object] = {"imports": [], "names": {}, "classes": {}, "moves": [],
                                        "saves": [], "loads": [], "defs": [], "calls": [],
                                        "cuda": False, "cpu_path": False, "stops": {},
                                        "entry_calls": [], "requires": [],
-                                       "signatures": [], "host_copies": [], "writers": []}
+                                       "signatures": [], "host_copies": [], "writers": [],
+                                       "host_returns": []}
         self.constants: Dict[str, List[str]] = {}
         self.imported: set = set()  # names bound by imports of modules a project may define
         self.placements: set = set()  # ids of "cpu" strings that place data (``_placements``)
         self.saves_text = True  # the file's text says "save" (``_writers`` has work to do)
+        self.item_text = True  # the file's text says ".item()" (``_host_returns`` has work)
 
     def run(self, tree: ast.Module, source: Optional[str] = None) -> dict:
         self.saves_text = source is None or "save" in source
+        self.item_text = source is None or ".item()" in source
         for statement in tree.body:
             self._top(statement)
         if source is None or any(word in source for word in _WALK_WORDS):
@@ -254,6 +287,7 @@ class _Summariser:
             self._signature(statement)
             self._entry_calls(statement.body)
             self._writers(statement, statement.name)
+            self._host_returns(statement, statement.name, "")
         elif isinstance(statement, ast.ClassDef):
             self.out["classes"][statement.name] = {
                 "line": statement.lineno, "bases": [_dotted(b) for b in statement.bases],
@@ -261,6 +295,7 @@ class _Summariser:
             for method in statement.body:
                 if isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)):
                     self._writers(method, statement.name, method=True)
+                    self._host_returns(method, statement.name, method.name)
         elif isinstance(statement, ast.If) and _is_main_test(statement.test):
             self._entry_calls(statement.body)  # ``if __name__ == "__main__":``
         if isinstance(statement, (ast.Expr, ast.Assign)):
@@ -321,6 +356,55 @@ class _Summariser:
             names = file_names(_strings(target, self.constants))
             if names or sources:
                 self.out["writers"].append([owner, line, names, sorted(sources)])
+
+    def _host_returns(self, node, owner: str, method: str) -> None:
+        """``Summary["host_returns"]``: [owner, method, line, positions] of a top-level
+        function (method "") or a method of a top-level class every ``return`` of which gives
+        Python numbers (``loss.item()``, ``float(x)``, ``len(x)``, literals, arithmetic and
+        tuples of those, names bound only to such; positions ``[]``), or tuples of one length
+        with numbers at ``positions`` (``return loss, loss_den.item(), ...``): what a caller
+        gets there is on no device, whatever the object was moved to (DGL's hilander
+        ``compute_loss``, DIG's JTVAE ``forward``)."""
+        if not self.item_text:
+            return
+        local: Dict[str, List[ast.AST]] = {}
+        returns = []
+        stack = list(node.body)
+        while stack:  # (not into nested functions: their returns are theirs)
+            inner = stack.pop()
+            if isinstance(inner, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda,
+                                  ast.ClassDef)):
+                continue
+            if isinstance(inner, ast.Return):
+                returns.append(inner.value)
+            elif isinstance(inner, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+                targets = inner.targets if isinstance(inner, ast.Assign) else [inner.target]
+                for target in targets:
+                    for name in ast.walk(target):
+                        if isinstance(name, ast.Name):
+                            # (an unpacking or augmented target: its value is not known)
+                            plain = target is name and not isinstance(inner, ast.AugAssign)
+                            local.setdefault(name.id, []).append(inner.value if plain else None)
+            elif isinstance(inner, (ast.For, ast.AsyncFor, ast.With, ast.AsyncWith)):
+                for name in ast.walk(getattr(inner, "target", None) or ast.Pass()):
+                    if isinstance(name, ast.Name):
+                        local.setdefault(name.id, []).append(None)
+            stack.extend(ast.iter_child_nodes(inner))
+        values = [value for value in returns if value is not None]
+        if not values:
+            return
+        if len(values) == len(returns) and all(_host_number(v, local, 0) for v in values):
+            self.out["host_returns"].append([owner, method, node.lineno, []])
+            return
+        # ``return loss, loss_den.item(), loss_conn.item()``: the positions that are numbers
+        # in every return (of tuples of one length)
+        if len(values) != len(returns) or not all(isinstance(v, ast.Tuple) for v in values) \
+                or len({len(v.elts) for v in values}) != 1:
+            return
+        positions = [i for i in range(len(values[0].elts))
+                     if all(_host_number(v.elts[i], local, 0) for v in values)]
+        if positions:
+            self.out["host_returns"].append([owner, method, node.lineno, positions])
 
     def _entry_calls(self, statements: List[ast.stmt]) -> None:
         """``Summary["entry_calls"]``: [callee, line] of each call that a statement of the
@@ -1079,6 +1163,15 @@ class ProjectIndex:
                 sibling = f"{here}.{owner}" if here else owner
                 found = self.modules.get(sibling) or (
                     self.modules[matches[0]] if len(matches) == 1 else None)
+                if found is None and len(matches) > 1:
+                    # several modules of that name (copies of one code base side by side):
+                    # the one beside an enclosing package of the importer, nearest first, as
+                    # a script run from that folder finds it (``exp/exp_main.py``'s ``from
+                    # utils.tools import ...`` of ``run.py``'s folder, the Informer family)
+                    package = here.split(".") if here else []
+                    while package and found is None:
+                        package.pop()
+                        found = self.modules.get(".".join(package + [owner]))
             if found is not None:
                 return found, name
         return None
@@ -1106,6 +1199,21 @@ class ProjectIndex:
                     return name, relpath, entry["line"]
             return None
         return self._imported_guard(relpath, name, depth + 1)
+
+    def definition(self, relpath: str, name: str, depth: int = 0) -> Tuple[str, str]:
+        """(relpath, name) where the module ``relpath``'s ``name`` is defined: followed through
+        the module's own imports (a package's ``__init__.py`` that re-exports ``from .lander
+        import LANDER``), else where it is."""
+        summary = self.summary(relpath)
+        if summary is None or depth > 4:
+            return relpath, name
+        for level, module, imported, bound in summary["imports"]:
+            if bound == name and imported is not None:
+                qualified = "." * level + (f"{module}.{imported}" if module else imported)
+                resolved = self.resolve_import(relpath, qualified)
+                if resolved is not None and resolved != (relpath, name):
+                    return self.definition(*resolved, depth + 1)
+        return relpath, name
 
     def _imported_guard(self, relpath: str, name: str, depth: int):
         summary = self.summary(relpath)
@@ -1342,7 +1450,7 @@ class ProjectView:
         resolved = self.index.resolve_import(self.relpath, qualified)
         if resolved is None:
             return None
-        relpath, name = resolved
+        relpath, name = self.index.definition(*resolved)
         summary = self.index.summary(relpath)
         if summary is None or relpath == self.relpath:
             return None
@@ -1359,6 +1467,25 @@ class ProjectView:
                     passed(params.index(parameter)) if parameter in params else None)
                 if given and read & set(given):
                     return self.shown(relpath, line)
+        return None
+
+    def returns_numbers(self, qualified: str, method: str,
+                        position: Optional[int] = None) -> Optional[str]:
+        """``file:line`` of ``method`` of the project's class ``qualified`` (this file's import
+        of it) when every ``return`` of it gives Python numbers (``Summary["host_returns"]``),
+        or, with ``position``, a tuple whose item there is one; else None (also for a class
+        of this file, which the analysis reads itself)."""
+        resolved = self.index.resolve_import(self.relpath, qualified)
+        if resolved is None:
+            return None
+        relpath, name = self.index.definition(*resolved)
+        summary = self.index.summary(relpath)
+        if summary is None or relpath == self.relpath:
+            return None
+        for owner, function, line, positions in summary.get("host_returns", ()):
+            if owner == name and function == method and (
+                    not positions or (position is not None and position in positions)):
+                return self.shown(relpath, line)
         return None
 
     def class_moved(self, name: str) -> Optional[str]:

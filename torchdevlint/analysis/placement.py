@@ -605,8 +605,12 @@ class _AcceleratorWalk(OrderedWalk):
             items = (K.TENSOR,) * len(targets)
         else:
             return
-        for target, item in zip(targets, items):
-            if isinstance(target, cst.Name) and item is K.TENSOR:
+        for position, (target, item) in enumerate(zip(targets, items)):
+            if isinstance(target, cst.Name) and item is K.TENSOR and not (
+                    self.side == "accelerator"
+                    and self.placement.project_numbers_at(value, self.scope, position)):
+                # (``loss, den, conn = model.compute_loss(g)`` of a class of another file
+                # that returns ``loss, den.item(), conn.item()``: two numbers)
                 self.place(target.value, found)
 
     def unpacked_parts(self, targets, value: cst.BaseExpression) -> bool:
@@ -1171,11 +1175,16 @@ class Placement:
             own = self.method_called(call, scope)  # (``model.init_hidden(n)`` makes on the CPU)
             if own is not None and self.gives_host_values(own):
                 return None  # ``self._text_length(text)``: a method that returns Python numbers
+            if own is None and self.project_numbers(func.value, func.attr.value, scope):
+                return None  # ``model.compute_loss(...)`` of a class of another file, likewise
             if own is None or self.returned(own, "cpu") is None:
                 # ``model.encode(x)``, ``model.sample(n)``
                 model = self.moved_model(func.value, scope, before=before)
         if model is not None and self.asks_host_output(call, scope):
             return None  # ``pipe(prompt, output_type="np")``: NumPy arrays
+        if model is not None and isinstance(func, (cst.Name, cst.Attribute)) and \
+                self.project_numbers(func, "forward", scope):
+            return None  # a model of another file whose ``forward`` returns ``loss.item()``s
         if model is not None:
             return OnAccelerator(call, model[1])
         found = self._module_given_device_input(call, scope, trace)
@@ -1372,6 +1381,47 @@ class Placement:
                 value is not None and self._dict_asks_host_output(value, ctx.scope, depth + 1)
                 for value, ctx in info.returns)
         return False
+
+    def project_numbers_at(self, call, scope: Scope, position: int) -> Optional[str]:
+        """``project_numbers`` of what ``call`` (``model(x)``, ``model.compute_loss(g)``)
+        gives at tuple ``position``."""
+        if not isinstance(call, cst.Call):
+            return None
+        func = call.func
+        if isinstance(func, cst.Attribute) and func.attr.value not in ("forward",):
+            found = self.project_numbers(func.value, func.attr.value, scope, position=position)
+            if found is not None:
+                return found
+        receiver = func.value if isinstance(func, cst.Attribute) else func
+        return self.project_numbers(receiver, "forward", scope, position=position)
+
+    def project_numbers(self, receiver, method: str, scope: Scope, depth: int = 0,
+                        position: Optional[int] = None) -> Optional[str]:
+        """``file:line`` of ``method`` of the project class (of another file) that ``receiver``
+        is built from, when every ``return`` of it gives Python numbers (the project index's
+        ``host_returns``): ``model = LANDER(...).to(device)``, then ``model.compute_loss(g)``
+        returns ``loss.item()``s, on no device. None when the class is unknown or no such."""
+        project = self._project()
+        if project is None or depth > 2 or not isinstance(receiver, (cst.Name, cst.Attribute)):
+            return None
+        for value, value_scope, path, _ in self.bindings_of(receiver, scope):
+            while not path and isinstance(value, cst.Call) and \
+                    isinstance(value.func, cst.Attribute) and \
+                    value.func.attr.value in api.MODULE_SELF_METHODS:
+                value = value.func.value  # ``LANDER(...).to(device)``, ``.cuda()``, ``.eval()``
+            if path:
+                continue
+            if isinstance(value, (cst.Name, cst.Attribute)) and not value.deep_equals(receiver):
+                found = self.project_numbers(value, method, value_scope, depth + 1, position)
+            elif isinstance(value, cst.Call):
+                qualified = self.kinds.qualname(value.func, value_scope)
+                found = project.returns_numbers(qualified, method, position) \
+                    if qualified else None
+            else:
+                found = None
+            if found is not None:
+                return found
+        return None
 
     def gives_host_values(self, info: FunctionInfo) -> bool:
         """Every ``return`` of the function ``info`` of this file gives Python values made in

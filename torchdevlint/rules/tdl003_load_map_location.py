@@ -485,7 +485,8 @@ def _written_earlier_by_project(analysis: Analysis, load: CallSite) -> Optional[
     writes the file read, to a fixed name or to one the call passes
     (``utils.save_model(model, target_dir="models", model_name=path)``), or a call of a
     method of an object of a project class that writes it (``stopper = EarlyStopping();
-    stopper.step(acc, model)``, whose ``save_checkpoint`` writes ``es_checkpoint.pt``). What
+    stopper.step(acc, model)``, whose ``save_checkpoint`` writes ``es_checkpoint.pt``; or
+    ``stopper(loss, model, path)``). What
     the same run wrote on the same machine: a round trip, as within one file. None when
     there is none (``ProjectView.written_by``)."""
     project = analysis.project
@@ -501,8 +502,12 @@ def _written_earlier_by_project(analysis: Analysis, load: CallSite) -> Optional[
                 continue
             scope = site.ctx.scope
             callees = [analysis.qualname(site.call.func, scope)]
-            receiver = site.call.func.value if isinstance(site.call.func, cst.Attribute) else None
-            if isinstance(receiver, cst.Name):  # a method of an object the code made
+            # a method of an object the code made, or the object itself called (``stopper =
+            # EarlyStopping(); stopper(loss, model, path)``, whose ``__call__`` saves: the
+            # Informer family's ``exp_main.py``, issue 28)
+            receiver = site.call.func.value if isinstance(site.call.func, cst.Attribute) \
+                else site.call.func
+            if isinstance(receiver, cst.Name):
                 callees += [analysis.qualname(value.func, value_scope)
                             for value, value_scope, path, _ in
                             analysis.placement.bindings_of(receiver, scope)
