@@ -602,3 +602,29 @@ def test_tdl004_batch_values_the_loop_indexes_with_are_indices():
     # the twin: the same value never used as an index is a tensor fed to the model
     assert found(INDEXES.replace("x[n_id]", "x").replace("USE", ":batch_size"),
                  "TDL004") == [(8, 30)]
+
+
+# -- TDL003: a load that no run without CUDA reaches ---------------------------------------
+
+AFTER_A_CUDA_USE = """\
+    import torch
+
+
+    def test(args, checkpoint):
+        model = build(args)BEFORE
+        model.load_state_dict(torch.load(checkpoint))
+        return model
+"""
+
+
+def test_tdl003_a_load_after_an_unconditional_cuda_call_meets_cuda():
+    # DGL's MAG240M: ``model = RGAT(...).cuda()`` the line before the load; a run without
+    # CUDA stops there (TDL002's finding), so the load always has CUDA
+    for before in (".cuda()", '.to("cuda:0")', "\n        torch.cuda.set_device(args.gpu)",
+                   '\n        torch.set_default_tensor_type("torch.cuda.FloatTensor")'):
+        assert found(AFTER_A_CUDA_USE.replace("BEFORE", before), "TDL003") == [], before
+    # the twins: a move to a device chosen at run time, or a conditional one, proves nothing
+    for before in (".to(args.device)", ".cuda() if args.cuda else build(args)",
+                   "\n        if args.cuda:\n            model.cuda()"):
+        source = AFTER_A_CUDA_USE.replace("BEFORE", before)
+        assert len(found(source, "TDL003")) == 1, before

@@ -201,7 +201,7 @@ def test_hook_on_a_changed_file_sees_the_rest_of_the_project(tmp_path, hook_repo
      {("engine.py", 6, "TDL004", "as main.py:16 does"), ("metrics.py", 6, "TDL008", "as main.py:19 does"),
       ("metrics.py", 14, "TDL011", "as main.py:19 does")}),
     ("buffer_moved", ("model.py",), {("model.py", 9, "TDL005", "train.py:6")}),
-    ("gpu_only", ("train.py", "model.py"), {("train.py", 10, "TDL003", "map_location")}),
+    ("gpu_only", ("train.py", "model.py"), {("train.py", 7, "TDL003", "map_location")}),
     ("program_gpu_evidence", ("fp8_benchmark.py", "fused_adam.py"),
      {("fused_adam.py", 10, "TDL002", "hard-codes the CUDA device")}),
     # train.py calls distributed.py's helper, which stops without CUDA: GPU-only

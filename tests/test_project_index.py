@@ -49,7 +49,7 @@ EXPECTED = {
     # model.py runs it on the CPU (silent)
     "buffer_moved": {("model.py", 9, "TDL005", "another file moves it to an accelerator: train.py:6")},
     # no file checks for an accelerator or names "cpu": GPU-only, TDL002 off (TDL003 stays)
-    "gpu_only": {("train.py", 10, "TDL003", None)},
+    "gpu_only": {("train.py", 7, "TDL003", None)},
     # train.py calls distributed.init_distributed_mode, which exits without CUDA (silent);
     # evaluate.py has a CPU path and hard-codes .cuda() anyway (reported); three_nn.py's
     # work is a compiled extension's (silent, in-file); knn.py allocates CUDA memory alone
@@ -85,6 +85,9 @@ EXPECTED = {
     # compute_loss (models/lander.py, re-exported by models/__init__.py) returns the loss and
     # two ``.item()`` numbers: the lists of numbers are silent, the list of losses is not
     "numbers_from_another_file": {("train.py", 16, "TDL010", None), ("train.py", 20, "TDL008", None)},
+    # a library class's "cuda" default that every call of the project passes (beside
+    # ``**cfg``) is silent; a function one call leaves the default of is not
+    "default_passed_across_files": {("schedule.py", 17, "TDL002", None)},
 }
 WITHOUT_INDEX = {
     "guard_across_imports": {("report.py", 8, "TDL002"), ("train.py", 8, "TDL002"),
@@ -93,8 +96,8 @@ WITHOUT_INDEX = {
     "module_moved": {("models.py", 20, "TDL007"), ("models.py", 25, "TDL007")},
     "placement_across_calls": set(),
     "buffer_moved": set(),
-    "gpu_only": {("train.py", 7, "TDL002"), ("train.py", 8, "TDL002"), ("model.py", 11, "TDL002"),
-                 ("train.py", 10, "TDL003")},
+    "gpu_only": {("train.py", 8, "TDL002"), ("train.py", 9, "TDL002"), ("model.py", 11, "TDL002"),
+                 ("train.py", 7, "TDL003")},
     "program_stops_without_cuda": {("train.py", 10, "TDL002"), ("train.py", 11, "TDL002"),
                                    ("evaluate.py", 8, "TDL002"), ("knn.py", 5, "TDL002")},
     "program_gpu_evidence": {("fp8_benchmark.py", 6, "TDL002"), ("fp8_benchmark.py", 7, "TDL002"),
@@ -109,6 +112,7 @@ WITHOUT_INDEX = {
     "round_trip_through_a_stopper": {("exp_main.py", 20, "TDL003"), ("exp_main.py", 26, "TDL003")},
     "numbers_from_another_file": {("train.py", 16, "TDL010"), ("train.py", 19, "TDL008"),
                                   ("train.py", 20, "TDL008")},
+    "default_passed_across_files": {("schedule.py", 12, "TDL002"), ("schedule.py", 17, "TDL002")},
 }
 
 

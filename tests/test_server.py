@@ -177,10 +177,9 @@ async def code_actions(client: LanguageClient, uri: str, diagnostics, only=None)
 
 
 TRAINING = '''import torch
-
+state = torch.load("weights.pt")
 s = "naïve 😀"; x = torch.ones(2); x.to("cuda")
 model = torch.nn.Linear(2, 2)
-state = torch.load("weights.pt")
 '''
 
 

@@ -75,7 +75,7 @@ from typing import Callable, Dict, Iterable, Iterator, List, Optional, Sequence,
 from torchdevlint import torch_api as api
 from torchdevlint.textsearch import names_a_gpu, states_a_gpu_requirement
 
-_FORMAT = 8
+_FORMAT = 9
 ROOT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
 _SUFFIXES = (".py", ".ipynb")
 # Directories no project file lives in (virtual environments, caches, build output).
@@ -514,12 +514,15 @@ class _Summariser:
         if not callee or callee.split(".")[0] not in self.imported or not (
                 node.args or node.keywords):
             return
+        keywords = {k.arg: self._argument_kind(k.value, state)
+                    for k in node.keywords if k.arg is not None}
         if any(isinstance(a, ast.Starred) for a in node.args) or \
                 any(k.arg is None for k in node.keywords):
-            positional, keywords = None, {}  # matched to no parameter: unknown for every one
+            # matched to no parameter but the keywords named (``Model(**cfg, device=d)``):
+            # unknown for every other one
+            positional = None
         else:
             positional = [self._argument_kind(a, state) for a in node.args]
-            keywords = {k.arg: self._argument_kind(k.value, state) for k in node.keywords}
         self.out["calls"].append([callee, node.lineno, positional, keywords])
 
     def _call(self, node: ast.Call, state: _ScopeState, cls: Optional[str]) -> None:
@@ -1503,21 +1506,21 @@ class ProjectView:
         """(how many calls, ``file:line`` of the first) when every call of this file's
         top-level ``function`` from another file of the project passes, for ``parameter``
         (at ``position``; -1: keyword-only), a value of one of ``kinds`` (see
-        ``Summary["calls"]``), (0, None) when no other file calls it; None when another file
-        calls it with anything else."""
-        kinds = set(kinds)
+        ``Summary["calls"]``; None: any value), (0, None) when no other file calls it; None
+        when another file calls it with anything else, or leaves it out."""
+        kinds = None if kinds is None else set(kinds)
         callers = self.index.callers(self.relpath, function)
         first = None
         for relpath, line, positional, keywords in callers:
-            if positional is None:
-                return None
-            if parameter in keywords:
+            if parameter in keywords:  # (also beside ``**config``)
                 kind = keywords[parameter]
+            elif positional is None:
+                return None
             elif 0 <= position < len(positional):
                 kind = positional[position]
             else:
                 return None  # its default: nothing known
-            if kind not in kinds:
+            if kinds is not None and kind not in kinds:
                 return None
             if first is None:
                 first = self.shown(relpath, line)

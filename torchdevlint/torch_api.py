@@ -762,6 +762,9 @@ TRANSPARENT_DECORATORS = frozenset(
 DEVICE_PART_ATTRIBUTES = frozenset(("type", "index"))
 REGISTERING_TENSOR_CALLS = frozenset(("register_buffer", "register_parameter"))
 TENSOR_TYPE_TAKING_CALLS = frozenset(("type", "set_default_tensor_type"))
+# Calls that fail where CUDA is not there, whatever they are given: a statement that makes one
+# unconditionally stops a run without CUDA before the code after it (``Guards.after_cuda_use``).
+CUDA_REQUIRING_CALLS = frozenset(("torch.cuda.set_device", "torch.cuda.init"))
 # Device strings whose mention makes a condition a device guard (``guards``), besides CUDA's.
 GUARD_DEVICE_STRINGS = frozenset(("cpu", "mps", "xpu"))
 # Strings and tensor methods whose test only passes where CUDA is there: the NCCL backend

@@ -638,6 +638,11 @@ class Analysis:
         (``Guards.runs_only_with_cuda``)."""
         return self.guards.runs_only_with_cuda(ctx)
 
+    def after_cuda_use(self, node: cst.CSTNode, ctx: Ctx) -> Optional[cst.CSTNode]:
+        """The statement every run reaching ``node`` has run before it that fails without
+        CUDA (an unconditional ``model.cuda()``), or None (``Guards.after_cuda_use``)."""
+        return self.guards.after_cuda_use(node, ctx)
+
     def runs_only_without_cuda(self, ctx: Ctx) -> bool:
         """Code in ``ctx`` runs only where CUDA is not there nor asked for
         (``Guards.runs_only_without_cuda``)."""

@@ -191,6 +191,59 @@ class Guards:
             link = link[1]
         return False
 
+    def after_cuda_use(self, node: cst.CSTNode, ctx: Ctx) -> Optional[cst.CSTNode]:
+        """The statement before ``node`` that every run reaching ``node`` has run and that
+        fails without CUDA, or None: an unconditional ``model.cuda()`` (also at the end of a
+        chain, ``RGAT(...).cuda()``), ``x.to("cuda")``, ``torch.cuda.set_device(i)``,
+        ``torch.set_default_tensor_type("torch.cuda.FloatTensor")``, earlier in ``node``'s
+        block or in a block around it in the same function (or module, or notebook). No
+        machine without CUDA reaches ``node`` (TDL003: a load there meets CUDA; the hard-coded
+        CUDA is TDL002's finding). A ``.cuda()`` inside a condition, an argument or a
+        conditional expression proves nothing."""
+        body = ctx.func.node.body if ctx.func is not None else self.module
+        statements = body.body if isinstance(body, (cst.IndentedBlock, cst.Module)) else ()
+        scope = ctx.scope
+        for _ in range(64):  # (down the blocks that hold ``node``)
+            inner = None
+            for statement in statements:
+                if _holds(statement, node):
+                    inner = statement
+                    break
+                if self._uses_cuda(statement, scope):
+                    return statement
+            if inner is None or isinstance(inner, (cst.FunctionDef, cst.ClassDef)):
+                return None
+            statements = next((block.body for block in _blocks_holding(inner, node)), None)
+            if statements is None:
+                return None
+        return None
+
+    def _uses_cuda(self, statement: cst.CSTNode, scope: Scope) -> bool:
+        """``statement`` is one line that fails without CUDA when it runs (``after_cuda_use``)."""
+        if not isinstance(statement, cst.SimpleStatementLine):
+            return False
+        for small in statement.body:
+            value = small.value if isinstance(small, (cst.Expr, cst.Assign)) else None
+            while isinstance(value, cst.Call):
+                func = value.func
+                qualified = self.kinds.qualname(func, scope)
+                if qualified in api.CUDA_REQUIRING_CALLS:
+                    return True
+                if qualified == "torch.set_default_tensor_type" and value.args and \
+                        "cuda" in (string_value(value.args[0].value) or ""):
+                    return True
+                if not isinstance(func, cst.Attribute) or qualified is not None:
+                    break
+                if func.attr.value == "cuda":
+                    return True
+                if func.attr.value == "to" and any(
+                        (string_value(arg.value) or "").startswith("cuda")
+                        for arg in value.args if arg.keyword is None
+                        or arg.keyword.value == "device"):
+                    return True
+                value = func.value
+        return False
+
     def runs_only_without_cuda(self, ctx: Ctx) -> bool:
         """Whether code in ``ctx`` runs only where CUDA is not there (nor asked for): in the
         ``else`` of a test that ``runs_only_with_cuda`` takes (``x.cpu().numpy() if
@@ -623,28 +676,40 @@ class Guards:
         if key in self._guard_memo:
             return self._guard_memo[key]
         owner_name = func.cls.name if func.cls is not None and func.name == "__init__" else func.name
-        verdict = False
-        if self.expects_no_other_callers(owner_name, self._calls_of(func, owner_name)):
-            params = func.node.params
-            positional = [p.name.value for p in list(params.posonly_params) + list(params.params)]
-            index = positional.index(name) if name in positional else None
-            if index is not None and func.self_name is not None:
-                index -= 1  # obj.method(...), Class(...), super().__init__(...) bind self
-            calls = 0
-            verdict = True
-            for site in self._calls_of(func, owner_name):
-                calls += 1
-                arguments = site.call.args
-                if any(a.star == "**" or (a.keyword is not None and a.keyword.value == name)
-                       for a in arguments):
-                    continue
-                passed = [a for a in arguments if a.keyword is None]
-                if index is not None and (len(passed) > index or any(a.star == "*" for a in passed)):
-                    continue
-                verdict = False
-                break
-            if calls == 0 and not self.is_script():
-                verdict = False  # no evidence either way
+        params = func.node.params
+        positional = [p.name.value for p in list(params.posonly_params) + list(params.params)]
+        index = positional.index(name) if name in positional else None
+        if index is not None and func.self_name is not None:
+            index -= 1  # obj.method(...), Class(...), super().__init__(...) bind self
+        calls = 0
+        verdict = True
+        for site in self._calls_of(func, owner_name):
+            calls += 1
+            arguments = site.call.args
+            if any(a.star == "**" or (a.keyword is not None and a.keyword.value == name)
+                   for a in arguments):
+                continue
+            passed = [a for a in arguments if a.keyword is None]
+            if index is not None and (len(passed) > index or any(a.star == "*" for a in passed)):
+                continue
+            verdict = False
+            break
+        if verdict and not self.expects_no_other_callers(
+                owner_name, self._calls_of(func, owner_name)):
+            # a public function or class of a library: the project's other files call it,
+            # and every call of the project passes the argument (shap-e's renderers, built by
+            # ``model_from_config`` with ``device=device``); with no call anywhere, nothing
+            # is known (a user's call may take the default)
+            verdict = False
+            project = self.project
+            if project is not None and (func.cls is None or func.name == "__init__") and \
+                    (func.cls is None or func.cls.node in self.module.body) and \
+                    (func.cls is not None or func.node in self.module.body):
+                found = project.passed_by_every_caller(
+                    owner_name, name, -1 if index is None else index, None)
+                verdict = found is not None and found[0] + calls > 0
+        elif calls == 0 and not self.is_script():
+            verdict = False  # no evidence either way
         self._guard_memo[key] = verdict
         return verdict
 
@@ -654,7 +719,10 @@ class Guards:
             for site in calls.get(owner_name, ()):
                 yield site
             for site in calls.get("__init__", ()):
-                yield site  # super().__init__(...) of a subclass
+                cls = site.ctx.cls
+                if cls is None or any(last_name(base.value) == owner_name
+                                      for base in cls.node.bases):
+                    yield site  # super().__init__(...) of a subclass (not of another class)
         else:
             yield from calls.get(func.name, ())
 
@@ -866,3 +934,18 @@ def _mentions_cuda(identifier: str) -> bool:
     lowered = identifier.lower()
     return any(word in lowered for word in _CUDA_WORDS)
 
+
+def _holds(statement: cst.CSTNode, node: cst.CSTNode) -> bool:
+    """``node`` is ``statement`` or under it."""
+    return any(inner is node for inner in walk_code(statement, into_functions=True))
+
+
+def _blocks_holding(statement: cst.CSTNode, node: cst.CSTNode):
+    """The blocks of the compound ``statement`` (its body, an ``else``, a handler, a
+    ``finally``) that hold ``node``: the one ``node``'s statement runs in."""
+    for child in iter_children(statement):
+        if isinstance(child, cst.IndentedBlock):
+            if _holds(child, node):
+                yield child
+        elif isinstance(child, cst.CSTNode) and not isinstance(child, cst.BaseExpression):
+            yield from _blocks_holding(child, node)

@@ -248,7 +248,10 @@ class HardcodedCudaDevice(Rule):
     every call in the file passes is not reported when no other file is expected to call the
     function (it is private, or the file is a script with a `__main__` entry point, a test
     module, or a program whose top-level code calls its own functions:
-    `Guards.expects_no_other_callers`).
+    `Guards.expects_no_other_callers`), or, for a public function or class of a library, when
+    the project's other files call it and every call of the project passes the argument (the
+    project index's calls, also `Model(**cfg, device=device)`; with no call anywhere, a user's
+    call may take the default, and it is reported).
 
     A line whose comment (on it, or on the line right above it) says that it fails, as the
     deliberate error demos of teaching notebooks do (`# this will error`, `# raises`, `# error!`,

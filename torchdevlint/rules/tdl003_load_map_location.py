@@ -155,6 +155,12 @@ class LoadWithoutMapLocation(Rule):
       once per GPU (`mp.spawn(main_worker, nprocs=torch.cuda.device_count())`) and never calls
       otherwise. The `else` of such a test, `if args.gpu is None:`, `if args.no_cuda:` and a
       worker also called directly are still reported (`fixtures/TDL003/positive/cpu_branch.py`);
+    - it follows, in its function (or the module, or the notebook), a statement that every run
+      reaching it has run and that fails without CUDA: an unconditional `model.cuda()` (also
+      `RGAT(...).cuda()`), `x.to("cuda")`, `torch.cuda.set_device(i)`,
+      `torch.set_default_tensor_type("torch.cuda.FloatTensor")` (the hard-coded CUDA is
+      TDL002's finding); a move to a device chosen at run time or a conditional one proves
+      nothing;
     - it reads PyTorch's own release weights (a URL under `https://download.pytorch.org/models/`,
       `torch_api.CPU_RELEASE_URL_PREFIXES`): torchvision publishes them with CPU storages and
       loads them itself without `map_location` on CPU-only machines.
@@ -224,6 +230,8 @@ class LoadWithoutMapLocation(Rule):
                 continue  # map_location passed positionally
             if analysis.runs_only_with_cuda(site.ctx):
                 continue  # ``if torch.cuda.is_available(): torch.load(p)``: CUDA is there
+            if analysis.after_cuda_use(call, site.ctx) is not None:
+                continue  # ``model = RGAT(...).cuda()`` the line before: no run without CUDA
             if self._reads_what_this_file_wrote(analysis, site):
                 continue
             writers = _project_writers(analysis, site)
