@@ -86,8 +86,11 @@ EXPECTED = {
     # two ``.item()`` numbers: the lists of numbers are silent, the list of losses is not
     "numbers_from_another_file": {("train.py", 16, "TDL010", None), ("train.py", 20, "TDL008", None)},
     # a library class's "cuda" default that every call of the project passes (beside
-    # ``**cfg``) is silent; a function one call leaves the default of is not
-    "default_passed_across_files": {("schedule.py", 17, "TDL002", None)},
+    # ``**cfg``) is silent; a function one call leaves the default of, a class built without
+    # arguments, and a class a YAML configuration names are not
+    "default_passed_across_files": {("schedule.py", 17, "TDL002", None),
+                                    ("schedule.py", 25, "TDL002", None),
+                                    ("schedule.py", 33, "TDL002", None)},
 }
 WITHOUT_INDEX = {
     "guard_across_imports": {("report.py", 8, "TDL002"), ("train.py", 8, "TDL002"),
@@ -112,7 +115,8 @@ WITHOUT_INDEX = {
     "round_trip_through_a_stopper": {("exp_main.py", 20, "TDL003"), ("exp_main.py", 26, "TDL003")},
     "numbers_from_another_file": {("train.py", 16, "TDL010"), ("train.py", 19, "TDL008"),
                                   ("train.py", 20, "TDL008")},
-    "default_passed_across_files": {("schedule.py", 12, "TDL002"), ("schedule.py", 17, "TDL002")},
+    "default_passed_across_files": {("schedule.py", 12, "TDL002"), ("schedule.py", 17, "TDL002"),
+                                    ("schedule.py", 25, "TDL002"), ("schedule.py", 33, "TDL002")},
 }
 
 

@@ -70,7 +70,7 @@ import threading
 import time
 from functools import lru_cache
 from pathlib import Path
-from typing import Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
+from typing import Callable, Dict, FrozenSet, Iterable, Iterator, List, Optional, Sequence, Tuple
 
 from torchdevlint import torch_api as api
 from torchdevlint.textsearch import names_a_gpu, states_a_gpu_requirement
@@ -511,9 +511,8 @@ class _Summariser:
         callee is bound by an import): [callee, line, kinds of positional arguments,
         {keyword: kind}] (``Summary["calls"]``)."""
         callee = _dotted(node.func)
-        if not callee or callee.split(".")[0] not in self.imported or not (
-                node.args or node.keywords):
-            return
+        if not callee or callee.split(".")[0] not in self.imported:
+            return  # (a call without arguments too: it takes every default)
         keywords = {k.arg: self._argument_kind(k.value, state)
                     for k in node.keywords if k.arg is not None}
         if any(isinstance(a, ast.Starred) for a in node.args) or \
@@ -943,6 +942,41 @@ def _project_files(root: Path) -> List[str]:
     return found
 
 
+_CONFIG_SUFFIXES = (".yaml", ".yml")
+_CONFIG_BYTES = 512 * 1024  # (a bigger YAML file is data, not a configuration)
+_CONFIG_FILES = 4000
+
+
+def _config_words(root: Path) -> FrozenSet[str]:
+    """The identifiers the project's YAML configuration files name (``target:
+    sgm.modules.encoders.modules.FrozenT5Embedder``): classes they may build, with the
+    arguments the file gives and every other one left at its default. Bounded: files of at
+    most 512 KiB, 4000 files."""
+    words: set = set()
+    if not has_marker(root):
+        return frozenset()
+    seen = 0
+    for directory, dirs, files in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if d not in _SKIPPED_DIRS and not d.startswith(".")
+                         and not os.path.exists(os.path.join(directory, d, "pyvenv.cfg")))
+        for name in sorted(files):
+            if not name.endswith(_CONFIG_SUFFIXES) or seen >= _CONFIG_FILES:
+                continue
+            path = os.path.join(directory, name)
+            try:
+                if os.path.getsize(path) > _CONFIG_BYTES:
+                    continue
+                with open(path, encoding="utf-8", errors="replace") as handle:
+                    words.update(_WORD.findall(handle.read()))
+            except OSError:
+                continue
+            seen += 1
+    return frozenset(words)
+
+
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
 class ProjectIndex:
     """Every file's summary, by path relative to ``root``."""
 
@@ -964,6 +998,9 @@ class ProjectIndex:
         self.summarised = 0  # files summarised (not read from the cache) by this process
         # last name -> where it is moved / saved to / built inside a class (``_lookups``)
         self._by_name: Optional[Dict[str, Dict[str, list]]] = None
+        # identifiers of the YAML configuration files (``ProjectView.named_in_configs``),
+        # read on first use
+        self._config_words: Optional[FrozenSet[str]] = None
 
     def _lookups(self) -> Dict[str, Dict[str, list]]:
         """The project's moves, saves and class compositions by last name, made once per
@@ -1500,6 +1537,14 @@ class ProjectView:
         if found is None or found[0] == self.relpath:
             return None  # (a move in this file is the analysis's own evidence)
         return self.shown(*found)
+
+    def named_in_configs(self, name: str) -> bool:
+        """Whether a YAML configuration file of the project names ``name`` (a class it may
+        build with defaults the code never sees passed: ``instantiate_from_config``)."""
+        index = self.index
+        if index._config_words is None:
+            index._config_words = _config_words(index.root)
+        return name in index._config_words
 
     def passed_by_every_caller(self, function: str, parameter: str, position: int,
                                kinds: Iterable[str]) -> Optional[Tuple[int, str]]:

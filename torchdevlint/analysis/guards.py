@@ -667,11 +667,13 @@ class Guards:
             string_value(expr.args[0].value) == "cpu"
 
     def default_always_overridden(self, name: str, func: FunctionInfo) -> bool:
-        """Whether parameter ``name``'s default of ``func`` can be left unused: every call of
-        ``func`` in this file passes the argument (or ``**kwargs`` that may), and no other file
-        is expected to call it, because it is private (``_helper``) or the file is a script
-        (its entry point decides). A public function of a library may be called from
-        anywhere, so its default stays a finding."""
+        """Whether parameter ``name``'s default of ``func`` can be left unused: some call of
+        ``func`` is known, and every call passes the argument (or ``**kwargs`` that may):
+        those of this file, and, for a top-level function or class, those of the project's
+        other files (the project index, also ``Model(**cfg, device=device)``), where no YAML
+        configuration names the class (``instantiate_from_config`` may build it with the
+        default). With no call anywhere, nothing is known, except for a function of a script
+        (its entry point decides how it is run: ``mp.spawn(main_worker, ...)``)."""
         key = ("default", id(func), name)
         if key in self._guard_memo:
             return self._guard_memo[key]
@@ -694,22 +696,24 @@ class Guards:
                 continue
             verdict = False
             break
-        if verdict and not self.expects_no_other_callers(
-                owner_name, self._calls_of(func, owner_name)):
-            # a public function or class of a library: the project's other files call it,
-            # and every call of the project passes the argument (shap-e's renderers, built by
-            # ``model_from_config`` with ``device=device``); with no call anywhere, nothing
-            # is known (a user's call may take the default)
-            verdict = False
+        if verdict:
             project = self.project
-            if project is not None and (func.cls is None or func.name == "__init__") and \
-                    (func.cls is None or func.cls.node in self.module.body) and \
-                    (func.cls is not None or func.node in self.module.body):
-                found = project.passed_by_every_caller(
+            top_level = (func.cls is None or func.name == "__init__") and (
+                func.node in self.module.body if func.cls is None
+                else func.cls.node in self.module.body)
+            others = (0, None)
+            if project is not None and top_level:
+                # audiocraft's ``NoiseSchedule(**cfg, device=self.device)``, coqui's tortoise
+                # helpers: every call of the project passes it
+                others = project.passed_by_every_caller(
                     owner_name, name, -1 if index is None else index, None)
-                verdict = found is not None and found[0] + calls > 0
-        elif calls == 0 and not self.is_script():
-            verdict = False  # no evidence either way
+                if others is not None and func.cls is not None and \
+                        project.named_in_configs(owner_name):
+                    others = None
+            if others is None:
+                verdict = False  # a call elsewhere leaves it out, or a configuration may
+            elif calls + others[0] == 0:
+                verdict = func.cls is None and self.is_script()
         self._guard_memo[key] = verdict
         return verdict
 
