@@ -628,3 +628,29 @@ def test_tdl003_a_load_after_an_unconditional_cuda_call_meets_cuda():
                    "\n        if args.cuda:\n            model.cuda()"):
         source = AFTER_A_CUDA_USE.replace("BEFORE", before)
         assert len(found(source, "TDL003")) == 1, before
+
+
+# -- TDL011: lengths kept on the CPU beside tensors on a device -----------------------------
+
+LENGTHS = """\
+    import torch
+    from kospeech.models import DeepSpeech2
+
+    device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    model = DeepSpeech2(num_classes=10).to(device)
+    criterion = torch.nn.CTCLoss(blank=3, zero_infinity=True)
+    inputs = torch.rand(3, 12345, 80).to(device)
+    targets = torch.LongTensor([[1, 3, 2], [1, 3, 2], [1, 2, 0]]).to(device)
+    NAME = torch.IntTensor([12345, 12300, 12000])
+    target_lengths = torch.LongTensor([2, 2, 1])
+    outputs, output_lengths = model(inputs, NAME)
+    loss = criterion(outputs.transpose(0, 1), targets, output_lengths, target_lengths)
+"""
+
+
+def test_tdl011_lengths_beside_device_tensors_stay_on_the_cpu():
+    # kospeech's tests: a model of the library takes its lengths on the CPU (it reads them
+    # with .item()), and nn.CTCLoss takes input and target lengths there
+    assert found(LENGTHS.replace("NAME", "input_lengths"), "TDL011") == []
+    # the twin: a CPU tensor that is no length, given to the moved model, is still reported
+    assert found(LENGTHS.replace("NAME", "features"), "TDL011") == [(11, 27)]

@@ -27,9 +27,6 @@ NOT_TORCH_NAMES = {
         "methods of Python's str",
     ("tdl003_load_map_location.py", frozenset({"dict", "list", "tuple"})):
         "Python's builtins that build a container of their arguments",
-    ("tdl004_unmoved_batch.py", frozenset(
-        "len lens length lengths size sizes seq_len seq_lens num".split())):
-        "words of the names code gives lengths (``seq_lens``), not an API",
     ("tdl003_load_map_location.py", frozenset(
         "data dataset datasets cache cached vocab vectors triples tokens corpus captions".split())):
         "words of the names code gives data sets (``train_data``), not an API",

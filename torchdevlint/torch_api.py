@@ -536,6 +536,10 @@ DTYPE_NAMES = frozenset(
 # The last word of a name that by convention holds a device (``target_device``, ``dev``); not
 # ``gpu``, which names a GPU's index (``args.gpu``): ``map_location=gpu`` would fail.
 DEVICE_NAME_WORDS = frozenset(("device", "dev"))
+# Words of a name that holds a length or a size (``lengths``, ``input_lengths``, ``src_len``,
+# ``batch.seq_lens``): by convention a value that stays on the CPU beside tensors on a device,
+# since ``pack_padded_sequence`` and ``ctc_loss`` take their lengths there (``names_a_length``).
+LENGTH_WORDS = frozenset("len lens length lengths size sizes seq_len seq_lens num".split())
 
 CUDA_DEVICE_RE = re.compile(r"^cuda(?::\d+)?$")
 

@@ -22,7 +22,7 @@ from torchdevlint.analysis.builder import (
     Builder, Collected, holds, iter_children, reads_name, walk_code,
 )
 from torchdevlint.analysis.devices import (  # noqa: F401 (facade)
-    Devices, device_names_visible, is_device_name, move_device_argument,
+    Devices, device_names_visible, is_device_name, move_device_argument, names_a_length,
 )
 from torchdevlint.analysis.flow import (  # noqa: F401 (facade)
     UNDECIDED, DeviceTrace, OrderedWalk, reached_without,
@@ -62,7 +62,8 @@ __all__ = [
     "dotted_name", "for_clauses", "is_number", "last_name", "root_name", "source_of", "string_value",
     "GRAD_OFF", "GRAD_ON", "GRAD_RUNTIME", "grad_mode_set_by", "expects_failure", "failure_expected_or_handled", "says_it_fails",
     "with_item_expects_failure",
-    "is_device_name", "device_names_visible", "move_device_argument", "ModuleState", "Meeting",
+    "is_device_name", "device_names_visible", "move_device_argument", "names_a_length",
+    "ModuleState", "Meeting",
     "DeviceTrace", "OrderedWalk", "UNDECIDED", "reached_without", "OnAccelerator", "OnCPU", "OnModuleDevice", "copied_to_host",
     "literal_rank", "method_rank", "rank_after_index", "sizes_rank", "returns_torch_tensors",
     "unpacked_element", "updates_itself", "INDEX_ERROR", "RNN_STATE_ERROR", "positional_items", "call_argument", "is_elementwise_comparison", "checked_index_operands",
@@ -533,6 +534,18 @@ class Analysis:
         unknown, that of any module class of this file, hands it to a function that wants it
         there (``pack_padded_sequence(x, lengths)``: ``ModuleClasses.cpu_inputs``)."""
         kind = self.kinds.kind_of(call.func, scope)
+        if not isinstance(kind, K.Instance):
+            # a model of a class from elsewhere given a length (``model(inputs,
+            # input_lengths)``): packing or masks want it on the CPU, as far as this file can
+            # tell (issue 28: kospeech's models, which read their lengths with ``.item()``)
+            if keyword is not None:
+                argument = keyword_value(call, keyword) if keyword != "**" else None
+            else:
+                positional = [a for a in call.args if a.keyword is None]
+                argument = positional[index].value if 0 <= index < len(positional) \
+                    and not any(a.star for a in positional[:index + 1]) else None
+            if argument is not None and names_a_length(argument):
+                return True
         classes = [kind.info] if isinstance(kind, K.Instance) else [
             info for info in self.collected.classes if "forward" in info.methods]
         wanted = keyword if keyword is not None else index

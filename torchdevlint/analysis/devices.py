@@ -10,7 +10,7 @@ import libcst as cst
 
 from torchdevlint import torch_api as api
 from torchdevlint.analysis.kinds import KindInference
-from torchdevlint.analysis.model import ASSIGN, Scope, keyword_value, string_value
+from torchdevlint.analysis.model import ASSIGN, Scope, keyword_value, last_name, string_value
 
 
 def is_device_name(identifier: str) -> bool:
@@ -18,6 +18,17 @@ def is_device_name(identifier: str) -> bool:
     ``target_device``, ``dev``): by convention it holds a device (``devices``, ``device_map``,
     ``device_type``, a numbered ``device_0``, a GPU's index ``args.gpu`` do not)."""
     return identifier.lower().rpartition("_")[2] in api.DEVICE_NAME_WORDS
+
+
+def names_a_length(expr) -> bool:
+    """``lengths``, ``input_lengths``, ``batch.seq_lens``, ``src_len``: by its name a length
+    or a size (``api.LENGTH_WORDS``), which code keeps on the CPU on purpose beside tensors on a
+    device (``pack_padded_sequence``, ``ctc_loss``). False for a value without a name."""
+    name = last_name(expr) if isinstance(expr, (cst.Name, cst.Attribute)) else None
+    if name is None:
+        return False
+    lowered = name.lower()
+    return bool(api.LENGTH_WORDS & set(lowered.split("_"))) or lowered in api.LENGTH_WORDS
 
 
 def device_names_visible(scope: Scope) -> list:

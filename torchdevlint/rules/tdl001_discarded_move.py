@@ -228,7 +228,7 @@ class DiscardedTensorMove(Rule):
 
     code = "TDL001"
     fixable = True
-    facts = frozenset(("kinds", "placement"))
+    facts = frozenset(("kinds", "placement", "project"))
     valid = (
         # a module moves in place
         "import torch\nmodel = torch.nn.Linear(2, 2)\nmodel.to('cpu')\n",
@@ -348,6 +348,8 @@ def _is_tensor_here(analysis: Analysis, receiver, site: CallSite) -> bool:
             return False  # a module, a loader item (BatchEncoding, PyG Batch), a number...
         if not site.ctx.scope.lookup(receiver.value):
             return False  # bound nowhere in the file (a star import, another cell): unseen
+        if _built_by_a_project_class(analysis, receiver, site):
+            return False  # ``maml = l2l.algorithms.MAML(model)``: an object of the project's
         body = site.ctx.func.node.body if site.ctx.func is not None else analysis.module
         return _used_only_as_tensor(analysis, receiver.value, body, site.ctx.scope)
     if not analysis.kinds.is_tensor(receiver, site.ctx.scope):
@@ -358,6 +360,20 @@ def _is_tensor_here(analysis: Analysis, receiver, site: CallSite) -> bool:
         if replaced is not None and analysis.kind_of(replaced, site.ctx.scope) is not K.TENSOR:
             return False
     return True
+
+
+def _built_by_a_project_class(analysis: Analysis, receiver: cst.Name, site: CallSite) -> bool:
+    """Every assignment of ``receiver`` calls a class of another file of the project (the
+    project index; learn2learn's ``MAML``, an ``nn.Module`` whose ``.to()`` works in place)."""
+    project = analysis.project
+    if project is None:
+        return False
+    bindings = analysis.placement.bindings_of(receiver, site.ctx.scope)
+    return bool(bindings) and all(
+        not path and isinstance(value, cst.Call)
+        and (analysis.qualname(value.func, scope) or "") != ""
+        and project.defines_class(analysis.qualname(value.func, scope))
+        for value, scope, path, _ in bindings)
 
 
 def _batch_item_in_use(analysis: Analysis, receiver, site: CallSite) -> bool:

@@ -110,7 +110,9 @@ class LoadWithoutMapLocation(Rule):
       function, script or notebook, or, in a test module, in a fixture or helper; or an earlier
       call there of a helper or a class of another file of the project that writes the file
       (`utils.save_model(model, "models", model_name=path)` in one notebook cell, the load of
-      `models/<path>` in the next: the project index's `writers`);
+      `models/<path>` in the next: the project index's `writers`), also an object called
+      (`early_stopping(loss, model, path)`, whose `__call__` saves) and a method that saves
+      through its base class's helper (`trainer.save(path, model_filename="m.pt")`);
     - it reads the checkpoint Lightning's `ModelCheckpoint` names after the run's own
       `trainer.fit` (`torch.load(checkpoint.best_model_path)`; `api.RUN_CHECKPOINT_PATHS`);
     - the path is built from a value that differs from run to run (`datetime.now()`,

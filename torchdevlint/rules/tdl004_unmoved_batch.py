@@ -22,7 +22,8 @@ import libcst as cst
 from torchdevlint.analysis import (
     ASSIGN, K, Analysis, Ctx, OrderedWalk, Scope, api, copied_to_host,
     dotted_name, iter_children, last_name,
-    is_device_name, root_name, says_it_fails, string_value, unpacked_element, walk_code,
+    is_device_name, names_a_length, root_name, says_it_fails, string_value, unpacked_element,
+    walk_code,
 )
 from torchdevlint.findings import Finding
 from torchdevlint.fixes.context import FixContext
@@ -1118,17 +1119,11 @@ class _LoopChecker(OrderedWalk):
         return None
 
 
-_LENGTH_WORDS = frozenset("len lens length lengths size sizes seq_len seq_lens num".split())
-
-
 def _names_a_length(expr) -> bool:
-    """``lengths``, ``batch.seq_lens``, ``src_len``: sizes, which stay on the CPU. A value the
-    analysis cannot name counts as one (silence when unsure)."""
-    name = last_name(expr)
-    if name is None:
-        return True
-    words = name.lower().split("_")
-    return bool(_LENGTH_WORDS & set(words)) or name.lower() in _LENGTH_WORDS
+    """``lengths``, ``batch.seq_lens``, ``src_len``: sizes, which stay on the CPU
+    (``names_a_length``). A value the analysis cannot name counts as one (silence when
+    unsure)."""
+    return last_name(expr) is None or names_a_length(expr)
 
 
 @dataclass

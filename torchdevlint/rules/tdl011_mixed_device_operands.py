@@ -46,7 +46,7 @@ from torchdevlint.analysis import (
     updates_itself,
     argument_for_parameter, call_argument, checked_index_operands,
     data_of_unknown_shape, exclusive_branches, is_elementwise_comparison, factory_dimensions, failure_expected_or_handled, holds, iter_children, keyword_value, last_name,
-    move_device_argument, returns_torch_tensors, says_it_fails, walk_code,
+    move_device_argument, names_a_length, returns_torch_tensors, says_it_fails, walk_code,
     with_item_expects_failure,
 )
 from torchdevlint.findings import Finding
@@ -992,8 +992,10 @@ class MixedDeviceOperands(Rule):
                 return values + _tensor_keywords(call)
         if self.analysis.loss_evidence(func, scope, by_name=False) is not None:
             # ``criterion(model(x), target)`` of an ``nn.CrossEntropyLoss()``: a loss module
-            # computes where its inputs are, and both must be on one device
-            return positional + _tensor_keywords(call)
+            # computes where its inputs are, and both must be on one device; lengths it may
+            # take on the CPU (``nn.CTCLoss``'s ``input_lengths``, ``target_lengths``)
+            return [value for value in positional + _tensor_keywords(call)
+                    if not names_a_length(value)]
         if qualified is not None:
             return []
         if isinstance(func, cst.Attribute) and func.attr.value in _TENSOR_METHODS and positional:
