@@ -390,7 +390,8 @@ class Analysis:
             self._guards = Guards(self.module, self.collected, self._kinds, self.torch_version,
                                   project=self._project_view, may_define=self._may_define,
                                   mentions=self.mentions,
-                                  references=lambda: self.references)
+                                  references=lambda: self.references,
+                                  project_of_calls=self._project_of_calls)
         return self._guards
 
     @property
@@ -418,6 +419,14 @@ class Analysis:
         builds the index of a directory of loose files."""
         from torchdevlint.project_index import in_project
         return self._project_view() if self.path and in_project(self.path) else None
+
+    def project_class(self, qualified: str) -> bool:
+        """Whether ``qualified`` (this file's import of a name) is a class of another file of
+        the project (``ProjectView.defines_class``); asked only in a project, as the callers
+        of a function are (``_project_of_calls``)."""
+        self._declared("project")
+        project = self._project_of_calls()
+        return project is not None and project.defines_class(qualified)
 
     def class_moved_in_project(self, name: str) -> Optional[str]:
         """``file:line`` where the project moves an instance of this file's ``nn.Module``

@@ -365,14 +365,11 @@ def _is_tensor_here(analysis: Analysis, receiver, site: CallSite) -> bool:
 def _built_by_a_project_class(analysis: Analysis, receiver: cst.Name, site: CallSite) -> bool:
     """Every assignment of ``receiver`` calls a class of another file of the project (the
     project index; learn2learn's ``MAML``, an ``nn.Module`` whose ``.to()`` works in place)."""
-    project = analysis.project
-    if project is None:
-        return False
     bindings = analysis.placement.bindings_of(receiver, site.ctx.scope)
     return bool(bindings) and all(
         not path and isinstance(value, cst.Call)
         and (analysis.qualname(value.func, scope) or "") != ""
-        and project.defines_class(analysis.qualname(value.func, scope))
+        and analysis.project_class(analysis.qualname(value.func, scope))
         for value, scope, path, _ in bindings)
 
 
