@@ -707,7 +707,10 @@ class Guards:
                 func.node in self.module.body if func.cls is None
                 else func.cls.node in self.module.body)
             others = (0, None)
-            if project is not None and top_level:
+            if project is None and not self.expects_no_other_callers(
+                    owner_name, self._calls_of(func, owner_name)):
+                others = None  # a public function of files outside a project: any caller
+            elif project is not None and top_level:
                 # audiocraft's ``NoiseSchedule(**cfg, device=self.device)``, coqui's tortoise
                 # helpers: every call of the project passes it
                 others = project.passed_by_every_caller(
