@@ -1488,13 +1488,10 @@ class ProjectView:
         name, or position, -> the file names of what the call passes; asked only of a writer's
         parameters) gives such a name. None when there is none,
         or ``qualified`` is no project code (``Summary["writers"]``)."""
-        resolved = self.index.resolve_import(self.relpath, qualified)
-        if resolved is None:
+        found = self._defined(qualified)
+        if found is None or found[0] == self.relpath:
             return None
-        relpath, name = self.index.definition(*resolved)
-        summary = self.index.summary(relpath)
-        if summary is None or relpath == self.relpath:
-            return None
+        relpath, name, summary = found
         read = set(read_names)
         params = next((p for function, _, p in summary.get("signatures", ()) if function == name),
                       [])
@@ -1528,19 +1525,26 @@ class ProjectView:
                         return self.shown(where[0], line)
         return None
 
+    def _defined(self, qualified: str) -> Optional[Tuple[str, str, dict]]:
+        """(relpath, name, summary) of the project file that defines ``qualified`` (this
+        file's import of a name, followed through re-exports), or None outside the project."""
+        resolved = self.index.resolve_import(self.relpath, qualified)
+        if resolved is None:
+            return None
+        relpath, name = self.index.definition(*resolved)
+        summary = self.index.summary(relpath)
+        return None if summary is None else (relpath, name, summary)
+
     def returns_numbers(self, qualified: str, method: str,
                         position: Optional[int] = None) -> Optional[str]:
         """``file:line`` of ``method`` of the project's class ``qualified`` (this file's import
         of it) when every ``return`` of it gives Python numbers (``Summary["host_returns"]``),
         or, with ``position``, a tuple whose item there is one; else None (also for a class
         of this file, which the analysis reads itself)."""
-        resolved = self.index.resolve_import(self.relpath, qualified)
-        if resolved is None:
+        found = self._defined(qualified)
+        if found is None or found[0] == self.relpath:
             return None
-        relpath, name = self.index.definition(*resolved)
-        summary = self.index.summary(relpath)
-        if summary is None or relpath == self.relpath:
-            return None
+        relpath, name, summary = found
         for owner, function, line, positions in summary.get("host_returns", ()):
             if owner == name and function == method and (
                     not positions or (position is not None and position in positions)):
@@ -1551,12 +1555,8 @@ class ProjectView:
         """Whether ``qualified`` (this file's import of a name) is a class of the project
         (followed through a package's re-exports): what calling it builds is an object of
         the project's, not a tensor (``maml = l2l.algorithms.MAML(model)``)."""
-        resolved = self.index.resolve_import(self.relpath, qualified)
-        if resolved is None:
-            return False
-        relpath, name = self.index.definition(*resolved)
-        summary = self.index.summary(relpath)
-        return summary is not None and name in summary["classes"]
+        found = self._defined(qualified)
+        return found is not None and found[1] in found[2]["classes"]
 
     def class_moved(self, name: str) -> Optional[str]:
         """``file:line`` where an instance of this file's class ``name`` is moved to an
