@@ -46,8 +46,9 @@ MIN_TEST = 25
 # at commit c58b1b6, and the 36 of the first split (its test set was judged at 0de40bf,
 # judged.tsv's ``test-1``, and tuned on since), and the 36 of the second split (judged at
 # eb8555d, ``test-2``, tuned on since), and the 36 of the third split (judged at aed6d5f,
-# ``test-3``, tuned on since). They can only be tuning repositories; the repositories added
-# after them (the fourth split, 2026-11-29) are split anew.
+# ``test-3``, tuned on since), and the 36 of the fourth split (judged at 98459ab, ``test-4``,
+# tuned on since). They can only be tuning repositories; the repositories added after them
+# (the fifth split, 2026-11-29) are split anew.
 TUNED_BEFORE_SPLIT = frozenset("""
     Lightning-AI+litgpt bentrevett+pytorch-sentiment-analysis bentrevett+pytorch-seq2seq
     eriklindernoren+PyTorch-GAN facebookresearch+dino facebookresearch+mae
@@ -97,6 +98,19 @@ TUNED_BEFORE_SPLIT = frozenset("""
     taesungp+contrastive-unpaired-translation tonyzhaozh+act TorchIO-project+torchio
     VainF+DeepLabV3Plus-Pytorch weiaicunzai+pytorch-cifar100 xinntao+Real-ESRGAN
     yhenon+pytorch-retinanet yuqinie98+PatchTST
+""".split()) | frozenset("""
+    aimagelab+mammoth AntixK+PyTorch-VAE ashawkey+torch-ngp bayesiains+nflows
+    bitsandbytes-foundation+bitsandbytes crowsonkb+k-diffusion
+    CSAILVision+semantic-segmentation-pytorch cure-lab+LTSF-Linear
+    deep-learning-with-pytorch+dlwpt-code erikwijmans+Pointnet2_PyTorch
+    facebookresearch+mbrl-lib graykode+nlp-tutorial haotian-liu+LLaVA haoxiangsnr+FullSubNet
+    HobbitLong+RepDistiller IST-DASLab+gptq jettify+pytorch-optimizer jrzaurin+pytorch-widedeep
+    learnables+learn2learn lonePatient+BERT-NER-Pytorch MCG-NJU+VideoMAE
+    Megvii-BaseDetection+YOLOX ming024+FastSpeech2 OpenGVLab+LLaMA-Adapter rampasek+GraphGPS
+    rixwew+pytorch-fm rmokady+CLIP_prefix_caption shaoxiongji+federated-learning
+    sooftware+kospeech takuseno+d3rlpy tomgoldstein+loss-landscape twitter-research+tgn
+    VainF+Torch-Pruning vturrisi+solo-learn wolny+pytorch-3dunet
+    zongyi-li+fourier_neural_operator
 """.split())
 
 
