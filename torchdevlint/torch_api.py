@@ -31,6 +31,7 @@ TENSOR_FUNCTIONS = frozenset(
     block_diag kron cross trace det inverse pinverse cholesky erf erfinv digamma lgamma
     mul add sub div true_divide floor_divide remainder fmod reciprocal heaviside
     max min amax amin aminmax sort topk median mode kthvalue cummax cummin
+    stft istft angle real imag conj atan asin acos sinh cosh atanh hypot logaddexp diff
     """.split()
 )
 

@@ -69,6 +69,10 @@ class DeviceTrace:
                     isinstance(value.func, cst.Attribute) and \
                     value.func.attr.value in api.NAMED_TUPLE_METHODS:
                 return self.device_of(value.func.value)  # ``q.max(dim=1).values``
+            if expr.attr.value in api.NAMED_TUPLE_FIELDS and isinstance(value, cst.Name):
+                # ``best = scores.max(2)``, then ``best.indices``: a field of the named tuple
+                # a name holds where the tuple is (BasicPBC's matches, devreports3)
+                return self.device_of(value)
             return None
         if isinstance(expr, cst.Subscript):
             return self.device_of(expr.value)

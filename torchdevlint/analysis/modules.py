@@ -24,7 +24,7 @@ from torchdevlint.analysis.model import (
     ARITHMETIC_OPERATORS, checked_index_operands, keyword_value, source_of,
 )
 from torchdevlint.analysis.placement import (
-    argument_for_parameter, host_copy_chain, loop_item_source,
+    argument_for_parameter, host_copy_chain, loop_item_source, plain_function_named,
 )
 from torchdevlint.analysis.model import (
     ASSIGN, FOR, Binding, ClassInfo, FunctionInfo, Scope, is_number, last_name, root_name,
@@ -848,21 +848,30 @@ class ModuleClasses:
         return frozenset(given)
 
     def returns_on_device(self, state: ModuleState, method: FunctionInfo,
-                          given: FrozenSet[str]) -> bool:
+                          given: FrozenSet[str], position: Optional[int] = None,
+                          inputs: bool = True) -> bool:
         """Whether every ``return`` of ``method`` (a method of the class, called on ``self``)
         gives a tensor on the module's device when its parameters ``given`` are given such
         tensors (``pt = self._calc_pt(target, x, mask)`` of ``return (target * x).sum(-1)``,
         issue 28: a value computed by a helper method from the inputs). A method that also
-        returns something else (a CPU tensor, a number, nothing) does not."""
-        key = (id(method), given)
+        returns something else (a CPU tensor, a number, nothing) does not. With ``position``,
+        the item there of the tuple every ``return`` gives. ``inputs=False``: only the
+        parameters ``given`` count as on the device (a plain function of the file, whose other
+        callers decide the rest), not the others it uses as tensors."""
+        key = (id(method), given, position, inputs)
         known = self._device_returns.get(key)
         if known is not None:
             return known
         self._device_returns[key] = False  # (a method that calls itself: not while being worked out)
-        devices = MethodDevices(self, state, method, given)
-        returns = [node for node in walk_code(method.node.body) if isinstance(node, cst.Return)]
+        devices = MethodDevices(self, state, method, given, inputs)
+        returns = [node.value for node in walk_code(method.node.body) if isinstance(node, cst.Return)]
+        if position is not None:
+            returns = [value.elements[position].value if isinstance(value, cst.Tuple) and
+                       position < len(value.elements) and not any(
+                           isinstance(e, cst.StarredElement) for e in value.elements) else None
+                       for value in returns]
         known = self._device_returns[key] = bool(returns) and all(
-            r.value is not None and devices.carries(r.value) for r in returns)
+            value is not None and devices.carries(value) for value in returns)
         return known
 
     def parameter_is_tensor(self, state: ModuleState, method: FunctionInfo, name: str) -> bool:
@@ -1258,11 +1267,27 @@ class MethodDevices(DeviceTrace):
             changed = False
             for name, bindings in assigned.items():
                 if name in self.names and not (all(
-                        (b.how == ASSIGN and (self.carries(b.value) or _number_bound(b)))
+                        (b.how == ASSIGN and (self._part_carries(b) if b.path else (
+                            self.carries(b.value) or _number_bound(b))))
                         or (b.how == FOR and self._iterated_carries(b.value, b.path))
                         for b in bindings) and not all(_number_bound(b) for b in bindings)):
                     self.names.discard(name)
                     changed = True
+
+    def _part_carries(self, binding) -> bool:
+        """A name unpacked from a tuple is on the module's device: the whole value is a tensor
+        there (its rows), or a method of the class returns a tuple whose item at the name's
+        position is (``x_mag, x_phs = self.stft(x)`` of ``return x_stft.abs(),
+        torch.angle(x_stft)``; auraloss's ``STFTLoss``, devreports2)."""
+        if self.carries(binding.value):
+            return True
+        call = binding.value
+        if len(binding.path) != 1 or not isinstance(call, cst.Call):
+            return False
+        name = self._self_attribute(call.func)
+        callee = self.state.info.methods.get(name) if name is not None else None
+        return callee is not None and self.classes.returns_on_device(
+            self.state, callee, self._given(callee, call), binding.path[0])
 
     def _iterated_carries(self, iterated, path) -> bool:
         """What a ``for`` loop takes out of ``iterated`` at unpacking ``path`` is on the
@@ -1419,6 +1444,17 @@ class MethodDevices(DeviceTrace):
             callee = self.state.info.methods[name]
             return self.classes.returns_on_device(self.state, callee, self._given(callee, call))
         scope = self.method.scope
+        helper = plain_function_named(self.kinds, func, scope) if scope is not None else None
+        if helper is not None and helper is not self.method:
+            # ``scores = transport(scores, self.bin_score)``: a plain function of the file, where
+            # what it returns is computed from the arguments given on the device (SuperGlue's
+            # optimal transport in BasicPBC, devreports3)
+            given = frozenset(
+                param for param in helper.param_names
+                if (argument := argument_for_parameter(call, helper, param)) is not None
+                and self.carries(argument))
+            return bool(given) and self.classes.returns_on_device(
+                self.state, helper, given, inputs=False)
         if isinstance(func, cst.Call) and scope is not None and call.args and \
                 (self.kinds.qualname(func.func, scope) or "").rpartition(".")[0] == "torch.nn":
             # ``nn.ReLU(inplace=True)(x)``: a torch.nn module built and called at once computes

@@ -1611,16 +1611,7 @@ class Placement:
         """The ``FunctionInfo`` of the plain top-level function of this file that ``call``
         calls by its name (not a method, a nested function, a generator, a coroutine or a
         decorated function, whose call does not give what the body returns), else None."""
-        if not isinstance(call.func, cst.Name):
-            return None
-        kind = self.kinds.kind_of(call.func, scope)
-        if not isinstance(kind, K.FuncRef):
-            return None
-        info = kind.info
-        if info.cls is not None or info.opaque_return or info.scope is None or \
-                info.ctx.scope.kind != "module":
-            return None
-        return info
+        return plain_function_named(self.kinds, call.func, scope)
 
     def object_method_called(self, call: cst.Call, scope: Scope) -> Optional[FunctionInfo]:
         """The method of a class of this file that is no ``nn.Module`` which ``call`` runs on
@@ -2467,6 +2458,22 @@ def returns_torch_tensors(call: cst.Call) -> bool:
     tensors, which it makes on the CPU."""
     value = keyword_value(call, api.RETURN_TENSORS_KEYWORD)
     return value is not None and string_value(value) == api.RETURN_TENSORS_TORCH
+
+
+def plain_function_named(kinds: KindInference, func, scope: Scope):
+    """The ``FunctionInfo`` of the plain top-level function of this file that ``func`` (a
+    call's callee) names, whose call gives what its body returns: not a method, a nested
+    function, a generator, a coroutine or a decorated function; else None."""
+    if not isinstance(func, cst.Name):
+        return None
+    kind = kinds.kind_of(func, scope)
+    if not isinstance(kind, K.FuncRef):
+        return None
+    info = kind.info
+    if info.cls is not None or info.opaque_return or info.scope is None or \
+            info.ctx.scope.kind != "module":
+        return None
+    return info
 
 
 def argument_for_parameter(call: cst.Call, function, name: str, bound: bool = False):

@@ -85,7 +85,10 @@ class UnregisteredTensorAttribute(Rule):
       of the module, or `next(self.parameters()).device`) while the module is built counts as
       one without `device=`: it is made where the parameters are then, the CPU unless the module
       is built on a device, and a later `.to(device)` leaves it there (litgpt's LoRA
-      `lora_ind`, issue 28);
+      `lora_ind`, issue 28). A move of it while the module is built that runs only when the
+      caller names a device (`if device is not None: self.fb = self.fb.to(self.device)` of
+      `__init__(..., device=None)`) leaves it there for every caller that names none and
+      moves the module later (auraloss issue 34; the message says so);
     - it is neither an `nn.Parameter` nor registered (`register_buffer`, `nn.Buffer`);
     - the attribute is assigned only while the module is built (in `__init__` and the methods only
       `__init__` calls), or is a cache that the class's own `train()` / `eval()` computes from
@@ -157,7 +160,8 @@ class UnregisteredTensorAttribute(Rule):
     torch.randint(0, T, (n,), device=device)`: a diffusion schedule's `self.sqrt_ac[t]`; the
     message names that call), an item a `for` loop takes out of such a tensor (`for ilen, olen
     in zip(ilens, olens)`: 0-dim tensors there; not `enumerate`'s count), and what is computed
-    from those (`x.new_zeros(...)` is made where `x` is).
+    from those (`x.new_zeros(...)` is made where `x` is), through a method of the class that
+    returns it, whole or as an item of a tuple (`x_mag, x_phase = self.stft(x)`).
 
     A CPU tensor "with a dimension" is proven from how it is made: a factory with a shape
     (`torch.zeros(n)`, not `torch.zeros(())`), a list (`torch.tensor([...])`), a legacy
@@ -168,7 +172,9 @@ class UnregisteredTensorAttribute(Rule):
     (`self.tem = self.one_hot(n, k)`, issue 28) or a plain function of the file returns
     (`self.pe = sinusoid_table(n, d)`, issue 28), `torch.tensor(...)` of a numpy array made with
     a dimension (`np.linspace(0, 1, n)`, `np.zeros((d, d))`, `np.array([...])`, their
-    `.astype(...)`), and what the attribute held before
+    `.astype(...)`; also through a local name, and as what a function of the file returns:
+    `fb = mel_filters(sr, n_fft, n_mels)`, then `torch.tensor(fb)`, auraloss issue 34), and
+    what the attribute held before
     (`self.tem = self.tem.permute(2, 0, 1)`, which is then not reported apart: once the first
     assignment registers a buffer, assigning a tensor to the name updates it). `torch.tensor(data)` has a dimension when `data` is a list or
     tuple (`analysis.kinds.is_sequence`): a non-empty literal, a comprehension, a concatenation
@@ -463,7 +469,8 @@ class UnregisteredTensorAttribute(Rule):
                 else modules.state_snapshot(state, b.value, b.ctx.func.self_name,
                                              b.ctx.scope))]
             if not created or any(b not in created and not _is_none(b.value)
-                                  and not self._none_by_default(b) for b in kept):
+                                  and not self._none_by_default(b)
+                                  and not self._moved_when_given(b, name) for b in kept):
                 continue
             if updates and all(self._placeholder(b) for b in created):
                 continue  # ``torch.empty(0)``, which the class fills before it uses it
@@ -479,7 +486,9 @@ class UnregisteredTensorAttribute(Rule):
             safe = self._safe_fix(owning, name, bindings)
             # (the evidence when the tensor is the fallback for a parameter left out)
             defaulted = next((f" (when no `{b.value.value}` is given)" for b in kept
-                              if self._none_by_default(b)), "")
+                              if self._none_by_default(b)), "") or next((
+                f" (`{b.ctx.func.name}` moves it only when a device is given)" for b in kept
+                if self._moved_when_given(b, name)), "")
             # (an inherited attribute names the class that sets it: the evidence of the finding)
             inherited = "" if owning is info else f" (set in its base class `{owning.name}`)"
             for binding in created:
@@ -580,6 +589,41 @@ class UnregisteredTensorAttribute(Rule):
         params = scope.bindings.get(value.value, ())
         return len(params) == 1 and params[0].how == PARAM and \
             _is_none(params[0].value[0].default)
+
+    def _moved_when_given(self, binding: Binding, name: str) -> bool:
+        """``self.fb = self.fb.to(self.device)`` under ``if device is not None:`` of
+        ``__init__(self, ..., device=None)``: a move while the module is built that runs only
+        when the caller names a device; a caller that names none (and moves the module with
+        ``.to()`` / ``.cuda()`` later) keeps the CPU tensor (auraloss issue 34, whose
+        ``MelSTFTLoss(...)`` was built without ``device`` and moved with ``.cuda()``)."""
+        value, func = binding.value, binding.ctx.func
+        if not (isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute)
+                and value.func.attr.value in api.ACCELERATOR_MOVE_METHODS and func is not None
+                and func.scope is not None):
+            return False
+        receiver = value.func.value
+        if not (isinstance(receiver, cst.Attribute) and receiver.attr.value == name
+                and isinstance(receiver.value, cst.Name)
+                and receiver.value.value == func.self_name):
+            return False
+        optional = set()
+        for param in func.param_names:
+            found = func.scope.bindings.get(param, ())
+            if len(found) == 1 and found[0].how == PARAM and _is_none(found[0].value[0].default):
+                optional.add(param)
+        # (the device the move names: the optional parameter, or ``self.P`` stored from it)
+        named = {n.value for a in value.args for n in walk_code(a.value) if isinstance(n, cst.Name)}
+        named |= {n.attr.value for a in value.args for n in walk_code(a.value)
+                  if isinstance(n, cst.Attribute) and isinstance(n.value, cst.Name)
+                  and n.value.value == func.self_name}
+        given = optional & named
+        return bool(given) and any(
+            isinstance(test, cst.Comparison) and isinstance(test.left, cst.Name)
+            and test.left.value in given and len(test.comparisons) == 1
+            and isinstance(test.comparisons[0].operator, cst.IsNot)
+            and _is_none(test.comparisons[0].comparator)
+            for branch in _enclosing_branches(func.node, binding.node)
+            for test in walk_code(branch.test))
 
     def _placeholder(self, binding: Binding) -> bool:
         """``self.overlap = torch.empty(0)``: an empty tensor (a literal 0 among its sizes)."""
@@ -778,7 +822,7 @@ class UnregisteredTensorAttribute(Rule):
         # a factory: with a dimension, by the one answer (a 0-dim one combines with any device)
         return tail in FACTORY_CALLS and factory_dimensions(
             value, tail, lambda data: self.kinds.is_sequence(data, scope)
-            or self._numpy_with_dimension(data, scope)) is True
+            or self._numpy_with_dimension(data, binding)) is True
 
     def _where_built(self, device, binding: Binding) -> bool:
         """``device=self.weight.device`` (or ``next(self.parameters()).device``) while the
@@ -850,18 +894,40 @@ class UnregisteredTensorAttribute(Rule):
             return literal_rank(positional[0]) or self._rank(positional[0], binding, depth + 1)
         return None
 
-    def _numpy_with_dimension(self, value, scope, depth: int = 0) -> bool:
+    def _numpy_with_dimension(self, value, binding, depth: int = 0) -> bool:
         """A numpy array with a dimension, by how it is made (``np.linspace(0, 1, n)``,
         ``np.zeros((d, d))``, ``np.array([...])``, and their ``.astype(...)`` /
-        ``.reshape(...)``): the data of ``torch.tensor(...)`` that makes a tensor with one."""
-        if not isinstance(value, cst.Call) or depth > 4:
+        ``.reshape(...)``), a local name every earlier assignment of which (and none later)
+        gives one, or what a plain function or method of the file returns when every
+        ``return`` gives one (``fb = mel_filters(sr, n_fft, n_mels)``, auraloss's mel
+        filterbank, devreports2): the data of ``torch.tensor(...)`` that makes a tensor with
+        one."""
+        if depth > 6 or value is None:
+            return False
+        scope = binding.ctx.scope
+        if isinstance(value, cst.Name):
+            owner = scope.resolve(value.value) if scope is not None else None
+            if owner is None or owner is not scope or owner.kind != "function":
+                return False
+            locals_ = owner.bindings.get(value.value, ())
+            earlier = [b for b in locals_ if b.order < binding.order]
+            return bool(earlier) and len(earlier) == len(locals_) and all(
+                b.how == ASSIGN and not b.path and self._numpy_with_dimension(b.value, b, depth + 1)
+                for b in earlier)
+        if not isinstance(value, cst.Call):
             return False
         func = value.func
         if isinstance(func, cst.Attribute) and func.attr.value in api.NUMPY_SHAPE_KEEPING:
-            return self._numpy_with_dimension(func.value, scope, depth + 1)
+            return self._numpy_with_dimension(func.value, binding, depth + 1)
         like = api.NUMPY_ARRAY_FACTORIES.get(self.kinds.qualname(func, scope) or "")
-        return like is not None and factory_dimensions(
-            value, like, lambda data: self.kinds.is_sequence(data, scope)) is True
+        if like is not None:
+            return factory_dimensions(
+                value, like, lambda data: self.kinds.is_sequence(data, scope)) is True
+        helper = self.analysis.placement.method_called(value, scope) or \
+            self.analysis.placement.helper_called(value, scope)
+        return helper is not None and bool(helper.returns) and all(
+            returned is not None and self._numpy_with_dimension(returned, _AtReturn(ctx), depth + 1)
+            for returned, ctx in helper.returns)
 
     # -- where it meets the module's device ---------------------------------------------------
 
@@ -944,6 +1010,26 @@ class UnregisteredTensorAttribute(Rule):
             return False  # ``self.weight = weight``: a caller in another file may pass a list
         return any(site.ctx.func is func and site.order < binding.order
                    for site in self.analysis.collected.calls_by_name.get("__init__", ()))
+
+
+def _enclosing_branches(root: cst.CSTNode, target: cst.CSTNode) -> List[cst.If]:
+    """The ``if`` statements of ``root`` in whose body (not their ``else``) ``target`` sits."""
+    path: List[cst.CSTNode] = []
+
+    def find(node) -> bool:
+        if node is target:
+            return True
+        path.append(node)
+        if any(find(child) for child in node.children):
+            return True
+        path.pop()
+        return False
+
+    if not find(root):
+        return []
+    chain = path + [target]
+    return [node for node, inner in zip(chain, chain[1:])
+            if isinstance(node, cst.If) and inner is node.body]
 
 
 class _AtReturn:

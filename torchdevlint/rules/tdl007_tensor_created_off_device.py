@@ -140,7 +140,9 @@ class TensorCreatedOffDevice(Rule):
     argument indexed by dimensions, `x[:, None]`, is one: a list takes no such index; so is
     `forward`'s input, without a default or an annotation, in arithmetic),
     registered parameters and buffers, outputs of weighted submodules, and what is computed from
-    them; in a helper method, also a parameter that each of its calls on `self` in the class gives
+    them (through a plain function of the file given one, `scores = transport(scores,
+    self.bin_score)`, and the `.values` / `.indices` of a named tuple a name holds, `best =
+    scores.max(2)`: BasicPBC's matches, issue 28); in a helper method, also a parameter that each of its calls on `self` in the class gives
     such a tensor (a VAE's `self.reparameterize(mu, logvar)` of the encoder's outputs, whose
     `torch.randn(std.size())` then meets `std`; a helper that is also handed on as a callback, or
     that one call gives a CPU tensor, gets nothing from its calls). "As it is" means still on the
