@@ -852,13 +852,15 @@ NUMPY_LIST_READER_NAMES = tuple(sorted(name.rpartition(".")[2] for name in NUMPY
 # convert cuda:0 device type tensor to numpy": ``np.argmax(out, axis=1)`` of a model's output,
 # ``np.round(pred)``, ``np.exp(log_probs)``, ``np.save(path, features)`` (each checked under
 # the pretend accelerator; ``np.mean(t)``, ``np.sum(t)``, ``np.max(t)`` call the tensor's own
-# method instead, and ``np.squeeze(t)`` works). They read a list of such tensors too.
+# method instead, and ``np.squeeze(t)`` works). They read a list of such tensors too. NumPy's
+# scalar types convert the same way (``np.uint8(255 * mask)`` of a Grad-CAM map, devreports3).
 NUMPY_TENSOR_READERS = frozenset("numpy." + name for name in """
     argmax argmin argsort round around exp log log1p expm1 sqrt square abs absolute sign floor
     ceil tanh sin cos where unique sort transpose isnan isinf isfinite histogram bincount
     count_nonzero ravel copy nan_to_num rint median average cumsum argwhere fliplr rot90 diag
     trace atleast_2d ascontiguousarray maximum minimum dot matmul power multiply add subtract
-    divide allclose isclose equal greater less save savetxt""".split())
+    divide allclose isclose equal greater less save savetxt
+    float16 float32 float64 uint8 int8 int16 int32 int64""".split())
 NUMPY_TENSOR_READER_NAMES = tuple(sorted(name.rpartition(".")[2] for name in NUMPY_TENSOR_READERS))
 # The list methods that add tensors to a list (``append(t)``; ``extend(t)`` adds ``t``'s rows,
 # on ``t``'s device).

@@ -6,11 +6,13 @@ import io
 import subprocess
 import sys
 import textwrap
+import warnings
 
 import pytest
 import torch
 import torch.nn as nn
 
+from torchdevlint import torch_api as api
 from torchdevlint.runtime import cpu_only, device_of, fake_accelerator, is_active
 from runtime_harness import ROOT
 
@@ -94,6 +96,30 @@ def test_numpy_of_a_gpu_tensor(gpu):
     assert str(error.value) == ("can't convert cuda:0 device type tensor to numpy. Use Tensor.cpu() "
                                 "to copy the tensor to host memory first.")
     assert torch.ones(2, device=gpu).cpu().numpy().tolist() == [1.0, 1.0]
+
+
+# NumPy readers that take two arrays, and those that write to a file first.
+_TWO_ARRAYS = frozenset("""maximum minimum dot matmul power multiply add subtract divide allclose
+    isclose equal greater less""".split())
+_WRITERS = frozenset(("save", "savetxt"))
+
+
+@pytest.mark.parametrize("qualified", sorted(api.NUMPY_TENSOR_READERS))
+def test_each_numpy_reader_converts_a_gpu_tensor_and_fails(gpu, qualified):
+    """TDL008 reports a tensor on an accelerator given to one of ``api.NUMPY_TENSOR_READERS``:
+    each converts it through ``Tensor.numpy()`` and raises the rule's error."""
+    import numpy as np
+
+    function = getattr(np, qualified.rpartition(".")[2])
+    t = torch.ones(3, dtype=torch.long, device=gpu) if function.__name__ == "bincount" \
+        else torch.ones(3, 3, device=gpu)  # (counts of a 1-d integer array)
+    arguments = (t, t) if function.__name__ in _TWO_ARRAYS else \
+        (io.BytesIO(), t) if function.__name__ in _WRITERS else (t,)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)  # numpy 2's ``copy=`` notice
+        with pytest.raises(TypeError, match="can't convert cuda:0 device type tensor to numpy"):
+            function(*arguments)
+    function(*(a.cpu() if isinstance(a, torch.Tensor) else a for a in arguments))  # the host copy converts
 
 
 def test_a_tensor_created_in_forward_without_device(gpu):

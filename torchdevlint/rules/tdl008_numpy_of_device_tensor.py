@@ -22,7 +22,7 @@ from typing import Iterator, Optional
 import libcst as cst
 
 from torchdevlint.analysis import (
-    ASSIGN, Analysis, CallSite, api, expects_failure, last_name, string_value,
+    ASSIGN, Analysis, CallSite, api, expects_failure, last_name, string_value, walk_code,
 )
 from torchdevlint.findings import Finding
 from torchdevlint.fixes.context import (
@@ -70,8 +70,9 @@ class NumpyOfDeviceTensor(Rule):
     Reports `t.numpy()`, `np.array(t)` and `np.asarray(t)` where `t` is a tensor that the analysis
     can show lives on an accelerator at that point, such a tensor given to one of NumPy's
     functions that convert it the same way (`np.argmax(out, axis=1)`, `np.round(pred)`,
-    `np.exp(log_probs)`, `np.save(path, features)`, ...: `api.NUMPY_TENSOR_READERS`, each
-    checked under the pretend accelerator; not `np.mean(t)` or `np.max(t)`, which call the
+    `np.exp(log_probs)`, `np.save(path, features)`, NumPy's scalar types such as
+    `np.uint8(255 * mask)`, ...: `api.NUMPY_TENSOR_READERS`, each checked under the pretend
+    accelerator by `tests/runtime/test_fake_accelerator.py`; not `np.mean(t)` or `np.max(t)`, which call the
     tensor's own method, nor `np.squeeze(t)`; issue 28), and such a tensor given to a function that
     reads its arguments as NumPy arrays: scikit-learn's metrics (`roc_curve(labels, scores)`,
     `metrics.f1_score(y, pred)`), pyplot's plotting functions (`plt.imshow(img)`) and pandas'
@@ -108,7 +109,9 @@ class NumpyOfDeviceTensor(Rule):
       moves the model they are on the CPU;
     - it is the output of a helper the code hands such a model to (`outputs = synthesis(model,
       text)`: a helper that runs a moved model gives what the model gave; not a builtin, not a
-      function of torch or NumPy);
+      function of torch or NumPy; of a dict of lists it builds, `results["loss"]`, only when it
+      fills a list under that very key: a log it fills under keys it computes,
+      `log[f"training.{metric}"].append(...)`, may hold the model's `.item()`s there);
     - it is the result of a method of an object built with a device that is not the CPU
       (`psnr = PSNR(device=device)`, then `psnr.compute()`: a metric, an environment or a module
       built on the device keeps its state there);
@@ -463,6 +466,13 @@ class NumpyOfDeviceTensor(Rule):
             # metric's ``compute()`` a float, and NumPy's functions take those too
             # (``np.exp(train_loss)`` of a loss summed with ``.item()``)
             return
+        if evidence.given is not None and self._list_of_helper(tensor, site.ctx.scope, site) and \
+                not self._filled_under_its_key(tensor, site.ctx.scope, site):
+            # ``np.array(log["training.ELBO"])`` of a log the helper fills only under keys it
+            # computes (``log[f"training.{metric}"].append((step, value))``): which of its
+            # values land under this key is not in the text, so the model it was given is no
+            # evidence for them (uvadlc's NVIL logs, whose entries but the loss are ``.item()``s)
+            return
         detach, copied = self._host_copy(tensor, site.ctx)
         shown = source_of(tensor)
         fix = CopyToHost(tensor, detach)
@@ -488,28 +498,72 @@ class NumpyOfDeviceTensor(Rule):
                                 evidence=evidence.describe(), written=written),
             fix)
 
-    def _list_of_helper(self, value, scope) -> bool:
-        """``results["train_loss"]`` of ``results = train(model, ...)``, a function of this
-        file whose every ``return`` gives a dict it binds with a list display under that key
-        (``results = {"train_loss": [], ...}``): a list, not a tensor."""
+    def _helper_lists(self, value, scope, site: Optional[CallSite] = None):
+        """(helper, key) for ``results["train_loss"]`` of ``results = train(model, ...)``, a
+        plain function of this file; else None. With ``site``, the binding of ``results``
+        that reaches it (a notebook's ``log = train_exact(...)``, later ``log =
+        train_vae(...)``)."""
         if not (isinstance(value, cst.Subscript) and isinstance(value.value, cst.Name)
                 and len(value.slice) == 1 and isinstance(value.slice[0].slice, cst.Index)):
-            return False
+            return None
         key = string_value(value.slice[0].slice.value)
         bound = scope.lookup(value.value.value)
+        if site is not None and len(bound) > 1:
+            bound = self.analysis.reaching_bindings(value.value.value, site)
         if key is None or len(bound) != 1 or bound[0].how != ASSIGN or bound[0].path or \
                 not isinstance(bound[0].value, cst.Call):
-            return False
+            return None
         helper = self.analysis.helper_called(bound[0].value, bound[0].ctx.scope)
         if helper is None or not helper.returns:
+            return None
+        return helper, key
+
+    def _filled_under_its_key(self, value, scope, site: Optional[CallSite] = None) -> bool:
+        """The helper that built ``results`` (``_list_of_helper``) fills some list of it under
+        the very key ``value`` reads (``results["train_loss"].append(loss)``), not only under
+        keys it computes (``log[f"training.{metric}"]``)."""
+        found = self._helper_lists(value, scope, site)
+        if found is None:
             return False
+        helper, key = found
+        names = {returned.value for returned, _ in helper.returns if isinstance(returned, cst.Name)}
+        for node in walk_code(helper.node.body):
+            target = None
+            if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and \
+                    node.func.attr.value in api.LIST_ADDING_METHODS:
+                target = node.func.value
+            elif isinstance(node, cst.Assign) and len(node.targets) == 1:
+                target = node.targets[0].target
+            if isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name) and \
+                    target.value.value in names and len(target.slice) == 1 and \
+                    isinstance(target.slice[0].slice, cst.Index) and \
+                    string_value(target.slice[0].slice.value) == key:
+                return True
+        return False
+
+    def _list_of_helper(self, value, scope, site: Optional[CallSite] = None) -> bool:
+        """``results["train_loss"]`` of ``results = train(model, ...)``, a function of this
+        file whose every ``return`` gives a dict it binds with a list display under that key
+        (``results = {"train_loss": [], ...}``), or a ``defaultdict(list)`` (``log =
+        defaultdict(list)``): a list, not a tensor."""
+        found = self._helper_lists(value, scope, site)
+        if found is None:
+            return False
+        helper, key = found
         for returned, ctx in helper.returns:
             made = ctx.scope.lookup(returned.value) if isinstance(returned, cst.Name) else ()
-            if len(made) != 1 or made[0].how != ASSIGN or made[0].path or \
-                    not isinstance(made[0].value, cst.Dict):
+            if len(made) != 1 or made[0].how != ASSIGN or made[0].path:
+                return False
+            made_value = made[0].value
+            if isinstance(made_value, cst.Call) and len(made_value.args) == 1 and \
+                    self.analysis.qualname(made_value.func, ctx.scope) == "collections.defaultdict" \
+                    and isinstance(made_value.args[0].value, cst.Name) and \
+                    made_value.args[0].value.value == "list":
+                continue  # ``defaultdict(list)``: a list under every key
+            if not isinstance(made_value, cst.Dict):
                 return False
             if not any(isinstance(e, cst.DictElement) and string_value(e.key) == key
-                       and isinstance(e.value, cst.List) for e in made[0].value.elements):
+                       and isinstance(e.value, cst.List) for e in made_value.elements):
                 return False
         return True
 
