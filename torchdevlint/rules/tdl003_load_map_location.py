@@ -137,7 +137,9 @@ class LoadWithoutMapLocation(Rule):
       whole into the `load_state_dict` of a scheduler, a GradScaler (numbers only) or a data
       loader (its position, on the CPU; known by its kind, not its name), or is assigned
       to a name that calls it a dataset artifact (`train_data`, `data_lists`, `vocab.vectors`,
-      `triples`, `tokens`, `cache`: data pipelines produce CPU tensors), or the function caches it
+      `triples`, `tokens`, `cache`: data pipelines produce CPU tensors) or a data loader
+      (`train_loader = torch.load(path)`: a pickled DataLoader, its dataset and sampler;
+      loss-landscape's `trainloader.dat`), or the function caches it
       (`if exists: x = torch.load(p) else: build x; torch.save(x, p)`);
     - it is test code of a pytest or unittest module (`test_*` functions and `_test` helpers,
       fixtures, `Test*` classes): a suite reads what it wrote or its own CPU fixtures, and its CI
@@ -784,6 +786,12 @@ def _holds_no_device_tensors(analysis: Analysis, load: CallSite) -> bool:
                     return True
     if assigned is not None and _names_a_dataset(assigned) and not into_state_dict:
         return True  # ``train_data = torch.load(...)``, ``vocab.vectors = ...``: a dataset artifact
+    if isinstance(assigned, cst.Name) and not into_state_dict and \
+            analysis.kinds.name_kind(assigned.value, load.ctx.scope) is K.LOADER:
+        # ``train_loader = torch.load(path)``: a pickled DataLoader (its dataset and sampler,
+        # CPU data; loss-landscape's ``trainloader.dat``, issue 28's fourth sealed set), a
+        # loader as the analysis knows one (``kinds``: a loader's name, or its later use)
+        return True
     if assigned is not None:
         # A cache: where the file is missing, the same function builds the value and saves
         # it, to the path it loads from, under the very names it loads into
