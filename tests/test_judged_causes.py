@@ -654,3 +654,76 @@ def test_tdl011_lengths_beside_device_tensors_stay_on_the_cpu():
     assert found(LENGTHS.replace("NAME", "input_lengths"), "TDL011") == []
     # the twin: a CPU tensor that is no length, given to the moved model, is still reported
     assert found(LENGTHS.replace("NAME", "features"), "TDL011") == [(11, 27)]
+
+
+# -- TDL003: a pickled DataLoader (loss-landscape's ``trainloader.dat``) ------------------
+
+PICKLED_LOADER = """\
+    import torch
+
+
+    def load_dataset(path):
+        NAME = torch.load(path)
+        return NAME
+"""
+
+
+def test_tdl003_a_loaded_data_loader_holds_cpu_data():
+    assert found(PICKLED_LOADER.replace("NAME", "train_loader"), "TDL003") == []
+    assert found(PICKLED_LOADER.replace("NAME", "trainloader"), "TDL003") == []
+    # a name that says nothing: a checkpoint may hold CUDA tensors
+    assert found(PICKLED_LOADER.replace("NAME", "loaded"), "TDL003") == [(5, 14)]
+    # converted with ``.numpy()``: the program assumes a CPU tensor, but a file from outside
+    # may hold a CUDA one, which ``map_location="cpu"`` would load (Pytorch-UNet's user masks,
+    # judged TRUE; so it stays a finding)
+    assert found(PICKLED_LOADER.replace("NAME", "points").replace(
+        "return points", "return points.numpy()"), "TDL003") == [(5, 14)]
+
+
+# -- TDL008: a log a helper fills under keys it computes (uvadlc's NVIL notebooks) --------
+
+METRICS_LOG = """\
+    from collections import defaultdict
+
+    import numpy as np
+    import torch
+    import torch.nn as nn
+
+
+    class NVIL(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(4, 4)
+
+        def forward(self, x):
+            d = self.fc(x).sum()
+            return {"loss": d, "ELBO": d.item()}
+
+
+    def train(model, batches, device):
+        log = defaultdict(list)
+        for step, batch in enumerate(batches):
+            loss_dict = model(batch.to(device))
+            for metric, value in loss_dict.items():
+                log[KEY].append((step, value))
+        return log
+
+
+    def main(device):
+        model = NVIL().to(device)
+        log = train(model, [torch.randn(2, 4)], device)
+        return np.array(log["training.ELBO"])
+"""
+
+
+def test_tdl008_a_log_filled_under_computed_keys_is_no_evidence():
+    # (fixtures/TDL008/negative/log_filled_under_computed_keys.py holds the whole case)
+    assert found(METRICS_LOG.replace("KEY", 'f"training.{metric}"'), "TDL008") == []
+    # filled under the very key read: what the helper was given is the evidence, as before
+    assert found(METRICS_LOG.replace("KEY", '"training.ELBO"'), "TDL008") == [(30, 12)]
+    # a log bound twice (a notebook's two experiments): the binding that reaches the read
+    twice = METRICS_LOG.replace("KEY", 'f"training.{metric}"').replace(
+        "        log = train(model, [torch.randn(2, 4)], device)\n",
+        "        log = train(model, [torch.randn(2, 4)], device)\n"
+        "        log = train(model, [torch.randn(3, 4)], device)\n")
+    assert twice.count("log = train(") == 2 and found(twice, "TDL008") == []

@@ -146,6 +146,19 @@ def test_a_gpu_only_by_design_finding_is_counted_and_its_absence_is_no_recall_lo
     assert [v["location"] for v in result["lost_true"]] == ["gone.py:7:3"]
 
 
+def test_false_findings_with_evidence_in_another_file_are_counted(corpus):
+    """Issue 27: a FALSE verdict whose reason starts with `cross-file:` counts in the share of
+    findings whose evidence is in another file of the project; other FALSE verdicts do not."""
+    base, found = corpus
+    verdicts = all_true(found)
+    verdicts[0] = verdicts[0][:2] + ("FALSE", "cross-file: tools/train.py moves it")
+    verdicts[1] = verdicts[1][:2] + ("FALSE", "a number, not a tensor")
+    done, result = run_script(base, write_data(base, verdicts), "--report-only")
+    assert result["cross_file_false"] == 1
+    total = sum(rule["findings"] for rule in result["rules"].values())
+    assert f"1 of {total} findings" in done.stdout and "issue 27's goal" in done.stdout
+
+
 def test_passes_when_everything_is_reviewed_true(corpus):
     base, found = corpus
     done, result = run_script(base, write_data(base, all_true(found)))
