@@ -62,6 +62,16 @@ def disagreement(source: str, manager, ours: Optional[CellLines] = None) -> Opti
         transformed = manager.transform_cell(source)
     except Exception as error:  # SyntaxError, IndentationError, ... from IPython's tokenizing
         raise IPythonRejects(f"{type(error).__name__}: {error}") from None
+    if transformed[:1] in (" ", "\t"):
+        # a first line indented with no indentation common to every line: IPython 9 leaves it
+        # and cannot run the cell (an IndentationError), so there is no reading to agree with
+        # (torchdevlint reads such a cell, `` def f():`` then a line at column 1, by IPython
+        # 8's rule, the first line's indentation off each line: the notebook ran then)
+        try:
+            compile(transformed, "<cell>", "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT,
+                    dont_inherit=True)
+        except (SyntaxError, ValueError) as error:
+            raise IPythonRejects(f"its transform does not compile: {error}") from None
     ours = cell_lines(source) if ours is None else ours
     if not source:  # an empty cell: one empty line for IPython, no line for torchdevlint
         return None if transformed == "\n" else f"an empty cell, {transformed!r} for IPython"

@@ -194,3 +194,16 @@ def test_a_notebook_of_every_construct_round_trips_and_keeps_its_lines():
     assert notebook.with_program(notebook.program) == (text, [])
     for cell in notebook.cells:  # one program line per cell line
         assert len(cell.python_lines) == len(cell.source.splitlines())
+
+
+def test_a_cell_indented_by_its_first_line_is_read_as_ipython_8_read_it(manager):
+    """IPython 9 takes off the indentation common to every line, none here, and the cell then
+    cannot run; IPython 8 took the first line's indentation off each line that starts with it,
+    and the notebook ran (rasbt/machine-learning-book ch13, cell 14): torchdevlint reads it so,
+    not as a syntax error."""
+    source = " def f(a):\n    return a\n\nprint(f(1))"
+    with pytest.raises(IPythonRejects, match="does not compile"):
+        disagreement(source, manager)
+    ours = cell_lines(source)
+    assert ours.python and "".join(ours.lines) == "def f(a):\n   return a\n\nprint(f(1))\n"
+    assert ours.shifts == [1, 1, 0, 0]

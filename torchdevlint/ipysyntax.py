@@ -142,9 +142,21 @@ def _ipython_prompts(lines: List[str]) -> List[str]:
 
 
 def _dedent(lines: List[str]) -> List[str]:
+    """IPython's ``leading_indent``: since IPython 9 the indentation common to every line;
+    before it, the first line's indentation, taken from each line that starts with it. Where
+    no indentation is common (a later line at column 1), the older rule is the only one under
+    which the cell runs (``" def f(a):\n    return a\nprint(f(1))"``, a cell of
+    rasbt/machine-learning-book's ch13 written under IPython 8), so it applies where it makes
+    the cell Python; a cell that neither makes Python is left to IPython 9's reading."""
     if lines and not lines[0].startswith((" ", "\t")):  # a first line at column 1: nothing common
         return lines
-    return textwrap.dedent("".join(lines)).splitlines(keepends=True)
+    common = textwrap.dedent("".join(lines)).splitlines(keepends=True)
+    if common and common[0].startswith((" ", "\t")):
+        first = lines[0][:len(lines[0]) - len(lines[0].lstrip(" \t"))]
+        older = [line[len(first):] if line.startswith(first) else line for line in lines]
+        if _compiled("".join(older)) is not None:  # (plain Python so: nothing else of IPython's)
+            return older
+    return common
 
 
 # -- special syntax: IPython's token transformers ----------------------------------------
