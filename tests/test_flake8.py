@@ -150,3 +150,15 @@ def test_cli_and_flake8_agree_on_all_fixtures_with_the_opt_in_rule_selected():
          str(FIXTURES)], capture_output=True, text=True).stdout)
     assert any(code == "TDL009" for *_, code, _ in cli)
     assert cli == plugin
+
+
+def test_cli_and_flake8_agree_on_a_file_libcst_parses_only_spaced(tmp_path):
+    """``assert(a if c else b)``: LibCST's validation rejects it (issue 1095); both front ends
+    analyse it the same way and place the findings on the text as written."""
+    path = tmp_path / "k.py"
+    path.write_text("import torch\n\n\ndef main(a, c):\n    assert(a if c else True)\n"
+                    "    while(a if c else False): x = torch.zeros(2).cuda(); break\n")
+    cli = normalized(run_cli(path).stdout)
+    plugin = normalized(run_flake8(path).stdout)
+    assert cli == plugin and [(line, col, code) for _, line, col, code, _ in cli] == [
+        (6, 50, "TDL002")]

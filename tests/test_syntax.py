@@ -260,3 +260,40 @@ def _die_on_bad(item: str) -> str:
         import signal
         os.kill(os.getpid(), signal.SIGKILL)  # (SIGSEGV would also dump a traceback)
     return f"ok:{item}"
+
+
+KEYWORD_BEFORE_PARENTHESES = (
+    "import torch\n"
+    "\n"
+    "\n"
+    "def main(a, c):\n"
+    "    assert(a if c else True)\n"
+    "    while(a if c else False): x = torch.zeros(2).cuda(); break\n"
+    "    return [y.cuda() for y in(a if c else [])]\n"
+)
+
+
+def test_a_keyword_right_before_a_parenthesized_conditional_is_analysed_where_written():
+    """LibCST rejects ``assert(a if c else b)`` (valid Python; LibCST issue 1095) with a
+    validation error: the file is analysed with a space after such keywords and its findings
+    are placed on the text as written, without fixes (no internal error, no E999)."""
+    result = lint_source(KEYWORD_BEFORE_PARENTHESES, "m.py")
+    assert result.error is None
+    spaced = lint_source(KEYWORD_BEFORE_PARENTHESES.replace("while(", "while (").replace(
+        "assert(", "assert (").replace("in(", "in ("), "m.py")
+    where = [(f.line, f.column, f.end_column, f.code) for f in result.findings]
+    assert where == [(6, 50, 54, "TDL002"), (7, 15, 19, "TDL002")]
+    # the same findings as where the spaces are written, one column later after each space
+    assert [(f.line, f.code) for f in spaced.findings] == [(6, "TDL002"), (7, "TDL002")]
+    assert [f.column for f in spaced.findings] == [51, 15]
+    lines = KEYWORD_BEFORE_PARENTHESES.splitlines()
+    assert [lines[line - 1][column - 1:end - 1] for line, column, end, _ in where] == ["cuda"] * 2
+    assert all(f.fix is None for f in result.findings)
+
+
+def test_cli_fix_leaves_a_file_it_analysed_spaced_as_it_was(tmp_path):
+    path = tmp_path / "m.py"
+    path.write_text(KEYWORD_BEFORE_PARENTHESES)
+    done = run_cli("--isolated", "--no-cache", "--fix", "--unsafe-fixes", path)
+    assert done.returncode == 1 and "TDL999" not in done.stdout and "m.py:6:50: TDL002" in done.stdout
+    assert path.read_text() == KEYWORD_BEFORE_PARENTHESES

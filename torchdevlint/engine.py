@@ -315,8 +315,19 @@ def _analyse(source: str, path: str, rules: Sequence[type],
 
     from torchdevlint.analysis import Analysis
     result = FileResult(path)
+    spaced: Optional[Tuple[str, dict]] = None
     try:
-        module = (parser or _parse)(source)
+        try:
+            module = (parser or _parse)(source)
+        except cst.CSTValidationError:
+            # LibCST rejects valid code it parsed: a keyword right before a parenthesized
+            # conditional (``assert(a if c else b)``, ``while(...)``; LibCST issue 1095).
+            # The same code with a space after each such keyword parses; its findings are
+            # placed back on the text as written, without fixes (their edits would carry it)
+            spaced = _keywords_spaced(source)
+            if spaced is None:
+                raise
+            module = (parser or _parse)(spaced[0])
     except cst.ParserSyntaxError as exc:
         result.error = _parse_error(path, source, exc)
         return result
@@ -328,10 +339,12 @@ def _analyse(source: str, path: str, rules: Sequence[type],
         result.analysis = Analysis(module, facts=declared_facts(rules))
         result.analysis.collected.unseen_call_names.update(unseen_calls)
         result.analysis.torch_version = torch_version
-        result.analysis.source = source
+        result.analysis.source = source if spaced is None else spaced[0]
         result.analysis.path = path
         violations = run_rules(module, rules, result.analysis)
-        result.findings = place(module, source, path, violations)
+        result.findings = place(module, result.analysis.source, path, violations)
+        if spaced is not None:
+            result.findings = [_unspaced(finding, spaced[1]) for finding in result.findings]
     except RecursionError:
         result.error = _diagnostic(path, PARSER_ERROR, "file is too deeply nested to analyse")
     return result
@@ -484,6 +497,45 @@ def gc_paused():
     finally:
         if paused:
             gc.enable()
+
+
+def _keywords_spaced(source: str) -> Optional[Tuple[str, dict]]:
+    """``source`` with a space after every keyword written right before ``(`` (``assert(``,
+    ``while(``, ``in(``), and {line: [0-based columns of the spaces]}; None when it has none
+    or does not tokenize."""
+    import io
+    import keyword
+    import tokenize
+    inserted: dict = {}
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(source).readline))
+    except (tokenize.TokenError, SyntaxError):
+        return None
+    for token, following in zip(tokens, tokens[1:]):
+        if token.type == tokenize.NAME and keyword.iskeyword(token.string) and \
+                following.type == tokenize.OP and following.string == "(" and \
+                following.start == token.end:
+            inserted.setdefault(token.end[0], []).append(token.end[1])
+    if not inserted:
+        return None
+    lines = source.splitlines(keepends=True)
+    for row, columns in inserted.items():
+        line = lines[row - 1]
+        for column in sorted(columns, reverse=True):
+            line = line[:column] + " " + line[column:]
+        lines[row - 1] = line
+    return "".join(lines), inserted
+
+
+def _unspaced(finding: Finding, inserted: dict) -> Finding:
+    """``finding`` of the spaced text (``_keywords_spaced``) placed on the text as written,
+    without a fix."""
+    def back(row: int, column: int) -> int:  # (1-based columns; a space sits before ``column``)
+        return column - sum(1 for at in inserted.get(row, ()) if at + 1 < column)
+    return replace(finding, column=back(finding.line, finding.column),
+                   end_column=back(finding.end_line, finding.end_column)
+                   if finding.end_line else finding.end_column,
+                   fix=None, available_fix=None)
 
 
 def _parse(source: str) -> cst.Module:
