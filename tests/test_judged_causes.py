@@ -727,3 +727,39 @@ def test_tdl008_a_log_filled_under_computed_keys_is_no_evidence():
         "        log = train(model, [torch.randn(2, 4)], device)\n"
         "        log = train(model, [torch.randn(3, 4)], device)\n")
     assert twice.count("log = train(") == 2 and found(twice, "TDL008") == []
+
+
+# -- TDL010: an accuracy from a comparison carries no history (rasbt's ch13) ---------------
+
+ACCURACY = """\
+    import torch
+    import torch.nn as nn
+
+    model = nn.Sequential(nn.Linear(2, 4), nn.ReLU(), nn.Linear(4, 1), nn.Sigmoid())
+    loss_fn = nn.BCELoss()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+
+
+    def train(model, num_epochs, train_dl):
+        accuracy_hist_train = [0] * num_epochs
+        for epoch in range(num_epochs):
+            for x_batch, y_batch in train_dl:
+                pred = model(x_batch)[:, 0]
+                loss = loss_fn(pred, y_batch)
+                loss.backward()
+                optimizer.step()
+                optimizer.zero_grad()
+                is_correct = VALUE
+                accuracy_hist_train[epoch] += is_correct.mean()
+        return accuracy_hist_train
+
+
+    history = train(model, 10, torch.utils.data.DataLoader([]))
+"""
+
+
+def test_tdl010_a_comparison_carries_no_history():
+    assert found(ACCURACY.replace("VALUE", "((pred >= 0.5).float() == y_batch).float()"),
+                 "TDL010") == []
+    # the prediction itself does: summing it keeps every step's graph
+    assert found(ACCURACY.replace("VALUE", "(pred - y_batch).abs()"), "TDL010") == [(19, 43)]
