@@ -763,3 +763,26 @@ def test_tdl010_a_comparison_carries_no_history():
                  "TDL010") == []
     # the prediction itself does: summing it keeps every step's graph
     assert found(ACCURACY.replace("VALUE", "(pred - y_batch).abs()"), "TDL010") == [(19, 43)]
+
+
+# -- TDL003: a load after Lightning is told to use CUDA (lit-llama's finetune scripts) ------
+
+FABRIC = """\
+    import lightning as L
+    import torch
+
+
+    def main(pretrained_path):
+        fabric = L.Fabric(accelerator=ACCELERATOR, devices=1)
+        fabric.launch()
+        checkpoint = torch.load(pretrained_path)
+        return checkpoint
+"""
+
+
+def test_tdl003_a_load_after_a_cuda_fabric_meets_cuda():
+    assert found(FABRIC.replace("ACCELERATOR", '"cuda"'), "TDL003") == []
+    assert found(FABRIC.replace("ACCELERATOR", '"gpu"'), "TDL003") == []
+    # an accelerator chosen at run time (or the CPU): the load may run without CUDA
+    assert found(FABRIC.replace("ACCELERATOR", '"auto"'), "TDL003") == [(8, 18)]
+    assert found(FABRIC.replace("ACCELERATOR", '"cpu"'), "TDL003") == [(8, 18)]

@@ -770,6 +770,11 @@ TENSOR_TYPE_TAKING_CALLS = frozenset(("type", "set_default_tensor_type"))
 # Calls that fail where CUDA is not there, whatever they are given: a statement that makes one
 # unconditionally stops a run without CUDA before the code after it (``Guards.after_cuda_use``).
 CUDA_REQUIRING_CALLS = frozenset(("torch.cuda.set_device", "torch.cuda.init"))
+# Lightning's launchers given ``accelerator="cuda"`` (or ``"gpu"``) raise where CUDA is not there
+# ("CUDAAccelerator can not run on your system"): made unconditionally, they stop such a run too.
+ACCELERATOR_LAUNCHERS = frozenset((
+    "lightning.Fabric", "lightning.fabric.Fabric", "lightning_fabric.Fabric", "lightning.Trainer",
+    "lightning.pytorch.Trainer", "pytorch_lightning.Trainer"))
 # Device strings whose mention makes a condition a device guard (``guards``), besides CUDA's.
 GUARD_DEVICE_STRINGS = frozenset(("cpu", "mps", "xpu"))
 # Strings and tensor methods whose test only passes where CUDA is there: the NCCL backend

@@ -224,7 +224,8 @@ class Guards:
         return None
 
     def _uses_cuda(self, statement: cst.CSTNode, scope: Scope) -> bool:
-        """``statement`` is one line that fails without CUDA when it runs (``after_cuda_use``)."""
+        """``statement`` is one line that fails without CUDA when it runs (``after_cuda_use``):
+        also Lightning's ``Fabric`` / ``Trainer`` made with ``accelerator="cuda"``."""
         if not isinstance(statement, cst.SimpleStatementLine):
             return False
         for small in statement.body:
@@ -234,6 +235,11 @@ class Guards:
                 qualified = self.kinds.qualname(func, scope)
                 if qualified in api.CUDA_REQUIRING_CALLS:
                     return True
+                if qualified in api.ACCELERATOR_LAUNCHERS and any(
+                        arg.keyword is not None and arg.keyword.value == "accelerator" and
+                        string_value(arg.value) in _CUDA_WORDS
+                        for arg in value.args):
+                    return True  # ``fabric = L.Fabric(accelerator="cuda", ...)`` (lit-llama)
                 if qualified == "torch.set_default_tensor_type" and value.args and \
                         "cuda" in (string_value(value.args[0].value) or ""):
                     return True

@@ -162,8 +162,9 @@ class LoadWithoutMapLocation(Rule):
     - it follows, in its function (or the module, or the notebook), a statement that every run
       reaching it has run and that fails without CUDA: an unconditional `model.cuda()` (also
       `RGAT(...).cuda()`), `x.to("cuda")`, `torch.cuda.set_device(i)`,
-      `torch.set_default_tensor_type("torch.cuda.FloatTensor")` (the hard-coded CUDA is
-      TDL002's finding); a move to a device chosen at run time or a conditional one proves
+      `torch.set_default_tensor_type("torch.cuda.FloatTensor")`, Lightning's
+      `L.Fabric(accelerator="cuda")` or `Trainer(accelerator="gpu")` (they raise without CUDA;
+      lit-llama's finetune scripts) (the hard-coded CUDA is TDL002's finding); a move to a device chosen at run time or a conditional one proves
       nothing;
     - it reads PyTorch's own release weights (a URL under `https://download.pytorch.org/models/`,
       `torch_api.CPU_RELEASE_URL_PREFIXES`): torchvision publishes them with CPU storages and
