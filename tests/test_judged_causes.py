@@ -786,3 +786,30 @@ def test_tdl003_a_load_after_a_cuda_fabric_meets_cuda():
     # an accelerator chosen at run time (or the CPU): the load may run without CUDA
     assert found(FABRIC.replace("ACCELERATOR", '"auto"'), "TDL003") == [(8, 18)]
     assert found(FABRIC.replace("ACCELERATOR", '"cpu"'), "TDL003") == [(8, 18)]
+
+
+# -- TDL002: a dataclass of settings a command-line parser reads (CORL's TrainConfig) -------
+
+CLI_CONFIG = """\
+    from dataclasses import dataclass
+
+    import pyrallis
+    import torch
+
+
+    @dataclass
+    class TrainConfig:
+        seed: int = 0
+        device: str = "cuda"
+
+
+    WRAP
+    def train(config: TrainConfig):
+        return torch.zeros(2, device=config.device)
+"""
+
+
+def test_tdl002_a_settings_dataclass_read_from_the_command_line_is_an_option():
+    assert found(CLI_CONFIG.replace("WRAP", "@pyrallis.wrap()"), "TDL002") == []
+    # nothing parses it from the command line: the default is the device every run uses
+    assert found(CLI_CONFIG.replace("WRAP", ""), "TDL002") == [(10, 19)]

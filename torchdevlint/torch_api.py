@@ -770,6 +770,12 @@ TENSOR_TYPE_TAKING_CALLS = frozenset(("type", "set_default_tensor_type"))
 # Calls that fail where CUDA is not there, whatever they are given: a statement that makes one
 # unconditionally stops a run without CUDA before the code after it (``Guards.after_cuda_use``).
 CUDA_REQUIRING_CALLS = frozenset(("torch.cuda.set_device", "torch.cuda.init"))
+# Command-line parsers built from a dataclass of settings: a field's default is an option's
+# default, as argparse's ``default=`` is (pyrallis' ``@pyrallis.wrap()`` of a function taking
+# the class, ``pyrallis.parse(config_class=C)``, ``tyro.cli(C)``, ``HfArgumentParser(C)``).
+CONFIG_CLI_PARSERS = frozenset((
+    "pyrallis.wrap", "pyrallis.parse", "tyro.cli", "tyro.conf", "transformers.HfArgumentParser",
+    "simple_parsing.parse", "simple_parsing.ArgumentParser"))
 # Lightning's launchers given ``accelerator="cuda"`` (or ``"gpu"``) raise where CUDA is not there
 # ("CUDAAccelerator can not run on your system"): made unconditionally, they stop such a run too.
 ACCELERATOR_LAUNCHERS = frozenset((

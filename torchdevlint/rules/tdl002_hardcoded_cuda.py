@@ -370,6 +370,9 @@ class HardcodedCudaDevice(Rule):
 
     ## Known limits
     Not reported: `argparse` defaults (`add_argument(..., default="cuda")`, `set_defaults`),
+    and their like, a field of a dataclass of settings that the file hands to a command-line
+    parser (`device: str = "cuda"` of a class that `@pyrallis.wrap()`, `tyro.cli` or
+    `HfArgumentParser` reads: `api.CONFIG_CLI_PARSERS`; CORL's `TrainConfig`),
     `torch.autocast(device_type="cuda")` and `torch.autocast("cuda")`, which do not crash on a
     CPU-only machine, comparisons such as `"cuda" in str(device)`, dictionary keys
     (`map_location={"cuda:0": "cpu"}`), the type argument of `isinstance`, and f-strings such as
@@ -459,6 +462,33 @@ class HardcodedCudaDevice(Rule):
                      rf"|{CUDA_TENSOR_TYPE_TEXT}")
     could_report_in = staticmethod(hardcoded_cuda_in)  # (in prefilter: no LibCST there)
 
+    def _option_default(self, ctx) -> bool:
+        """``device: str = "cuda"`` in the body of a dataclass that the file hands to a
+        command-line parser (``api.CONFIG_CLI_PARSERS``: ``@pyrallis.wrap()`` of a function
+        taking it, ``tyro.cli(TrainConfig)``, ``HfArgumentParser(TrainConfig)``): the default
+        of an option, as argparse's ``default="cuda"`` is (CORL's ``TrainConfig``)."""
+        cls = ctx.cls
+        if cls is None or ctx.func is not None or ctx.scope is not cls.scope:
+            return False
+        if not any(last_name(d.decorator.func if isinstance(d.decorator, cst.Call)
+                             else d.decorator) == "dataclass" for d in cls.node.decorators):
+            return False
+        analysis, name = self.analysis, cls.name
+        for node in walk_code(analysis.module):
+            if isinstance(node, cst.FunctionDef) and any(
+                    analysis.qualname(d.decorator.func if isinstance(d.decorator, cst.Call)
+                                      else d.decorator, ctx.scope.module()) in api.CONFIG_CLI_PARSERS
+                    for d in node.decorators) and any(
+                    p.annotation is not None and isinstance(p.annotation.annotation, cst.Name)
+                    and p.annotation.annotation.value == name for p in node.params.params):
+                return True
+            if isinstance(node, cst.Call) and analysis.qualname(
+                    node.func, ctx.scope.module()) in api.CONFIG_CLI_PARSERS and any(
+                    isinstance(n, cst.Name) and n.value == name
+                    for arg in node.args for n in walk_code(arg.value)):
+                return True
+        return False
+
     def check(self, analysis: Analysis) -> Iterator[Violation]:
         self.analysis = analysis
         self.reported: set = set()
@@ -470,6 +500,7 @@ class HardcodedCudaDevice(Rule):
         for target, literal, ctx in collected.devices.literal_assignments:
             name = target.value if isinstance(target, cst.Name) else None
             if name and is_device_name(name) and self._is_cuda(literal) \
+                    and not self._option_default(ctx) \
                     and not analysis.is_guarded(ctx) \
                     and not analysis.guards.read_only_where_guarded(name, ctx) \
                     and not analysis.guards.falls_back_to_cpu(name, ctx.func):
