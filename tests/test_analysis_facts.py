@@ -1817,3 +1817,36 @@ def test_the_parts_of_meshgrid_are_where_its_tensors_are():
     assert analysis.on_accelerator(gx, func.scope) is not None
     assert analysis.on_cpu(gx, func.scope) is None
     assert analysis.on_cpu(a, func.scope) is not None
+
+
+DEVICE_NAMES = """\
+import torch
+import torch.nn as nn
+
+
+class Loss(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(4, 4)
+
+    def parts(self, x):
+        return self.proj(x), x.size(0)
+
+    def forward(self, x, use_ssim):
+        spec_loss, ssim_loss = 0, 0
+        if use_ssim:
+            spec_loss = self.proj(x)
+        mag, count = self.parts(x)
+        return spec_loss, mag, count
+"""
+
+
+def test_names_on_the_module_device_through_tuples():
+    """A name a tuple of numbers starts (``spec_loss, ssim_loss = 0, 0``) and a later
+    assignment puts on the device is there; so is an item of the tuple a method returns where
+    it computed it there (``mag, count = self.parts(x)``), not its number."""
+    analysis = analysis_of(DEVICE_NAMES)
+    (loss,) = analysis.collected.classes
+    state = analysis.module_state(loss)
+    names = analysis.modules.on_module_device(state, loss.methods["forward"]).names
+    assert {"spec_loss", "mag"} <= names and not {"ssim_loss", "count"} & names

@@ -1267,8 +1267,8 @@ class MethodDevices(DeviceTrace):
             changed = False
             for name, bindings in assigned.items():
                 if name in self.names and not (all(
-                        (b.how == ASSIGN and (self._part_carries(b) if b.path else (
-                            self.carries(b.value) or _number_bound(b))))
+                        (b.how == ASSIGN and ((self._part_carries(b) if b.path
+                                               else self.carries(b.value)) or _number_bound(b)))
                         or (b.how == FOR and self._iterated_carries(b.value, b.path))
                         for b in bindings) and not all(_number_bound(b) for b in bindings)):
                     self.names.discard(name)
