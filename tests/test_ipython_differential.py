@@ -202,8 +202,11 @@ def test_a_cell_indented_by_its_first_line_is_read_as_ipython_8_read_it(manager)
     and the notebook ran (rasbt/machine-learning-book ch13, cell 14): torchdevlint reads it so,
     not as a syntax error."""
     source = " def f(a):\n    return a\n\nprint(f(1))"
-    with pytest.raises(IPythonRejects, match="does not compile"):
-        disagreement(source, manager)
+    if IPYTHON_VERSION < (9, 1):  # IPython 8's own rule: the same lines
+        assert disagreement(source, manager) is None
+    else:
+        with pytest.raises(IPythonRejects, match="does not compile"):
+            disagreement(source, manager)
     ours = cell_lines(source)
     assert ours.python and "".join(ours.lines) == "def f(a):\n   return a\n\nprint(f(1))\n"
     assert ours.shifts == [1, 1, 0, 0]
