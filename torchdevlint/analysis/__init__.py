@@ -19,7 +19,7 @@ from torchdevlint import torch_version
 from torchdevlint.analysis import kinds as K  # noqa: F401 (facade)
 from torchdevlint.analysis.callees import CalleeSummary, Callees  # noqa: F401 (facade)
 from torchdevlint.analysis.builder import (
-    Builder, Collected, holds, iter_children, reads_name, walk_code,
+    Builder, Collected, decorator_callee, holds, iter_children, reads_name, walk_code,
 )
 from torchdevlint.analysis.devices import (  # noqa: F401 (facade)
     Devices, device_names_visible, is_device_name, move_device_argument, names_a_length,
@@ -56,7 +56,7 @@ from torchdevlint.analysis.model import (  # noqa: F401 (facade)
 # What rules may use, besides ``Analysis`` itself.
 __all__ = [
     "ARITHMETIC_OPERATORS",
-    "Analysis", "FACTS", "UndeclaredFact", "K", "api", "walk_code", "iter_children", "holds",
+    "Analysis", "FACTS", "UndeclaredFact", "K", "api", "walk_code", "decorator_callee", "iter_children", "holds",
     "reads_name",
     "ASSIGN", "FOR", "IMPORT", "PARAM", "Binding", "CallSite", "ClassInfo", "Ctx", "FunctionInfo", "Scope",
     "dotted_name", "for_clauses", "is_number", "last_name", "root_name", "source_of", "string_value",

@@ -444,7 +444,7 @@ class Builder:
         if in_class and ctx.cls is not None:
             ctx.cls.methods[node.name.value] = info
         if node.asynchronous is not None or any(
-                last_name(_decorator_callee(d)) not in _TRANSPARENT_DECORATORS for d in decorators):
+                last_name(decorator_callee(d)) not in _TRANSPARENT_DECORATORS for d in decorators):
             info.opaque_return = True  # the call does not return what the body returns
         scope = Scope("function", ctx.scope, node, func=info)
         self.out.scopes.append(scope)
@@ -458,9 +458,9 @@ class Builder:
         self._params(node.params, info, ctx, body_ctx)
         if node.returns is not None:
             self.walk(node.returns.annotation, ctx)
-        is_static = any(last_name(_decorator_callee(d)) == "staticmethod" for d in decorators)
+        is_static = any(last_name(decorator_callee(d)) == "staticmethod" for d in decorators)
         info.binds_class = in_class and any(
-            last_name(_decorator_callee(d)) == "classmethod" for d in decorators)
+            last_name(decorator_callee(d)) == "classmethod" for d in decorators)
         if in_class and info.param_names and not is_static:
             info.self_name = info.param_names[0]
         outer_loop, self.loop = self.loop, None
@@ -892,7 +892,8 @@ def _is_cuda_tensor_type(expr) -> bool:
             and isinstance(expr.value, cst.Attribute) and expr.value.attr.value == "cuda")
 
 
-def _decorator_callee(decorator: cst.BaseExpression) -> cst.BaseExpression:
+def decorator_callee(decorator: cst.BaseExpression) -> cst.BaseExpression:
+    """What a decorator calls or names: ``dataclass`` of ``@dataclass(frozen=True)``."""
     return decorator.func if isinstance(decorator, cst.Call) else decorator
 
 

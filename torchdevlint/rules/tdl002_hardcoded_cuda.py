@@ -37,8 +37,8 @@ from typing import Iterator, List, Optional
 import libcst as cst
 
 from torchdevlint.analysis import (
-    ASSIGN, PARAM, K, Analysis, CallSite, Ctx, Scope, api, is_device_name, iter_children,
-    keyword_value, last_name, move_device_argument, string_value, walk_code,
+    ASSIGN, PARAM, K, Analysis, CallSite, Ctx, Scope, api, decorator_callee, is_device_name,
+    iter_children, keyword_value, last_name, move_device_argument, string_value, walk_code,
 )
 from torchdevlint.findings import Finding
 from torchdevlint.fixes.context import FixContext, accelerator_device, literal_quote
@@ -470,14 +470,14 @@ class HardcodedCudaDevice(Rule):
         cls = ctx.cls
         if cls is None or ctx.func is not None or ctx.scope is not cls.scope:
             return False
-        if not any(last_name(d.decorator.func if isinstance(d.decorator, cst.Call)
-                             else d.decorator) == "dataclass" for d in cls.node.decorators):
+        if not any(last_name(decorator_callee(d.decorator)) == "dataclass"
+                   for d in cls.node.decorators):
             return False
         analysis, name = self.analysis, cls.name
         for node in walk_code(analysis.module):
             if isinstance(node, cst.FunctionDef) and any(
-                    analysis.qualname(d.decorator.func if isinstance(d.decorator, cst.Call)
-                                      else d.decorator, ctx.scope.module()) in api.CONFIG_CLI_PARSERS
+                    analysis.qualname(decorator_callee(d.decorator), ctx.scope.module())
+                    in api.CONFIG_CLI_PARSERS
                     for d in node.decorators) and any(
                     p.annotation is not None and isinstance(p.annotation.annotation, cst.Name)
                     and p.annotation.annotation.value == name for p in node.params.params):

@@ -622,8 +622,8 @@ class UnregisteredTensorAttribute(Rule):
             and test.left.value in given and len(test.comparisons) == 1
             and isinstance(test.comparisons[0].operator, cst.IsNot)
             and _is_none(test.comparisons[0].comparator)
-            for branch in _enclosing_branches(func.node, binding.node)
-            for test in walk_code(branch.test))
+            for branch_test in _tests_around(binding.ctx)
+            for test in walk_code(branch_test))
 
     def _placeholder(self, binding: Binding) -> bool:
         """``self.overlap = torch.empty(0)``: an empty tensor (a literal 0 among its sizes)."""
@@ -1012,24 +1012,15 @@ class UnregisteredTensorAttribute(Rule):
                    for site in self.analysis.collected.calls_by_name.get("__init__", ()))
 
 
-def _enclosing_branches(root: cst.CSTNode, target: cst.CSTNode) -> List[cst.If]:
-    """The ``if`` statements of ``root`` in whose body (not their ``else``) ``target`` sits."""
-    path: List[cst.CSTNode] = []
-
-    def find(node) -> bool:
-        if node is target:
-            return True
-        path.append(node)
-        if any(find(child) for child in node.children):
-            return True
-        path.pop()
-        return False
-
-    if not find(root):
-        return []
-    chain = path + [target]
-    return [node for node, inner in zip(chain, chain[1:])
-            if isinstance(node, cst.If) and inner is node.body]
+def _tests_around(ctx) -> Iterator[cst.BaseExpression]:
+    """The tests of the ``if`` statements (and conditional expressions) in whose body, not
+    their ``else``, code of ``ctx`` sits, within its function: ``Ctx.conditions``, which the
+    traversal records, up to the function's name."""
+    link = ctx.conditions
+    while link is not None and not isinstance(link[0], str):
+        if isinstance(link[0], cst.BaseExpression):
+            yield link[0]
+        link = link[1]
 
 
 class _AtReturn:
