@@ -36,6 +36,7 @@ def corpus(tmp_path):
     """A corpora folder with one checkout, and the locations torchdevlint prints for it."""
     checkout = tmp_path / "corpora" / NAME
     (checkout / "sub").mkdir(parents=True)
+    (checkout / ".git").mkdir()  # (a clone's marker: the project root)
     (checkout / "a.py").write_text(
         'import torch\nx = torch.zeros(3)\nx.to("cpu")\nstate = torch.load("a.pt")\n')
     (checkout / "sub" / "b.py").write_text("import torch\ny = torch.ones(2)\ny.cuda()\n")
@@ -192,6 +193,32 @@ def test_missing_corpus_says_how_to_get_it(corpus):
     assert done.returncode == 1  # an incomplete review does not pass the gate
     only, _ = run_script(base, data, "--only", NAME)
     assert only.returncode == 0, only.stdout + only.stderr
+
+
+def test_a_checkout_that_is_no_project_fails_the_review_and_says_how_to_mark_it(corpus):
+    base, found = corpus
+    data = write_data(base, all_true(found))
+    checkout = base / "corpora" / NAME
+    (checkout / ".git").rmdir()  # files exported with ``git archive``: no clone's .git
+    done, result = run_script(base, data)
+    assert f"mkdir {checkout / '.git'}" in done.stderr
+    assert result["corpora"][NAME]["unmarked"] is True
+    assert any("no project" in reason and NAME in reason for reason in result["failures"])
+    assert done.returncode == 1
+    (checkout / "setup.py").write_text("")  # any of the linter's project markers will do
+    marked, result = run_script(base, data)
+    assert marked.returncode == 0, marked.stdout + marked.stderr
+    assert result["corpora"][NAME]["unmarked"] is False
+
+
+def test_the_markers_are_the_linters():
+    sys.path.insert(0, str(SCRIPT.parent))
+    try:
+        import precision
+    finally:
+        sys.path.remove(str(SCRIPT.parent))
+    from torchdevlint.project_index import ROOT_MARKERS
+    assert set(precision.PROJECT_MARKERS) == set(ROOT_MARKERS)
 
 
 def test_bad_verdict_is_reported(corpus):
