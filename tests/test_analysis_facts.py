@@ -1850,3 +1850,36 @@ def test_names_on_the_module_device_through_tuples():
     state = analysis.module_state(loss)
     names = analysis.modules.on_module_device(state, loss.methods["forward"]).names
     assert {"spec_loss", "mag"} <= names and not {"ssim_loss", "count"} & names
+
+
+def test_fixed_paths_are_what_no_run_chooses():
+    """``Targets.fixed_path``: the relative path of a checkpoint a project may ship, and
+    whether it is relative to the file's own folder; None where a run chooses it."""
+    analysis = analysis_of("""
+        import os
+        import torch
+        from pathlib import Path
+
+        HERE = os.path.dirname(os.path.abspath(__file__))
+        NAME = "models/a.pt"
+
+        def load(args, d):
+            torch.load(os.path.join(HERE, "models", "b.pt"))
+            torch.load(NAME)
+            torch.load(Path(__file__).resolve().parent / "c" / "d.pt")
+            torch.load(str(Path(__file__).parent / "e.pt"))
+            torch.load("./data/f.pth")
+            torch.load("models/" + "g.pt")
+            torch.load(args.checkpoint)
+            torch.load(os.path.join(d, "h.pt"))
+            torch.load("/data/i.pt")
+            torch.load("../j.pt")
+            torch.load(os.path.join(HERE, "..", "k.pt"))
+            torch.load(os.path.join(HERE, "l.pt", extra=1))
+        """, facts=frozenset(("targets", "kinds")))
+    sites = sorted(analysis.call_sites({"load"}, ()), key=lambda site: site.order)
+    found = [analysis.targets.fixed_path(site.call.args[0].value, site.ctx.scope,
+                                         analysis.kinds.qualname) for site in sites]
+    assert found == [("models/b.pt", True), ("models/a.pt", False), ("c/d.pt", True),
+                     ("e.pt", True), ("./data/f.pth", False), ("models/g.pt", False),
+                     None, None, None, None, None, None]

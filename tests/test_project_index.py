@@ -97,6 +97,11 @@ EXPECTED = {
     # Trainer.save writes through its base class's helper (lib/base.py), parameters by name:
     # the load of what it saved is a round trip; another file of the same folder is not
     "round_trip_through_a_base_class": {("run.py", 12, "TDL003", None)},
+    # the project ships models/cpu_weights.pt (CPU storages: silent) and
+    # models/gpu_weights.pt (saved on CUDA: reported, naming it); latest.pt is not there
+    "shipped_checkpoints": {("demo.py", 13, "TDL003", "the project ships models/gpu_weights.pt, "
+                                                      "whose tensors were saved on cuda"),
+                            ("demo.py", 17, "TDL003", None)},
 }
 WITHOUT_INDEX = {
     "guard_across_imports": {("report.py", 8, "TDL002"), ("train.py", 8, "TDL002"),
@@ -125,6 +130,8 @@ WITHOUT_INDEX = {
                                     ("schedule.py", 25, "TDL002"), ("schedule.py", 33, "TDL002")},
     "move_of_a_project_object": {("test_maml.py", 9, "TDL001"), ("test_maml.py", 12, "TDL001")},
     "round_trip_through_a_base_class": {("run.py", 10, "TDL003"), ("run.py", 12, "TDL003")},
+    "shipped_checkpoints": {("demo.py", 9, "TDL003"), ("demo.py", 13, "TDL003"),
+                            ("demo.py", 17, "TDL003")},
 }
 
 
@@ -231,7 +238,8 @@ def test_summary_records_helpers_that_stop_without_cuda_and_the_calls_that_run_t
 
 def test_a_file_python_cannot_parse_has_an_empty_summary():
     assert summarize("def (:\n") == {"imports": [], "names": {}, "classes": {}, "moves": [],
-                                     "saves": [], "loads": [], "defs": [], "calls": [],
+                                     "saves": [], "loads": [], "load_paths": [], "defs": [],
+                                     "calls": [],
                                      "cuda": False, "cpu_path": False, "stops": {},
                                      "entry_calls": [], "requires": [], "signatures": [],
                                      "host_copies": [], "writers": [], "host_returns": []}
@@ -388,6 +396,20 @@ def test_the_cache_drops_a_finding_when_the_file_it_depends_on_changes(tmp_path)
     flags.write_text(flags.read_text().replace("torch.cuda.is_available() and ", ""))
     assert {i[:3] for i in cli_json(".", cwd=flags.parent.parent)} == \
         {("report.py", 8, "TDL002"), ("train.py", 8, "TDL002")}
+
+
+def test_the_cache_drops_a_finding_when_the_checkpoint_it_read_changes(tmp_path):
+    """A shipped checkpoint is a dependency of the file that loads it (``load_paths`` in its
+    summary): a warm run sees the file replaced."""
+    root = copy_project("shipped_checkpoints", tmp_path)
+    assert matches(cli_json(".", cwd=root), EXPECTED["shipped_checkpoints"])
+    shutil.copy(root / "models" / "cpu_weights.pt", root / "models" / "gpu_weights.pt")
+    assert {i[:3] for i in cli_json(".", cwd=root)} == {("demo.py", 17, "TDL003")}
+    (root / "models" / "latest.pt").write_text("version https://git-lfs.github.com/spec/v1\n")
+    # (a Git LFS pointer says nothing of the storages: still reported)
+    assert {i[:3] for i in cli_json(".", cwd=root)} == {("demo.py", 17, "TDL003")}
+    shutil.copy(root / "models" / "cpu_weights.pt", root / "models" / "latest.pt")
+    assert cli_json(".", cwd=root) == set()
 
 
 def test_jobs_give_the_same_findings(tmp_path):

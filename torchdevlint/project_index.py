@@ -76,7 +76,7 @@ from typing import Callable, Dict, FrozenSet, Iterable, Iterator, List, Optional
 from torchdevlint import torch_api as api
 from torchdevlint.textsearch import names_a_gpu, states_a_gpu_requirement
 
-_FORMAT = 9
+_FORMAT = 10
 ROOT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
 _SUFFIXES = (".py", ".ipynb")
 # Directories no project file lives in (virtual environments, caches, build output).
@@ -192,7 +192,8 @@ def _host_number(expr, local: Dict[str, List[Optional[ast.AST]]], depth: int) ->
 class _Summariser:
     def __init__(self) -> None:
         self.out: Dict[str, object] = {"imports": [], "names": {}, "classes": {}, "moves": [],
-                                       "saves": [], "loads": [], "defs": [], "calls": [],
+                                       "saves": [], "loads": [], "load_paths": [],
+                                       "defs": [], "calls": [],
                                        "cuda": False, "cpu_path": False, "stops": {},
                                        "entry_calls": [], "requires": [],
                                        "signatures": [], "host_copies": [], "writers": [],
@@ -562,7 +563,13 @@ class _Summariser:
                         [node.lineno, names, _value_kind(saved, state.moved, state.cpu)
                          if saved is not None else "unknown"])
         elif tail == "load" and func.startswith("torch") and node.args:
-            self.out["loads"].extend(file_names(_strings(node.args[0], self.constants)))
+            strings = _strings(node.args[0], self.constants)
+            self.out["loads"].extend(file_names(strings))
+            # (the files a load may read that the project ships: ``dependency_key`` stats them)
+            pieces = [text for text in strings if "." in text or "/" in text]
+            if len(pieces) > 1:
+                pieces.append("/".join(pieces))
+            self.out["load_paths"].extend(p for p in pieces if p not in self.out["load_paths"])
 
 
 def _is_torch_save(call: ast.Call) -> bool:
@@ -1272,6 +1279,21 @@ class ProjectIndex:
                  if entry[0] != exclude}
         return sorted(found)
 
+    @staticmethod
+    def _shipped_candidates(relpath: str, paths: Iterable[str],
+                            beside_file: bool = False) -> List[str]:
+        """The project files a relative ``path`` read by ``relpath`` may be: beside the file
+        (a notebook's, or a script run from its folder), or from the project's root (a
+        script run from there); never outside the root."""
+        folder = os.path.dirname(relpath)
+        found = []
+        for path in paths:
+            for base in ((folder,) if beside_file else (folder, "")):
+                rel = os.path.normpath(os.path.join(base, path))
+                if rel != ".." and not rel.startswith(("..", os.sep)) and rel not in found:
+                    found.append(rel)
+        return found
+
     def is_module_class(self, relpath: str, name: str, depth: int = 0) -> bool:
         summary = self.summary(relpath)
         info = summary["classes"].get(name) if summary else None
@@ -1402,6 +1424,12 @@ class ProjectIndex:
         writes = self.writes(summary["loads"], exclude=relpath)
         if writes:
             parts.append(repr(writes))
+        for rel in self._shipped_candidates(relpath, summary.get("load_paths", ())):
+            try:  # a checkpoint the project ships, whose storages TDL003 reads
+                stat = os.stat(self.root / rel)
+            except OSError:
+                continue
+            parts.append(f"{rel}:{stat.st_size}:{stat.st_mtime_ns}")
         for name in summary["classes"]:
             moved = self.moved_to_accelerator(relpath, name)
             if moved is not None:
@@ -1523,6 +1551,27 @@ class ProjectView:
                         passed(params.index(parameter)) if parameter in params else None)
                     if given and read & set(given):
                         return self.shown(where[0], line)
+        return None
+
+    def shipped_storages(self, path: str, beside_file: bool
+                         ) -> Optional[Tuple[str, FrozenSet[str]]]:
+        """(the file as a message names it, the device types of its storages) of the
+        checkpoint the project ships at ``path``, relative to this file's folder (and, unless
+        ``beside_file``, to the root: where a script may run from): captum's tutorials load
+        ``models/cifar_torchvision.pt`` beside them. One that holds device storages wins;
+        None when no such file is there, or one there is no ``torch.save`` file readable
+        without torch (a Git LFS pointer: ``checkpoints.storage_locations``)."""
+        from torchdevlint.checkpoints import holds_device_storages, locations_of_file
+        found = []
+        for rel in self.index._shipped_candidates(self.relpath, (path,), beside_file):
+            full = self.index.root / rel
+            if full.is_file():
+                found.append((rel.replace(os.sep, "/"), locations_of_file(str(full))))
+        for rel, locations in found:
+            if locations is not None and holds_device_storages(locations):
+                return rel, locations
+        if found and all(locations is not None for _, locations in found):
+            return found[0][0], found[0][1]
         return None
 
     def _defined(self, qualified: str) -> Optional[Tuple[str, str, dict]]:

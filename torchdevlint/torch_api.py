@@ -526,6 +526,10 @@ SAVE_FUNCTIONS = frozenset("torch.save torch.serialization.save torch.jit.save".
 # torchvision's own model builders load them with ``load_state_dict_from_url`` and no
 # ``map_location`` on CPU-only machines (TDL003 needs no map_location for them).
 CPU_RELEASE_URL_PREFIXES = ("https://download.pytorch.org/models/",)
+# Calls that spell the path they are given another way, naming the same file
+# (``Targets.fixed_path``: a checkpoint the project ships beside the code).
+PATH_SPELLINGS = frozenset(("os.path.abspath", "os.path.realpath", "os.path.normpath",
+                            "os.fspath", "pathlib.Path", "pathlib.PurePath", "str"))
 
 DTYPE_NAMES = frozenset(
     """

@@ -428,6 +428,25 @@ class Analysis:
         project = self._project_of_calls()
         return project is not None and project.defines_class(qualified)
 
+    def shipped_checkpoint(self, target: cst.BaseExpression, scope: Scope):
+        """(the file, the accelerator types of its storages: empty when they are all on the
+        CPU, or it holds no tensor) of the checkpoint the project ships that ``target``
+        names: a relative path fixed in the code (``Targets.fixed_path``), read without torch
+        (``ProjectView.shipped_storages``); None when a run chooses the path, or no readable
+        ``torch.save`` file is there."""
+        self._declared("targets")
+        project = self.project
+        if project is None:
+            return None
+        fixed = self.targets.fixed_path(target, scope, self.kinds.qualname)
+        if fixed is None or not fixed[0]:
+            return None
+        found = project.shipped_storages(fixed[0], fixed[1])
+        if found is None:
+            return None
+        from torchdevlint.checkpoints import device_locations
+        return found[0], device_locations(found[1])
+
     def class_moved_in_project(self, name: str) -> Optional[str]:
         """``file:line`` where the project moves an instance of this file's ``nn.Module``
         class ``name`` to an accelerator (``.to(device)``, ``.cuda()``), or None: no code of

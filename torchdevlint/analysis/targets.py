@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-from typing import List, Optional
+from typing import List, Optional, Tuple
 
 import libcst as cst
 
@@ -142,6 +142,63 @@ class Targets:
             return None
         return match.group(1)
 
+    def fixed_path(self, expr: cst.BaseExpression, scope: Scope, qualname,
+                   depth: int = 0) -> Optional[Tuple[str, bool]]:
+        """(path, whether it is relative to the file's own folder) when ``expr`` names one
+        relative path whatever the run: a string (also through a name bound once, or
+        ``"a/" + "b.pt"``), ``os.path.join`` / ``Path(...) / ...`` of such strings, and
+        ``os.path.dirname(__file__)`` or ``Path(__file__).parent`` as the first part (the
+        file's folder: path ``""``, relative ``True``), through ``abspath``/``realpath``/
+        ``normpath``/``Path``. None for anything a run chooses (an option, a parameter, an
+        environment variable), for an absolute path and one that leaves its base
+        (``../x.pt``): what another machine holds there is unknown. ``qualname`` is the
+        analysis's ``kinds.qualname``."""
+        if depth > _MAX_DEPTH:
+            return None
+        value = string_value(expr)
+        if value is not None:
+            return (value, False) if _relative(value) else None
+        if isinstance(expr, cst.Name):
+            owner = scope.resolve(expr.value)
+            bindings = owner.bindings.get(expr.value, ()) if owner is not None else ()
+            if len(bindings) != 1 or bindings[0].how != ASSIGN or bindings[0].path or \
+                    not isinstance(bindings[0].value, cst.BaseExpression):
+                return None
+            return self.fixed_path(bindings[0].value, bindings[0].ctx.scope, qualname, depth + 1)
+        if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, (cst.Add,
+                                                                                cst.Divide)):
+            left = self.fixed_path(expr.left, scope, qualname, depth + 1)
+            right = self.fixed_path(expr.right, scope, qualname, depth + 1)
+            if left is None or right is None or right[1]:
+                return None
+            if isinstance(expr.operator, cst.Add):
+                return None if left[1] else (left[0] + right[0], False)
+            return _joined(left, right[0])
+        if isinstance(expr, cst.Attribute) and expr.attr.value == "parent" and \
+                _is_this_file(expr.value, scope, qualname):
+            return "", True  # ``Path(__file__).parent``
+        if not isinstance(expr, cst.Call) or any(a.keyword is not None or a.star
+                                                 for a in expr.args):
+            return None
+        called = qualname(expr.func, scope) or (  # (a builtin: ``str(path)``)
+            expr.func.value if isinstance(expr.func, cst.Name)
+            and scope.resolve(expr.func.value) is None else None)
+        args = [a.value for a in expr.args]
+        if called in api.PATH_SPELLINGS and len(args) == 1:
+            return self.fixed_path(args[0], scope, qualname, depth + 1)
+        if called == "os.path.dirname" and len(args) == 1 and \
+                _is_this_file(args[0], scope, qualname):
+            return "", True
+        if called == "os.path.join" and args:
+            first = self.fixed_path(args[0], scope, qualname, depth + 1)
+            for part in args[1:]:
+                found = self.fixed_path(part, scope, qualname, depth + 1)
+                if first is None or found is None or found[1]:
+                    return None
+                first = _joined(first, found[0])
+            return first
+        return None
+
     @staticmethod
     def file_names(canonical_text: str) -> List[str]:
         """The string literals in a canonical target that name a file (``'trainfeat.pth'``)."""
@@ -150,6 +207,31 @@ class Targets:
             if "." in part and "/" not in part.strip("/") and len(part) > 2:
                 names.append(part.strip("/"))
         return names
+
+
+def _relative(path: str) -> bool:
+    parts = path.replace("\\", "/").split("/")
+    return bool(path) and not path.startswith(("/", "~")) and ":" not in path and \
+        ".." not in parts
+
+
+def _joined(base: Tuple[str, bool], part: str) -> Optional[Tuple[str, bool]]:
+    text = f"{base[0].rstrip('/')}/{part}" if base[0] else part
+    return (text, base[1]) if _relative(text) else None
+
+
+def _is_this_file(expr, scope: Scope, qualname) -> bool:
+    """``__file__``, ``os.path.abspath(__file__)``, ``Path(__file__)`` (``.resolve()``)."""
+    if isinstance(expr, cst.Name):
+        return expr.value == "__file__" and scope.resolve("__file__") is None
+    if isinstance(expr, cst.Call) and len(expr.args) <= 1:
+        if isinstance(expr.func, cst.Attribute) and expr.func.attr.value in ("resolve",
+                                                                           "absolute") \
+                and not expr.args:
+            return _is_this_file(expr.func.value, scope, qualname)
+        if len(expr.args) == 1 and qualname(expr.func, scope) in api.PATH_SPELLINGS:
+            return _is_this_file(expr.args[0].value, scope, qualname)
+    return False
 
 
 def _callee(expr):

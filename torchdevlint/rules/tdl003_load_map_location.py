@@ -169,6 +169,14 @@ class LoadWithoutMapLocation(Rule):
     - it reads PyTorch's own release weights (a URL under `https://download.pytorch.org/models/`,
       `torch_api.CPU_RELEASE_URL_PREFIXES`): torchvision publishes them with CPU storages and
       loads them itself without `map_location` on CPU-only machines.
+    - it reads a checkpoint the project ships, at a relative path fixed in the code
+      (`"models/cifar.pt"`, `os.path.join(os.path.dirname(__file__), "models", "cifar.pt")`,
+      beside the file or from the project's root), whose storages were all saved on the CPU:
+      every storage `torch.save` pickles names its device, read here from the pickle's opcodes
+      without torch or running it (`torchdevlint/checkpoints.py`; captum's tutorials,
+      pytorch3d's camera graph). One saved on a GPU is reported, and the message names it
+      (`fixtures/projects/shipped_checkpoints`); a Git LFS pointer or a file that is not there
+      proves nothing.
 
     What holds at every call of a helper holds in it (issue 28): a load in a function that is
     only called (by a function of the file never handed on as a value, which no other file is
@@ -243,11 +251,19 @@ class LoadWithoutMapLocation(Rule):
             if writers and all(kind == "cpu" for kind, _ in writers):
                 continue  # every save of the project to that file writes CPU data
             written = [where for kind, where in writers if kind == "device"]
+            target = _argument(call, 0, "f")
+            shipped = analysis.shipped_checkpoint(target, site.ctx.scope) \
+                if target is not None else None
+            if shipped is not None and not shipped[1]:
+                continue  # the project ships the file, and its storages are on the CPU
+            evidence = f" (written from device state in {written[0]})" if written else ""
+            if shipped is not None:
+                evidence = f" (the project ships {shipped[0]}, whose tensors were saved on " \
+                           f"{' and '.join(sorted(shipped[1]))})"
             short = qualified.replace("torch.serialization.", "torch.")
             yield Violation(
                 call,
-                self.NO_MAP_LOCATION(function=short, writer=(
-                    f" (written from device state in {written[0]})" if written else "")),
+                self.NO_MAP_LOCATION(function=short, writer=evidence),
                 fix=MapLocationFix(site),  # --fix adds map_location=
             )
 
