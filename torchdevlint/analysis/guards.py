@@ -248,11 +248,28 @@ class Guards:
                 if func.attr.value == "cuda":
                     return True
                 if func.attr.value == "to" and any(
-                        (string_value(arg.value) or "").startswith("cuda")
+                        self._names_cuda(arg.value, scope)
                         for arg in value.args if arg.keyword is None
                         or arg.keyword.value == "device"):
                     return True
                 value = func.value
+        return False
+
+    def _names_cuda(self, expr: cst.BaseExpression, scope: Scope, depth: int = 0) -> bool:
+        """``"cuda"`` (``"cuda:0"``), ``torch.device("cuda")``, or a name every binding of
+        which is one (stylegan2's ``device = "cuda"`` before ``Generator(...).to(device)``):
+        a move there fails without CUDA. A name also bound to anything else (``"cpu"`` in
+        an ``else``, an option) proves nothing."""
+        if (string_value(expr) or "").startswith("cuda"):
+            return True
+        if isinstance(expr, cst.Call) and len(expr.args) == 1 and \
+                self.kinds.qualname(expr.func, scope) == "torch.device":
+            return (string_value(expr.args[0].value) or "").startswith("cuda")
+        if isinstance(expr, cst.Name) and depth < 3:
+            bindings = scope.lookup(expr.value)
+            return bool(bindings) and all(
+                b.how == ASSIGN and not b.path and isinstance(b.value, cst.BaseExpression)
+                and self._names_cuda(b.value, b.ctx.scope, depth + 1) for b in bindings)
         return False
 
     def runs_only_without_cuda(self, ctx: Ctx) -> bool:

@@ -161,7 +161,8 @@ class LoadWithoutMapLocation(Rule):
       worker also called directly are still reported (`fixtures/TDL003/positive/cpu_branch.py`);
     - it follows, in its function (or the module, or the notebook), a statement that every run
       reaching it has run and that fails without CUDA: an unconditional `model.cuda()` (also
-      `RGAT(...).cuda()`), `x.to("cuda")`, `torch.cuda.set_device(i)`,
+      `RGAT(...).cuda()`), `x.to("cuda")` (also `x.to(device)` where every binding of `device`
+      is `"cuda"` or `torch.device("cuda")`), `torch.cuda.set_device(i)`,
       `torch.set_default_tensor_type("torch.cuda.FloatTensor")`, Lightning's
       `L.Fabric(accelerator="cuda")` or `Trainer(accelerator="gpu")` (they raise without CUDA;
       lit-llama's finetune scripts) (the hard-coded CUDA is TDL002's finding); a move to a device chosen at run time or a conditional one proves
