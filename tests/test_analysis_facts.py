@@ -1883,3 +1883,37 @@ def test_fixed_paths_are_what_no_run_chooses():
     assert found == [("models/b.pt", True), ("models/a.pt", False), ("c/d.pt", True),
                      ("e.pt", True), ("./data/f.pth", False), ("models/g.pt", False),
                      None, None, None, None, None, None]
+
+
+def test_released_urls_of_tables_and_a_table_with_an_unknown_host_is_reported():
+    """``Targets.released_urls``: every URL a subscript of a dict display may give; TDL003
+    stays silent only when each is a known CPU release (fixtures/TDL003/negative/
+    release_tables.py), and reports a table that also names another host."""
+    source = textwrap.dedent("""
+        import torch.utils.model_zoo as model_zoo
+
+        model_urls = {
+            "resnet18": "https://download.pytorch.org/models/resnet18-5c106cde.pth",
+            "dla34": "http://dl.yf.io/dla/models/imagenet/dla34-ba72cf86.pth",
+        }
+        nested = {"a": {"b": {"url": "https://download.pytorch.org/models/x.pth"}}, "c": 3}
+
+        def weights(name, key):
+            model_zoo.load_url(model_urls[name])
+            model_zoo.load_url(model_urls["resnet18"])
+            model_zoo.load_url(nested["a"][key]["url"])
+            model_zoo.load_url(nested[key]["url"])
+        """)
+    analysis = analysis_of(source, facts=frozenset(("targets", "kinds")))
+    sites = sorted(analysis.call_sites({"load_url"}, ()), key=lambda site: site.order)
+    found = [analysis.targets.released_urls(site.call.args[0].value, site.ctx.scope)
+             for site in sites]
+    assert found == [["https://download.pytorch.org/models/resnet18-5c106cde.pth",
+                      "http://dl.yf.io/dla/models/imagenet/dla34-ba72cf86.pth"],
+                     ["https://download.pytorch.org/models/resnet18-5c106cde.pth"],
+                     ["https://download.pytorch.org/models/x.pth"],
+                     None]  # ("c" is no table: nothing known)
+    from torchdevlint.rules import RULES_BY_CODE
+    reported = [(f.line, f.code) for f in
+                lint_source(source, "w.py", [RULES_BY_CODE["TDL003"]]).findings]
+    assert reported == [(11, "TDL003"), (14, "TDL003")]

@@ -525,7 +525,13 @@ SAVE_FUNCTIONS = frozenset("torch.save torch.serialization.save torch.jit.save".
 # ``mobilenet_v2-b0353104.pth``, torchaudio's): saved with CPU storages, which is why
 # torchvision's own model builders load them with ``load_state_dict_from_url`` and no
 # ``map_location`` on CPU-only machines (TDL003 needs no map_location for them).
-CPU_RELEASE_URL_PREFIXES = ("https://download.pytorch.org/models/",)
+# Published weights known to hold CPU storages: torchvision's; Cadene's pretrainedmodels and
+# lukemelas' EfficientNet-PyTorch releases, which those libraries load with model_zoo.load_url
+# and no map_location on CPU-only machines (MONAI's CPU tests load them too; the reviewers'
+# verdicts on MONAI, DeepLabV3Plus and SSL4MIS).
+CPU_RELEASE_URL_PREFIXES = ("https://download.pytorch.org/models/",
+                            "http://data.lip6.fr/cadene/pretrainedmodels/",
+                            "https://github.com/lukemelas/EfficientNet-PyTorch/releases/download/")
 # Calls that spell the path they are given another way, naming the same file
 # (``Targets.fixed_path``: a checkpoint the project ships beside the code).
 PATH_SPELLINGS = frozenset(("os.path.abspath", "os.path.realpath", "os.path.normpath",

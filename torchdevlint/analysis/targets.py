@@ -124,6 +124,64 @@ class Targets:
             f"<{name}>" in canonical_text for name in FRESH_TEMP_FIXTURES) or any(
             f"{call}(" in canonical_text for call in FRESH_TEMP_CALLS)
 
+    def released_urls(self, expr: cst.BaseExpression, scope: Scope,
+                      depth: int = 0) -> Optional[List[str]]:
+        """The strings ``expr`` may be when it is read from a table of the file: a string
+        (through names bound once), or a subscript of a dict display, the item of a literal
+        key or, for a key a run chooses, every item (torchvision's ``model_urls[f"resnet{n}"]``,
+        Cadene's ``pretrained_settings["xception"][name]["url"]``). None when one of them is
+        anything else."""
+        if depth > _MAX_DEPTH:
+            return None
+        value = string_value(expr)
+        if value is not None:
+            return [value]
+        found = self._table_items(expr, scope, depth)
+        if found is None:
+            return None
+        urls: List[str] = []
+        for item, item_scope in found:
+            inner = self.released_urls(item, item_scope, depth + 1)
+            if inner is None:
+                return None
+            urls.extend(inner)
+        return urls
+
+    def _table_items(self, expr, scope: Scope, depth: int):
+        """(value, scope) of each item ``expr`` may be, read from dict displays; None when
+        ``expr`` is no such read (or a name bound more than once)."""
+        if depth > _MAX_DEPTH:
+            return None
+        if isinstance(expr, cst.Name):
+            owner = scope.resolve(expr.value)
+            bindings = owner.bindings.get(expr.value, ()) if owner is not None else ()
+            if len(bindings) != 1 or bindings[0].how != ASSIGN or bindings[0].path or \
+                    not isinstance(bindings[0].value, cst.BaseExpression):
+                return None
+            return [(bindings[0].value, bindings[0].ctx.scope)]
+        if not isinstance(expr, cst.Subscript) or len(expr.slice) != 1 or \
+                not isinstance(expr.slice[0].slice, cst.Index):
+            return None
+        key = string_value(expr.slice[0].slice.value)
+        tables = self._table_items(expr.value, scope, depth + 1)
+        if tables is None:
+            return None
+        items = []
+        for table, table_scope in tables:
+            while isinstance(table, cst.Name) or (isinstance(table, cst.Subscript)):
+                inner = self._table_items(table, table_scope, depth + 1)
+                if inner is None or len(inner) != 1:
+                    return None
+                table, table_scope = inner[0]
+            if not isinstance(table, cst.Dict):
+                return None
+            for element in table.elements:
+                if not isinstance(element, cst.DictElement):
+                    return None  # (``**other``: items not shown)
+                if key is None or string_value(element.key) == key:
+                    items.append((element.value, table_scope))
+        return items or None
+
     @staticmethod
     def is_cpu_release(canonical_text: str) -> bool:
         """The target is a release file PyTorch publishes with CPU storages (a URL under

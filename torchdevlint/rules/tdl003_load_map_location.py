@@ -167,9 +167,12 @@ class LoadWithoutMapLocation(Rule):
       `L.Fabric(accelerator="cuda")` or `Trainer(accelerator="gpu")` (they raise without CUDA;
       lit-llama's finetune scripts) (the hard-coded CUDA is TDL002's finding); a move to a device chosen at run time or a conditional one proves
       nothing;
-    - it reads PyTorch's own release weights (a URL under `https://download.pytorch.org/models/`,
-      `torch_api.CPU_RELEASE_URL_PREFIXES`): torchvision publishes them with CPU storages and
-      loads them itself without `map_location` on CPU-only machines.
+    - it reads published weights known to hold CPU storages (`torch_api.CPU_RELEASE_URL_PREFIXES`:
+      PyTorch's own under `https://download.pytorch.org/models/`, Cadene's pretrainedmodels,
+      lukemelas' EfficientNet releases; their libraries load them without `map_location` on
+      CPU-only machines), also read from a table of the file whose every URL is one
+      (`model_urls[f"resnet{n}"]`, `pretrained_settings["xception"][name]["url"]`:
+      `fixtures/TDL003/negative/release_tables.py`).
     - it reads a checkpoint the project ships, at a relative path fixed in the code
       (`"models/cifar.pt"`, `os.path.join(os.path.dirname(__file__), "models", "cifar.pt")`,
       beside the file or from the project's root), whose storages were all saved on the CPU:
@@ -290,6 +293,9 @@ class LoadWithoutMapLocation(Rule):
             return False
         if analysis.targets.is_cpu_release(analysis.targets.canonical(target, load.ctx.scope)):
             return True  # torchvision's release weights: CPU storages
+        urls = analysis.targets.released_urls(target, load.ctx.scope)
+        if urls and all(analysis.targets.is_cpu_release(repr(url)) for url in urls):
+            return True  # ``model_urls[name]``: every weight of the table is such a release
         if isinstance(target, cst.Attribute) and target.attr.value in api.RUN_CHECKPOINT_PATHS:
             return True  # ``checkpoint.best_model_path``: what this run's ``fit`` saved
         if analysis.holds_where_called(
