@@ -813,3 +813,37 @@ def test_tdl002_a_settings_dataclass_read_from_the_command_line_is_an_option():
     assert found(CLI_CONFIG.replace("WRAP", "@pyrallis.wrap()"), "TDL002") == []
     # nothing parses it from the command line: the default is the device every run uses
     assert found(CLI_CONFIG.replace("WRAP", ""), "TDL002") == [(10, 19)]
+
+
+# -- TDL003: counters kept as attributes (pfrl's DQN snapshot) --------------------------------
+
+COUNTER_SNAPSHOT = """\
+    import torch
+
+
+    class Agent:
+        def __init__(self, device):
+            self.t = 0
+            self.steps = 0
+            self.device = device
+
+        def act(self):
+            self.t += 1
+            self.t = VALUE
+
+        def save(self, dirname):
+            torch.save(self.t, dirname + "/t.pt")
+
+        def load(self, dirname):
+            self.t = torch.load(dirname + "/t.pt")
+"""
+
+
+def test_tdl003_a_counter_attribute_saved_and_restored_holds_numbers():
+    assert found(COUNTER_SNAPSHOT.replace("VALUE", "self.steps * 2"), "TDL003") == []
+    # one assignment makes it a tensor on the object's device: a checkpoint like any other
+    assert found(COUNTER_SNAPSHOT.replace("VALUE", "torch.zeros(1, device=self.device)"),
+                 "TDL003") == [(18, 18)]
+    # an attribute whose class this file does not show: nothing known
+    assert found(COUNTER_SNAPSHOT.replace("self.t, dirname", "other.t, dirname")
+                 .replace("VALUE", "0"), "TDL003") == [(18, 18)]

@@ -46,7 +46,7 @@ from torchdevlint.analysis.shapes import (  # noqa: F401 (facade)
 from torchdevlint.analysis.references import References
 from torchdevlint.analysis.targets import Targets
 from torchdevlint.analysis.model import (  # noqa: F401 (facade)
-    ARITHMETIC_OPERATORS, ASSIGN, EXPECTS_FAILURE, FOR, GRAD_OFF, GRAD_ON, GRAD_RUNTIME, HANDLES_FAILURE, IMPORT, PARAM,
+    ARITHMETIC_OPERATORS, ASSIGN, AUGMENT, EXPECTS_FAILURE, FOR, GRAD_OFF, GRAD_ON, GRAD_RUNTIME, HANDLES_FAILURE, IMPORT, PARAM,
     Binding, CallSite, Ctx, DefaultOf, exclusive_branches, expects_failure, failure_expected_or_handled, grad_mode_set_by,
     ClassInfo, FunctionInfo, Scope, dotted_name, for_clauses, is_number, keyword_value, last_name,
     call_argument, checked_index_operands, is_elementwise_comparison, positional_items, root_name,
@@ -58,7 +58,7 @@ __all__ = [
     "ARITHMETIC_OPERATORS",
     "Analysis", "FACTS", "UndeclaredFact", "K", "api", "walk_code", "decorator_callee", "iter_children", "holds",
     "reads_name",
-    "ASSIGN", "FOR", "IMPORT", "PARAM", "Binding", "CallSite", "ClassInfo", "Ctx", "FunctionInfo", "Scope",
+    "ASSIGN", "AUGMENT", "FOR", "IMPORT", "PARAM", "Binding", "CallSite", "ClassInfo", "Ctx", "FunctionInfo", "Scope",
     "dotted_name", "for_clauses", "is_number", "last_name", "root_name", "source_of", "string_value",
     "GRAD_OFF", "GRAD_ON", "GRAD_RUNTIME", "grad_mode_set_by", "expects_failure", "failure_expected_or_handled", "says_it_fails",
     "with_item_expects_failure",

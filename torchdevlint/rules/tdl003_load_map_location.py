@@ -15,7 +15,7 @@ from typing import Iterator, List, Optional
 import libcst as cst
 
 from torchdevlint.analysis import (
-    ASSIGN, K, Analysis, CallSite, FunctionInfo, Scope, api, dotted_name, holds, keyword_value,
+    ASSIGN, AUGMENT, K, Analysis, CallSite, FunctionInfo, Scope, api, dotted_name, holds, keyword_value,
     last_name, root_name, walk_code,
 )
 from torchdevlint.findings import Finding
@@ -118,7 +118,9 @@ class LoadWithoutMapLocation(Rule):
     - the path is built from a value that differs from run to run (`datetime.now()`,
       `time.time()`, `uuid4()`): only the run that named the file can have written it;
     - the file writes that target, or a file of the same name, only from CPU data (`.cpu()`,
-      `.numpy()`, `.tolist()`, NumPy arrays, torch factories without `device=`, plain values,
+      `.numpy()`, `.tolist()`, NumPy arrays, torch factories without `device=`, plain values
+      (also an attribute of an object of a class of the file every assignment of which is
+      one, as pfrl's step counters; a value restored by the load itself changes nothing),
       `{k: v.cpu() ...}`, FSDP's `full_optim_state_dict`, the `state_dict()` of a data loader, an LR
       scheduler or a GradScaler);
     - the target is a named setting (an attribute with a distinctive name, such as
@@ -665,6 +667,20 @@ def _cpu_only(analysis: Analysis, expr, scope: Scope, depth: int = 0, site=None)
         return bool(bindings) and all(
             b.how == ASSIGN and not b.path and isinstance(b.value, cst.BaseExpression)
             and _cpu_only(analysis, b.value, b.ctx.scope, depth + 1) for b in bindings)
+    if isinstance(expr, cst.Attribute):
+        # ``self.t`` of ``self.t = 0`` and ``self.t += 1`` (pfrl's DQN counters): every
+        # assignment of the attribute, in the methods of its class of this file
+        # (a value restored by a load, ``self.t = torch.load(...)``, is what a save wrote:
+        # it changes nothing)
+        bindings = [b for b in analysis.kinds.attribute_assignments(expr, scope)
+                    if not (isinstance(b.value, cst.Call) and analysis.qualname(
+                        b.value.func, b.ctx.scope) in api.MAP_LOCATION_FUNCTIONS)]
+        return bool(bindings) and all(
+            b.how in (ASSIGN, AUGMENT) and not b.path and isinstance(b.value, cst.BaseExpression)
+            and _cpu_only(analysis, b.value, b.ctx.scope, depth + 1) for b in bindings)
+    if isinstance(expr, cst.BinaryOperation):
+        return _cpu_only(analysis, expr.left, scope, depth + 1) and \
+            _cpu_only(analysis, expr.right, scope, depth + 1)  # (numbers of numbers)
     if isinstance(expr, (cst.List, cst.Tuple, cst.Set)):
         return all(_cpu_only(analysis, e.value, scope, depth + 1) for e in expr.elements)
     if isinstance(expr, cst.Dict):
