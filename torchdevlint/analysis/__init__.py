@@ -428,24 +428,51 @@ class Analysis:
         project = self._project_of_calls()
         return project is not None and project.defines_class(qualified)
 
-    def shipped_checkpoint(self, target: cst.BaseExpression, scope: Scope):
+    def shipped_checkpoint(self, target: cst.BaseExpression, scope: Scope,
+                           ctx: Optional[Ctx] = None):
         """(the file, the accelerator types of its storages: empty when they are all on the
         CPU, or it holds no tensor) of the checkpoint the project ships that ``target``
         names: a relative path fixed in the code (``Targets.fixed_path``), read without torch
-        (``ProjectView.shipped_storages``); None when a run chooses the path, or no readable
+        (``ProjectView.shipped_storages``); or, for a parameter of the function of ``ctx``,
+        the paths every call of it passes (``Guards.only_call_sites``: captum's
+        ``train_load_save_model(model, "models/california_model.pt")``), the first file
+        saved on a device, else the first. None when a run chooses a path, or no readable
         ``torch.save`` file is there."""
         self._declared("targets")
         project = self.project
         if project is None:
             return None
-        fixed = self.targets.fixed_path(target, scope, self.kinds.qualname)
-        if fixed is None or not fixed[0]:
-            return None
-        found = project.shipped_storages(fixed[0], fixed[1])
-        if found is None:
+        paths = self._fixed_paths(target, scope, ctx)
+        if not paths:
             return None
         from torchdevlint.checkpoints import device_locations
-        return found[0], device_locations(found[1])
+        found = []
+        for path, beside_file in paths:
+            shipped = project.shipped_storages(path, beside_file)
+            if shipped is None:
+                return None
+            found.append((shipped[0], device_locations(shipped[1])))
+        return next((item for item in found if item[1]), found[0])
+
+    def _fixed_paths(self, target, scope: Scope, ctx: Optional[Ctx]) -> list:
+        fixed = self.targets.fixed_path(target, scope, self.kinds.qualname)
+        if fixed is not None:
+            return [fixed] if fixed[0] else []
+        func = ctx.func if ctx is not None else None
+        if func is None or func.cls is not None or not isinstance(target, cst.Name) or \
+                target.value not in func.param_names or len(scope.lookup(target.value)) != 1:
+            return []
+        sites = self.guards.only_call_sites(func.name)
+        index = func.param_names.index(target.value)
+        paths = []
+        for site in sites or ():
+            passed = call_argument(site.call, index, target.value)
+            fixed = self.targets.fixed_path(passed, site.ctx.scope, self.kinds.qualname) \
+                if passed is not None else None
+            if fixed is None or not fixed[0]:
+                return []
+            paths.append(fixed)
+        return paths
 
     def class_moved_in_project(self, name: str) -> Optional[str]:
         """``file:line`` where the project moves an instance of this file's ``nn.Module``

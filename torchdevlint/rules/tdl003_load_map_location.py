@@ -177,7 +177,8 @@ class LoadWithoutMapLocation(Rule):
       `fixtures/TDL003/negative/release_tables.py`).
     - it reads a checkpoint the project ships, at a relative path fixed in the code
       (`"models/cifar.pt"`, `os.path.join(os.path.dirname(__file__), "models", "cifar.pt")`,
-      beside the file or from the project's root), whose storages were all saved on the CPU:
+      beside the file or from the project's root; also a helper's parameter that every call of
+      the helper passes such a path), whose storages were all saved on the CPU:
       every storage `torch.save` pickles names its device, read here from the pickle's opcodes
       without torch or running it (`torchdevlint/checkpoints.py`; captum's tutorials,
       pytorch3d's camera graph). One saved on a GPU is reported, and the message names it
@@ -258,7 +259,7 @@ class LoadWithoutMapLocation(Rule):
                 continue  # every save of the project to that file writes CPU data
             written = [where for kind, where in writers if kind == "device"]
             target = _argument(call, 0, "f")
-            shipped = analysis.shipped_checkpoint(target, site.ctx.scope) \
+            shipped = analysis.shipped_checkpoint(target, site.ctx.scope, site.ctx) \
                 if target is not None else None
             if shipped is not None and not shipped[1]:
                 continue  # the project ships the file, and its storages are on the CPU
