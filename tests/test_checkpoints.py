@@ -113,3 +113,13 @@ def test_a_changed_file_is_read_again(tmp_path):
     assert locations_of_file(path) == {"cpu"}
     zip_file(tmp_path / "a.pt", {"w": _Storage("0", "cuda:0"), "pad": "x" * 100})
     assert locations_of_file(path) == {"cuda"}
+
+
+def test_a_pickle_larger_than_the_bound_is_given_up_on_not_read(tmp_path, monkeypatch):
+    import torchdevlint.checkpoints as checkpoints
+    big = {"w": _Storage("0", "cpu", True), "inline": b"x" * 4096}
+    path = legacy_file(tmp_path / "big.pt", big)
+    assert storage_locations(path) == {"cpu"}
+    monkeypatch.setattr(checkpoints, "MAX_PICKLE_BYTES", 1024)
+    assert storage_locations(path) is None
+    assert storage_locations(zip_file(tmp_path / "big_zip.pt", big)) is None

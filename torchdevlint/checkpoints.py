@@ -9,10 +9,10 @@ needs no torch and runs no pickled code: ``pickletools.genops`` walks the opcode
 small stack machine rebuilds only the strings, numbers and tuples that make an id.
 
 Bounded: the new (zip) format's ``data.pkl`` is the object graph without the tensor bytes
-(kilobytes for a model of hundreds of tensors); it is read only up to ``MAX_PICKLE_BYTES``.
-The legacy format puts its object pickle before the bytes, so only the pickles before them
-are read. A file over ``MAX_FILE_BYTES`` in the legacy format, a Git LFS pointer, a plain
-pickle or anything unreadable gives None: nothing is known.
+(kilobytes for a model of hundreds of tensors). The legacy format puts its object pickle
+before the bytes, so only the pickles before them are read. Either is read only up to
+``MAX_PICKLE_BYTES`` (``_Bounded``). A larger pickle, a Git LFS pointer, a plain pickle or
+anything unreadable gives None: nothing is known.
 """
 
 from __future__ import annotations
@@ -26,7 +26,6 @@ from typing import BinaryIO, FrozenSet, Optional
 # torch.serialization.MAGIC_NUMBER: the first pickle of a legacy torch.save file.
 _LEGACY_MAGIC = 0x1950A86A20F9469CFC6C
 MAX_PICKLE_BYTES = 64 << 20
-MAX_FILE_BYTES = 1 << 30
 _STRINGS = frozenset(("STRING", "BINSTRING", "SHORT_BINSTRING", "UNICODE", "BINUNICODE",
                       "SHORT_BINUNICODE", "BINUNICODE8"))
 _NUMBERS = frozenset(("INT", "BININT", "BININT1", "BININT2", "LONG", "LONG1", "LONG4"))
@@ -54,13 +53,12 @@ def storage_locations(path: str) -> Optional[FrozenSet[str]]:
                 if member is None or member.file_size > MAX_PICKLE_BYTES:
                     return None
                 with archive.open(member) as stream:
-                    return frozenset(_locations(stream))
-        if os.path.getsize(path) > MAX_FILE_BYTES:
-            return None
-        with open(path, "rb") as stream:
-            if stream.read(1) != b"\x80":
+                    return frozenset(_locations(_Bounded(stream)))
+        with open(path, "rb") as raw:
+            if raw.read(1) != b"\x80":
                 return None  # (not a pickle of protocol 2 or later: not torch.save's)
-            stream.seek(0)
+            raw.seek(0)
+            stream = _Bounded(raw)
             if _first_value(stream) != _LEGACY_MAGIC:
                 return None
             _first_value(stream)  # the protocol version
@@ -93,6 +91,31 @@ def holds_device_storages(locations: FrozenSet[str]) -> bool:
 def device_locations(locations: FrozenSet[str]) -> FrozenSet[str]:
     """The locations that fail to load without their accelerator (not the CPU, not meta)."""
     return frozenset(location for location in locations if location not in _HOST_LOCATIONS)
+
+
+class _Bounded:
+    """A stream that gives at most ``MAX_PICKLE_BYTES`` in all: a pickle that holds large
+    inline data (a NumPy array pickled into a legacy file's object graph) is given up on
+    instead of read into memory (``pickletools.genops`` reads each argument whole)."""
+
+    def __init__(self, stream: BinaryIO) -> None:
+        self.stream = stream
+        self.left = MAX_PICKLE_BYTES
+
+    def _take(self, data: bytes) -> bytes:
+        self.left -= len(data)
+        return data
+
+    def read(self, size: int = -1) -> bytes:
+        if size < 0 or size > self.left:
+            raise _Unknown("larger than a pickle of storages is")
+        return self._take(self.stream.read(size))
+
+    def readline(self) -> bytes:
+        return self._take(self.stream.readline(min(self.left, 1 << 16) + 1))
+
+    def tell(self) -> int:
+        return MAX_PICKLE_BYTES - self.left
 
 
 def _first_value(stream: BinaryIO):
