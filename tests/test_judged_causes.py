@@ -847,3 +847,15 @@ def test_tdl003_a_counter_attribute_saved_and_restored_holds_numbers():
     # an attribute whose class this file does not show: nothing known
     assert found(COUNTER_SNAPSHOT.replace("self.t, dirname", "other.t, dirname")
                  .replace("VALUE", "0"), "TDL003") == [(18, 18)]
+
+
+def test_tdl003_a_counter_is_a_number_only_while_every_update_is_one():
+    # an augmented assignment adds a tensor: a loss total, on the device
+    assert found(COUNTER_SNAPSHOT.replace("self.t += 1", "self.t += self.loss()")
+                 .replace("VALUE", "self.steps * 2"), "TDL003") == [(18, 18)]
+    # a list attribute is filled by calls its assignments do not show
+    assert found(COUNTER_SNAPSHOT.replace("self.t = 0", "self.t = []")
+                 .replace("self.t += 1", "self.t.append(self.loss())")
+                 .replace("VALUE", "[]"), "TDL003") == [(18, 18)]
+    # an assignment of itself (a cycle) proves nothing, and ends
+    assert found(COUNTER_SNAPSHOT.replace("VALUE", "self.t * 2"), "TDL003") == [(18, 18)]

@@ -15,7 +15,7 @@ from typing import Iterator, List, Optional
 import libcst as cst
 
 from torchdevlint.analysis import (
-    ASSIGN, AUGMENT, K, Analysis, CallSite, FunctionInfo, Scope, api, dotted_name, holds, keyword_value,
+    ASSIGN, K, Analysis, CallSite, FunctionInfo, Scope, api, dotted_name, holds, keyword_value,
     last_name, root_name, walk_code,
 )
 from torchdevlint.findings import Finding
@@ -119,8 +119,10 @@ class LoadWithoutMapLocation(Rule):
       `time.time()`, `uuid4()`): only the run that named the file can have written it;
     - the file writes that target, or a file of the same name, only from CPU data (`.cpu()`,
       `.numpy()`, `.tolist()`, NumPy arrays, torch factories without `device=`, plain values
-      (also an attribute of an object of a class of the file every assignment of which is
-      one, as pfrl's step counters; a value restored by the load itself changes nothing),
+      (also a number attribute of an object of a class of the file: every assignment and
+      every augmented assignment of it is a Python number, as pfrl's step counters; a value
+      restored by the load itself changes nothing; a list attribute is filled by calls its
+      assignments do not show, and stays unknown),
       `{k: v.cpu() ...}`, FSDP's `full_optim_state_dict`, the `state_dict()` of a data loader, an LR
       scheduler or a GradScaler);
     - the target is a named setting (an attribute with a distinctive name, such as
@@ -669,16 +671,7 @@ def _cpu_only(analysis: Analysis, expr, scope: Scope, depth: int = 0, site=None)
             b.how == ASSIGN and not b.path and isinstance(b.value, cst.BaseExpression)
             and _cpu_only(analysis, b.value, b.ctx.scope, depth + 1) for b in bindings)
     if isinstance(expr, cst.Attribute):
-        # ``self.t`` of ``self.t = 0`` and ``self.t += 1`` (pfrl's DQN counters): every
-        # assignment of the attribute, in the methods of its class of this file
-        # (a value restored by a load, ``self.t = torch.load(...)``, is what a save wrote:
-        # it changes nothing)
-        bindings = [b for b in analysis.kinds.attribute_assignments(expr, scope)
-                    if not (isinstance(b.value, cst.Call) and analysis.qualname(
-                        b.value.func, b.ctx.scope) in api.MAP_LOCATION_FUNCTIONS)]
-        return bool(bindings) and all(
-            b.how in (ASSIGN, AUGMENT) and not b.path and isinstance(b.value, cst.BaseExpression)
-            and _cpu_only(analysis, b.value, b.ctx.scope, depth + 1) for b in bindings)
+        return _number_attribute(analysis, expr, scope)
     if isinstance(expr, cst.BinaryOperation):
         return _cpu_only(analysis, expr.left, scope, depth + 1) and \
             _cpu_only(analysis, expr.right, scope, depth + 1)  # (numbers of numbers)
@@ -719,6 +712,55 @@ def _cpu_only(analysis: Analysis, expr, scope: Scope, depth: int = 0, site=None)
             return all(value is not None and _cpu_only(analysis, value, ctx.scope, depth + 1)
                        for value, ctx in callee.info.returns)
         return False
+    return False
+
+
+def _number_attribute(analysis: Analysis, attribute: cst.Attribute, scope: Scope,
+                      depth: int = 0) -> bool:
+    """``self.optim_t`` of pfrl's DQN: an attribute of an object of a class of the file that
+    holds a Python number, as every assignment of it (``self.optim_t = 0``, ``self.steps =
+    self.optim_t * 2``) and every augmented one in the file (``self.optim_t += 1``) shows; an
+    assignment from the load being judged (``self.t = torch.load(...)``) is what a save wrote
+    and changes nothing. Only numbers: a container attribute (``self.losses = []``) is filled
+    by calls the assignments do not show (``self.losses.append(loss)``)."""
+    bindings = [b for b in analysis.kinds.attribute_assignments(attribute, scope)
+                if not (isinstance(b.value, cst.Call) and analysis.qualname(
+                    b.value.func, b.ctx.scope) in api.MAP_LOCATION_FUNCTIONS)]
+    if not bindings or not all(
+            b.how == ASSIGN and not b.path and isinstance(b.value, cst.BaseExpression)
+            and _holds_a_number(analysis, b.value, b.ctx.scope, depth + 1) for b in bindings):
+        return False
+    name = attribute.attr.value
+    return all(_holds_a_number(analysis, node.value, None, depth + 1)
+               for node in walk_code(analysis.module, into_functions=True)
+               if isinstance(node, cst.AugAssign) and isinstance(node.target, cst.Attribute)
+               and node.target.attr.value == name)
+
+
+def _holds_a_number(analysis: Analysis, expr, scope: Optional[Scope], depth: int = 0) -> bool:
+    """A Python number: a literal, arithmetic of numbers, ``x.item()``, ``len(x)``, a name
+    bound only to numbers, a number attribute (``_number_attribute``). Without a ``scope``
+    (an augmented assignment found by its text) names are not followed."""
+    if depth > 4:
+        return False
+    if isinstance(expr, cst.UnaryOperation):
+        return _holds_a_number(analysis, expr.expression, scope, depth + 1)
+    if isinstance(expr, (cst.Integer, cst.Float)):
+        return True
+    if isinstance(expr, cst.BinaryOperation):
+        return _holds_a_number(analysis, expr.left, scope, depth + 1) and \
+            _holds_a_number(analysis, expr.right, scope, depth + 1)
+    if isinstance(expr, cst.Call):
+        func = expr.func
+        return (isinstance(func, cst.Attribute) and func.attr.value == "item"
+                and not expr.args) or (isinstance(func, cst.Name) and func.value == "len")
+    if isinstance(expr, cst.Name) and scope is not None:
+        bindings = scope.lookup(expr.value)
+        return bool(bindings) and all(
+            b.how == ASSIGN and not b.path and isinstance(b.value, cst.BaseExpression)
+            and _holds_a_number(analysis, b.value, b.ctx.scope, depth + 1) for b in bindings)
+    if isinstance(expr, cst.Attribute) and scope is not None:
+        return _number_attribute(analysis, expr, scope, depth + 1)
     return False
 
 
