@@ -859,3 +859,43 @@ def test_tdl003_a_counter_is_a_number_only_while_every_update_is_one():
                  .replace("VALUE", "[]"), "TDL003") == [(18, 18)]
     # an assignment of itself (a cycle) proves nothing, and ends
     assert found(COUNTER_SNAPSHOT.replace("VALUE", "self.t * 2"), "TDL003") == [(18, 18)]
+
+
+# -- TDL003: a container is what the code puts into it, not its empty display ------------------
+
+FILLED = """\
+    import torch
+
+
+    def collect(model, batches):
+        outs = []
+        for x in batches:
+            FILL
+        torch.save(outs, "outs.pt")
+
+
+    def read():
+        return torch.load("outs.pt")
+"""
+
+
+def test_tdl003_a_saved_list_holds_what_is_appended_to_it():
+    assert found(FILLED.replace("FILL", "outs.append(model(x).cpu())"), "TDL003") == []
+    assert found(FILLED.replace("FILL", "outs.append(model(x).sum().item())"), "TDL003") == []
+    # device outputs appended, stored under a key, or filled by a helper: a checkpoint of
+    # tensors wherever the model is
+    assert found(FILLED.replace("FILL", "outs.append(model(x))"), "TDL003") == [(12, 12)]
+    assert found(FILLED.replace("outs = []", "outs = {}")
+                 .replace("FILL", "outs[len(outs)] = model(x)"), "TDL003") == [(12, 12)]
+    assert found(FILLED.replace("FILL", "fill(outs, model, x)"), "TDL003") == [(12, 12)]
+
+
+def test_tdl003_the_project_index_sees_what_a_sibling_appends_before_it_saves():
+    from torchdevlint.project_index import summarize
+    source = textwrap.dedent(FILLED).split("def read")[0]
+    assert summarize(source.replace("FILL", "outs.append(model(x).cpu())"))["saves"] == \
+        [[8, ["outs.pt"], "cpu"]]
+    assert summarize(source.replace("FILL", "outs.append(model(x))"))["saves"] == \
+        [[8, ["outs.pt"], "unknown"]]
+    assert summarize(source.replace("outs = []", "outs = {}")
+                     .replace("FILL", "outs[x] = model(x)"))["saves"] == [[8, ["outs.pt"], "unknown"]]

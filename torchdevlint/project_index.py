@@ -76,7 +76,7 @@ from typing import Callable, Dict, FrozenSet, Iterable, Iterator, List, Optional
 from torchdevlint import torch_api as api
 from torchdevlint.textsearch import names_a_gpu, states_a_gpu_requirement
 
-_FORMAT = 10
+_FORMAT = 11
 ROOT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
 _SUFFIXES = (".py", ".ipynb")
 # Directories no project file lives in (virtual environments, caches, build output).
@@ -150,6 +150,10 @@ _EXTERNAL = frozenset(getattr(sys, "stdlib_module_names", ())) | frozenset(
     "logging argparse pathlib transformers torchvision torchaudio torchtext tqdm matplotlib "
     "pandas scipy sklearn PIL cv2 einops timm accelerate lightning pytorch_lightning "
     "datasets wandb yaml".split())
+
+
+# Methods that put what they are given into a list, dict or set (``_Summariser._call``).
+_FILLERS = frozenset(("append", "extend", "insert", "add", "update", "setdefault"))
 
 
 class _ScopeState:
@@ -457,6 +461,10 @@ class _Summariser:
             self.out["cuda"] = True
 
     def _assign(self, node: ast.Assign, state: _ScopeState) -> None:
+        for target in node.targets:  # ``outs[k] = model(x)``: a device tensor in ``outs``
+            if isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name) and \
+                    not _is_cpu_value(node.value, state.cpu):
+                state.cpu.discard(target.value.id)
         if len(node.targets) != 1 or not isinstance(node.targets[0], ast.Name):
             return
         name, value = node.targets[0].id, node.value
@@ -528,6 +536,11 @@ class _Summariser:
 
     def _call(self, node: ast.Call, state: _ScopeState, cls: Optional[str]) -> None:
         self._record_call(node, state)
+        func = node.func
+        if isinstance(func, ast.Attribute) and func.attr in _FILLERS and \
+                isinstance(func.value, ast.Name) and func.value.id in state.cpu and \
+                not all(_is_cpu_value(a, state.cpu) for a in node.args[-1:]):
+            state.cpu.discard(func.value.id)  # ``outs.append(model(x))``: no longer CPU data
         name = _dotted(node.func)
         if name.endswith(_CPU_PATH_CALLS) or _is_device_option(node, name):
             self.out["cpu_path"] = True

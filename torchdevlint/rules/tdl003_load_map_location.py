@@ -123,7 +123,9 @@ class LoadWithoutMapLocation(Rule):
       every augmented assignment of it is a Python number, as pfrl's step counters; a value
       restored by the load itself changes nothing; a list attribute is filled by calls its
       assignments do not show, and stays unknown),
-      `{k: v.cpu() ...}`, FSDP's `full_optim_state_dict`, the `state_dict()` of a data loader, an LR
+      `{k: v.cpu() ...}` (a list or dict is what the code puts into it: `outs = []` then
+      `outs.append(model(x))` holds device tensors, and one handed to another call may be
+      filled there), FSDP's `full_optim_state_dict`, the `state_dict()` of a data loader, an LR
       scheduler or a GradScaler);
     - the target is a named setting (an attribute with a distinctive name, such as
       `self.mel_statistics_path`) that the file writes through another object
@@ -609,7 +611,8 @@ def _cpu_only_where_saved(analysis: Analysis, save: _Save) -> bool:
         bindings = analysis.reaching_bindings(value.value, save.site)
         return bool(bindings) and all(
             b.how == ASSIGN and not b.path and isinstance(b.value, cst.BaseExpression)
-            and _cpu_only(analysis, b.value, b.ctx.scope) for b in bindings)
+            and _cpu_only(analysis, b.value, b.ctx.scope)
+            and _fills_cpu_only(analysis, value.value, b, 0) for b in bindings)
     return _cpu_only(analysis, value, save.scope)
 
 
@@ -669,7 +672,8 @@ def _cpu_only(analysis: Analysis, expr, scope: Scope, depth: int = 0, site=None)
         bindings = scope.lookup(expr.value)
         return bool(bindings) and all(
             b.how == ASSIGN and not b.path and isinstance(b.value, cst.BaseExpression)
-            and _cpu_only(analysis, b.value, b.ctx.scope, depth + 1) for b in bindings)
+            and _cpu_only(analysis, b.value, b.ctx.scope, depth + 1)
+            and _fills_cpu_only(analysis, expr.value, b, depth) for b in bindings)
     if isinstance(expr, cst.Attribute):
         return _number_attribute(analysis, expr, scope)
     if isinstance(expr, cst.BinaryOperation):
@@ -713,6 +717,45 @@ def _cpu_only(analysis: Analysis, expr, scope: Scope, depth: int = 0, site=None)
                        for value, ctx in callee.info.returns)
         return False
     return False
+
+
+# Methods that put items into a list, dict or set, and the position of what they put.
+_FILLERS = {"append": 0, "extend": 0, "insert": 1, "add": 0, "update": 0, "setdefault": 1}
+# Calls that read a container without filling it.
+_READERS = frozenset(("save", "len", "print", "enumerate", "zip", "sorted", "str", "repr",
+                      "list", "tuple", "dict", "set", "sum", "min", "max", "isinstance"))
+
+
+def _fills_cpu_only(analysis: Analysis, name: str, binding, depth: int) -> bool:
+    """Whether what the code puts into the container a name is bound to (``outs = []``, a
+    dict or set display) is CPU data too: ``outs.append(model(x))`` or ``outs[k] = y``
+    fill it with device tensors, which its display does not show. A name handed to any
+    other call may be filled there: nothing known."""
+    if not isinstance(binding.value, (cst.List, cst.Dict, cst.Set)):
+        return True
+    root = binding.ctx.func.node if binding.ctx.func is not None else analysis.module
+    scope = binding.ctx.scope
+    for node in walk_code(root, into_functions=True):
+        if isinstance(node, cst.Call):
+            func = node.func
+            if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and \
+                    func.value.value == name and func.attr.value in _FILLERS:
+                index = _FILLERS[func.attr.value]
+                values = [a.value for a in node.args if a.keyword is None][index:index + 1] + \
+                    [a.value for a in node.args if a.keyword is not None]
+                if any(not _cpu_only(analysis, value, scope, depth + 1) for value in values):
+                    return False
+            elif any(isinstance(arg.value, cst.Name) and arg.value.value == name
+                     for arg in node.args) and last_name(func) not in _READERS:
+                return False  # (``fill(outs)``: filled where this file does not say)
+        elif isinstance(node, (cst.Assign, cst.AugAssign)):
+            targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) \
+                else [node.target]
+            if any(isinstance(t, cst.Subscript) and isinstance(t.value, cst.Name)
+                   and t.value.value == name for t in targets) and \
+                    not _cpu_only(analysis, node.value, scope, depth + 1):
+                return False  # ``outs[k] = model(x)``
+    return True
 
 
 def _number_attribute(analysis: Analysis, attribute: cst.Attribute, scope: Scope,
