@@ -63,7 +63,7 @@ LAYERS = (
     # torch's names and versions, positions
     ("data", ("torchdevlint", "findings", "fixes.model", "source", "syntax", "noqa",
               "positions", "torch_api", "torch_version", "ipysyntax", "atomicio", "parallel",
-              "progress", "project", "docs", "textsearch")),
+              "progress", "project", "docs", "textsearch", "checkpoints")),
     # the forms a file comes in: huge modules in parts, huge literals apart, notebooks
     ("file forms", ("chunks", "split", "notebook")),
     # what lasts between runs and spans files: the cache, and the project index that the

@@ -152,10 +152,6 @@ _EXTERNAL = frozenset(getattr(sys, "stdlib_module_names", ())) | frozenset(
     "datasets wandb yaml".split())
 
 
-# Methods that put what they are given into a list, dict or set (``_Summariser._call``).
-_FILLERS = frozenset(("append", "extend", "insert", "add", "update", "setdefault"))
-
-
 class _ScopeState:
     """What one function (or the module's own statements) has bound so far, in order."""
     __slots__ = ("created", "moved", "cpu", "tensors", "loaders")
@@ -537,7 +533,7 @@ class _Summariser:
     def _call(self, node: ast.Call, state: _ScopeState, cls: Optional[str]) -> None:
         self._record_call(node, state)
         func = node.func
-        if isinstance(func, ast.Attribute) and func.attr in _FILLERS and \
+        if isinstance(func, ast.Attribute) and func.attr in api.CONTAINER_FILLERS and \
                 isinstance(func.value, ast.Name) and func.value.id in state.cpu and \
                 not all(_is_cpu_value(a, state.cpu) for a in node.args[-1:]):
             state.cpu.discard(func.value.id)  # ``outs.append(model(x))``: no longer CPU data

@@ -532,6 +532,14 @@ SAVE_FUNCTIONS = frozenset("torch.save torch.serialization.save torch.jit.save".
 CPU_RELEASE_URL_PREFIXES = ("https://download.pytorch.org/models/",
                             "http://data.lip6.fr/cadene/pretrainedmodels/",
                             "https://github.com/lukemelas/EfficientNet-PyTorch/releases/download/")
+# Methods that put what they are given into a list, dict or set, with the position of what
+# they put (TDL003 and the project index judge a saved container by what goes into it), and
+# calls that read a container without filling it.
+CONTAINER_FILLERS = {"append": 0, "extend": 0, "insert": 1, "add": 0, "update": 0,
+                     "setdefault": 1}
+CONTAINER_READERS = frozenset(("save", "len", "print", "enumerate", "zip", "sorted", "str",
+                               "repr", "list", "tuple", "dict", "set", "sum", "min", "max",
+                               "isinstance"))
 # Calls that spell the path they are given another way, naming the same file
 # (``Targets.fixed_path``: a checkpoint the project ships beside the code).
 PATH_SPELLINGS = frozenset(("os.path.abspath", "os.path.realpath", "os.path.normpath",

@@ -719,13 +719,6 @@ def _cpu_only(analysis: Analysis, expr, scope: Scope, depth: int = 0, site=None)
     return False
 
 
-# Methods that put items into a list, dict or set, and the position of what they put.
-_FILLERS = {"append": 0, "extend": 0, "insert": 1, "add": 0, "update": 0, "setdefault": 1}
-# Calls that read a container without filling it.
-_READERS = frozenset(("save", "len", "print", "enumerate", "zip", "sorted", "str", "repr",
-                      "list", "tuple", "dict", "set", "sum", "min", "max", "isinstance"))
-
-
 def _fills_cpu_only(analysis: Analysis, name: str, binding, depth: int) -> bool:
     """Whether what the code puts into the container a name is bound to (``outs = []``, a
     dict or set display) is CPU data too: ``outs.append(model(x))`` or ``outs[k] = y``
@@ -739,14 +732,14 @@ def _fills_cpu_only(analysis: Analysis, name: str, binding, depth: int) -> bool:
         if isinstance(node, cst.Call):
             func = node.func
             if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and \
-                    func.value.value == name and func.attr.value in _FILLERS:
-                index = _FILLERS[func.attr.value]
+                    func.value.value == name and func.attr.value in api.CONTAINER_FILLERS:
+                index = api.CONTAINER_FILLERS[func.attr.value]
                 values = [a.value for a in node.args if a.keyword is None][index:index + 1] + \
                     [a.value for a in node.args if a.keyword is not None]
                 if any(not _cpu_only(analysis, value, scope, depth + 1) for value in values):
                     return False
             elif any(isinstance(arg.value, cst.Name) and arg.value.value == name
-                     for arg in node.args) and last_name(func) not in _READERS:
+                     for arg in node.args) and last_name(func) not in api.CONTAINER_READERS:
                 return False  # (``fill(outs)``: filled where this file does not say)
         elif isinstance(node, (cst.Assign, cst.AugAssign)):
             targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) \
