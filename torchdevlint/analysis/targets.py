@@ -153,12 +153,8 @@ class Targets:
         if depth > _MAX_DEPTH:
             return None
         if isinstance(expr, cst.Name):
-            owner = scope.resolve(expr.value)
-            bindings = owner.bindings.get(expr.value, ()) if owner is not None else ()
-            if len(bindings) != 1 or bindings[0].how != ASSIGN or bindings[0].path or \
-                    not isinstance(bindings[0].value, cst.BaseExpression):
-                return None
-            return [(bindings[0].value, bindings[0].ctx.scope)]
+            bound = _assigned_once(expr.value, scope)
+            return None if bound is None else [bound]
         if not isinstance(expr, cst.Subscript) or len(expr.slice) != 1 or \
                 not isinstance(expr.slice[0].slice, cst.Index):
             return None
@@ -217,12 +213,9 @@ class Targets:
         if value is not None:
             return (value, False) if _relative(value) else None
         if isinstance(expr, cst.Name):
-            owner = scope.resolve(expr.value)
-            bindings = owner.bindings.get(expr.value, ()) if owner is not None else ()
-            if len(bindings) != 1 or bindings[0].how != ASSIGN or bindings[0].path or \
-                    not isinstance(bindings[0].value, cst.BaseExpression):
-                return None
-            return self.fixed_path(bindings[0].value, bindings[0].ctx.scope, qualname, depth + 1)
+            bound = _assigned_once(expr.value, scope)
+            return None if bound is None else \
+                self.fixed_path(bound[0], bound[1], qualname, depth + 1)
         if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, (cst.Add,
                                                                                 cst.Divide)):
             left = self.fixed_path(expr.left, scope, qualname, depth + 1)
@@ -265,6 +258,17 @@ class Targets:
             if "." in part and "/" not in part.strip("/") and len(part) > 2:
                 names.append(part.strip("/"))
         return names
+
+
+def _assigned_once(name: str, scope: Scope):
+    """(value, scope) of the one plain assignment of ``name`` where ``scope`` finds it; None
+    when it is bound otherwise or more than once."""
+    owner = scope.resolve(name)
+    bindings = owner.bindings.get(name, ()) if owner is not None else ()
+    if len(bindings) != 1 or bindings[0].how != ASSIGN or bindings[0].path or \
+            not isinstance(bindings[0].value, cst.BaseExpression):
+        return None
+    return bindings[0].value, bindings[0].ctx.scope
 
 
 def _relative(path: str) -> bool:
