@@ -193,7 +193,7 @@ def test_hook_on_a_changed_file_sees_the_rest_of_the_project(tmp_path, hook_repo
     guarded = pre_commit(project, pre_commit_home, "--files", "train.py")
     assert guarded.returncode == 0, guarded.stdout + guarded.stderr
     unguarded = pre_commit(project, pre_commit_home, "--files", "report.py")
-    assert unguarded.returncode == 1 and "report.py:8:18: TDL002" in unguarded.stdout
+    assert unguarded.returncode == 1 and "report.py:9:18: TDL002" in unguarded.stdout
 
 
 @pytest.mark.parametrize("name, changed, expected", [
@@ -207,6 +207,10 @@ def test_hook_on_a_changed_file_sees_the_rest_of_the_project(tmp_path, hook_repo
     # train.py calls distributed.py's helper, which stops without CUDA: GPU-only
     ("program_stops_without_cuda", ("train.py", "evaluate.py"),
      {("evaluate.py", 8, "TDL002", "hard-codes the CUDA device")}),
+    # utils.py alone: its G and D loads are reached only after train.py's and sample.py's
+    # CUDA moves (silent); the counters and load_model are not
+    ("load_after_cuda_use", ("utils.py",),
+     {("utils.py", 9, "TDL003", "map_location"), ("utils.py", 13, "TDL003", "map_location")}),
 ])
 def test_hook_on_changed_files_gets_the_cross_file_findings(tmp_path, hook_repo, pre_commit_home,
                                                            name, changed, expected):

@@ -24,7 +24,8 @@ PROJECTS = FIXTURES / "projects"
 
 # What each fixture project reports with the index, and what it reports without it.
 EXPECTED = {
-    "guard_across_imports": {("report.py", 8, "TDL002", None)},
+    # (also through a call of the module: ``flags.multi_process()`` in report.py's gather)
+    "guard_across_imports": {("report.py", 9, "TDL002", None)},
     "writer_provenance": {("evaluate.py", 9, "TDL003", "written from device state in train.py:9")},
     # (Unused is moved nowhere, but a library class is reported as its users move it: its
     # forward adds a CPU tensor to its input)
@@ -103,10 +104,18 @@ EXPECTED = {
     "shipped_checkpoints": {("demo.py", 13, "TDL003", "the project ships models/gpu_weights.pt, "
                                                       "whose tensors were saved on cuda"),
                             ("demo.py", 17, "TDL003", None)},
+    # utils.load_weights loads G's and D's weights only when they are not None, and every
+    # call that passes them (train.py, sample.py's second) moved them with .cuda() before:
+    # silent; its counters load is reached by sample.py's first call, before any CUDA use,
+    # and load_model by export.py's, before its .cuda() (reported); the .cuda() moves
+    # themselves are TDL002's
+    "load_after_cuda_use": {("utils.py", 9, "TDL003", None), ("utils.py", 13, "TDL003", None),
+                            ("train.py", 6, "TDL002", None), ("train.py", 8, "TDL002", None),
+                            ("sample.py", 8, "TDL002", None), ("export.py", 8, "TDL002", None)},
 }
 WITHOUT_INDEX = {
-    "guard_across_imports": {("report.py", 8, "TDL002"), ("train.py", 8, "TDL002"),
-                             ("train.py", 14, "TDL002")},
+    "guard_across_imports": {("report.py", 9, "TDL002"), ("report.py", 16, "TDL002"),
+                             ("train.py", 8, "TDL002"), ("train.py", 14, "TDL002")},
     "writer_provenance": {("evaluate.py", 8, "TDL003"), ("evaluate.py", 9, "TDL003")},
     "module_moved": {("models.py", 20, "TDL007"), ("models.py", 25, "TDL007")},
     "placement_across_calls": set(),
@@ -133,6 +142,10 @@ WITHOUT_INDEX = {
     "round_trip_through_a_base_class": {("run.py", 10, "TDL003"), ("run.py", 12, "TDL003")},
     "shipped_checkpoints": {("demo.py", 9, "TDL003"), ("demo.py", 13, "TDL003"),
                             ("demo.py", 17, "TDL003"), ("demo.py", 21, "TDL003")},
+    "load_after_cuda_use": {("utils.py", 6, "TDL003"), ("utils.py", 8, "TDL003"),
+                            ("utils.py", 9, "TDL003"), ("utils.py", 13, "TDL003"),
+                            ("train.py", 6, "TDL002"), ("train.py", 8, "TDL002"),
+                            ("sample.py", 8, "TDL002"), ("export.py", 8, "TDL002")},
 }
 
 
@@ -205,11 +218,11 @@ def test_summary_records_what_each_call_into_the_project_passes():
         "    to_np(x, y, *rest)\n    to_np(x.cuda())\n    torch.save(x, 'x.pt')\n")
     assert summary["defs"] == ["main"]
     assert summary["calls"] == [
-        ["DeviceLoader", 6, ["", ""], {}],
-        ["engine.train", 10, ["model", "", ""], {}],
-        ["engine.fit", 11, [], {"model": "model", "loader": "loader"}],
-        ["to_np", 12, None, {}],  # a starred argument: no parameter is matched
-        ["to_np", 13, ["moved"], {}]]  # (torch.save: outside the project, not recorded)
+        ["DeviceLoader", 6, ["", ""], {}, 0],
+        ["engine.train", 10, ["model", "", ""], {}, 0],
+        ["engine.fit", 11, [], {"model": "model", "loader": "loader"}, 0],
+        ["to_np", 12, None, {}, 0],  # a starred argument: no parameter is matched
+        ["to_np", 13, ["moved"], {}, 0]]  # (torch.save: outside the project, not recorded)
     assert summary["cuda"] is True and summary["cpu_path"] is False  # (`.cpu()` names no device)
     assert summarize("import torch\nd = 'cuda' if torch.cuda.is_available() else 'cpu'\n")[
         "cpu_path"] is True
@@ -235,6 +248,33 @@ def test_summary_records_helpers_that_stop_without_cuda_and_the_calls_that_run_t
                                       ["utils.setup", 26], ["go", 27], ["a.b.run", 31]]
     assert list(project_index._entry_callees(summary))[2:] == ["utils.setup", ".dist.init",
                                                                "a.b.run"]
+
+
+def test_summary_records_which_calls_come_after_a_statement_that_fails_without_cuda():
+    summary = summarize(
+        "import sys\nimport torch\nimport utils\n"
+        "def run(config):\n    device = 'cuda'\n    utils.load(None, config)\n"
+        "    G = Generator(**config).to(device)\n    utils.load(G, config)\n"
+        "    if config.more:\n        utils.load(G, None)\n"
+        "def chosen(config, device):\n    G = Generator().to(device)\n    utils.load(G)\n"
+        "def rebound(config):\n    device = 'cuda'\n    if config.cpu:\n        device = 'cpu'\n"
+        "    G = Generator().to(device)\n    utils.load(G)\n"
+        "def nested(G):\n    if G is not None:\n        G.cuda()\n    utils.load(G)\n"
+        "    def inner():\n        utils.load(G)\n"
+        "def pinned(G):\n    torch.cuda.set_device(0)\n    utils.load(G)\n"
+        "def required(G):\n    if not torch.cuda.is_available():\n        sys.exit(1)\n"
+        "    utils.load(G)\n"
+        "net = Net().cuda()\nutils.load(net)\n")
+    after = {line: entry[4] for entry in summary["calls"] for line in [entry[1]]}
+    # after ``.to(device)`` with ``device`` bound only to "cuda" (line 8, and line 10 in a
+    # block below it), not before it (6); not after a device chosen at run time (13) or a
+    # name also bound to "cpu" (19); not after a ``.cuda()`` in a branch (23) nor in a
+    # nested function (25); after ``set_device`` (28), an exit without CUDA (32), and a
+    # ``.cuda()`` of the module's own code (34)
+    assert after == {6: 0, 8: 1, 10: 1, 13: 0, 19: 0, 23: 0, 25: 0, 28: 1, 32: 1, 34: 1}
+    # a literal None is recorded as such: the helper's ``if G is not None:`` skips it
+    assert summary["calls"][0][2] == ["none", ""]
+    assert summary["calls"][2][2] == ["model", "none"]
 
 
 def test_a_file_python_cannot_parse_has_an_empty_summary():
@@ -293,9 +333,9 @@ def test_cross_file_questions_on_the_fixture_projects(tmp_path):
     assert moved.moved_to_accelerator("models.py", "Head") == ("main.py", 8)  # inside Net
     assert moved.moved_to_accelerator("models.py", "Unused") is None
     calls = ProjectIndex(copy_project("placement_across_calls", tmp_path)).build()
-    assert calls.callers("engine.py", "fit") == [("main.py", 17, ["model", "loader", ""], {})]
+    assert calls.callers("engine.py", "fit") == [("main.py", 17, ["model", "loader", ""], {}, 0)]
     assert sorted(calls.callers("metrics.py", "summarize")) == [
-        ("main.py", 19, ["tensor"], {}), ("report.py", 8, [""], {})]
+        ("main.py", 19, ["tensor"], {}, 0), ("report.py", 8, [""], {}, 0)]
     assert calls.placed_by_callers() == {"engine.py", "metrics.py"}
     view = project_index.ProjectView(calls, "metrics.py")
     assert view.passed_by_every_caller("to_numpy", "scores", 0, ("tensor",)) == (1, "main.py:19")
@@ -393,10 +433,24 @@ def test_the_cache_drops_a_finding_when_the_file_it_depends_on_changes(tmp_path)
     train.write_text(train.read_text().replace("model.state_dict()", "model.cpu().state_dict()"))
     assert cli_json(".", cwd=root) == set()  # evaluate.py unchanged, its cached finding gone
     flags = copy_project("guard_across_imports", tmp_path) / "config" / "flags.py"
-    assert {i[:3] for i in cli_json(".", cwd=flags.parent.parent)} == {("report.py", 8, "TDL002")}
+    assert {i[:3] for i in cli_json(".", cwd=flags.parent.parent)} == {("report.py", 9, "TDL002")}
     flags.write_text(flags.read_text().replace("torch.cuda.is_available() and ", ""))
     assert {i[:3] for i in cli_json(".", cwd=flags.parent.parent)} == \
-        {("report.py", 8, "TDL002"), ("train.py", 8, "TDL002")}
+        {("report.py", 9, "TDL002"), ("train.py", 8, "TDL002")}
+
+
+def test_the_cache_drops_a_silenced_load_when_a_caller_stops_using_cuda_first(tmp_path):
+    """Whether each call of a helper comes after a CUDA use is part of the helper's file's
+    cache key (``Summary["calls"]``'s ``after``, in ``dependency_key``)."""
+    root = copy_project("load_after_cuda_use", tmp_path)
+    assert matches(cli_json(".", cwd=root), EXPECTED["load_after_cuda_use"])
+    train = root / "train.py"
+    train.write_text(train.read_text().replace('"cuda"', 'config["device"]').replace(
+        "Discriminator().cuda()", "Discriminator().to(device)"))
+    found = {i[:3] for i in cli_json(".", cwd=root) if i[2] == "TDL003"}
+    # train.py's call now runs where the configuration chooses: G's and D's loads too
+    assert found == {("utils.py", 6, "TDL003"), ("utils.py", 8, "TDL003"),
+                     ("utils.py", 9, "TDL003"), ("utils.py", 13, "TDL003")}
 
 
 def test_the_cache_drops_a_finding_when_the_checkpoint_it_read_changes(tmp_path):

@@ -606,13 +606,17 @@ PROJECT_FINDINGS = {
     # train.py calls a helper that stops without CUDA: GPU-only, silent (the summaries of the
     # index once it is ready)
     "program_stops_without_cuda": {("evaluate.py", "TDL002"), ("knn.py", "TDL002")},
+    # utils.py's G and D loads follow the callers' CUDA moves (silent once the index is ready)
+    "load_after_cuda_use": {("utils.py", "TDL003"), ("train.py", "TDL002"),
+                            ("sample.py", "TDL002"), ("export.py", "TDL002")},
 }
 
 
 @pytest.mark.asyncio
 @pytest.mark.parametrize("name", ["guard_across_imports", "writer_provenance", "module_moved",
                                   "placement_across_calls", "buffer_moved", "gpu_only",
-                                  "program_gpu_evidence", "program_stops_without_cuda"])
+                                  "program_gpu_evidence", "program_stops_without_cuda",
+                                  "load_after_cuda_use"])
 async def test_the_project_index_gives_the_cli_findings(client: LanguageClient, tmp_path, name):
     """Issue 27: the facts of the project's other files, as the CLI on the whole project has
     them; after a file they come from changes on disk, the open document follows."""

@@ -17,6 +17,13 @@ costs a fraction of its lint), and holds only what another file may ask:
   value (``cpu``: ``.cpu()``, NumPy, plain numbers; ``device``: the state of a moved model,
   ``.cuda()`` tensors; ``unknown``);
 - ``loads``: the file names ``torch.load`` reads (what makes a file depend on the saves);
+- ``calls``: [callee, line, kinds of the positional arguments or None, {keyword: kind},
+  after] of each call of a function another module of the project may define: the kind of
+  each argument (``model``, ``moved``, ``tensor``, ``loader``, ``none`` for a literal None,
+  "" unknown), and whether the call comes after a statement of its function (or of the
+  module's own code) that fails without CUDA (``after``: 1; ``_cuda_uses``, the twin of
+  ``Guards.after_cuda_use``): a helper every call of which is such reads its files on a
+  machine that has CUDA (TDL003);
 - ``writers``: [owner, line, file names, parameters] of each ``torch.save`` in a top-level
   function (owner: its name) or a method of a top-level class (owner: the class's name): the
   file names its target names, and the parameters of the function that the target is built
@@ -76,7 +83,7 @@ from typing import Callable, Dict, FrozenSet, Iterable, Iterator, List, Optional
 from torchdevlint import torch_api as api
 from torchdevlint.textsearch import names_a_gpu, states_a_gpu_requirement
 
-_FORMAT = 11
+_FORMAT = 12
 ROOT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
 _SUFFIXES = (".py", ".ipynb")
 # Directories no project file lives in (virtual environments, caches, build output).
@@ -203,10 +210,19 @@ class _Summariser:
         self.placements: set = set()  # ids of "cpu" strings that place data (``_placements``)
         self.saves_text = True  # the file's text says "save" (``_writers`` has work to do)
         self.item_text = True  # the file's text says ".item()" (``_host_returns`` has work)
+        # id of a function node (0: the module's own code) -> the last line of its first
+        # top-level statement that fails without CUDA (``_cuda_use_line``)
+        self.cuda_from: Dict[int, int] = {}
+        self.cuda_text = True  # the file's text says "cuda" (``_cuda_use_line`` has work)
 
     def run(self, tree: ast.Module, source: Optional[str] = None) -> dict:
         self.saves_text = source is None or "save" in source
         self.item_text = source is None or ".item()" in source
+        self.cuda_text = source is None or "cuda" in source
+        if self.cuda_text:
+            line = _cuda_use_line(tree.body, tree)
+            if line is not None:
+                self.cuda_from[0] = line
         for statement in tree.body:
             self._top(statement)
         if source is None or any(word in source for word in _WALK_WORDS):
@@ -238,9 +254,13 @@ class _Summariser:
                 self._assign(node, state)
             elif isinstance(node, ast.Call):
                 self.placements.update(map(id, _placements(node)))
-                self._call(node, state, cls)
+                self._call(node, state, cls, scope)
             elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
                 self.placements.update(map(id, _location_defaults(node.args)))
+                if self.cuda_text and not isinstance(node, ast.Lambda):
+                    line = _cuda_use_line(node.body, node)
+                    if line is not None:
+                        self.cuda_from[id(node)] = line
             elif isinstance(node, ast.Return) and func is not None and node.value is not None:
                 tests, refs = _tests_of(node.value)
                 found = returns.setdefault(func, (set(), set()))
@@ -492,7 +512,10 @@ class _Summariser:
     def _argument_kind(self, value: ast.AST, state: _ScopeState) -> str:
         """What a call site passes: ``model`` (a module moved to an accelerator), ``tensor``
         (a tensor created on or moved to one), ``moved`` (moved, model or tensor),
-        ``loader`` (a loader told to yield device batches), or ``""`` (unknown)."""
+        ``loader`` (a loader told to yield device batches), ``none`` (a literal None), or
+        ``""`` (unknown)."""
+        if isinstance(value, ast.Constant) and value.value is None:
+            return "none"  # (a helper's ``if G is not None:`` block does not run for it)
         if isinstance(value, ast.Name):
             if value.id in state.tensors:
                 return "tensor"
@@ -512,10 +535,11 @@ class _Summariser:
             return "moved"
         return ""
 
-    def _record_call(self, node: ast.Call, state: _ScopeState) -> None:
+    def _record_call(self, node: ast.Call, state: _ScopeState, scope: int) -> None:
         """A call of a function another module of the project may define (the head of its
         callee is bound by an import): [callee, line, kinds of positional arguments,
-        {keyword: kind}] (``Summary["calls"]``)."""
+        {keyword: kind}, after] (``Summary["calls"]``; ``scope``: the id of the function the
+        call runs in, 0 for the module's own code)."""
         callee = _dotted(node.func)
         if not callee or callee.split(".")[0] not in self.imported:
             return  # (a call without arguments too: it takes every default)
@@ -528,10 +552,12 @@ class _Summariser:
             positional = None
         else:
             positional = [self._argument_kind(a, state) for a in node.args]
-        self.out["calls"].append([callee, node.lineno, positional, keywords])
+        after = int(node.lineno > self.cuda_from.get(scope, node.lineno))
+        self.out["calls"].append([callee, node.lineno, positional, keywords, after])
 
-    def _call(self, node: ast.Call, state: _ScopeState, cls: Optional[str]) -> None:
-        self._record_call(node, state)
+    def _call(self, node: ast.Call, state: _ScopeState, cls: Optional[str],
+              scope: int = 0) -> None:
+        self._record_call(node, state, scope)
         func = node.func
         if isinstance(func, ast.Attribute) and func.attr in api.CONTAINER_FILLERS and \
                 isinstance(func.value, ast.Name) and func.value.id in state.cpu and \
@@ -687,6 +713,78 @@ def _stops_without_cuda(statement: ast.stmt) -> bool:
         else:
             return False
     return False
+
+
+_LAUNCHER_TAILS = frozenset(name.rpartition(".")[2] for name in api.ACCELERATOR_LAUNCHERS)
+
+
+def _cuda_use_line(body: List[ast.stmt], owner: ast.AST) -> Optional[int]:
+    """The last line of the first statement of ``body`` (a function's, or the module's own
+    code, of ``owner``) that fails without CUDA when it runs, or None: a ``.cuda()`` or a
+    ``.to("cuda")`` statement (also at the end of a chain, ``Net().cuda()``, and ``.to(d)``
+    with ``d`` bound only to ``"cuda"``), ``torch.cuda.set_device(i)``, a Lightning launcher
+    made with ``accelerator="cuda"``, or a statement that stops the program without CUDA
+    (``_stops_without_cuda``). What runs after it in the same code runs where CUDA is. The
+    twin of ``Guards.after_cuda_use`` (on LibCST), for ``Summary["calls"]``'s ``after``."""
+    cuda_names: Optional[set] = None
+    for statement in body:
+        if _stops_without_cuda(statement):
+            return statement.end_lineno
+        if not isinstance(statement, (ast.Expr, ast.Assign)):
+            continue
+        value = statement.value
+        while isinstance(value, ast.Call):
+            func = value.func
+            name = _dotted(func)
+            if name in api.CUDA_REQUIRING_CALLS:
+                return statement.end_lineno
+            if name.rpartition(".")[2] in _LAUNCHER_TAILS and any(
+                    k.arg == "accelerator" and isinstance(k.value, ast.Constant)
+                    and k.value.value in ("cuda", "gpu") for k in value.keywords):
+                return statement.end_lineno
+            if name.endswith("set_default_tensor_type") and value.args and \
+                    isinstance(value.args[0], ast.Constant) and \
+                    "cuda" in str(value.args[0].value):
+                return statement.end_lineno
+            if not isinstance(func, ast.Attribute):
+                break
+            if func.attr == "cuda":
+                return statement.end_lineno
+            if func.attr == "to":
+                devices = value.args[:1] + [k.value for k in value.keywords if k.arg == "device"]
+                if any(isinstance(d, ast.Name) for d in devices) and cuda_names is None:
+                    cuda_names = _cuda_only_names(owner)
+                if any(_names_cuda(d, cuda_names or set()) for d in devices):
+                    return statement.end_lineno
+            value = func.value
+    return None
+
+
+def _names_cuda(expr: ast.AST, cuda_names: set) -> bool:
+    """``"cuda"`` (``"cuda:0"``), ``torch.device("cuda")``, or a name of ``cuda_names``."""
+    if isinstance(expr, ast.Constant):
+        return isinstance(expr.value, str) and expr.value.startswith("cuda")
+    if isinstance(expr, ast.Call) and len(expr.args) == 1 and not expr.keywords and \
+            _dotted(expr.func) == "torch.device":
+        return _names_cuda(expr.args[0], set())
+    return isinstance(expr, ast.Name) and expr.id in cuda_names
+
+
+def _cuda_only_names(owner: ast.AST) -> set:
+    """The names every binding of which in ``owner`` (nested code included) is an assignment
+    of ``"cuda"`` (BigGAN's ``device = 'cuda'`` before ``Generator(**config).to(device)``);
+    not a parameter. A name also bound to anything else proves nothing."""
+    stores: Dict[str, int] = {}
+    cuda: Dict[str, int] = {}
+    for node in ast.walk(owner):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            stores[node.id] = stores.get(node.id, 0) + 1
+        elif isinstance(node, ast.Assign) and len(node.targets) == 1 and \
+                isinstance(node.targets[0], ast.Name) and _names_cuda(node.value, set()):
+            cuda[node.targets[0].id] = cuda.get(node.targets[0].id, 0) + 1
+        elif isinstance(node, ast.arg):
+            stores[node.arg] = stores.get(node.arg, 0) + 1
+    return {name for name, count in cuda.items() if stores.get(name) == count}
 
 
 def _asks_cuda(test: ast.AST) -> bool:
@@ -1052,9 +1150,9 @@ class ProjectIndex:
                     for used in info.get("uses", ()):
                         uses.setdefault(used.rpartition(".")[2], []).append(
                             (relpath, owner, used))
-                for callee, line, positional, keywords in summary["calls"]:
+                for callee, line, positional, keywords, after in summary["calls"]:
                     calls.setdefault(callee.rpartition(".")[2], []).append(
-                        (relpath, callee, line, positional, keywords))
+                        (relpath, callee, line, positional, keywords, after))
                 cpu_path = cpu_path or summary["cpu_path"]
                 cuda = cuda or summary["cuda"]
             self._by_name = {"moves": moves, "saves": saves, "uses": uses, "calls": calls,
@@ -1362,15 +1460,16 @@ class ProjectIndex:
                     return found
         return None
 
-    def callers(self, relpath: str, function: str) -> List[Tuple[str, int, object, dict]]:
-        """(relpath, line, kinds of the positional arguments or None, {keyword: kind}) of
-        every call, in another file of the project, of the top-level function ``function``
-        of ``relpath`` (``Summary["calls"]``: what each argument is, as that file shows)."""
+    def callers(self, relpath: str, function: str) -> List[Tuple[str, int, object, dict, int]]:
+        """(relpath, line, kinds of the positional arguments or None, {keyword: kind},
+        after) of every call, in another file of the project, of the top-level function
+        ``function`` of ``relpath`` (``Summary["calls"]``: what each argument is, as that
+        file shows, and whether the call comes after a CUDA use)."""
         found = []
-        for other, callee, line, positional, keywords in self._lookups()["calls"].get(
+        for other, callee, line, positional, keywords, after in self._lookups()["calls"].get(
                 function, ()):
             if other != relpath and self._class_location(other, callee) == (relpath, function):
-                found.append((other, line, positional, keywords))
+                found.append((other, line, positional, keywords, after))
         return found
 
     def host_copy_twins(self, relpath: str) -> List[Tuple[str, int, str, list, str]]:
@@ -1399,8 +1498,9 @@ class ProjectIndex:
         if lookups["placed"] is None:
             placed = {relpath for relpath in self.files if self.has_host_copy_twin(relpath)}
             for entries in lookups["calls"].values():
-                for other, callee, _, positional, keywords in entries:
-                    if any(positional or ()) or any(keywords.values()):
+                for other, callee, _, positional, keywords, _ in entries:
+                    if any(kind in _PLACING for kind in positional or ()) or \
+                            any(kind in _PLACING for kind in keywords.values()):
                         found = self._class_location(other, callee)
                         if found is not None and found[0] != other:
                             placed.add(found[0])
@@ -1457,6 +1557,10 @@ class ProjectIndex:
             parts.append(repr(stated))
         # (a file that depends on nothing else keeps the key of its bytes alone)
         return hashlib.sha256(";".join(parts).encode()).hexdigest()[:16] if parts else ""
+
+
+# The kinds of ``Summary["calls"]`` arguments that put what a function gets on a device.
+_PLACING = frozenset(("model", "moved", "tensor", "loader"))
 
 
 def _summarise_data(item) -> dict:
@@ -1644,7 +1748,7 @@ class ProjectView:
         kinds = None if kinds is None else set(kinds)
         callers = self.index.callers(self.relpath, function)
         first = None
-        for relpath, line, positional, keywords in callers:
+        for relpath, line, positional, keywords, _after in callers:
             if parameter in keywords:  # (also beside ``**config``)
                 kind = keywords[parameter]
             elif positional is None:
@@ -1658,6 +1762,14 @@ class ProjectView:
             if first is None:
                 first = self.shown(relpath, line)
         return len(callers), first
+
+    def calls_of(self, function: str) -> List[Tuple[str, object, dict, bool]]:
+        """(``file:line``, kinds of the positional arguments or None, {keyword: kind},
+        whether it comes after a CUDA use) of each call of this file's top-level
+        ``function`` from another file of the project (``ProjectIndex.callers``)."""
+        return [(self.shown(relpath, line), positional, keywords, bool(after))
+                for relpath, line, positional, keywords, after
+                in self.index.callers(self.relpath, function)]
 
     def host_copy_twin(self, params: Sequence[str], parameter: str) -> Optional[Tuple[str, str]]:
         """(function, ``file:line``) of a top-level function of another file of this file's

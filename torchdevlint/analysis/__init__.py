@@ -711,6 +711,12 @@ class Analysis:
         CUDA (an unconditional ``model.cuda()``), or None (``Guards.after_cuda_use``)."""
         return self.guards.after_cuda_use(node, ctx)
 
+    def reached_after_cuda_use(self, node: cst.CSTNode, ctx: Ctx) -> bool:
+        """Every run that reaches ``node`` has run a statement that fails without CUDA: in
+        its function, or before every call of its function that can reach it, in this file
+        and in the project's other files (``Guards.reached_after_cuda_use``)."""
+        return self.guards.reached_after_cuda_use(node, ctx)
+
     def runs_only_without_cuda(self, ctx: Ctx) -> bool:
         """Code in ``ctx`` runs only where CUDA is not there nor asked for
         (``Guards.runs_only_without_cuda``)."""

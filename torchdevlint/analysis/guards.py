@@ -17,7 +17,7 @@ the accelerator of a CUDA build), these, or a test of the value itself (``acc is
 from __future__ import annotations
 
 import functools
-from typing import Callable, List, Optional, Set
+from typing import Callable, Dict, List, Optional, Set
 
 import libcst as cst
 
@@ -222,6 +222,59 @@ class Guards:
             if statements is None:
                 return None
         return None
+
+    def reached_after_cuda_use(self, node: cst.CSTNode, ctx: Ctx, depth: int = 0) -> bool:
+        """Whether every run that reaches ``node`` has run a statement that fails without
+        CUDA: ``after_cuda_use`` in its own function, or, for a top-level function, before
+        every call of it that can reach ``node``: in this file (followed from caller to
+        caller) and in the project's other files (their summaries' ``after``,
+        ``project_index.Summary["calls"]``). A call that passes None for a parameter that
+        ``node`` runs only when it is not None (``if G is not None:``) does not reach it:
+        BigGAN's ``load_weights(G, D, ...)`` loads G's weights only for callers that moved G
+        with ``.cuda()``, while ``sample.py`` passes ``None, None`` to read its counters.
+        A function nothing calls proves nothing, nor does a public function of files
+        outside a project (anyone may call it)."""
+        if self.after_cuda_use(node, ctx) is not None:
+            return True
+        func = ctx.func
+        if func is None or func.cls is not None or depth > 3 or \
+                func.node not in self.module.body:
+            return False
+        key = ("after-cuda", id(node))
+        if key in self._guard_memo:
+            return self._guard_memo[key]
+        self._guard_memo[key] = False  # (a recursive call proves nothing)
+        name = func.name
+        sites = self.collected.calls_by_name.get(name, ())
+        defs = [info for info in self.collected.functions if info.name == name]
+        project = self._project_of_calls()
+        verdict = False
+        if name not in self.collected.unseen_call_names and \
+                self._only_called(name, defs, sites) and \
+                (project is not None or self.expects_no_other_callers(name, sites)):
+            skipped = _skipped_when_none(ctx, func)
+            reached = 0
+            verdict = True
+            for site in sites:
+                if _passes_none(site.call, skipped):
+                    continue
+                if not self.reached_after_cuda_use(site.call, site.ctx, depth + 1):
+                    verdict = False
+                    break
+                reached += 1
+            for _where, positional, keywords, after in (
+                    project.calls_of(name) if verdict and project is not None else ()):
+                if any(keywords.get(param) == "none" or (
+                        positional is not None and 0 <= index < len(positional)
+                        and positional[index] == "none") for param, index in skipped.items()):
+                    continue
+                if not after:
+                    verdict = False
+                    break
+                reached += 1
+            verdict = verdict and reached > 0
+        self._guard_memo[key] = verdict
+        return verdict
 
     def _uses_cuda(self, statement: cst.CSTNode, scope: Scope) -> bool:
         """``statement`` is one line that fails without CUDA when it runs (``after_cuda_use``):
@@ -557,6 +610,8 @@ class Guards:
             elif isinstance(node, cst.Call) and \
                     self.qualname(node.func, scope) in api.CUDA_AVAILABILITY_CHECKS:
                 return True  # (``from torch.cuda import is_available``: ``is_available()``)
+            elif isinstance(node, cst.Call) and self._project_guard_call(node, scope):
+                return True  # ``distributed.is_enabled()`` (dinov2: ``dist.is_initialized()``)
             elif isinstance(node, cst.Arg):
                 # ``@RunIf(min_cuda_gpus=1)``, ``skipif(..., requires_gpu=True)``
                 if node.keyword is not None and _mentions_cuda(node.keyword.value):
@@ -611,6 +666,17 @@ class Guards:
                    and not binding.path
                    and self.is_guard_test(binding.value, binding.ctx.scope, depth + 1)
                    for binding in self.kinds.attribute_assignments(node, scope))
+
+    def _project_guard_call(self, call: cst.Call, scope: Scope) -> bool:
+        """A call of a function of another module of the project that tests CUDA availability
+        or distributed training (its summary's ``names``: dinov2's ``distributed.is_enabled()``,
+        which returns ``dist.is_available() and dist.is_initialized()``), as the test itself
+        would be in this file."""
+        if self.project is None or not isinstance(call.func, (cst.Name, cst.Attribute)):
+            return False
+        qualified = self.qualname(call.func, scope)
+        return qualified is not None and self._may_define(qualified) and \
+            self.project.guard(qualified) is not None
 
     def _name_holds_guard(self, name: str, scope: Scope, depth: int) -> bool:
         for binding in scope.lookup(name):
@@ -984,3 +1050,53 @@ def _blocks_holding(statement: cst.CSTNode, node: cst.CSTNode):
                 yield child
         elif isinstance(child, cst.CSTNode) and not isinstance(child, cst.BaseExpression):
             yield from _blocks_holding(child, node)
+
+
+def _skipped_when_none(ctx: Ctx, func: FunctionInfo) -> Dict[str, int]:
+    """The parameters of ``func`` that code in ``ctx`` runs only when they are not None (an
+    ``if P is not None:`` or ``if P:`` around it, also in an ``and``), with their position
+    (-1: keyword-only)."""
+    params = func.node.params
+    positional = [p.name.value for p in list(params.posonly_params) + list(params.params)]
+    keyword_only = {p.name.value for p in params.kwonly_params}
+    found: Dict[str, int] = {}
+
+    def note(test) -> None:
+        if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+            note(test.left)
+            note(test.right)
+            return
+        if isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and \
+                isinstance(test.comparisons[0].operator, cst.IsNot) and \
+                isinstance(test.comparisons[0].comparator, cst.Name) and \
+                test.comparisons[0].comparator.value == "None":
+            test = test.left
+        if isinstance(test, cst.Name):
+            if test.value in positional:
+                found[test.value] = positional.index(test.value)
+            elif test.value in keyword_only:
+                found[test.value] = -1
+
+    link = ctx.conditions
+    while link is not None and not isinstance(link[0], str):  # (up to the function's own)
+        if isinstance(link[0], cst.CSTNode):
+            note(link[0])
+        link = link[1]
+    return found
+
+
+def _passes_none(call: cst.Call, skipped: Dict[str, int]) -> bool:
+    """``call`` passes a literal None for one of the ``skipped`` parameters."""
+    position = 0
+    for arg in call.args:
+        if arg.star:
+            return False  # (positions after ``*args`` are unknown)
+        none = isinstance(arg.value, cst.Name) and arg.value.value == "None"
+        if arg.keyword is not None:
+            if none and arg.keyword.value in skipped:
+                return True
+        else:
+            if none and position in skipped.values() and position >= 0:
+                return True
+            position += 1
+    return False

@@ -170,7 +170,10 @@ class HardcodedCudaDevice(Rule):
     name or keyword speaks of CUDA or GPUs (`@RunIf(min_cuda_gpus=1)`, `@requires_cuda`,
     `skipif(not HAS_GPU)`), and the values of `pytest.param(..., marks=...)` with such marks.
     Distributed code after `if not dist.is_initialized(): return` or under `world_size > 1` is
-    multi-process GPU code. `if device is None: device = "cuda"` is no guard.
+    multi-process GPU code; so is code after a project's own wrapper of that test, imported
+    from another module (dinov2's `if not distributed.is_enabled(): return`, where
+    `is_enabled()` returns `dist.is_available() and dist.is_initialized()`;
+    `fixtures/projects/guard_across_imports`). `if device is None: device = "cuda"` is no guard.
 
     Only a check that proves CUDA makes a hard-coded CUDA device safe. Two checks that look alike
     do not:

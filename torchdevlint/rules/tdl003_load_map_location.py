@@ -171,8 +171,14 @@ class LoadWithoutMapLocation(Rule):
       is `"cuda"` or `torch.device("cuda")`), `torch.cuda.set_device(i)`,
       `torch.set_default_tensor_type("torch.cuda.FloatTensor")`, Lightning's
       `L.Fabric(accelerator="cuda")` or `Trainer(accelerator="gpu")` (they raise without CUDA;
-      lit-llama's finetune scripts) (the hard-coded CUDA is TDL002's finding); a move to a device chosen at run time or a conditional one proves
-      nothing;
+      lit-llama's finetune scripts) (the hard-coded CUDA is TDL002's finding); a move to a
+      device chosen at run time or a conditional one proves nothing. The same holds for a load
+      in a top-level helper when every call of it that can reach the load, in this file or in
+      another file of the project, follows such a statement in its own function: BigGAN's
+      `utils.load_weights(G, D, ...)`, called by `train.py` and `sample.py` after
+      `G = Generator(**config).cuda()`. A call that passes `None` for a parameter the load
+      runs only when it is not None (`if G is not None:`) does not reach it
+      (`fixtures/projects/load_after_cuda_use`);
     - it reads published weights known to hold CPU storages (`torch_api.CPU_RELEASE_URL_PREFIXES`:
       PyTorch's own under `https://download.pytorch.org/models/`, Cadene's pretrainedmodels,
       lukemelas' EfficientNet releases; their libraries load them without `map_location` on
@@ -254,8 +260,9 @@ class LoadWithoutMapLocation(Rule):
                 continue  # map_location passed positionally
             if analysis.runs_only_with_cuda(site.ctx):
                 continue  # ``if torch.cuda.is_available(): torch.load(p)``: CUDA is there
-            if analysis.after_cuda_use(call, site.ctx) is not None:
-                continue  # ``model = RGAT(...).cuda()`` the line before: no run without CUDA
+            if analysis.reached_after_cuda_use(call, site.ctx):
+                continue  # ``model = RGAT(...).cuda()`` the line before (or before every call
+                # of the helper around it, in any file): no run without CUDA gets here
             if self._reads_what_this_file_wrote(analysis, site):
                 continue
             writers = _project_writers(analysis, site)
