@@ -356,6 +356,23 @@ def test_relative_imports_resolve_inside_packages(tmp_path):
     assert index.guard("pkg/sub/run.py", ".flags.GPU_OK") is None  # pkg.sub.flags: no such
 
 
+def test_names_and_functions_that_read_each_other_in_a_ring_are_no_guard(tmp_path):
+    """A question that follows what a name reads ends, however the names refer to each other
+    (dgl's test modules: a call of a project function in a test asks the index)."""
+    root = tmp_path / "proj"
+    root.mkdir()
+    (root / ".git").mkdir()
+    (root / "backend.py").write_text(
+        "def ping():\n    \"\"\"Whether the backend is up (cuda or not).\"\"\"\n    return pong()\n\n\n"
+        "def pong():\n    return ping()\n")
+    (root / "test_ring.py").write_text(
+        "import torch\nimport backend\n\n\ndef test_it():\n    if backend.ping():\n"
+        "        return torch.zeros(1).cuda()\n")
+    index = ProjectIndex(root).build()
+    assert index.guard("test_ring.py", "backend.ping") is None
+    assert {i[:3] for i in cli_json(".", cwd=root)} == {("test_ring.py", 7, "TDL002")}
+
+
 def test_a_warm_index_summarises_nothing_and_a_change_only_that_file(tmp_path):
     root = copy_project("writer_provenance", tmp_path)
     cold = ProjectIndex(root).build()
