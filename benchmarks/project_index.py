@@ -56,8 +56,12 @@ def measure(args: Sequence[str], cwd: Path, index: bool,
         env.pop("PYTHONDONTWRITEBYTECODE", None)
     if not index:
         env["TORCHDEVLINT_NO_INDEX"] = "1"
-    out = subprocess.run([sys.executable, "-c", _MEASURE, json.dumps(env), sys.executable,
-                          "-m", "torchdevlint", "--exit-zero", *args],
+    # (``-P``: the project's own modules are not importable as top-level ones; torch's
+    # sources, copied as a project, hold a ``types.py`` that shadowed the standard library's
+    # in both processes, and the default run on torch failed to start)
+    safe = ["-P"] if sys.version_info >= (3, 11) else []
+    out = subprocess.run([sys.executable, *safe, "-c", _MEASURE, json.dumps(env),
+                          sys.executable, *safe, "-m", "torchdevlint", "--exit-zero", *args],
                          cwd=cwd, capture_output=True, text=True, check=True)
     figures = json.loads(out.stdout)
     if figures["rc"] != 0:  # (``--exit-zero``: anything else is a failure to run)
