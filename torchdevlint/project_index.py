@@ -75,6 +75,7 @@ import posixpath
 import re
 import sys
 import threading
+from collections import deque
 import time
 from functools import lru_cache
 from pathlib import Path
@@ -113,7 +114,7 @@ def _dotted(node: ast.AST) -> str:
 def _tests_of(expr: ast.AST) -> Tuple[List[str], List[str]]:
     """(what ``expr`` tests: ``cuda`` / ``dist``, the names it reads)."""
     tests, refs = set(), set()
-    for node in ast.walk(expr):
+    for node in _walk_nodes(expr):
         if isinstance(node, ast.Call):
             name = _dotted(node.func)
             if name.endswith(_AVAILABILITY):
@@ -139,7 +140,7 @@ def file_names(strings: Iterable[str]) -> List[str]:
 
 def _strings(expr: ast.AST, constants: Dict[str, List[str]]) -> List[str]:
     found = []
-    for node in ast.walk(expr):
+    for node in _walk_nodes(expr):
         if isinstance(node, ast.Constant) and isinstance(node.value, str):
             found.append(node.value)
         elif isinstance(node, ast.Name) and node.id in constants:
@@ -194,6 +195,41 @@ def _host_number(expr, local: Dict[str, List[Optional[ast.AST]]], depth: int) ->
         return bool(values) and all(v is not None and _host_number(v, local, depth + 1)
                                     for v in values)
     return False
+
+
+# Fields whose nodes say nothing a summary reads: a name's load or store context, an
+# operator. ``ast.iter_child_nodes`` gives them as children (a ``Load()`` under every name),
+# and visiting them was a quarter of the walk's nodes on torch's sources.
+_MUTE_FIELDS = frozenset(("ctx", "op", "ops"))
+_CHILD_FIELDS: Dict[type, Tuple[str, ...]] = {}
+
+
+def _children(node: ast.AST) -> List[ast.AST]:
+    """The child nodes of ``node`` in source order, as ``ast.iter_child_nodes`` gives them,
+    but for contexts and operators (``_MUTE_FIELDS``)."""
+    kind = type(node)
+    fields = _CHILD_FIELDS.get(kind)
+    if fields is None:
+        fields = _CHILD_FIELDS[kind] = tuple(
+            name for name in kind._fields if name not in _MUTE_FIELDS)
+    children: List[ast.AST] = []
+    for name in fields:
+        value = getattr(node, name, None)
+        if isinstance(value, ast.AST):
+            children.append(value)
+        elif type(value) is list:
+            children.extend(item for item in value if isinstance(item, ast.AST))
+    return children
+
+
+def _walk_nodes(node: ast.AST) -> Iterator[ast.AST]:
+    """``ast.walk`` (the same order: contexts and operators are leaves) without contexts and
+    operators (``_children``)."""
+    todo = deque([node])
+    while todo:
+        node = todo.popleft()
+        todo.extend(_children(node))
+        yield node
 
 
 class _Summariser:
@@ -276,7 +312,7 @@ class _Summariser:
                 if cls is None and id(node) in top_body:
                     inner_cls = node.name
             stack.extend((child, inner_scope, inner_cls, inner_func)
-                         for child in reversed(list(ast.iter_child_nodes(node))))
+                         for child in reversed(_children(node)))
         names = self.out["names"]
         for name, (tests, refs) in returns.items():
             if tests or refs:
@@ -334,7 +370,7 @@ class _Summariser:
             return
         self.out["signatures"].append([node.name, node.lineno, params])
         rebound, copies = set(), []  # (one walk for both: two were 0.6 s on torch's nn and
-        for inner in ast.walk(node):  # testing, distributed and _dynamo)
+        for inner in _walk_nodes(node):  # testing, distributed and _dynamo)
             kind = type(inner)
             if kind is ast.Name:
                 if type(inner.ctx) is ast.Store:
@@ -357,7 +393,7 @@ class _Summariser:
         params = set(params[1:] if method else params)
         local: Dict[str, List[ast.AST]] = {}
         saves = []
-        for inner in ast.walk(node):
+        for inner in _walk_nodes(node):
             if isinstance(inner, ast.Assign) and len(inner.targets) == 1 and \
                     isinstance(inner.targets[0], ast.Name):
                 local.setdefault(inner.targets[0].id, []).append(inner.value)
@@ -369,7 +405,7 @@ class _Summariser:
             sources, pending, seen = set(), [target], set()
             while pending:
                 expr = pending.pop()
-                for name in ast.walk(expr):
+                for name in _walk_nodes(expr):
                     if isinstance(name, ast.Name) and name.id not in seen:
                         seen.add(name.id)
                         if name.id in params:
@@ -402,13 +438,13 @@ class _Summariser:
             elif isinstance(inner, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
                 targets = inner.targets if isinstance(inner, ast.Assign) else [inner.target]
                 for target in targets:
-                    for name in ast.walk(target):
+                    for name in _walk_nodes(target):
                         if isinstance(name, ast.Name):
                             # (an unpacking or augmented target: its value is not known)
                             plain = target is name and not isinstance(inner, ast.AugAssign)
                             local.setdefault(name.id, []).append(inner.value if plain else None)
             elif isinstance(inner, (ast.For, ast.AsyncFor, ast.With, ast.AsyncWith)):
-                for name in ast.walk(getattr(inner, "target", None) or ast.Pass()):
+                for name in _walk_nodes(getattr(inner, "target", None) or ast.Pass()):
                     if isinstance(name, ast.Name):
                         local.setdefault(name.id, []).append(None)
             stack.extend(ast.iter_child_nodes(inner))
@@ -776,7 +812,7 @@ def _cuda_only_names(owner: ast.AST) -> set:
     not a parameter. A name also bound to anything else proves nothing."""
     stores: Dict[str, int] = {}
     cuda: Dict[str, int] = {}
-    for node in ast.walk(owner):
+    for node in _walk_nodes(owner):
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
             stores[node.id] = stores.get(node.id, 0) + 1
         elif isinstance(node, ast.Assign) and len(node.targets) == 1 and \
@@ -936,7 +972,7 @@ def _value_kind(value: ast.AST, moved: set, cpu_names: set) -> str:
     """``cpu``, ``device`` (a moved model's state, ``.cuda()`` tensors) or ``unknown``."""
     if _is_cpu_value(value, cpu_names):
         return "cpu"
-    for node in ast.walk(value):
+    for node in _walk_nodes(value):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
             if node.func.attr == "cuda":
                 return "device"
