@@ -21,7 +21,7 @@ costs a fraction of its lint), and holds only what another file may ask:
   after] of each call of a function another module of the project may define: the kind of
   each argument (``model``, ``moved``, ``tensor``, ``loader``, ``none`` for a literal None,
   "" unknown), and whether the call comes after a statement of its function (or of the
-  module's own code) that fails without CUDA (``after``: 1; ``_cuda_uses``, the twin of
+  module's own code) that fails without CUDA (``after``: 1; ``_cuda_use_line``, the twin of
   ``Guards.after_cuda_use``): a helper every call of which is such reads its files on a
   machine that has CUDA (TDL003);
 - ``writers``: [owner, line, file names, parameters] of each ``torch.save`` in a top-level
@@ -75,8 +75,8 @@ import posixpath
 import re
 import sys
 import threading
-from collections import deque
 import time
+from collections import deque
 from functools import lru_cache
 from pathlib import Path
 from typing import Callable, Dict, FrozenSet, Iterable, Iterator, List, Optional, Sequence, Tuple
@@ -447,7 +447,7 @@ class _Summariser:
                 for name in _walk_nodes(getattr(inner, "target", None) or ast.Pass()):
                     if isinstance(name, ast.Name):
                         local.setdefault(name.id, []).append(None)
-            stack.extend(ast.iter_child_nodes(inner))
+            stack.extend(_children(inner))
         values = [value for value in returns if value is not None]
         if not values:
             return
@@ -592,7 +592,7 @@ class _Summariser:
         self.out["calls"].append([callee, node.lineno, positional, keywords, after])
 
     def _call(self, node: ast.Call, state: _ScopeState, cls: Optional[str],
-              scope: int = 0) -> None:
+              scope: int) -> None:
         self._record_call(node, state, scope)
         func = node.func
         if isinstance(func, ast.Attribute) and func.attr in api.CONTAINER_FILLERS and \

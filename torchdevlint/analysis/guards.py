@@ -246,11 +246,9 @@ class Guards:
         self._guard_memo[key] = False  # (a recursive call proves nothing)
         name = func.name
         sites = self.collected.calls_by_name.get(name, ())
-        defs = [info for info in self.collected.functions if info.name == name]
         project = self._project_of_calls()
         verdict = False
-        if name not in self.collected.unseen_call_names and \
-                self._only_called(name, defs, sites) and \
+        if self._runs_only_where_called(name, sites) and \
                 (project is not None or self.expects_no_other_callers(name, sites)):
             skipped = _skipped_when_none(ctx, func)
             reached = 0
@@ -458,12 +456,17 @@ class Guards:
         module body). None otherwise. What holds at every one of them holds in the function
         (issue 28: a guard, a test, an expected failure around the call of a helper)."""
         sites = self.collected.calls_by_name.get(name, ())
-        if not sites or name in self.collected.unseen_call_names:
-            return None
-        defs = [info for info in self.collected.functions if info.name == name]
-        if not defs or not self._only_called(name, defs, sites):
+        if not sites or not self._runs_only_where_called(name, sites):
             return None
         return list(sites) if self.expects_no_other_callers(name, sites) else None
+
+    def _runs_only_where_called(self, name: str, sites) -> bool:
+        """This file defines ``name`` and refers to it only to call it at ``sites`` (no
+        callback, no store, no string that names it, no call hidden from the analysis)."""
+        if name in self.collected.unseen_call_names:
+            return False
+        defs = [info for info in self.collected.functions if info.name == name]
+        return bool(defs) and self._only_called(name, defs, sites)
 
     def expects_no_other_callers(self, name: str, sites) -> bool:
         """Whether no other file is expected to call this file's function (or class)
