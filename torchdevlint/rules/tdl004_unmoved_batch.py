@@ -39,6 +39,11 @@ _PUT = "`{partner}`, which this loop put on a device,"
 LIGHTNING_STEPS = frozenset(
     "training_step validation_step test_step predict_step on_train_batch_start".split())
 _PREPARING_PACKAGES = ("accelerate", "lightning.fabric", "lightning.Fabric", "lightning_fabric")
+# A batch value's attributes that are no data (its size, dtype, device): what is built from
+# them is Python ints and flags, on no device (issue 28: CSAIL's ``segSize = (img.shape[0],
+# img.shape[1])`` handed to the model, pytorch-forecasting's ``n = x.shape[0]`` compared in
+# ``pred.shape == (n, ...)``).
+_METADATA_ATTRIBUTES = api.NON_TENSOR_TENSOR_ATTRIBUTES | api.DEVICE_ATTRIBUTES
 
 
 @dataclass
@@ -104,7 +109,9 @@ class UnmovedBatch(Rule):
     (`x = normalize(x)`, `images, labels = preprocess(batch)`:
     `Placement.returned_argument`), also when passed as `**batch`; `x.type(Tensor)` of a CUDA
     tensor type (`Tensor = torch.cuda.FloatTensor if cuda else torch.FloatTensor`) moves `x`,
-    as `x.cuda()` does. Sinks are a call of
+    as `x.cuda()` does. What is read off a batch value's size, dtype or device (`n =
+    x.shape[0]`, `seg_size = (img.shape[0], img.shape[1])`) is Python ints, no batch value.
+    Sinks are a call of
     the moved model (`model(x)`, `model.forward(x)`), a loss or criterion (`criterion(out, y)`,
     `F.cross_entropy(out, y)`, an `nn.*Loss` instance) and a comparison with a model output
     (`(pred == y)`), the latter two only in loops that run a moved model, or where the other
@@ -196,7 +203,9 @@ class UnmovedBatch(Rule):
     copies each item to the device (GraphBolt's `datapipe.copy_to(device)`), with a `collate_fn` of the
     file that moves what it collates (itself or through a helper of the file; also passed by the
     name of its `partial`), from a dataset that was moved (PyG's `data.to(device, "x")`
-    before `NeighborLoader(data, ...)`) or whose class moves its tensors, or with `**kwargs` that
+    before `NeighborLoader(data, ...)`), a `TensorDataset` of tensors moved up front or of rows
+    of them (`x_train = x_tensor[train]` of `x_tensor = torch.FloatTensor(x).to(device)`), or
+    whose class moves its tensors, or with `**kwargs` that
     may carry any of these; or, for a loader parameter, a list of batches that every caller
     gives, some tensor of which is on an accelerator (`evaluate([(x.to(device), y)])`). A batch value passed to a function of the file is judged by what
     the function does with it (issue 28): it calls a parameter given a moved model with it
@@ -481,16 +490,23 @@ class UnmovedBatch(Rule):
                 return True
         return False
 
-    def _some_binding_moves(self, name, scope: Scope) -> bool:
+    def _some_binding_moves(self, name, scope: Scope, depth: int = 0) -> bool:
         """Some assignment of ``name`` moves it to an accelerator, or is made by a call given a
         device (``if
         torch.cuda.is_available(): test_x, test_y = test_x.cuda(), test_y.cuda()``, gpytorch's
         examples): where that branch runs, which is where a model moved the same way is on
-        the device, the tensor is there too."""
-        if not isinstance(name, cst.Name):
+        the device, the tensor is there too. Rows of such a tensor are where it is:
+        ``x_tensor[train]``, or a name bound to them (``x_train = x_tensor[train]`` of a
+        notebook's ``x_tensor = torch.FloatTensor(x).to(device)``, issue 28)."""
+        while isinstance(name, cst.Subscript):
+            name = name.value
+        if not isinstance(name, cst.Name) or depth > 3:
             return False
         for bound, value_scope, path, _ in self.placement.bindings_of(name, scope):
             value = unpacked_element(bound, path)
+            if isinstance(value, cst.Subscript) and \
+                    self._some_binding_moves(value, value_scope, depth + 1):
+                return True
             if isinstance(value, cst.Call) and self.placement.device_of_move(value, value_scope)[0]:
                 return True
             if isinstance(bound, cst.Call) and self._given_a_device(bound, value_scope):
@@ -928,6 +944,8 @@ class _LoopChecker(OrderedWalk):
         """Batch-value names that ``expr`` passes on as they are (no move in between)."""
         if isinstance(expr, cst.Name):
             return [expr] if expr.value in self.values else []
+        if isinstance(expr, cst.Attribute) and expr.attr.value in _METADATA_ATTRIBUTES:
+            return []  # ``x.shape[0]``, ``(img.shape[0], img.shape[1])``: Python ints, no data
         if isinstance(expr, (cst.Subscript, cst.Attribute)):
             return self._fed(expr.value)
         inner = self.analysis.kinds.passed_through(expr, self.scope)
