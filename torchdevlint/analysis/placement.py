@@ -17,7 +17,8 @@ from torchdevlint.analysis.devices import Devices, move_device_argument
 from torchdevlint.analysis.flow import UNDECIDED, DeviceTrace, OrderedWalk
 from torchdevlint.analysis.kinds import KindInference, combine
 from torchdevlint.analysis.model import (
-    ARITHMETIC_OPERATORS, ASSIGN, AUGMENT, DEF, IMPORT, PARAM, CallSite, FunctionInfo, Scope, for_clauses, is_number,
+    ARITHMETIC_OPERATORS, ASSIGN, AUGMENT, DEF, IMPORT, PARAM, Binding, CallSite, FunctionInfo, Scope,
+    for_clauses, is_number,
     keyword_value, last_name, reaching_bindings, source_of, string_value,
 )
 
@@ -1234,7 +1235,16 @@ class Placement:
                     return None
             if helper is not None and self.gives_host_values(helper):
                 return None  # numbers (``.item()``s), or lists of them: no tensor at all
-            found = self._helper_given_moved_model(call, scope)
+            if helper is not None and helper.returns and all(
+                    value is not None and not isinstance(value, (cst.Tuple, cst.List))
+                    for value, _ in helper.returns) and \
+                    self.returned_on_cpu(helper) is not None:
+                # given a moved model, its body still hands back a CPU tensor (stylegan2's
+                # ``extract_feature_from_samples``: ``torch.cat`` of ``feat.to("cpu")``s); not
+                # a tuple, whose parts may be anywhere (dgl's ``train`` returns the moved batch
+                # and the model's predictions beside CPU numbers)
+                return None
+            found = self._helper_given_moved_model(call, scope, before)
             if found is not None:
                 return found
             returned = self.returned_argument(call, scope)  # ``y = normalize(x)``
@@ -1581,10 +1591,14 @@ class Placement:
                         return False
         return True
 
-    def _helper_given_moved_model(self, call: cst.Call, scope: Scope) -> Optional[OnAccelerator]:
+    def _helper_given_moved_model(self, call: cst.Call, scope: Scope,
+                                  before: Optional[int] = None) -> Optional[OnAccelerator]:
         """``outputs = synthesis(model, text, ...)`` where ``model`` was moved to a device: a
         helper that runs a moved model gives what the model gave, on its device. Not a builtin
-        (``print(model)``, ``len(model)``), not a method of the model itself (asked before)."""
+        (``print(model)``, ``len(model)``), not a method of the model itself (asked before).
+        Moved before the call (``before``, its source order, where known): DIG's ``adj`` made
+        a SciPy matrix, handed to ``sp.coo_matrix`` and only lines later ``adj =
+        adj_norm.cuda()``, was no moved model there."""
         func = call.func
         if isinstance(func, cst.Name) and scope.resolve(func.value) is None:
             return None  # a builtin
@@ -1600,7 +1614,7 @@ class Placement:
             if arg.star or not isinstance(value, (cst.Name, cst.Attribute)) or \
                     self.kinds.kind_of(value, scope) is K.TENSOR:
                 continue
-            model = self.moved_model(value, scope)
+            model = self.moved_model(value, scope, before=before)
             if model is not None:
                 return OnAccelerator(call, model[1], given=value)
         return None
@@ -2033,6 +2047,9 @@ class Placement:
             if earlier:
                 bindings = [max(earlier, key=lambda b: b[3])]
                 since = bindings[0][3]
+            elif not any(b[3] < before for b in bindings):
+                bindings = []  # bound only later: here it holds what it entered with (DIG's
+                # ``adj`` parameter, a SciPy matrix, before ``adj = adj_norm.cuda()``)
         moved, device = False, None
         moves = self._moves().get(key, ())  # (fills ``_taken_back`` too)
         taken_back = list(self._taken_back.get(key, ()))
@@ -2271,7 +2288,7 @@ class Placement:
                 found[name] = PassedOnAccelerator(*calls)
                 continue
             twin = self.copied_by_twin(scope.func, name)
-            if twin is not None:
+            if twin is not None and not self._every_call_here_on_cpu(bindings[0]):
                 found[name] = twin
         if found:
             # A caller's walk may have asked what the function returns and walked its body
@@ -2311,6 +2328,16 @@ class Placement:
             # walked its body before its parameters were known here: walked again when asked.
             self._walked.pop((id(func.node), "cpu"), None)
         return found
+
+    def _every_call_here_on_cpu(self, param: Binding) -> bool:
+        """Every call of this file passes a tensor on the CPU for the parameter ``param``
+        (and there is one): what the callers show outweighs a twin's habit of copying the
+        same parameter to the host (issue 28: dgl's CPU feature-store tests, whose
+        ``to_on_disk_numpy(tmp, name, t)`` is called only with ``torch.tensor(...)`` while
+        the GPU test file beside them copies its ``t`` with ``.cpu()``)."""
+        passed = self.kinds.caller_arguments(param)
+        return bool(passed) and all(self.on_cpu(argument, site.ctx.scope) is not None
+                                    for argument, site in passed)
 
     def copied_by_twin(self, func: FunctionInfo, name: str) -> Optional[CopiedByTwin]:
         """``CopiedByTwin`` evidence for the parameter ``name`` of the top-level function

@@ -111,7 +111,10 @@ class NumpyOfDeviceTensor(Rule):
       text)`: a helper that runs a moved model gives what the model gave; not a builtin, not a
       function of torch or NumPy; of a dict of lists it builds, `results["loss"]`, only when it
       fills a list under that very key: a log it fills under keys it computes,
-      `log[f"training.{metric}"].append(...)`, may hold the model's `.item()`s there);
+      `log[f"training.{metric}"].append(...)`, may hold the model's `.item()`s there; not a
+      helper of the file whose every `return` gives a CPU tensor, `torch.cat` of
+      `feat.to("cpu")`s; the model moved before the call, in the order the code runs: a
+      name bound only later in the function holds there what it came in with);
     - it is the result of a method of an object built with a device that is not the CPU
       (`psnr = PSNR(device=device)`, then `psnr.compute()`: a metric, an environment or a module
       built on the device keeps its state there);
@@ -120,7 +123,9 @@ class NumpyOfDeviceTensor(Rule):
       folder of the project) copies the parameter of that name to the host before converting
       it (`y_targets.cpu().numpy()`): the code that calls both gives them tensors on a device,
       and the message names the twin (ignite's `roc_auc_curve_compute_fn` beside
-      `roc_auc_compute_fn`, fixed in 51ba0a9430);
+      `roc_auc_compute_fn`, fixed in 51ba0a9430); not when every call of the function in
+      its own file passes a tensor on the CPU (dgl's CPU feature-store tests beside the GPU
+      test whose twin copies);
     - it is unpacked from one of those (`values, idx = out.max(1)`; `a, b = x.to(device),
       y.to(device)` places each name with its own value);
     - it is `self.NAME` that the same function set to one of those before
