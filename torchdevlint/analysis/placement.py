@@ -1235,15 +1235,6 @@ class Placement:
                     return None
             if helper is not None and self.gives_host_values(helper):
                 return None  # numbers (``.item()``s), or lists of them: no tensor at all
-            if helper is not None and helper.returns and all(
-                    value is not None and not isinstance(value, (cst.Tuple, cst.List))
-                    for value, _ in helper.returns) and \
-                    self.returned_on_cpu(helper) is not None:
-                # given a moved model, its body still hands back a CPU tensor (stylegan2's
-                # ``extract_feature_from_samples``: ``torch.cat`` of ``feat.to("cpu")``s); not
-                # a tuple, whose parts may be anywhere (dgl's ``train`` returns the moved batch
-                # and the model's predictions beside CPU numbers)
-                return None
             found = self._helper_given_moved_model(call, scope, before)
             if found is not None:
                 return found

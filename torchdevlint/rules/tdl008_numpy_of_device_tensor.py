@@ -111,10 +111,9 @@ class NumpyOfDeviceTensor(Rule):
       text)`: a helper that runs a moved model gives what the model gave; not a builtin, not a
       function of torch or NumPy; of a dict of lists it builds, `results["loss"]`, only when it
       fills a list under that very key: a log it fills under keys it computes,
-      `log[f"training.{metric}"].append(...)`, may hold the model's `.item()`s there; not a
-      helper of the file whose every `return` gives a CPU tensor, `torch.cat` of
-      `feat.to("cpu")`s; the model moved before the call, in the order the code runs: a
-      name bound only later in the function holds there what it came in with);
+      `log[f"training.{metric}"].append(...)`, may hold the model's `.item()`s there; the model moved before the
+      call, in the order the code runs: a name bound only later in the function holds
+      there what it came in with);
     - it is the result of a method of an object built with a device that is not the CPU
       (`psnr = PSNR(device=device)`, then `psnr.compute()`: a metric, an environment or a module
       built on the device keeps its state there);
