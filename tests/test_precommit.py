@@ -199,7 +199,9 @@ def test_hook_on_a_changed_file_sees_the_rest_of_the_project(tmp_path, hook_repo
 @pytest.mark.parametrize("name, changed, expected", [
     ("placement_across_calls", ("engine.py", "metrics.py"),
      {("engine.py", 6, "TDL004", "as main.py:16 does"), ("metrics.py", 6, "TDL008", "as main.py:19 does"),
-      ("metrics.py", 14, "TDL011", "as main.py:19 does")}),
+      ("metrics.py", 14, "TDL011", "as main.py:19 does"),
+      ("engine.py", 22, "TDL004", "as sharded.py:18 does"),
+      ("engine.py", 30, "TDL004", "as sharded.py:27 does")}),
     ("buffer_moved", ("model.py",), {("model.py", 9, "TDL005", "train.py:6")}),
     ("gpu_only", ("train.py", "model.py"), {("train.py", 7, "TDL003", "map_location")}),
     ("program_gpu_evidence", ("fp8_benchmark.py", "fused_adam.py"),

@@ -15,12 +15,18 @@ costs a fraction of its lint), and holds only what another file may ask:
   Net(); model.cuda()``) and whether to an accelerator;
 - ``saves``: what ``torch.save`` writes (the file names in its target) and from what kind of
   value (``cpu``: ``.cpu()``, NumPy, plain numbers; ``device``: the state of a moved model,
-  ``.cuda()`` tensors; ``unknown``);
+  ``.cuda()`` tensors; ``unknown``; ``unplaced``: unknown, saved by the module's own code or
+  a function of no parameters (no caller hands it a model) in a file that ``places`` and
+  ``reads`` nothing, which ``ProjectIndex.writes`` calls ``cpu`` when no module it imports does either);
+- ``places``: whether the file may put something on an accelerator: a device, CUDA or GPU
+  named, a move, a launcher (``Trainer``, ``Accelerator``); ``reads``: whether it reads a
+  file or model that may hold device tensors (``torch.load`` without ``map_location``,
+  ``from_pretrained``);
 - ``loads``: the file names ``torch.load`` reads (what makes a file depend on the saves);
 - ``calls``: [callee, line, kinds of the positional arguments or None, {keyword: kind},
   after] of each call of a function another module of the project may define: the kind of
-  each argument (``model``, ``moved``, ``tensor``, ``loader``, ``none`` for a literal None,
-  "" unknown), and whether the call comes after a statement of its function (or of the
+  each argument (``model``, ``moved``, ``wrapped`` for a model wrapped in DataParallel, DDP or
+  FSDP, ``tensor``, ``loader``, ``none`` for a literal None, "" unknown), and whether the call comes after a statement of its function (or of the
   module's own code) that fails without CUDA (``after``: 1; ``_cuda_use_line``, the twin of
   ``Guards.after_cuda_use``): a helper every call of which is such reads its files on a
   machine that has CUDA (TDL003);
@@ -76,6 +82,7 @@ import re
 import sys
 import threading
 import time
+import warnings
 from collections import deque
 from functools import lru_cache
 from pathlib import Path
@@ -84,7 +91,7 @@ from typing import Callable, Dict, FrozenSet, Iterable, Iterator, List, Optional
 from torchdevlint import torch_api as api
 from torchdevlint.textsearch import names_a_gpu, states_a_gpu_requirement
 
-_FORMAT = 12
+_FORMAT = 14
 ROOT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
 _SUFFIXES = (".py", ".ipynb")
 # Directories no project file lives in (virtual environments, caches, build output).
@@ -162,7 +169,7 @@ _EXTERNAL = frozenset(getattr(sys, "stdlib_module_names", ())) | frozenset(
 
 class _ScopeState:
     """What one function (or the module's own statements) has bound so far, in order."""
-    __slots__ = ("created", "moved", "cpu", "tensors", "loaders")
+    __slots__ = ("created", "moved", "cpu", "tensors", "loaders", "wrapped")
 
     def __init__(self) -> None:
         self.created: Dict[str, str] = {}  # name -> class constructed into it
@@ -170,6 +177,9 @@ class _ScopeState:
         self.cpu: set = set()  # names bound to CPU data
         self.tensors: set = set()  # names bound to a tensor created on an accelerator
         self.loaders: set = set()  # names bound to a loader told to yield device batches
+        # names bound, on every path, to a wrapper that moves the inputs it is called with
+        # (``model = FSDP(model, ...)``: ``_wraps_inputs``)
+        self.wrapped: set = set()
 
 
 def _host_number(expr, local: Dict[str, List[Optional[ast.AST]]], depth: int) -> bool:
@@ -240,7 +250,8 @@ class _Summariser:
                                        "cuda": False, "cpu_path": False, "stops": {},
                                        "entry_calls": [], "requires": [],
                                        "signatures": [], "host_copies": [], "writers": [],
-                                       "host_returns": []}
+                                       "host_returns": [], "places": True,
+                                       "reads": True}
         self.constants: Dict[str, List[str]] = {}
         self.imported: set = set()  # names bound by imports of modules a project may define
         self.placements: set = set()  # ids of "cpu" strings that place data (``_placements``)
@@ -250,8 +261,18 @@ class _Summariser:
         # top-level statement that fails without CUDA (``_cuda_use_line``)
         self.cuda_from: Dict[int, int] = {}
         self.cuda_text = True  # the file's text says "cuda" (``_cuda_use_line`` has work)
+        # ids of the statements of a function's or the module's own body (not in an ``if``,
+        # a loop or a ``try``): an assignment there binds on every path through it
+        self.straight: set = set()
+        # ids of the functions (0: the module's own code) that take no parameters, nor does
+        # any function around them: what they save is their own (``closed_saves``), not a
+        # caller's model that a helper was handed
+        self.closed: set = {0}
+        self.closed_saves: list = []
 
     def run(self, tree: ast.Module, source: Optional[str] = None) -> dict:
+        self.places = source is None or _PLACING_WORDS.search(source) is not None
+        self.reads = source is None
         self.saves_text = source is None or "save" in source
         self.item_text = source is None or ".item()" in source
         self.cuda_text = source is None or "cuda" in source
@@ -263,6 +284,12 @@ class _Summariser:
             self._top(statement)
         if source is None or any(word in source for word in _WALK_WORDS):
             self._walk(tree)
+        self.out["places"] = self.places
+        self.out["reads"] = self.reads
+        if not self.places and not self.reads:
+            for save in self.closed_saves:
+                if save[2] == "unknown":
+                    save[2] = "unplaced"
         return self.out
 
     def _walk(self, tree: ast.Module) -> None:
@@ -274,6 +301,7 @@ class _Summariser:
         returns: Dict[str, Tuple[set, set]] = {}
         stack = [(node, 0, None, None) for node in reversed(tree.body)]
         top_body = set(map(id, tree.body))
+        self.straight.update(top_body)
         while stack:
             node, scope, cls, func = stack.pop()
             if isinstance(node, (ast.Import, ast.ImportFrom)):
@@ -293,6 +321,13 @@ class _Summariser:
                 self._call(node, state, cls, scope)
             elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
                 self.placements.update(map(id, _location_defaults(node.args)))
+                if not isinstance(node, ast.Lambda):
+                    self.straight.update(map(id, node.body))
+                arguments = node.args
+                if scope in self.closed and not (
+                        arguments.posonlyargs or arguments.args or arguments.kwonlyargs
+                        or arguments.vararg or arguments.kwarg):
+                    self.closed.add(id(node))
                 if self.cuda_text and not isinstance(node, ast.Lambda):
                     line = _cuda_use_line(node.body, node)
                     if line is not None:
@@ -523,6 +558,11 @@ class _Summariser:
         cpu = _is_cpu_value(value, state.cpu)
         state.tensors.discard(name)  # rebound: what the name held before is gone
         state.loaders.discard(name)
+        state.wrapped.discard(name)
+        if id(node) in self.straight and self._wraps_inputs(value) and (
+                any(k.arg in ("device_ids", "device_id", "output_device") for k in value.keywords)
+                or isinstance(value.args[0], ast.Name) and value.args[0].id in state.moved):
+            state.wrapped.add(name)  # (a wrapper of a model on the CPU is on the CPU)
         if cpu:
             state.moved.discard(name)  # ``x = x.cpu()``
         if _created_on_accelerator(value):
@@ -545,14 +585,31 @@ class _Summariser:
         if cpu:
             state.cpu.add(name)
 
+    def _wraps_inputs(self, value: ast.AST) -> bool:
+        """``DataParallel(net)``, ``DistributedDataParallel(net, device_ids=[gpu])``,
+        ``FullyShardedDataParallel(net)`` (also imported as ``FSDP``): a wrapper that moves
+        the inputs it is called with to its device (torch's FSDP: ``_root_pre_forward``'s
+        ``_to_kwargs(args, kwargs, compute_device)``)."""
+        if not isinstance(value, ast.Call) or not value.args:
+            return False
+        name = _dotted(value.func)
+        head, _, _ = name.partition(".")
+        if name == head:  # a bare name: what its import calls it (``... import X as FSDP``)
+            name = next((imported for _, _, imported, bound in self.out["imports"]
+                         if bound == head and imported), name)
+        return name.rpartition(".")[2] in api.INPUT_MOVING_WRAPPERS
+
     def _argument_kind(self, value: ast.AST, state: _ScopeState) -> str:
         """What a call site passes: ``model`` (a module moved to an accelerator), ``tensor``
         (a tensor created on or moved to one), ``moved`` (moved, model or tensor),
-        ``loader`` (a loader told to yield device batches), ``none`` (a literal None), or
-        ``""`` (unknown)."""
+        ``wrapped`` (a model wrapped, on every path, in DataParallel/DDP/FSDP: they move the
+        inputs they are called with), ``loader`` (a loader told to yield device batches),
+        ``none`` (a literal None), or ``""`` (unknown)."""
         if isinstance(value, ast.Constant) and value.value is None:
             return "none"  # (a helper's ``if G is not None:`` block does not run for it)
         if isinstance(value, ast.Name):
+            if value.id in state.wrapped:
+                return "wrapped"
             if value.id in state.tensors:
                 return "tensor"
             if value.id in state.loaders:
@@ -611,6 +668,10 @@ class _Summariser:
                     built not in info["uses"]:
                 info["uses"].append(built)
         move = _move_of(node)
+        if move is not None and move[1]:
+            self.places = True
+        elif not self.reads and _may_read_device_state(node):
+            self.reads = True
         if move is not None:
             inner, accelerator = move
             receiver = _constructed_class(inner)
@@ -633,6 +694,8 @@ class _Summariser:
                     self.out["saves"].append(
                         [node.lineno, names, _value_kind(saved, state.moved, state.cpu)
                          if saved is not None else "unknown"])
+                    if scope in self.closed:
+                        self.closed_saves.append(self.out["saves"][-1])
         elif tail == "load" and func.startswith("torch") and node.args:
             strings = _strings(node.args[0], self.constants)
             self.out["loads"].extend(file_names(strings))
@@ -641,6 +704,32 @@ class _Summariser:
             if len(pieces) > 1:
                 pieces.append("/".join(pieces))
             self.out["load_paths"].extend(p for p in pieces if p not in self.out["load_paths"])
+
+
+# Words of a file that may put something on an accelerator without a move the summary sees:
+# a device chosen anywhere (``device``, ``cuda``, ``gpu``), a launcher or wrapper that moves
+# the model (``Trainer``, ``Accelerator``, ``Fabric``, ``DataParallel``), another accelerator.
+_PLACING_WORDS = re.compile(
+    r"cuda|device|gpu|accelerat|dataparallel|trainer|fabric|set_default|"
+    r"\b(?:mps|xla|tpu|npu|xpu|hpu)\b", re.IGNORECASE)
+# Readers of files that hold no device storages (``json.load``, ``np.load``).
+_HOST_READERS = ("json", "yaml", "np", "numpy", "pd", "pandas", "csv", "toml", "tomllib", "h5py",
+                 "scipy", "sio", "imageio", "cv2", "Image", "PIL")
+
+
+def _may_read_device_state(call: ast.Call) -> bool:
+    """A call that may give the program device tensors without naming a device: a read of a
+    file or model that may hold them (``torch.load(p)`` without ``map_location``, a pickle,
+    ``clip.load(name)``, ``from_pretrained``)."""
+    name = _dotted(call.func)
+    tail = name.rpartition(".")[2]
+    if "load" not in tail.lower() and tail != "from_pretrained":
+        return False
+    if name.split(".")[0] in _HOST_READERS or tail == "load_state_dict":
+        return False  # (``load_state_dict`` copies into the model, wherever it is)
+    if any(k.arg in _LOCATION_WORDS for k in call.keywords):
+        return not all(_cpu_strings(k.value) for k in call.keywords if k.arg in _LOCATION_WORDS)
+    return True
 
 
 def _is_torch_save(call: ast.Call) -> bool:
@@ -984,11 +1073,41 @@ def _value_kind(value: ast.AST, moved: set, cpu_names: set) -> str:
     return "unknown"
 
 
+def _parsed(source: str) -> Optional[ast.Module]:
+    """Python's tree of ``source``, in the running grammar or else in Python 3.6's; None when
+    neither reads it."""
+    for version in (None, _OLD_GRAMMAR):
+        try:
+            return ast.parse(source, _PARSED_AS) if version is None else \
+                ast.parse(source, _PARSED_AS, feature_version=version)
+        except SyntaxError:
+            continue
+        except (ValueError, RecursionError, MemoryError):
+            return None
+    return None
+
+
+# The last grammar in which ``async`` and ``await`` were plain names (``.cuda(async=True)``).
+_OLD_GRAMMAR = (3, 6)
+# The file name the index's parses give Python, and the one warning filter that name is for:
+# the SyntaxWarnings of the project's files (``0x1for``, ``"\d"``) went to every run's
+# stderr, once for each parse, though the index reports nothing. A filter (process-wide, but
+# only for this name) rather than ``catch_warnings``, which the server's background build
+# thread would race.
+_PARSED_AS = "<torchdevlint project index>"
+warnings.filterwarnings("ignore", category=SyntaxWarning, module=re.escape(_PARSED_AS))
+
+
 def summarize(source: str) -> dict:
-    """The summary of one file's text (an empty one for a file Python cannot parse)."""
-    try:
-        tree = ast.parse(source)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
+    """The summary of one file's text (an empty one for a file Python cannot parse).
+
+    A file of Python 3.6 or older (``x.cuda(async=True)``, ``async`` a keyword since 3.7) is
+    read with that grammar: the linter reports it as E999 for the target version, but its
+    calls and moves are still facts of the project (darts' ``cnn/test.py``, the only caller
+    of ``utils.load``, moves the model with ``.cuda()`` first). 7 of the 235 review corpora's
+    files parse only so."""
+    tree = _parsed(source)
+    if tree is None:
         return _Summariser().out
     try:
         return _Summariser().run(tree, source)
@@ -1416,11 +1535,48 @@ class ProjectIndex:
 
     def writes(self, names: Iterable[str], exclude: str = "") -> List[Tuple[str, int, str]]:
         """(relpath, line, kind) of every ``torch.save`` of the project, outside ``exclude``,
-        to a file named one of ``names``."""
+        to a file named one of ``names``; a save of a program that puts nothing on an
+        accelerator (``places_nothing``) writes ``cpu`` data."""
         saves = self._lookups()["saves"]
         found = {entry for name in set(names) for entry in saves.get(name, ())
                  if entry[0] != exclude}
-        return sorted(found)
+        return sorted((relpath, line, kind if kind != "unplaced" else
+                       "cpu" if self.places_nothing(relpath) else "unknown")
+                      for relpath, line, kind in found)
+
+    def places_nothing(self, relpath: str, depth: int = 0, seen: Optional[set] = None) -> bool:
+        """Whether the program of ``relpath`` puts nothing on an accelerator: neither the file
+        (``Summary["places"]``: no device, CUDA or GPU named, no move, no launcher, no read
+        that may hold device tensors) nor a project module it imports, and theirs (three
+        deep), and the file reads no file or model that may hold device tensors itself
+        (``Summary["reads"]``). What such a program saves is CPU data: ogb's ``sgc.py`` writes
+        the ``sgc_dict.pt`` of CPU embeddings that ``mlp.py`` loads without ``map_location``."""
+        summary = self.summary(relpath)
+        if summary is None or summary.get("places", True) or (depth == 0 and summary["reads"]):
+            # (the reads of a module it imports are that module's own: a dataset class's
+            # ``torch.load`` of the tensors its ``process()`` wrote)
+            return False
+        seen = set() if seen is None else seen
+        seen.add(relpath)
+        for imported in self._imported_files(relpath):
+            if imported in seen:
+                continue
+            if depth >= 3 or not self.places_nothing(imported, depth + 1, seen):
+                return False
+        return True
+
+    def _imported_files(self, relpath: str) -> List[str]:
+        """The project files that ``relpath``'s imports name (a module, or the module a name
+        is imported from)."""
+        found = []
+        for level, module, imported, bound in (self.summary(relpath) or {}).get("imports", ()):
+            qualified = "." * level + (f"{module}.{imported}" if module and imported else
+                                       (imported or module))
+            for candidate in (qualified, qualified + ".x"):
+                resolved = self.resolve_import(relpath, candidate)
+                if resolved is not None and resolved[0] not in found:
+                    found.append(resolved[0])
+        return found
 
     @staticmethod
     def _shipped_candidates(relpath: str, paths: Iterable[str],
@@ -1558,14 +1714,9 @@ class ProjectIndex:
         if summary is None:
             return ""
         parts = []
-        for level, module, imported, bound in summary["imports"]:
-            qualified = "." * level + (f"{module}.{imported}" if module and imported else
-                                       (imported or module))
-            for candidate in (qualified, qualified + ".x"):
-                resolved = self.resolve_import(relpath, candidate)
-                if resolved is not None:
-                    entry = self.files.get(resolved[0])
-                    parts.append(f"{resolved[0]}:{entry[2] if entry else ''}")
+        for imported in self._imported_files(relpath):
+            entry = self.files.get(imported)
+            parts.append(f"{imported}:{entry[2] if entry else ''}")
         writes = self.writes(summary["loads"], exclude=relpath)
         if writes:
             parts.append(repr(writes))
@@ -1596,7 +1747,7 @@ class ProjectIndex:
 
 
 # The kinds of ``Summary["calls"]`` arguments that put what a function gets on a device.
-_PLACING = frozenset(("model", "moved", "tensor", "loader"))
+_PLACING = frozenset(("model", "moved", "wrapped", "tensor", "loader"))
 
 
 def _summarise_data(item) -> dict:

@@ -756,6 +756,11 @@ MODULE_MOVING_CALLS = ("cuda", "to", "set_default_device", "DataParallel",
                        "DistributedDataParallel")
 # The data-parallel wrappers: they move (scatter) the inputs they are given.
 SCATTERING_WRAPPERS = ("DataParallel", "DistributedDataParallel")
+# The wrappers whose forward moves the inputs it is given to the wrapped model's device, by
+# class name: the data-parallel ones and torch's FSDP (``_root_pre_forward`` calls
+# ``_to_kwargs(args, kwargs, compute_device)``). The project index records a model passed
+# wrapped in one of them (``project_index.Summary["calls"]``' ``wrapped``).
+INPUT_MOVING_WRAPPERS = frozenset(SCATTERING_WRAPPERS + ("FullyShardedDataParallel",))
 MODULE_MOVING_CALLS_WITHOUT_DEVICE = frozenset(("cuda",) + SCATTERING_WRAPPERS)
 PARAMETER_CLASS_NAMES = frozenset(("Parameter", "UninitializedParameter"))
 # ``nn.Parameter(t)``: registered where assigned to a module's attribute, a plain tensor inside a

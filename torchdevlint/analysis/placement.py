@@ -2209,11 +2209,19 @@ class Placement:
                 self._scattering.add(self.model_key(cst.Name(name), scope))
             return True
 
-        found = self.every_caller(name, scope, passes_a_moved_model, ("model", "moved"))
+        found = self.every_caller(name, scope, passes_a_moved_model, ("model", "moved", "wrapped"))
         if found is None:
             return False
+        key = self.model_key(cst.Name(name), scope)
         if found[1]:
-            self._caller_evidence[self.model_key(cst.Name(name), scope)] = found[1]
+            self._caller_evidence[key] = found[1]
+            if key not in self._scattering and self.every_caller(
+                    name, scope, lambda argument, site: self.model_key(
+                        argument, site.ctx.scope) in self._scattering, ("wrapped",)):
+                # every call, here and in the project's other files, passes the model wrapped
+                # in DataParallel/DDP/FSDP: it moves the inputs (LLaMA-Adapter's
+                # ``train_one_epoch(model, ...)``, called only with ``model = FSDP(model, ...)``)
+                self._scattering.add(key)
         return True
 
     def moved_by_callers(self, target: cst.BaseExpression, scope: Scope) -> Optional[str]:

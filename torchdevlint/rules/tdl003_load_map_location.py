@@ -133,6 +133,15 @@ class LoadWithoutMapLocation(Rule):
     - what a local save helper (`def save_to(obj, path): torch.save(obj, path)`) writes is what
       each call passes, so `save_to({"mean": m.item()}, "stats.pt")` is CPU data and
       `save_to(model.state_dict(), "weights.pt")` is device state, still reported;
+    - every save of the project to a file of that name (in the same folder: the project
+      index's `saves`) writes CPU data, also a save by a program that puts nothing on an
+      accelerator: its file names no device, CUDA or GPU, moves nothing, starts no launcher
+      (`Trainer`, `Accelerator`), reads nothing that may hold device tensors itself
+      (`torch.load` without `map_location`, `from_pretrained`), and saves in its own code or
+      in a function of no parameters (no caller hands it a model), and no project module it
+      imports (three deep) puts anything on an accelerator either: ogb's `sgc.py`, which
+      writes the `sgc_dict.pt` of CPU embeddings that `mlp.py` loads
+      (`fixtures/projects/writer_provenance`);
     - it reads bytes (`torch.load(io.BytesIO(data))`) and every `torch.save` of the file to an
       in-memory buffer writes CPU data: what the program serialised for another of its
       processes (`fixtures/TDL003/negative/memory_buffer.py`); host copies made by mapping a

@@ -194,7 +194,12 @@ class UnmovedBatch(Rule):
     (`batch = send_to_device(batch, device)`). The rule stays silent when the model is never
     moved (a CPU-only script) or only cast (`.to(torch.float16)`, `.to("cpu")`), when the model is
     wrapped in `DataParallel`/`DistributedDataParallel` (they scatter inputs themselves; also a
-    wrapper held in a name before it is moved), when
+    wrapper held in a name before it is moved), or a model parameter that every call, in the
+    file and in the project's other files, passes wrapped so or in torch's
+    `FullyShardedDataParallel` (its forward moves its inputs to its device; in another file,
+    also under its alias `FSDP`, which the project index reads from the import; LLaMA-Adapter's
+    `train_one_epoch(model, ...)`, called with `model = FSDP(model, ...)`; a model wrapped on
+    one path only is still reported: `fixtures/projects/placement_across_calls`), when
     `accelerate`'s `prepare` or Lightning Fabric's `setup` produced the loader or the model, inside
     Lightning step methods and `LightningModule` classes, and when the iterable is not known to be
     a loader, or when the loader already yields device tensors by code the file shows: built with
