@@ -256,6 +256,32 @@ def test_test_code_is_one_answer_inside_tdl003():
     assert analysis.is_test_module() and analysis.in_test_code(site.ctx)
 
 
+def test_a_file_pytest_collects_is_test_code_without_importing_pytest():
+    """esm's ``tests/test_readme.py``: plain ``assert``s in ``test_*`` functions of a
+    ``test_*.py`` file under ``tests/``, which pytest's default discovery runs. The same
+    functions in a file outside a tests folder, or beside a ``__main__`` entry point (an
+    evaluation script), are a program's."""
+    source = """
+        import torch
+        def check(path):
+            return torch.load(path)
+        def test_readme():
+            assert check("emb.pt")
+    """
+    def judged(path, text=source):
+        analysis = analysis_of(text)
+        analysis.path = path
+        [site] = analysis.collected.calls_by_name["load"]
+        return analysis.is_test_module(), analysis.in_test_code(site.ctx), lint_source(
+            textwrap.dedent(text), path, select_rules(["TDL003"])).findings != []
+    assert judged("tests/test_readme.py") == (True, True, False)
+    assert judged("pkg/tests/unit/readme_test.py") == (True, True, False)
+    assert judged("tools/test_readme.py") == (False, False, True)
+    assert judged("tests/readme.py") == (False, False, True)
+    main = textwrap.dedent(source) + "if __name__ == '__main__':\n    test_readme()\n"
+    assert judged("tests/test_readme.py", main) == (False, False, True)
+
+
 # -- is this line expected to fail ------------------------------------------------------------
 
 def test_expects_failure_is_one_reading_for_the_builder_and_tdl011():

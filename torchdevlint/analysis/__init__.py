@@ -288,7 +288,7 @@ class Analysis:
 
     def is_test_module(self) -> bool:
         """A pytest or unittest module (``testcode.is_test_module``)."""
-        return testcode.is_test_module(self.collected)
+        return testcode.is_test_module(self.collected, self.path, self.module)
 
     def in_test_code(self, ctx: Ctx) -> bool:
         """Code a test of this (test) module runs: a test, its helpers, fixtures, classes,
@@ -391,7 +391,8 @@ class Analysis:
                                   project=self._project_view, may_define=self._may_define,
                                   mentions=self.mentions,
                                   references=lambda: self.references,
-                                  project_of_calls=self._project_of_calls)
+                                  project_of_calls=self._project_of_calls,
+                                  test_module=self.is_test_module)
         return self._guards
 
     @property

@@ -41,8 +41,11 @@ class Guards:
     def __init__(self, module: cst.Module, collected: Collected, kinds: KindInference,
                  torch_version: versions.Version = versions.DEFAULT, project=None,
                  may_define=lambda qualified: True, mentions=lambda name: None,
-                 references=None, project_of_calls=lambda: None) -> None:
+                 references=None, project_of_calls=lambda: None,
+                 test_module: Optional[Callable[[], bool]] = None) -> None:
         self.module = module
+        # (``Analysis.is_test_module``, which knows the file's path)
+        self._test_module = test_module or (lambda: is_test_module(collected))
         self._mentions = mentions  # (``Analysis.mentions``: how often the text names a name)
         # (``Analysis.references``: where the module names each name, one walk per file; a
         # Guards made without it builds its own once)
@@ -476,7 +479,7 @@ class Guards:
         whose own top-level code calls its functions (a notebook, a script without a
         ``__main__`` test). A public function of a library may be called from anywhere."""
         private = name.startswith("_") and not name.startswith("__")
-        return private or self.is_script() or is_test_module(self.collected) or \
+        return private or self.is_script() or self._test_module() or \
             self._runs_its_functions()
 
     def _runs_its_functions(self) -> bool:

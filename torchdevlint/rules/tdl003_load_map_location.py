@@ -158,7 +158,9 @@ class LoadWithoutMapLocation(Rule):
       (`if exists: x = torch.load(p) else: build x; torch.save(x, p)`);
     - it is test code of a pytest or unittest module (`test_*` functions and `_test` helpers,
       fixtures, `Test*` classes): a suite reads what it wrote or its own CPU fixtures, and its CI
-      runs it where it has to pass;
+      runs it where it has to pass. A module that imports neither is one when pytest's default
+      discovery collects it: a `test_*.py` (or `*_test.py`) file in a `tests` folder with a
+      top-level `test*` function and no `__main__` entry point (`testcode.collected_by_pytest`);
     - a function of the file loads, and every `torch.save` of the file writes a CPU state dict
       (after `model.cpu()`, or FSDP's `offload_to_cpu=True`): the file's own checkpoints are
       CPU data.
