@@ -1940,13 +1940,13 @@ class Placement:
         return False, None
 
     def wraps_or_prepares(self, expr, scope: Scope) -> bool:
-        return self._wrapper(expr) is not None
+        return self._wrapper(expr, scope) is not None
 
-    @staticmethod
-    def _wrapper(expr) -> Optional[tuple]:
+    def _wrapper(self, expr, scope: Scope) -> Optional[tuple]:
         """("prepare", call) when accelerate/Fabric prepares the value (they move batches
-        themselves), ("scatter", call) when it is wrapped in DataParallel/DDP (they move the
-        *inputs* they are given, not what meets their output), else None."""
+        themselves), ("scatter", call) when it is wrapped in DataParallel/DDP or torch's FSDP
+        (also imported as ``FSDP``: the name its import gives; they move the *inputs* they
+        are given, not what meets their output), else None."""
         stack = [expr]
         scatter = None
         while stack:
@@ -1955,7 +1955,9 @@ class Placement:
                 name = last_name(node.func) or ""
                 if name in _PREPARING_CALLS:
                     return ("prepare", node)
-                if name.endswith(_WRAPPERS_THAT_SCATTER) and scatter is None:
+                if scatter is None and (name.endswith(_WRAPPERS_THAT_SCATTER) or (
+                        self.kinds.qualname(node.func, scope) or "").rpartition(".")[2]
+                        in api.INPUT_MOVING_WRAPPERS):
                     scatter = ("scatter", node)
                 stack.append(node.func)
                 stack.extend(a.value for a in node.args)
@@ -1972,7 +1974,7 @@ class Placement:
         if root is value or not isinstance(root, cst.Name):
             return None
         for bound, _, path, _ in self.bindings_of(root, scope):
-            found = None if path else self._wrapper(bound)
+            found = None if path else self._wrapper(bound, scope)
             if found is not None:
                 return found
         return None
@@ -2048,7 +2050,8 @@ class Placement:
             if not path and isinstance(value, cst.Call) and self._to_the_cpu(value, value_scope):
                 taken_back.append(order)  # ``model = model.to("cpu")``: back on the host
                 continue
-            wrapper = self._wrapper(value) or self._wrapper_of_root(value, value_scope)
+            wrapper = self._wrapper(value, value_scope) or \
+                self._wrapper_of_root(value, value_scope)
             if wrapper is not None and wrapper[0] == "prepare":
                 return None  # accelerate/Fabric move the batches themselves
             if wrapper is not None:
