@@ -257,10 +257,10 @@ def test_test_code_is_one_answer_inside_tdl003():
 
 
 def test_a_file_pytest_collects_is_test_code_without_importing_pytest():
-    """esm's ``tests/test_readme.py``: plain ``assert``s in ``test_*`` functions of a
+    """mammoth's ``tests/test_scheduler.py``: plain ``assert``s in ``test_*`` functions of a
     ``test_*.py`` file under ``tests/``, which pytest's default discovery runs. The same
     functions in a file outside a tests folder, or beside a ``__main__`` entry point (an
-    evaluation script), are a program's."""
+    evaluation script; esm's ``tests/test_readme.py``), are a program's."""
     source = """
         import torch
         def check(path):

@@ -288,7 +288,7 @@ class Analysis:
 
     def is_test_module(self) -> bool:
         """A pytest or unittest module (``testcode.is_test_module``)."""
-        return testcode.is_test_module(self.collected, self.path, self.module)
+        return testcode.is_test_module(self.collected, self.path)
 
     def in_test_code(self, ctx: Ctx) -> bool:
         """Code a test of this (test) module runs: a test, its helpers, fixtures, classes,

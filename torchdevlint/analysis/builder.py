@@ -81,6 +81,16 @@ def iter_children(node: cst.CSTNode):
 _DEFERRED = (cst.Lambda, cst.FunctionDef)
 
 
+def has_main_entry(module: cst.Module) -> bool:
+    """The module has an ``if __name__ == "__main__":`` entry point at its top level: it runs
+    as a program (``Guards.is_script``; a ``test_*.py`` file with one is no suite pytest
+    merely collects: ``testcode.collected_by_pytest``)."""
+    return any(isinstance(statement, cst.If) and isinstance(statement.test, cst.Comparison)
+               and any(isinstance(n, cst.Name) and n.value == "__name__"
+                       for n in walk_code(statement.test))
+               for statement in module.body)
+
+
 def walk_code(root: cst.CSTNode, into_functions: bool = False):
     """``root`` and the code-bearing nodes under it, pre-order in source order. A lambda's or
     a nested def's body is code that runs later, so it is not entered unless asked for."""

@@ -24,7 +24,7 @@ import libcst as cst
 from torchdevlint import torch_api as api
 from torchdevlint import torch_version as versions
 from torchdevlint.analysis.builder import (
-    Collected, exit_condition, iter_children, walk_code,
+    Collected, exit_condition, has_main_entry, iter_children, walk_code,
 )
 from torchdevlint.analysis.kinds import KindInference
 from torchdevlint.analysis.model import (
@@ -707,10 +707,7 @@ class Guards:
 
     def is_script(self) -> bool:
         """The file has an ``if __name__ == "__main__":`` entry point."""
-        return any(isinstance(statement, cst.If) and isinstance(statement.test, cst.Comparison)
-                   and any(isinstance(n, cst.Name) and n.value == "__name__"
-                           for n in walk_code(statement.test))
-                   for statement in self.module.body)
+        return has_main_entry(self.module)
 
     def read_only_where_guarded(self, name: str, ctx: Ctx) -> bool:
         """Whether every read of ``name`` in the function (or module body) of ``ctx`` is in

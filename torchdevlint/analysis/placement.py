@@ -2290,7 +2290,7 @@ class Placement:
                 found[name] = PassedOnAccelerator(*calls)
                 continue
             twin = self.copied_by_twin(scope.func, name)
-            if twin is not None and not self._every_call_here_on_cpu(bindings[0]):
+            if twin is not None and self._callers_on_cpu(bindings[0]) is None:
                 found[name] = twin
         if found:
             # A caller's walk may have asked what the function returns and walked its body
@@ -2319,11 +2319,8 @@ class Placement:
             param = next((b for b in bindings if b.how == PARAM), None)
             if param is None or param.value[2] == 0:
                 continue
-            passed = self.kinds.caller_arguments(param)
-            if not passed:
-                continue
-            evidence = [self.on_cpu(argument, site.ctx.scope) for argument, site in passed]
-            if all(e is not None and e.origin is not None for e in evidence):
+            evidence = self._callers_on_cpu(param)
+            if evidence and all(e.origin is not None for e in evidence):
                 found[name] = PassedOnCPU(evidence[0].origin, func.name)
         if found:
             # A caller's walk may have asked what the method returns (``method_called``) and
@@ -2331,15 +2328,21 @@ class Placement:
             self._walked.pop((id(func.node), "cpu"), None)
         return found
 
-    def _every_call_here_on_cpu(self, param: Binding) -> bool:
-        """Every call of this file passes a tensor on the CPU for the parameter ``param``
-        (and there is one): what the callers show outweighs a twin's habit of copying the
-        same parameter to the host (issue 28: dgl's CPU feature-store tests, whose
+    def _callers_on_cpu(self, param: Binding) -> Optional[List[OnCPU]]:
+        """The evidence that every call of this file passes a tensor on the CPU for the
+        parameter ``param``, one per call; None when a call passes anything else, or nothing
+        calls it (``parameters_on_cpu``; and what outweighs a twin's habit of copying the
+        same parameter to the host, issue 28: dgl's CPU feature-store tests, whose
         ``to_on_disk_numpy(tmp, name, t)`` is called only with ``torch.tensor(...)`` while
         the GPU test file beside them copies its ``t`` with ``.cpu()``)."""
         passed = self.kinds.caller_arguments(param)
-        return bool(passed) and all(self.on_cpu(argument, site.ctx.scope) is not None
-                                    for argument, site in passed)
+        evidence = []
+        for argument, site in passed or ():
+            found = self.on_cpu(argument, site.ctx.scope)
+            if found is None:
+                return None
+            evidence.append(found)
+        return evidence or None
 
     def copied_by_twin(self, func: FunctionInfo, name: str) -> Optional[CopiedByTwin]:
         """``CopiedByTwin`` evidence for the parameter ``name`` of the top-level function

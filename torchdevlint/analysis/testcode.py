@@ -7,30 +7,29 @@ from typing import Optional
 
 import libcst as cst
 
-from torchdevlint.analysis.builder import Collected
+from torchdevlint.analysis.builder import Collected, has_main_entry
 from torchdevlint.analysis.model import Ctx, last_name
 
 _TEST_FRAMEWORKS = ("pytest", "unittest")
 
 
-def is_test_module(collected: Collected, path: Optional[str] = None,
-                   module: Optional[cst.Module] = None) -> bool:
+def is_test_module(collected: Collected, path: Optional[str] = None) -> bool:
     """A pytest or unittest module: it imports either (``import pytest``, ``from unittest
     import mock``), or pytest collects it without (``collected_by_pytest``). A ``test_*``
     function alone does not make one: scripts name functions so (``def test_on_image(path)``
     called from ``__main__``)."""
     return any(framework in collected.module_scope.bindings for framework in _TEST_FRAMEWORKS) \
         or any(name.startswith(_TEST_FRAMEWORKS) for name in collected.imported_as) \
-        or (path is not None and module is not None
-            and collected_by_pytest(collected, path, module))
+        or (path is not None and collected_by_pytest(collected, path))
 
 
-def collected_by_pytest(collected: Collected, path: str, module: cst.Module) -> bool:
+def collected_by_pytest(collected: Collected, path: str) -> bool:
     """A file pytest's default discovery runs though it imports no test framework: named
     ``test_*.py`` or ``*_test.py``, in a ``tests`` (or ``test``) folder, with a top-level
-    ``test*`` function, and no ``__main__`` entry point (an evaluation script
-    ``tools/test_net.py`` with ``def test(cfg)`` is a program, not a suite; esm's
-    ``tests/test_readme.py``, plain asserts, is a suite)."""
+    ``test*`` function, and no ``__main__`` entry point (mammoth's
+    ``tests/test_scheduler.py``, plain asserts, is a suite; an evaluation script
+    ``tools/test_net.py`` with ``def test(cfg)``, or esm's ``tests/test_readme.py``, whose
+    ``__main__`` block runs its comparison too, is a program)."""
     parts = path.replace("\\", "/").split("/")
     name = parts[-1]
     if not (name.startswith("test_") and name.endswith(".py") or name.endswith("_test.py")):
@@ -40,8 +39,7 @@ def collected_by_pytest(collected: Collected, path: str, module: cst.Module) -> 
     if not any(info.cls is None and info.ctx.func is None and info.name.startswith("test")
                for info in collected.functions):
         return False
-    return not any(isinstance(statement, cst.If) and "__main__" in module.code_for_node(
-        statement.test) for statement in module.body)
+    return not has_main_entry(collected.module_scope.node)
 
 
 def in_test_code(collected: Collected, ctx: Ctx) -> bool:
